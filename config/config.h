@@ -1,0 +1,85 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "config/hashkit/hash_functions.h"
+#include "protocol/request_parser.h"
+
+namespace santral::config {
+
+struct Endpoint {
+  std::string host;
+  std::uint16_t port = 0;
+
+  std::string text() const;  // "host:port", "[::1]:port" for IPv6
+};
+
+enum class Distribution { Ketama, Modula, Random };
+
+struct ShardConfig {
+  std::string name;
+  Endpoint address;
+  std::uint32_t weight = 1;
+  // What the distribution hashes to place this shard's points: the name. For a twemproxy
+  // config without server names this is what twemproxy uses instead ("host:port").
+  std::string ring_name;
+};
+
+struct Timeouts {
+  std::chrono::milliseconds connect{1000};
+  std::chrono::milliseconds request{2000};
+  std::chrono::milliseconds reconnect_min{100};
+  std::chrono::milliseconds reconnect_max{2000};
+};
+
+// How Santral talks to each shard.
+struct BackendOptions {
+  std::uint32_t connections_per_shard = 1;  // per worker thread
+  std::string username;                     // AUTH username password, when set
+  std::string password;
+  int database = 0;                         // SELECTed on every backend connection
+};
+
+struct ClientLimits {
+  std::size_t max_clients = 10000;
+  protocol::RequestLimits request;
+  // Backpressure: past either cap Santral stops reading from that client until it drains.
+  std::size_t max_pending_requests = 4096;
+  std::size_t max_output_bytes = 64ull * 1024 * 1024;
+};
+
+enum class ConfigFormat { Auto, Santral, Twemproxy };
+
+// A validated configuration; everything the router needs, nothing left to check.
+struct Config {
+  std::filesystem::path source;
+  ConfigFormat format = ConfigFormat::Santral;
+  Endpoint listen{"127.0.0.1", 6380};
+  unsigned workers = 0;  // resolved: never 0 after loading
+  std::string hash_name = "fnv1a_64";
+  hashkit::HashFunction hash = nullptr;
+  Distribution distribution = Distribution::Ketama;
+  std::string hash_tag;  // two characters ("{}"), or empty for none
+  std::vector<ShardConfig> shards;
+  Timeouts timeouts;
+  BackendOptions backend;
+  ClientLimits limits;
+  std::string password;  // clients must AUTH with it when set (twemproxy's redis_auth)
+  std::string log_level = "info";
+  // Settings accepted but not acted on, to be logged at start-up (e.g. twemproxy's
+  // auto_eject_hosts, which Santral replaces with clear errors for a down shard's keys).
+  std::vector<std::string> warnings;
+};
+
+// Reads and validates `path`. Throws ConfigError (config/config_error.h) naming the file,
+// line and key of the first problem. `pool` picks one pool of a twemproxy file that has
+// several.
+Config load_config(const std::filesystem::path& path, ConfigFormat format = ConfigFormat::Auto,
+                   const std::string& pool = "");
+
+}  // namespace santral::config

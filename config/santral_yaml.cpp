@@ -1,0 +1,134 @@
+#include <algorithm>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "config/loaders.h"
+#include "config/yaml_fields.h"
+
+namespace santral::config {
+namespace {
+
+void read_timeouts(const YAML::Node& node, const YamlFields& fields, Timeouts& out) {
+  static constexpr std::string_view kKeys[] = {"connect_ms", "request_ms", "reconnect_min_ms",
+                                                "reconnect_max_ms"};
+  fields.only_keys(node, "timeouts", kKeys);
+  if (node["connect_ms"]) out.connect = fields.millis(node["connect_ms"], "timeouts.connect_ms");
+  if (node["request_ms"]) out.request = fields.millis(node["request_ms"], "timeouts.request_ms");
+  if (node["reconnect_min_ms"])
+    out.reconnect_min = fields.millis(node["reconnect_min_ms"], "timeouts.reconnect_min_ms");
+  if (node["reconnect_max_ms"])
+    out.reconnect_max = fields.millis(node["reconnect_max_ms"], "timeouts.reconnect_max_ms");
+  if (out.reconnect_max < out.reconnect_min)
+    fields.errors().at(node["reconnect_max_ms"] ? node["reconnect_max_ms"] : node,
+                       "timeouts.reconnect_max_ms",
+                       "must not be smaller than timeouts.reconnect_min_ms");
+}
+
+void read_backend(const YAML::Node& node, const YamlFields& fields, BackendOptions& out) {
+  static constexpr std::string_view kKeys[] = {"connections_per_shard", "username", "password",
+                                                "database"};
+  fields.only_keys(node, "backend", kKeys);
+  if (node["connections_per_shard"])
+    out.connections_per_shard = static_cast<std::uint32_t>(
+        fields.integer(node["connections_per_shard"], "backend.connections_per_shard", 1, 64));
+  if (node["username"]) out.username = fields.string(node["username"], "backend.username");
+  if (node["password"]) out.password = fields.string(node["password"], "backend.password");
+  if (node["database"])
+    out.database = static_cast<int>(fields.integer(node["database"], "backend.database", 0, 65535));
+  if (!out.username.empty() && out.password.empty())
+    fields.errors().at(node["username"], "backend.username",
+                       "a username needs a password (backend.password)");
+}
+
+void read_limits(const YAML::Node& node, const YamlFields& fields, ClientLimits& out) {
+  static constexpr std::string_view kKeys[] = {"max_clients",      "max_args",
+                                                "max_bulk_bytes",   "max_inline_bytes",
+                                                "max_pending_requests", "max_output_bytes"};
+  fields.only_keys(node, "limits", kKeys);
+  if (node["max_clients"])
+    out.max_clients =
+        static_cast<std::size_t>(fields.integer(node["max_clients"], "limits.max_clients", 1, 10'000'000));
+  if (node["max_args"])
+    out.request.max_args = static_cast<std::size_t>(
+        fields.integer(node["max_args"], "limits.max_args", 1, 2147483647));
+  if (node["max_bulk_bytes"])
+    out.request.max_bulk_bytes = fields.bytes(node["max_bulk_bytes"], "limits.max_bulk_bytes");
+  if (node["max_inline_bytes"])
+    out.request.max_inline_bytes = fields.bytes(node["max_inline_bytes"], "limits.max_inline_bytes");
+  if (node["max_pending_requests"])
+    out.max_pending_requests = static_cast<std::size_t>(
+        fields.integer(node["max_pending_requests"], "limits.max_pending_requests", 1, 1'000'000));
+  if (node["max_output_bytes"])
+    out.max_output_bytes = fields.bytes(node["max_output_bytes"], "limits.max_output_bytes");
+  if (out.request.max_inline_bytes < 64)
+    fields.errors().at(node["max_inline_bytes"], "limits.max_inline_bytes",
+                       "must be at least 64 bytes");
+}
+
+std::vector<YAML::Node> read_shards(const YAML::Node& node, const YamlFields& fields,
+                                    Config& config) {
+  if (!node.IsSequence() || node.size() == 0)
+    fields.errors().at(node, "shards",
+                       "expected a list of shards, each with a name and an address");
+  std::vector<YAML::Node> nodes;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const YAML::Node& item = node[i];
+    std::string key = fmt::format("shards[{}]", i);
+    static constexpr std::string_view kKeys[] = {"name", "address", "weight"};
+    fields.only_keys(item, key, kKeys);
+    if (!item["name"]) fields.errors().at(item, key + ".name", "every shard needs a name");
+    if (!item["address"]) fields.errors().at(item, key + ".address", "every shard needs an address (host:port)");
+    ShardConfig shard;
+    shard.name = fields.string(item["name"], key + ".name");
+    if (shard.name.empty()) fields.errors().at(item["name"], key + ".name", "must not be empty");
+    shard.address = fields.endpoint(item["address"], key + ".address");
+    if (item["weight"])
+      shard.weight = static_cast<std::uint32_t>(fields.integer(item["weight"], key + ".weight", 1, 10000));
+    shard.ring_name = shard.name;
+    config.shards.push_back(std::move(shard));
+    nodes.push_back(item);
+  }
+  return nodes;
+}
+
+}  // namespace
+
+Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
+  YamlFields fields(errors);
+  static constexpr std::string_view kKeys[] = {"listen",   "workers",  "hash",     "distribution",
+                                                "hash_tag", "timeouts", "backend",  "limits",
+                                                "shards",   "password", "log_level"};
+  fields.only_keys(root, "", kKeys);
+  Config config;
+  config.format = ConfigFormat::Santral;
+  config.hash_tag = "{}";
+  config.hash = hashkit::hash_function_named(config.hash_name).value();
+  if (root["listen"]) config.listen = fields.endpoint(root["listen"], "listen");
+  if (root["workers"])
+    config.workers = static_cast<unsigned>(fields.integer(root["workers"], "workers", 0, 1024));
+  if (root["hash"]) {
+    config.hash = fields.hash(root["hash"], "hash");
+    config.hash_name = root["hash"].Scalar();
+  }
+  if (root["distribution"]) config.distribution = fields.distribution(root["distribution"], "distribution");
+  if (root["hash_tag"]) config.hash_tag = fields.hash_tag(root["hash_tag"], "hash_tag");
+  if (root["timeouts"]) read_timeouts(root["timeouts"], fields, config.timeouts);
+  if (root["backend"]) read_backend(root["backend"], fields, config.backend);
+  if (root["limits"]) read_limits(root["limits"], fields, config.limits);
+  if (root["password"]) config.password = fields.string(root["password"], "password");
+  if (root["log_level"]) {
+    config.log_level = fields.string(root["log_level"], "log_level");
+    static constexpr std::string_view levels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
+    if (std::find(std::begin(levels), std::end(levels), config.log_level) == std::end(levels))
+      errors.at(root["log_level"], "log_level",
+                "expected one of trace, debug, info, warn, error, critical, off");
+  }
+  if (!root["shards"]) errors.at(root, "shards", "missing: list the shards Santral routes to");
+  auto nodes = read_shards(root["shards"], fields, config);
+  validate_shards(config, nodes, "shards", errors);
+  if (config.workers == 0) config.workers = std::max(1u, std::thread::hardware_concurrency());
+  return config;
+}
+
+}  // namespace santral::config

@@ -1,0 +1,58 @@
+#include "protocol/command_table.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <unordered_map>
+
+#include "protocol/command_table_data.h"
+
+namespace santral::protocol {
+namespace {
+
+constexpr std::size_t kLongestName = 32;
+
+// Lower-cases `name` into `buffer`; false if it is longer than any command name.
+bool lower(std::string_view name, char (&buffer)[kLongestName], std::string_view& out) {
+  if (name.size() > kLongestName) return false;
+  for (std::size_t i = 0; i < name.size(); ++i)
+    buffer[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[i])));
+  out = std::string_view(buffer, name.size());
+  return true;
+}
+
+const std::unordered_map<std::string_view, const CommandSpec*>& index() {
+  static const auto* table = [] {
+    auto* map = new std::unordered_map<std::string_view, const CommandSpec*>();
+    for (const CommandSpec& spec : generated_commands()) map->emplace(spec.name, &spec);
+    return map;
+  }();
+  return *table;
+}
+
+}  // namespace
+
+const CommandSpec* find_command(std::string_view name) {
+  char buffer[kLongestName];
+  std::string_view key;
+  if (!lower(name, buffer, key)) return nullptr;
+  const auto& table = index();
+  auto it = table.find(key);
+  return it == table.end() ? nullptr : it->second;
+}
+
+const CommandSpec* find_subcommand(const CommandSpec& container, std::string_view sub) {
+  char buffer[kLongestName];
+  std::string_view key;
+  if (!lower(sub, buffer, key)) return nullptr;
+  // Subcommand names are "container|sub", sorted.
+  for (const CommandSpec& spec : container.subcommands) {
+    std::string_view name = spec.name.substr(container.name.size() + 1);
+    if (name == key) return &spec;
+  }
+  return nullptr;
+}
+
+std::span<const CommandSpec> all_commands() { return generated_commands(); }
+
+}  // namespace santral::protocol

@@ -1,0 +1,148 @@
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace santral::protocol {
+
+// How Santral routes a command. The rule of every command comes from
+// protocol/command_rules.txt (reviewed by hand); see that file for what each one means.
+enum class Routing : std::uint8_t {
+  Keyed,
+  Split,
+  Broadcast,
+  Any,
+  Channel,
+  Local,
+  Stateful,
+  Refused,
+  Container,
+};
+
+// How the replies of a split or broadcast command become one reply.
+enum class Merge : std::uint8_t {
+  None,
+  Ordered,     // MGET: values put back in the caller's key order
+  Sum,         // DEL, EXISTS, DBSIZE: integers added
+  AllOk,       // MSET, FLUSHDB: OK only if every shard said OK
+  Concat,      // KEYS: arrays joined
+  Same,        // SCRIPT LOAD: every shard must give the same answer
+  AllTrue,     // SCRIPT EXISTS: element-wise AND of 0/1 arrays
+  Scan,        // SCAN: walks the shards in turn with one combined cursor
+  Random,      // RANDOMKEY: one shard's non-nil answer
+  Info,        // INFO: sections merged, keyspace summed
+  SumPerName,  // PUBSUB NUMSUB: [name, count] pairs summed by name
+  AnyOk,       // SCRIPT KILL: OK if any shard had something to kill
+};
+
+// Commands Santral answers itself, dispatched through router/local_commands.cpp.
+enum class LocalHandler : std::uint8_t {
+  None,
+  Ok,
+  Ping,
+  Echo,
+  Quit,
+  Hello,
+  Auth,
+  Select,
+  Reset,
+  Help,
+  Command,
+  CommandCount,
+  CommandInfo,
+  CommandList,
+  CommandGetkeys,
+  ClientGetname,
+  ClientSetname,
+  ClientGetredir,
+  ClientId,
+  ClientInfo,
+  ClientKill,
+  ClientList,
+  ClientNoEvict,
+  ClientReply,
+  ClientTrackinginfo,
+  ClientUnblock,
+  AclGenpass,
+  AclWhoami,
+};
+
+enum class StatefulKind : std::uint8_t { None, Transaction, Blocking, Subscribe };
+
+// Flags copied from the backend's COMMAND output (those Santral acts on).
+enum CommandFlag : std::uint32_t {
+  kReadonly = 1u << 0,
+  kWrite = 1u << 1,
+  kDenyOom = 1u << 2,
+  kAdmin = 1u << 3,
+  kPubsub = 1u << 4,
+  kNoscript = 1u << 5,
+  kBlocking = 1u << 6,
+  kLoading = 1u << 7,
+  kStale = 1u << 8,
+  kFast = 1u << 9,
+  kNoMulti = 1u << 10,
+  kMovableKeys = 1u << 11,
+  kNoMandatoryKeys = 1u << 12,
+};
+
+// One Redis 7 key specification (see "Command key specifications" in the Redis docs):
+// where the search for keys begins, and how the keys are found from there.
+struct KeySpec {
+  enum class Begin : std::uint8_t { Unknown, Index, Keyword };
+  enum class Find : std::uint8_t { Unknown, Range, Keynum };
+  enum Flag : std::uint16_t {
+    kRO = 1u << 0,
+    kRW = 1u << 1,
+    kOW = 1u << 2,
+    kRM = 1u << 3,
+    kAccess = 1u << 4,
+    kUpdate = 1u << 5,
+    kInsert = 1u << 6,
+    kDelete = 1u << 7,
+    kNotKey = 1u << 8,
+    kIncomplete = 1u << 9,
+    kVariableFlags = 1u << 10,
+  };
+
+  Begin begin = Begin::Unknown;
+  std::int16_t index = 0;             // Begin::Index
+  std::string_view keyword;           // Begin::Keyword
+  std::int16_t startfrom = 0;         // Begin::Keyword
+  Find find = Find::Unknown;
+  std::int16_t lastkey = 0;           // Find::Range
+  std::int16_t keystep = 1;           // both
+  std::int16_t limit = 0;             // Find::Range
+  std::int16_t keynumidx = 0;         // Find::Keynum
+  std::int16_t firstkey = 0;          // Find::Keynum
+  std::uint16_t flags = 0;
+};
+
+struct CommandSpec {
+  std::string_view name;   // lower case; a subcommand is "container|sub"
+  std::int32_t arity;      // as Redis: N exact, -N at least N (counting the name)
+  std::uint32_t flags;     // CommandFlag bits
+  std::span<const KeySpec> key_specs;
+  Routing routing;
+  Merge merge;
+  LocalHandler local;
+  StatefulKind stateful;
+  std::string_view reason;  // Refused: what the client should do instead
+  std::span<const CommandSpec> subcommands;  // Container only, sorted by name
+
+  bool has(CommandFlag flag) const { return (flags & flag) != 0; }
+  bool arity_ok(std::size_t argc) const {
+    return arity >= 0 ? argc == static_cast<std::size_t>(arity)
+                      : argc >= static_cast<std::size_t>(-arity);
+  }
+};
+
+// Case-insensitive lookup of a top-level command; nullptr if Redis 7.0 has no such command.
+const CommandSpec* find_command(std::string_view name);
+// Case-insensitive lookup of `sub` among a container's subcommands.
+const CommandSpec* find_subcommand(const CommandSpec& container, std::string_view sub);
+// Every top-level command, sorted by name.
+std::span<const CommandSpec> all_commands();
+
+}  // namespace santral::protocol

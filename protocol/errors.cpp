@@ -1,0 +1,83 @@
+#include "protocol/errors.h"
+
+#include <array>
+
+namespace santral::protocol {
+namespace {
+
+struct Entry {
+  ClientError error;
+  std::string_view format;
+};
+
+// Arguments, by position, are documented where each error is raised.
+constexpr Entry kMessages[] = {
+    {ClientError::InvalidMultibulkLength, "ERR Protocol error: invalid multibulk length"},
+    {ClientError::TooManyArguments,
+     "ERR Protocol error: invalid multibulk length ({} arguments exceed this server's "
+     "limits.max_args of {}); send fewer arguments per command"},
+    {ClientError::InvalidBulkLength, "ERR Protocol error: invalid bulk length"},
+    {ClientError::BulkTooLarge,
+     "ERR Protocol error: invalid bulk length ({} bytes exceed this server's "
+     "limits.max_bulk_bytes of {})"},
+    {ClientError::ExpectedDollar, "ERR Protocol error: expected '$', got '{}'"},
+    {ClientError::TooBigCountString, "ERR Protocol error: too big mbulk count string"},
+    {ClientError::TooBigBulkCountString, "ERR Protocol error: too big bulk count string"},
+    {ClientError::TooBigInline,
+     "ERR Protocol error: too big inline request (over limits.max_inline_bytes of {} bytes)"},
+    {ClientError::UnbalancedQuotes, "ERR Protocol error: unbalanced quotes in request"},
+    {ClientError::UnknownCommand, "ERR unknown command '{}', with args beginning with: {}"},
+    {ClientError::UnknownSubcommand, "ERR unknown subcommand '{}'. Try {} HELP."},
+    {ClientError::WrongArity, "ERR wrong number of arguments for '{}' command"},
+    {ClientError::NoKeysFound,
+     "ERR santral: cannot find the keys of '{}' in its arguments; check the command's syntax "
+     "(a numkeys argument must be a number that matches the keys given)"},
+    {ClientError::CrossShard,
+     "CROSSSLOT Keys in request don't hash to the same shard: {}. Keys that share a hash tag "
+     "(the part inside {{...}}, e.g. user:{{42}}:name and user:{{42}}:email) always live "
+     "together"},
+    {ClientError::Refused, "ERR santral: '{}' is not available through Santral: {}"},
+    {ClientError::NotYetSupported,
+     "ERR santral: '{}' is not supported yet ({} commands); run it on a shard directly"},
+    {ClientError::SelectUnsupported,
+     "ERR santral: SELECT {} is not supported: Santral serves database {} of every shard; "
+     "use key prefixes instead of numbered databases"},
+    {ClientError::SelectInvalid, "ERR DB index is out of range"},
+    {ClientError::AuthNotConfigured,
+     "ERR AUTH <password> called without any password configured for the default user. Are "
+     "you sure your configuration is correct?"},
+    {ClientError::AuthFailed, "WRONGPASS invalid username-password pair or user is disabled."},
+    {ClientError::NoAuth, "NOAUTH Authentication required."},
+    {ClientError::MaxClients,
+     "ERR max number of clients reached (limits.max_clients is {}); try again later"},
+    {ClientError::ShardUnavailable,
+     "ERR santral: shard '{}' ({}) is unavailable: {}; Santral keeps retrying in the "
+     "background, try again shortly"},
+    {ClientError::ShardTimeout,
+     "ERR santral: shard '{}' ({}) did not answer within {} ms (timeouts.request_ms); the "
+     "command may or may not have run there"},
+    {ClientError::ShardConnectionLost,
+     "ERR santral: lost the connection to shard '{}' ({}) before it answered ({}); the "
+     "command may or may not have run there"},
+    {ClientError::ShardProtocolError,
+     "ERR santral: shard '{}' ({}) sent a reply that is not valid RESP; its connection was "
+     "reset, try again"},
+    {ClientError::ShuttingDown, "ERR santral: the router is shutting down; reconnect shortly"},
+};
+
+constexpr auto kTable = [] {
+  std::array<std::string_view, std::size(kMessages)> table{};
+  for (const Entry& entry : kMessages) table[static_cast<std::size_t>(entry.error)] = entry.format;
+  return table;
+}();
+
+static_assert(std::size(kMessages) == static_cast<std::size_t>(ClientError::ShuttingDown) + 1,
+              "every ClientError needs a message");
+
+}  // namespace
+
+std::string_view error_format(ClientError error) {
+  return kTable[static_cast<std::size_t>(error)];
+}
+
+}  // namespace santral::protocol

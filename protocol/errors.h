@@ -1,0 +1,56 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace santral::protocol {
+
+// Every error a client can see, in one table (errors.cpp). Each message says what happened
+// and what to do about it; where Redis has a message for the same situation, Santral uses
+// Redis's words so clients that match on them keep working.
+enum class ClientError : std::uint8_t {
+  // The request stream (the connection is closed after these).
+  InvalidMultibulkLength,
+  TooManyArguments,
+  InvalidBulkLength,
+  BulkTooLarge,
+  ExpectedDollar,
+  TooBigCountString,
+  TooBigBulkCountString,
+  TooBigInline,
+  UnbalancedQuotes,
+  // The command.
+  UnknownCommand,
+  UnknownSubcommand,
+  WrongArity,
+  NoKeysFound,
+  CrossShard,
+  Refused,
+  NotYetSupported,
+  // Connection state.
+  SelectUnsupported,
+  SelectInvalid,
+  AuthNotConfigured,
+  AuthFailed,
+  NoAuth,
+  MaxClients,
+  // Shards.
+  ShardUnavailable,
+  ShardTimeout,
+  ShardConnectionLost,
+  ShardProtocolError,
+  ShuttingDown,
+};
+
+// The fmt format string of `error`, without the leading '-' and trailing CRLF.
+std::string_view error_format(ClientError error);
+
+template <typename... Args>
+std::string error_message(ClientError error, Args&&... args) {
+  return fmt::format(fmt::runtime(error_format(error)), std::forward<Args>(args)...);
+}
+
+}  // namespace santral::protocol

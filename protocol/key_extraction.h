@@ -1,0 +1,21 @@
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "protocol/command_table.h"
+
+namespace santral::protocol {
+
+// Finds which arguments of a command are keys, the way Redis 7's getKeysFromCommandWithSpecs
+// does: by the command's key specs, and for the few commands whose specs cannot say (SORT's
+// STORE, MIGRATE's KEYS) by the same special rules Redis applies. `args[0]` is the command
+// name (for a subcommand, args[1] is its name). Fills `positions` (indexes into args) and
+// returns false when the arguments are malformed so that no keys can be found (e.g. a
+// numkeys that is not a number); Redis would answer such a command with a syntax error.
+bool find_keys(const CommandSpec& spec, std::span<const std::string_view> args,
+               std::vector<std::uint32_t>& positions);
+
+}  // namespace santral::protocol

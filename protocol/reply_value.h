@@ -1,0 +1,45 @@
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace santral::protocol {
+
+// A reply decoded into a tree, for the few places that must look inside one (merging the
+// fragments of a split command, reading a health-check answer). Forwarding never builds this.
+struct ReplyValue {
+  enum class Type : char {
+    SimpleString = '+',
+    Error = '-',
+    Integer = ':',
+    BulkString = '$',
+    Array = '*',
+    Null = '_',
+    Double = ',',
+    Boolean = '#',
+    BlobError = '!',
+    VerbatimString = '=',
+    BigNumber = '(',
+    Map = '%',
+    Set = '~',
+    Push = '>',
+    Attribute = '|',
+  };
+  Type type = Type::Null;
+  std::string_view text;         // strings, errors, doubles and big numbers as sent
+  std::int64_t integer = 0;      // Integer; Boolean as 0/1
+  std::vector<ReplyValue> elements;  // aggregates; a Map holds key, value, key, value, ...
+  // A RESP2 null bulk (`$-1`) or null array (`*-1`) is Type::Null with `resp2_null` set to the
+  // type byte it came with, so it can be written back unchanged.
+  char resp2_null = 0;
+
+  bool is_error() const { return type == Type::Error || type == Type::BlobError; }
+};
+
+// Decodes one complete frame (as delimited by ReplyScanner). Returns false if it is malformed.
+// An attribute (`|`) in front of a value is skipped: `out` is the value it annotates.
+// Views point into `frame`.
+bool parse_reply(std::string_view frame, ReplyValue& out);
+
+}  // namespace santral::protocol

@@ -1,0 +1,30 @@
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace santral::protocol {
+
+// Appends RESP to a connection's output buffer. Everything a client or a backend receives
+// from Santral that Santral composed itself (rather than forwarded) is written through here.
+class RespWriter {
+ public:
+  explicit RespWriter(std::string& out) : out_(out) {}
+
+  void simple(std::string_view text);            // +text
+  void error(std::string_view message);          // -message (message includes its ERR/prefix)
+  void integer(std::int64_t value);              // :value
+  void bulk(std::string_view value);             // $len value
+  void null_bulk();                              // $-1
+  void array_header(std::size_t count);          // *count
+  void null_array();                             // *-1
+  // A command as a multibulk array, as a backend expects it.
+  void command(std::span<const std::string_view> args);
+
+ private:
+  std::string& out_;
+};
+
+}  // namespace santral::protocol

@@ -1,0 +1,23 @@
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "config/config.h"
+
+namespace santral::router {
+
+struct CommandLine {
+  std::string config_path;
+  bool check_only = false;
+  config::ConfigFormat format = config::ConfigFormat::Auto;
+  std::string pool;
+  std::optional<std::string> log_level;
+  std::optional<unsigned> workers;
+};
+
+// Parses argv. On --help, --version or a usage error it prints what is needed and returns the
+// exit code to leave with; otherwise fills `out` and returns nullopt.
+std::optional<int> parse_command_line(int argc, char** argv, CommandLine& out);
+
+}  // namespace santral::router

@@ -1,0 +1,64 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "config/config.h"
+#include "config/shard_map.h"
+#include "router/backend_connection.h"
+#include "router/shared_state.h"
+
+namespace santral::router {
+
+class ClientSession;
+
+// One thread with its own io_context, its own clients and its own pipelined connections to
+// every shard. Nothing a worker touches on the request path is shared with another worker.
+class Worker {
+ public:
+  Worker(unsigned index, const config::Config& config,
+         std::shared_ptr<const config::ShardMap> shard_map, SharedState& shared);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  void start();  // connects to the shards and starts the thread
+  void stop();   // from any thread: closes everything, stops and joins the thread
+
+  boost::asio::io_context& io() { return io_; }
+  // Takes over an accepted client connection; must run on this worker's thread.
+  void adopt(boost::asio::ip::tcp::socket socket, std::uint64_t client_id);
+
+  unsigned index() const { return index_; }
+  const config::Config& config() const { return config_; }
+  const config::ShardMap& shard_map() const { return *shard_map_; }
+  SharedState& shared() { return shared_; }
+  // The connection to `shard` that carries this client's requests. A client always uses the
+  // same one, so its requests to a shard keep their order.
+  BackendConnection& backend(std::size_t shard, std::uint64_t client_id);
+  void forget(ClientSession& session);
+
+ private:
+  void tick();
+
+  unsigned index_;
+  const config::Config& config_;
+  std::shared_ptr<const config::ShardMap> shard_map_;
+  SharedState& shared_;
+  boost::asio::io_context io_{1};
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
+  boost::asio::steady_timer ticker_;
+  std::vector<std::vector<std::unique_ptr<BackendConnection>>> backends_;  // [shard][n]
+  std::unordered_map<std::uint64_t, ClientSession*> sessions_;
+  std::thread thread_;
+};
+
+}  // namespace santral::router

@@ -1,0 +1,224 @@
+#!/usr/bin/python3
+"""Generate protocol/command_table_data.cpp from a live redis-server and protocol/command_rules.txt.
+
+Usage: scripts/gen-command-table.py [--port PORT]
+Without --port it starts a throwaway redis-server on a free loopback port. Fails (exit 1) when the
+server has a command that command_rules.txt does not classify, or the rules name one it lacks.
+"""
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import redis
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RULES = os.path.join(ROOT, "protocol", "command_rules.txt")
+OUTPUT = os.path.join(ROOT, "protocol", "command_table_data.cpp")
+
+COMMAND_FLAGS = {
+    "readonly": "kReadonly", "write": "kWrite", "denyoom": "kDenyOom", "admin": "kAdmin",
+    "pubsub": "kPubsub", "noscript": "kNoscript", "blocking": "kBlocking", "loading": "kLoading",
+    "stale": "kStale", "fast": "kFast", "no_multi": "kNoMulti", "movablekeys": "kMovableKeys",
+    "no_mandatory_keys": "kNoMandatoryKeys",
+}
+KEY_FLAGS = {
+    "RO": "kRO", "RW": "kRW", "OW": "kOW", "RM": "kRM", "access": "kAccess", "update": "kUpdate",
+    "insert": "kInsert", "delete": "kDelete", "not_key": "kNotKey", "incomplete": "kIncomplete",
+    "variable_flags": "kVariableFlags",
+}
+ROUTING = {
+    "keyed": "Keyed", "split": "Split", "broadcast": "Broadcast", "any": "Any",
+    "channel": "Channel", "local": "Local", "stateful": "Stateful", "refused": "Refused",
+    "container": "Container",
+}
+
+
+def camel(word):
+    return "".join(part.capitalize() for part in word.replace("_", "-").split("-"))
+
+
+def read_rules():
+    rules = {}
+    with open(RULES) as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            head, _, reason = line.partition("--")
+            words = head.split()
+            if len(words) < 2 or words[1] not in ROUTING:
+                sys.exit(f"{RULES}:{lineno}: expected '<name> <routing> [detail] [-- reason]'")
+            name, routing = words[0], words[1]
+            detail = words[2] if len(words) > 2 else ""
+            if routing == "refused" and not reason.strip():
+                sys.exit(f"{RULES}:{lineno}: a refused command needs a reason after '--'")
+            if routing in ("split", "broadcast", "local", "stateful") and not detail:
+                sys.exit(f"{RULES}:{lineno}: '{routing}' needs a detail")
+            if name in rules:
+                sys.exit(f"{RULES}:{lineno}: '{name}' is listed twice")
+            rules[name] = (routing, detail, reason.strip())
+    return rules
+
+
+def as_str(value):
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def pairs(seq):
+    it = iter(seq)
+    return {as_str(k): v for k, v in zip(it, it)}
+
+
+def key_spec(raw):
+    spec = pairs(raw)
+    flags = [KEY_FLAGS[as_str(f)] for f in spec.get("flags", []) if as_str(f) in KEY_FLAGS]
+    fields = []
+    bs = pairs(spec["begin_search"])
+    bs_type = as_str(bs["type"])
+    bs_spec = pairs(bs["spec"]) if bs["spec"] else {}
+    if bs_type == "index":
+        fields += ["KeySpec::Begin::Index", f".index = {bs_spec['index']}"]
+    elif bs_type == "keyword":
+        fields += ["KeySpec::Begin::Keyword", f'.keyword = "{as_str(bs_spec["keyword"])}"',
+                   f".startfrom = {bs_spec['startfrom']}"]
+    else:
+        fields += ["KeySpec::Begin::Unknown"]
+    fk = pairs(spec["find_keys"])
+    fk_type = as_str(fk["type"])
+    fk_spec = pairs(fk["spec"]) if fk["spec"] else {}
+    if fk_type == "range":
+        fields += ["KeySpec::Find::Range", f".lastkey = {fk_spec['lastkey']}",
+                   f".keystep = {fk_spec['keystep']}", f".limit = {fk_spec['limit']}"]
+    elif fk_type == "keynum":
+        fields += ["KeySpec::Find::Keynum", f".keystep = {fk_spec['keystep']}",
+                   f".keynumidx = {fk_spec['keynumidx']}", f".firstkey = {fk_spec['firstkey']}"]
+    else:
+        fields += ["KeySpec::Find::Unknown"]
+    begin, *begin_fields = fields[:fields.index(next(f for f in fields if f.startswith("KeySpec::Find")))]
+    find_index = next(i for i, f in enumerate(fields) if f.startswith("KeySpec::Find"))
+    find, *find_fields = fields[find_index:]
+    parts = [f".begin = {begin}"] + begin_fields + [f".find = {find}"] + find_fields
+    parts.append(".flags = " + (" | ".join(f"KeySpec::{f}" for f in flags) if flags else "0"))
+    return "{" + ", ".join(parts) + "}"
+
+
+def collect(raw, into):
+    name = as_str(raw[0])
+    into[name] = raw
+    for sub in raw[9]:
+        collect(sub, into)
+
+
+def start_server():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
+                             "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL)
+    for _ in range(100):
+        try:
+            redis.Redis(port=port).ping()
+            return proc, port
+        except redis.ConnectionError:
+            time.sleep(0.05)
+    proc.kill()
+    sys.exit("redis-server did not start")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int)
+    args = parser.parse_args()
+    proc = None
+    port = args.port
+    if port is None:
+        proc, port = start_server()
+    try:
+        client = redis.Redis(port=port)
+        client.response_callbacks.pop("COMMAND", None)
+        commands = {}
+        for raw in client.execute_command("COMMAND"):
+            collect(raw, commands)
+        version = client.info("server")["redis_version"]
+    finally:
+        if proc:
+            proc.terminate()
+            proc.wait()
+
+    rules = read_rules()
+    missing = sorted(set(commands) - set(rules))
+    unknown = sorted(set(rules) - set(commands))
+    if missing or unknown:
+        for name in missing:
+            print(f"no rule in {RULES} for '{name}'", file=sys.stderr)
+        for name in unknown:
+            print(f"{RULES} has a rule for '{name}', which redis {version} does not have",
+                  file=sys.stderr)
+        sys.exit(1)
+
+    out = []
+    out.append(f"// Generated by scripts/gen-command-table.py from redis-server {version}'s COMMAND")
+    out.append("// output and protocol/command_rules.txt. Do not edit: change the rules and regenerate.")
+    out.append('#include "protocol/command_table_data.h"')
+    out.append("")
+    out.append("namespace santral::protocol {")
+    out.append("namespace {")
+    out.append("")
+
+    def ident(name):
+        return "k" + camel(name.replace("|", "-"))
+
+    def spec_entry(name):
+        raw = commands[name]
+        routing, detail, reason = rules[name]
+        flags = [COMMAND_FLAGS[as_str(f)] for f in raw[2] if as_str(f) in COMMAND_FLAGS]
+        fields = [f'.name = "{name}"', f".arity = {raw[1]}",
+                  ".flags = " + (" | ".join(flags) if flags else "0")]
+        fields.append(f".key_specs = {ident(name)}Keys" if raw[8] else ".key_specs = {}")
+        fields.append(f".routing = Routing::{ROUTING[routing]}")
+        merge = camel(detail) if routing in ("split", "broadcast") else "None"
+        local = camel(detail) if routing == "local" else "None"
+        stateful = camel(detail) if routing == "stateful" else "None"
+        fields += [f".merge = Merge::{merge}", f".local = LocalHandler::{local}",
+                   f".stateful = StatefulKind::{stateful}"]
+        text = reason.replace("\\", "\\\\").replace('"', '\\"')
+        fields.append(f'.reason = "{text}"')
+        fields.append(f".subcommands = {ident(name)}Subcommands" if raw[9] else ".subcommands = {}")
+        return "    {" + ", ".join(fields) + "},"
+
+    for name in sorted(commands):
+        specs = commands[name][8]
+        if specs:
+            out.append(f"constexpr KeySpec {ident(name)}Keys[] = {{")
+            for spec in specs:
+                out.append(f"    {key_spec(spec)},")
+            out.append("};")
+    out.append("")
+    top = sorted(n for n in commands if "|" not in n)
+    for name in top:
+        subs = sorted(as_str(s[0]) for s in commands[name][9])
+        if subs:
+            out.append(f"constexpr CommandSpec {ident(name)}Subcommands[] = {{")
+            out.extend(spec_entry(sub) for sub in subs)
+            out.append("};")
+    out.append("")
+    out.append("constexpr CommandSpec kCommands[] = {")
+    out.extend(spec_entry(name) for name in top)
+    out.append("};")
+    out.append("")
+    out.append("}  // namespace")
+    out.append("")
+    out.append("std::span<const CommandSpec> generated_commands() { return kCommands; }")
+    out.append(f'std::string_view generated_from_version() {{ return "{version}"; }}')
+    out.append("")
+    out.append("}  // namespace santral::protocol")
+    with open(OUTPUT, "w") as f:
+        f.write("\n".join(out) + "\n")
+    print(f"wrote {OUTPUT}: {len(top)} commands, {len(commands) - len(top)} subcommands, redis {version}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,52 @@
+#include "tests/support/santral_process.h"
+
+#include <sys/wait.h>
+
+#include <stdexcept>
+
+#include "tests/support/free_port.h"
+
+namespace santral::test {
+
+SantralProcess::SantralProcess(const std::string& config_yaml, std::vector<std::string> extra_args)
+    : port_(free_loopback_port()) {
+  std::string text = "listen: 127.0.0.1:" + std::to_string(port_) + "\n" + config_yaml;
+  config_path_ = dir_.write("santral.yaml", text);
+  std::vector<std::string> argv = {SANTRAL_BINARY, "--config", config_path_.string()};
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  process_ = std::make_unique<Process>(argv, (dir_.path() / "santral.log").string());
+  bool up = wait_until(
+      [&] {
+        if (!process_->running()) return false;
+        try {
+          return RedisClient(port_, 200).command({"PING"}).str == "PONG";
+        } catch (const std::exception&) {
+          return false;
+        }
+      },
+      10000);
+  if (!up) throw std::runtime_error("santral did not start: " + process_->log());
+}
+
+std::string SantralProcess::config_for(const std::vector<const RedisServer*>& shards,
+                                       const std::string& extra_yaml) {
+  std::string text = "shards:\n";
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    text += "  - name: shard" + std::to_string(i) + "\n";
+    text += "    address: " + shards[i]->address() + "\n";
+  }
+  return text + extra_yaml;
+}
+
+CommandResult run_santral(const std::vector<std::string>& args) {
+  TempDir dir;
+  std::vector<std::string> argv = {SANTRAL_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto log = (dir.path() / "out.log").string();
+  Process process(argv, log);
+  int status = process.wait(30000);
+  if (status == -1) status = process.terminate();
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, process.log()};
+}
+
+}  // namespace santral::test
