@@ -61,7 +61,7 @@ struct Config {
   ConfigFormat format = ConfigFormat::Santral;
   Endpoint listen{"127.0.0.1", 6380};
   unsigned workers = 0;  // resolved: never 0 after loading
-  std::string hash_name = "fnv1a_64";
+  std::string hash_name = "fnv1a_64";  // twemproxy's default; Santral's own format uses murmur
   hashkit::HashFunction hash = nullptr;
   Distribution distribution = Distribution::Ketama;
   std::string hash_tag;  // two characters ("{}"), or empty for none

@@ -103,6 +103,9 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
   Config config;
   config.format = ConfigFormat::Santral;
   config.hash_tag = "{}";
+  // Not twemproxy's fnv1a_64: under ketama it puts keys that differ only in their last
+  // characters (user1, user2, ...) on the same shard.
+  config.hash_name = "murmur";
   config.hash = hashkit::hash_function_named(config.hash_name).value();
   if (root["listen"]) config.listen = fields.endpoint(root["listen"], "listen");
   if (root["workers"])

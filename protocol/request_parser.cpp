@@ -117,10 +117,11 @@ class InlineToken {
   std::string& unquoted_;
 };
 
+// Redis's sdssplitargs(), reading a length-delimited line instead of a C string: a NUL byte
+// is an ordinary byte here, where Redis would stop at it. (A template only because Span is
+// private to RequestParser.)
 template <typename Span>
 bool split_inline(std::string_view line, std::vector<Span>& spans, std::string& unquoted) {
-  // Redis's sdssplitargs(), reading a length-delimited line instead of a C string: a NUL byte
-  // is an ordinary byte here, where Redis would stop at it.
   const std::size_t size = line.size();
   std::size_t i = 0;
   for (;;) {

@@ -144,7 +144,11 @@ void ClientSession::reply_protocol_error() {
       message = error_message(ClientError::BulkTooLarge, parser_.announced(), limits.max_bulk_bytes);
       break;
     case ProtocolError::ExpectedDollar:
-      message = error_message(ClientError::ExpectedDollar, parser_.unexpected_byte());
+      // Redis prints a space in place of a CR or LF here.
+      message = error_message(ClientError::ExpectedDollar,
+                              parser_.unexpected_byte() == '\r' || parser_.unexpected_byte() == '\n'
+                                  ? ' '
+                                  : parser_.unexpected_byte());
       break;
     case ProtocolError::TooBigCountString:
       message = error_message(ClientError::TooBigCountString);

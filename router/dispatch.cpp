@@ -44,9 +44,10 @@ bool allowed_before_auth(const CommandSpec& spec) {
 void dispatch(ClientSession& session, const protocol::Request& request) {
   const CommandSpec* spec = protocol::find_command(request.name());
   if (spec == nullptr) return reply_unknown(session, request);
-  if (spec->routing == Routing::Container) {
-    if (request.args.size() < 2)
-      return session.reply_error(error_message(ClientError::WrongArity, spec->name));
+  // A container needs a subcommand; COMMAND also runs without one.
+  if (spec->routing == Routing::Container && request.args.size() < 2)
+    return session.reply_error(error_message(ClientError::WrongArity, spec->name));
+  if (!spec->subcommands.empty() && request.args.size() >= 2) {
     const CommandSpec* sub = protocol::find_subcommand(*spec, request.args[1]);
     if (sub == nullptr)
       return session.reply_error(error_message(ClientError::UnknownSubcommand,

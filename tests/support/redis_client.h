@@ -61,6 +61,7 @@ class RawConnection {
   // Reads until the peer closes the connection (true) or timeout (false); `received` gets
   // everything that arrived.
   bool wait_closed(std::string& received, int timeout_ms = 5000);
+  int fd() const { return fd_; }
 
  private:
   int fd_ = -1;

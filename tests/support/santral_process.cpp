@@ -12,12 +12,22 @@ SantralProcess::SantralProcess(const std::string& config_yaml, std::vector<std::
     : port_(free_loopback_port()) {
   std::string text = "listen: 127.0.0.1:" + std::to_string(port_) + "\n" + config_yaml;
   config_path_ = dir_.write("santral.yaml", text);
+  launch(std::move(extra_args));
+}
+
+SantralProcess::SantralProcess(const std::filesystem::path& config_file, int port,
+                               std::vector<std::string> extra_args)
+    : port_(port), config_path_(config_file) {
+  launch(std::move(extra_args));
+}
+
+void SantralProcess::launch(std::vector<std::string> extra_args) {
   std::vector<std::string> argv = {SANTRAL_BINARY, "--config", config_path_.string()};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   process_ = std::make_unique<Process>(argv, (dir_.path() / "santral.log").string());
   bool up = wait_until(
       [&] {
-        if (!process_->running()) return false;
+        if (!process_->running()) return true;
         try {
           return RedisClient(port_, 200).command({"PING"}).str == "PONG";
         } catch (const std::exception&) {
@@ -25,7 +35,7 @@ SantralProcess::SantralProcess(const std::string& config_yaml, std::vector<std::
         }
       },
       10000);
-  if (!up) throw std::runtime_error("santral did not start: " + process_->log());
+  if (!up || !process_->running()) throw std::runtime_error("santral did not start: " + process_->log());
 }
 
 std::string SantralProcess::config_for(const std::vector<const RedisServer*>& shards,

@@ -17,6 +17,9 @@ class SantralProcess {
   // `config_yaml` is a whole Santral config without `listen:`; a `listen:` line for a free
   // port is added in front of it.
   explicit SantralProcess(const std::string& config_yaml, std::vector<std::string> extra_args = {});
+  // Serves an existing config file (Santral's or a nutcracker.yml) that listens on `port`.
+  SantralProcess(const std::filesystem::path& config_file, int port,
+                 std::vector<std::string> extra_args = {});
 
   // A config listing `shards` as shard0..shardN-1, plus `extra_yaml` (top-level keys).
   static std::string config_for(const std::vector<const RedisServer*>& shards,
@@ -29,6 +32,8 @@ class SantralProcess {
   const std::filesystem::path& config_path() const { return config_path_; }
 
  private:
+  void launch(std::vector<std::string> extra_args);
+
   int port_;
   TempDir dir_;
   std::filesystem::path config_path_;

@@ -47,7 +47,7 @@ TEST_CASE("a minimal Santral config gets the documented defaults") {
   CHECK(c.format == ConfigFormat::Santral);
   CHECK(c.listen.text() == "127.0.0.1:6380");
   CHECK(c.workers >= 1);
-  CHECK(c.hash_name == "fnv1a_64");
+  CHECK(c.hash_name == "murmur");
   CHECK(c.hash != nullptr);
   CHECK(c.distribution == Distribution::Ketama);
   CHECK(c.hash_tag == "{}");
