@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
+
+#include <fmt/format.h>
 
 #include "protocol/command_table.h"
 #include "protocol/errors.h"
@@ -27,7 +30,7 @@ std::string upper(std::string_view text) {
 void reply_unknown(ClientSession& session, const protocol::Request& request) {
   std::string args;
   for (std::size_t i = 1; i < request.args.size() && args.size() < 128; ++i)
-    args += "'" + std::string(request.args[i].substr(0, 128)) + "' ";
+    fmt::format_to(std::back_inserter(args), "'{}' ", request.args[i].substr(0, 128));
   session.reply_error(error_message(ClientError::UnknownCommand,
                                     std::string(request.name().substr(0, 128)), args));
 }

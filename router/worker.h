@@ -53,7 +53,9 @@ class Worker {
   const config::Config& config_;
   std::shared_ptr<const config::ShardMap> shard_map_;
   SharedState& shared_;
-  boost::asio::io_context io_{1};
+  // Every socket and timer of a worker is used only on its thread; other threads only post()
+  // to it and register accepted sockets with it, which keep their locks under this hint.
+  boost::asio::io_context io_{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
   boost::asio::steady_timer ticker_;
   std::vector<std::vector<std::unique_ptr<BackendConnection>>> backends_;  // [shard][n]

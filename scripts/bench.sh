@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Throughput of Santral beside twemproxy (nutcracker) over the same 4 redis-server shards, and
+# Santral's memory per idle client connection. Prints one table; ratios come from one run on
+# one machine, so compare them, not the absolute numbers.
+#   scripts/bench.sh            the core table (SET/GET/INCR at -P 1 and -P 16, idle memory)
+# Environment: REQUESTS (default 200000), CLIENTS (50), IDLE (10000 idle connections).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+"$root/scripts/install-deps.sh"
+"$root/scripts/build.sh" "$root/build-release" Release santral-only
+source "$root/scripts/lib/processes.sh"
+ulimit -n "$(ulimit -Hn)"  # 10,000 idle clients need more than the usual 1024
+
+requests="${REQUESTS:-200000}"
+clients="${CLIENTS:-50}"
+idle="${IDLE:-10000}"
+santral="$root/build-release/router/santral"
+
+shard_ports=()
+for i in 0 1 2 3; do
+  shard_ports+=("$(free_port)")
+  start_redis "${shard_ports[$i]}"
+done
+
+# The same shards, hash and distribution for every proxy.
+santral_config() {  # <port> <workers>
+  echo "listen: 127.0.0.1:$1"
+  echo "workers: $2"
+  echo "hash: murmur"
+  echo "distribution: ketama"
+  echo "log_level: warn"
+  echo "limits: {max_clients: $((idle + 1000))}"
+  echo "shards:"
+  for i in 0 1 2 3; do echo "  - {name: shard$i, address: 127.0.0.1:${shard_ports[$i]}}"; done
+}
+nutcracker_config() {  # <port>
+  echo "bench:"
+  echo "  listen: 127.0.0.1:$1"
+  echo "  hash: murmur"
+  echo "  distribution: ketama"
+  echo "  redis: true"
+  echo "  servers:"
+  for i in 0 1 2 3; do echo "   - 127.0.0.1:${shard_ports[$i]}:1 shard$i"; done
+}
+
+s1_port="$(free_port)"
+santral_config "$s1_port" 1 >"$work_dir/santral-w1.yaml"
+start_santral "$santral" "$work_dir/santral-w1.yaml" "$s1_port"
+s2_port="$(free_port)"
+santral_config "$s2_port" 2 >"$work_dir/santral-w2.yaml"
+start_santral "$santral" "$work_dir/santral-w2.yaml" "$s2_port"
+nc_port="$(free_port)"
+nutcracker_config "$nc_port" >"$work_dir/nutcracker.yml"
+start_nutcracker "$work_dir/nutcracker.yml" "$nc_port"
+
+# requests/s of one redis-benchmark test: <port> <test> <pipeline>
+rps() {
+  redis-benchmark -p "$1" -c "$clients" -n "$requests" -r 100000 -P "$3" -t "$2" -q 2>/dev/null |
+    tr '\r' '\n' | awk -F'[: ]+' '/requests per second/ {print $2}' | tail -1
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+
+echo
+echo "Santral vs twemproxy $(nutcracker --version 2>&1 | head -1 | awk '{print $NF}'), $(date -u +%Y-%m-%d), $(nproc) cores,"
+echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); redis-benchmark -c $clients -n $requests -r 100000"
+echo
+printf "| %-8s | %3s | %13s | %12s | %14s | %8s | %14s | %8s |\n" test P "redis (1 shard)" nutcracker "santral w=1" "w=1 / nc" "santral w=2" "w=2 / nc"
+printf "|%s|\n" "----------|-----|-----------------|--------------|----------------|----------|----------------|----------"
+for pipeline in 1 16; do
+  for t in set get incr; do
+    direct="$(rps "${shard_ports[0]}" "$t" "$pipeline")"
+    nc="$(rps "$nc_port" "$t" "$pipeline")"
+    w1="$(rps "$s1_port" "$t" "$pipeline")"
+    w2="$(rps "$s2_port" "$t" "$pipeline")"
+    printf "| %-8s | %3s | %15.0f | %12.0f | %14.0f | %8s | %14.0f | %8s |\n" "${t^^}" "$pipeline" \
+      "$direct" "$nc" "$w1" "$(ratio "$w1" "$nc")" "$w2" "$(ratio "$w2" "$nc")"
+  done
+done
+
+# Memory per idle connection: RSS before and after $idle clients connect and say PING.
+rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+idle_cost() {  # <port> -> KiB per connection
+  local pid before after
+  pid="$(pid_on_port "$1")"
+  before="$(rss_kib "$pid")"
+  exec {hold}> >(/usr/bin/python3 "$root/scripts/lib/idle_clients.py" "$1" "$idle" >"$work_dir/idle.out")
+  for _ in $(seq 1 600); do grep -q ready "$work_dir/idle.out" 2>/dev/null && break; sleep 0.1; done
+  after="$(rss_kib "$pid")"
+  exec {hold}>&-
+  sleep 1
+  awk -v a="$after" -v b="$before" -v n="$idle" 'BEGIN { printf "%.2f KiB (RSS %d -> %d KiB)", (a - b) / n, b, a }'
+}
+echo
+echo "Memory per idle client connection ($idle connections, each sent one PING):"
+echo "  santral w=1: $(idle_cost "$s1_port")"
+echo "  nutcracker:  $(idle_cost "$nc_port")"
