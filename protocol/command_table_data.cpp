@@ -6,609 +6,609 @@ namespace santral::protocol {
 namespace {
 
 constexpr KeySpec kAppendKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
 };
 constexpr KeySpec kBitcountKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kBitfieldKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate | KeySpec::kVariableFlags},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate | KeySpec::kVariableFlags},
 };
 constexpr KeySpec kBitfieldRoKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kBitopKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
-    {.begin = KeySpec::Begin::Index, .index = 3, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 3, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kBitposKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kBlmoveKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
 };
 constexpr KeySpec kBlmpopKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Keynum, .keystep = 1, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Keynum, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
 };
 constexpr KeySpec kBlpopKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = -2, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = -2, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
 };
 constexpr KeySpec kBrpopKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = -2, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = -2, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
 };
 constexpr KeySpec kBrpoplpushKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
 };
 constexpr KeySpec kBzmpopKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Keynum, .keystep = 1, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Keynum, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
 };
 constexpr KeySpec kBzpopmaxKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = -2, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = -2, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
 };
 constexpr KeySpec kBzpopminKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = -2, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = -2, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
 };
 constexpr KeySpec kCopyKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
 };
 constexpr KeySpec kDecrKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate},
 };
 constexpr KeySpec kDecrbyKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate},
 };
 constexpr KeySpec kDelKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .flags = KeySpec::kRM | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRM | KeySpec::kDelete},
 };
 constexpr KeySpec kDumpKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kEvalKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Keynum, .keystep = 1, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Keynum, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate},
 };
 constexpr KeySpec kEvalRoKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Keynum, .keystep = 1, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Keynum, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kEvalshaKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Keynum, .keystep = 1, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Keynum, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate},
 };
 constexpr KeySpec kEvalshaRoKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Keynum, .keystep = 1, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Keynum, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kExistsKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .flags = KeySpec::kRO},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO},
 };
 constexpr KeySpec kExpireKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
 };
 constexpr KeySpec kExpireatKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
 };
 constexpr KeySpec kExpiretimeKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kFcallKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Keynum, .keystep = 1, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Keynum, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate},
 };
 constexpr KeySpec kFcallRoKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Keynum, .keystep = 1, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Keynum, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kGeoaddKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
 };
 constexpr KeySpec kGeodistKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kGeohashKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kGeoposKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kGeoradiusKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
-    {.begin = KeySpec::Begin::Keyword, .keyword = "STORE", .startfrom = 6, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
-    {.begin = KeySpec::Begin::Keyword, .keyword = "STOREDIST", .startfrom = 6, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Keyword, .index = 0, .keyword = "STORE", .startfrom = 6, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Keyword, .index = 0, .keyword = "STOREDIST", .startfrom = 6, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
 };
 constexpr KeySpec kGeoradiusRoKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kGeoradiusbymemberKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
-    {.begin = KeySpec::Begin::Keyword, .keyword = "STORE", .startfrom = 5, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
-    {.begin = KeySpec::Begin::Keyword, .keyword = "STOREDIST", .startfrom = 5, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Keyword, .index = 0, .keyword = "STORE", .startfrom = 5, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Keyword, .index = 0, .keyword = "STOREDIST", .startfrom = 5, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
 };
 constexpr KeySpec kGeoradiusbymemberRoKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kGeosearchKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kGeosearchstoreKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kGetKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kGetbitKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kGetdelKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
 };
 constexpr KeySpec kGetexKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate},
 };
 constexpr KeySpec kGetrangeKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kGetsetKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate},
 };
 constexpr KeySpec kHdelKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kDelete},
 };
 constexpr KeySpec kHexistsKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO},
 };
 constexpr KeySpec kHgetKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kHgetallKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kHincrbyKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate},
 };
 constexpr KeySpec kHincrbyfloatKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate},
 };
 constexpr KeySpec kHkeysKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kHlenKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO},
 };
 constexpr KeySpec kHmgetKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kHmsetKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
 };
 constexpr KeySpec kHrandfieldKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kHscanKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kHsetKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
 };
 constexpr KeySpec kHsetnxKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
 };
 constexpr KeySpec kHstrlenKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO},
 };
 constexpr KeySpec kHvalsKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kIncrKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate},
 };
 constexpr KeySpec kIncrbyKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate},
 };
 constexpr KeySpec kIncrbyfloatKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate},
 };
 constexpr KeySpec kLcsKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 1, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 1, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kLindexKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kLinsertKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
 };
 constexpr KeySpec kLlenKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO},
 };
 constexpr KeySpec kLmoveKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
 };
 constexpr KeySpec kLmpopKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Keynum, .keystep = 1, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Keynum, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
 };
 constexpr KeySpec kLpopKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
 };
 constexpr KeySpec kLposKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kLpushKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
 };
 constexpr KeySpec kLpushxKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
 };
 constexpr KeySpec kLrangeKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kLremKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kDelete},
 };
 constexpr KeySpec kLsetKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
 };
 constexpr KeySpec kLtrimKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kDelete},
 };
 constexpr KeySpec kMemoryUsageKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO},
 };
 constexpr KeySpec kMgetKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kMigrateKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 3, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
-    {.begin = KeySpec::Begin::Keyword, .keyword = "KEYS", .startfrom = -2, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete | KeySpec::kIncomplete},
+    {.begin = KeySpec::Begin::Index, .index = 3, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Keyword, .index = 0, .keyword = "KEYS", .startfrom = -2, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete | KeySpec::kIncomplete},
 };
 constexpr KeySpec kMoveKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate},
 };
 constexpr KeySpec kMsetKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 2, .limit = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 2, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
 };
 constexpr KeySpec kMsetnxKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 2, .limit = 0, .flags = KeySpec::kOW | KeySpec::kInsert},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 2, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kOW | KeySpec::kInsert},
 };
 constexpr KeySpec kObjectEncodingKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO},
 };
 constexpr KeySpec kObjectFreqKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO},
 };
 constexpr KeySpec kObjectIdletimeKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO},
 };
 constexpr KeySpec kObjectRefcountKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO},
 };
 constexpr KeySpec kPersistKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
 };
 constexpr KeySpec kPexpireKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
 };
 constexpr KeySpec kPexpireatKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
 };
 constexpr KeySpec kPexpiretimeKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kPfaddKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
 };
 constexpr KeySpec kPfcountKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess},
 };
 constexpr KeySpec kPfdebugKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess},
 };
 constexpr KeySpec kPfmergeKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kInsert},
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kInsert},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kPsetexKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
 };
 constexpr KeySpec kPttlKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kRenameKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
 };
 constexpr KeySpec kRenamenxKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kOW | KeySpec::kInsert},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kOW | KeySpec::kInsert},
 };
 constexpr KeySpec kRestoreKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
 };
 constexpr KeySpec kRestoreAskingKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
 };
 constexpr KeySpec kRpopKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
 };
 constexpr KeySpec kRpoplpushKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
 };
 constexpr KeySpec kRpushKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
 };
 constexpr KeySpec kRpushxKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
 };
 constexpr KeySpec kSaddKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
 };
 constexpr KeySpec kScardKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO},
 };
 constexpr KeySpec kSdiffKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kSdiffstoreKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kSetKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate | KeySpec::kVariableFlags},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate | KeySpec::kVariableFlags},
 };
 constexpr KeySpec kSetbitKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate},
 };
 constexpr KeySpec kSetexKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
 };
 constexpr KeySpec kSetnxKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kOW | KeySpec::kInsert},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kOW | KeySpec::kInsert},
 };
 constexpr KeySpec kSetrangeKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
 };
 constexpr KeySpec kSinterKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kSintercardKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Keynum, .keystep = 1, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Keynum, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kSinterstoreKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kSismemberKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO},
 };
 constexpr KeySpec kSmembersKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kSmismemberKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kSmoveKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
 };
 constexpr KeySpec kSortKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
-    {.begin = KeySpec::Begin::Unknown, .find = KeySpec::Find::Unknown, .flags = KeySpec::kRO | KeySpec::kAccess},
-    {.begin = KeySpec::Begin::Unknown, .find = KeySpec::Find::Unknown, .flags = KeySpec::kOW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Unknown, .index = 0, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Unknown, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Unknown, .index = 0, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Unknown, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
 };
 constexpr KeySpec kSortRoKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
-    {.begin = KeySpec::Begin::Unknown, .find = KeySpec::Find::Unknown, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Unknown, .index = 0, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Unknown, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kSpopKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
 };
 constexpr KeySpec kSpublishKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kNotKey},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kNotKey},
 };
 constexpr KeySpec kSrandmemberKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kSremKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kDelete},
 };
 constexpr KeySpec kSscanKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kSsubscribeKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .flags = KeySpec::kNotKey},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kNotKey},
 };
 constexpr KeySpec kStrlenKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO},
 };
 constexpr KeySpec kSubstrKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kSunionKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kSunionstoreKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kSunsubscribeKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .flags = KeySpec::kNotKey},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kNotKey},
 };
 constexpr KeySpec kTouchKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .flags = KeySpec::kRO},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO},
 };
 constexpr KeySpec kTtlKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kTypeKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO},
 };
 constexpr KeySpec kUnlinkKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .flags = KeySpec::kRM | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRM | KeySpec::kDelete},
 };
 constexpr KeySpec kWatchKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .flags = KeySpec::kRO},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO},
 };
 constexpr KeySpec kXackKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
 };
 constexpr KeySpec kXaddKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
 };
 constexpr KeySpec kXautoclaimKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kDelete},
 };
 constexpr KeySpec kXclaimKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
 };
 constexpr KeySpec kXdelKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kDelete},
 };
 constexpr KeySpec kXgroupCreateKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
 };
 constexpr KeySpec kXgroupCreateconsumerKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kInsert},
 };
 constexpr KeySpec kXgroupDelconsumerKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kDelete},
 };
 constexpr KeySpec kXgroupDestroyKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kDelete},
 };
 constexpr KeySpec kXgroupSetidKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
 };
 constexpr KeySpec kXinfoConsumersKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kXinfoGroupsKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kXinfoStreamKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kXlenKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO},
 };
 constexpr KeySpec kXpendingKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kXrangeKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kXreadKeys[] = {
-    {.begin = KeySpec::Begin::Keyword, .keyword = "STREAMS", .startfrom = 1, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 2, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Keyword, .index = 0, .keyword = "STREAMS", .startfrom = 1, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 2, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kXreadgroupKeys[] = {
-    {.begin = KeySpec::Begin::Keyword, .keyword = "STREAMS", .startfrom = 4, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 2, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Keyword, .index = 0, .keyword = "STREAMS", .startfrom = 4, .find = KeySpec::Find::Range, .lastkey = -1, .keystep = 1, .limit = 2, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kXrevrangeKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kXsetidKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
 };
 constexpr KeySpec kXtrimKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kDelete},
 };
 constexpr KeySpec kZaddKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kUpdate},
 };
 constexpr KeySpec kZcardKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO},
 };
 constexpr KeySpec kZcountKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kZdiffKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Keynum, .keystep = 1, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Keynum, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kZdiffstoreKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Keynum, .keystep = 1, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Keynum, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kZincrbyKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate},
 };
 constexpr KeySpec kZinterKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Keynum, .keystep = 1, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Keynum, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kZintercardKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Keynum, .keystep = 1, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Keynum, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kZinterstoreKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Keynum, .keystep = 1, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Keynum, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kZlexcountKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kZmpopKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Keynum, .keystep = 1, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Keynum, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
 };
 constexpr KeySpec kZmscoreKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kZpopmaxKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
 };
 constexpr KeySpec kZpopminKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete},
 };
 constexpr KeySpec kZrandmemberKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kZrangeKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kZrangebylexKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kZrangebyscoreKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kZrangestoreKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kZrankKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kZremKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kDelete},
 };
 constexpr KeySpec kZremrangebylexKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kDelete},
 };
 constexpr KeySpec kZremrangebyrankKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kDelete},
 };
 constexpr KeySpec kZremrangebyscoreKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRW | KeySpec::kDelete},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRW | KeySpec::kDelete},
 };
 constexpr KeySpec kZrevrangeKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kZrevrangebylexKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kZrevrangebyscoreKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kZrevrankKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kZscanKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kZscoreKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kZunionKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Keynum, .keystep = 1, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Keynum, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 constexpr KeySpec kZunionstoreKeys[] = {
-    {.begin = KeySpec::Begin::Index, .index = 1, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
-    {.begin = KeySpec::Begin::Index, .index = 2, .find = KeySpec::Find::Keynum, .keystep = 1, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRO | KeySpec::kAccess},
+    {.begin = KeySpec::Begin::Index, .index = 1, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Range, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 0, .flags = KeySpec::kOW | KeySpec::kUpdate},
+    {.begin = KeySpec::Begin::Index, .index = 2, .keyword = "", .startfrom = 0, .find = KeySpec::Find::Keynum, .lastkey = 0, .keystep = 1, .limit = 0, .keynumidx = 0, .firstkey = 1, .flags = KeySpec::kRO | KeySpec::kAccess},
 };
 
 constexpr CommandSpec kAclSubcommands[] = {

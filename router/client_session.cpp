@@ -204,7 +204,13 @@ void ClientSession::deliver(std::uint64_t slot, std::uint32_t fragment, std::str
   } else if (replies_.fill(slot, fragment, reply)) {
     replies_.drain(outbox_);
   }
-  schedule_flush();
+  // With nothing else outstanding no other reply can join this write, so it need not wait for
+  // the end of the loop turn.
+  if (replies_.empty() && !processing_) {
+    flush();
+  } else {
+    schedule_flush();
+  }
   resume_if_drained();
 }
 

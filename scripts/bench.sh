@@ -3,7 +3,8 @@
 # Santral's memory per idle client connection. Prints one table; ratios come from one run on
 # one machine, so compare them, not the absolute numbers.
 #   scripts/bench.sh            the core table (SET/GET/INCR at -P 1 and -P 16, idle memory)
-# Environment: REQUESTS (default 200000), CLIENTS (50), IDLE (10000 idle connections).
+# Environment: REQUESTS (default 200000), CLIENTS (50), IDLE (10000 idle connections),
+# REPEAT (3 runs per cell, median shown).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/install-deps.sh"
@@ -14,6 +15,7 @@ ulimit -n "$(ulimit -Hn)"  # 10,000 idle clients need more than the usual 1024
 requests="${REQUESTS:-200000}"
 clients="${CLIENTS:-50}"
 idle="${IDLE:-10000}"
+repeat="${REPEAT:-3}"
 santral="$root/build-release/router/santral"
 
 shard_ports=()
@@ -53,28 +55,45 @@ nc_port="$(free_port)"
 nutcracker_config "$nc_port" >"$work_dir/nutcracker.yml"
 start_nutcracker "$work_dir/nutcracker.yml" "$nc_port"
 
-# requests/s of one redis-benchmark test: <port> <test> <pipeline>
+# requests/s of one redis-benchmark test: <port> <pipeline> <test or command...>
 rps() {
-  redis-benchmark -p "$1" -c "$clients" -n "$requests" -r 100000 -P "$3" -t "$2" -q 2>/dev/null |
-    tr '\r' '\n' | awk -F'[: ]+' '/requests per second/ {print $2}' | tail -1
+  local port="$1" pipeline="$2"
+  shift 2
+  local what=(-t "$1")
+  [ $# -gt 1 ] && what=("$@")
+  redis-benchmark -p "$port" -c "$clients" -n "$requests" -r 100000 -P "$pipeline" -q "${what[@]}" 2>/dev/null |
+    tr '\r' '\n' | awk '/requests per second/ {for (i = 1; i <= NF; i++) if ($i == "requests") print $(i-1)}' | tail -1
 }
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+
+# One table row: <label> <pipeline> <test or command...>. Each target runs $repeat times,
+# interleaved with the others so that a noisy moment hits all of them; the median is shown.
+row() {
+  local label="$1" pipeline="$2"
+  shift 2
+  local direct="" nc="" w1="" w2=""
+  for _ in $(seq 1 "$repeat"); do
+    direct+=" $(rps "${shard_ports[0]}" "$pipeline" "$@")"
+    nc+=" $(rps "$nc_port" "$pipeline" "$@")"
+    w1+=" $(rps "$s1_port" "$pipeline" "$@")"
+    w2+=" $(rps "$s2_port" "$pipeline" "$@")"
+  done
+  direct="$(median <<<"$direct")" nc="$(median <<<"$nc")"
+  w1="$(median <<<"$w1")" w2="$(median <<<"$w2")"
+  printf "| %-9s | %3s | %15.0f | %12.0f | %14.0f | %8s | %14.0f | %8s |\n" "$label" "$pipeline" \
+    "$direct" "$nc" "$w1" "$(ratio "$w1" "$nc")" "$w2" "$(ratio "$w2" "$nc")"
+}
 
 echo
 echo "Santral vs twemproxy $(nutcracker --version 2>&1 | head -1 | awk '{print $NF}'), $(date -u +%Y-%m-%d), $(nproc) cores,"
-echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); redis-benchmark -c $clients -n $requests -r 100000"
+echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); redis-benchmark -c $clients -n $requests -r 100000,"
+echo "median of $repeat interleaved runs per cell"
 echo
-printf "| %-8s | %3s | %13s | %12s | %14s | %8s | %14s | %8s |\n" test P "redis (1 shard)" nutcracker "santral w=1" "w=1 / nc" "santral w=2" "w=2 / nc"
-printf "|%s|\n" "----------|-----|-----------------|--------------|----------------|----------|----------------|----------"
+printf "| %-9s | %3s | %13s | %12s | %14s | %8s | %14s | %8s |\n" test P "redis (1 shard)" nutcracker "santral w=1" "w=1 / nc" "santral w=2" "w=2 / nc"
+printf "|%s|\n" "-----------|-----|-----------------|--------------|----------------|----------|----------------|----------"
 for pipeline in 1 16; do
-  for t in set get incr; do
-    direct="$(rps "${shard_ports[0]}" "$t" "$pipeline")"
-    nc="$(rps "$nc_port" "$t" "$pipeline")"
-    w1="$(rps "$s1_port" "$t" "$pipeline")"
-    w2="$(rps "$s2_port" "$t" "$pipeline")"
-    printf "| %-8s | %3s | %15.0f | %12.0f | %14.0f | %8s | %14.0f | %8s |\n" "${t^^}" "$pipeline" \
-      "$direct" "$nc" "$w1" "$(ratio "$w1" "$nc")" "$w2" "$(ratio "$w2" "$nc")"
-  done
+  for t in set get incr; do row "${t^^}" "$pipeline" "$t"; done
 done
 
 # Memory per idle connection: RSS before and after $idle clients connect and say PING.

@@ -75,33 +75,27 @@ def pairs(seq):
 def key_spec(raw):
     spec = pairs(raw)
     flags = [KEY_FLAGS[as_str(f)] for f in spec.get("flags", []) if as_str(f) in KEY_FLAGS]
-    fields = []
+    # Every field, in declaration order, so the initializer is complete.
+    f = {"begin": "KeySpec::Begin::Unknown", "index": 0, "keyword": '""', "startfrom": 0,
+         "find": "KeySpec::Find::Unknown", "lastkey": 0, "keystep": 1, "limit": 0,
+         "keynumidx": 0, "firstkey": 0}
     bs = pairs(spec["begin_search"])
-    bs_type = as_str(bs["type"])
     bs_spec = pairs(bs["spec"]) if bs["spec"] else {}
-    if bs_type == "index":
-        fields += ["KeySpec::Begin::Index", f".index = {bs_spec['index']}"]
-    elif bs_type == "keyword":
-        fields += ["KeySpec::Begin::Keyword", f'.keyword = "{as_str(bs_spec["keyword"])}"',
-                   f".startfrom = {bs_spec['startfrom']}"]
-    else:
-        fields += ["KeySpec::Begin::Unknown"]
+    if as_str(bs["type"]) == "index":
+        f.update(begin="KeySpec::Begin::Index", index=bs_spec["index"])
+    elif as_str(bs["type"]) == "keyword":
+        f.update(begin="KeySpec::Begin::Keyword", keyword=f'"{as_str(bs_spec["keyword"])}"',
+                 startfrom=bs_spec["startfrom"])
     fk = pairs(spec["find_keys"])
-    fk_type = as_str(fk["type"])
     fk_spec = pairs(fk["spec"]) if fk["spec"] else {}
-    if fk_type == "range":
-        fields += ["KeySpec::Find::Range", f".lastkey = {fk_spec['lastkey']}",
-                   f".keystep = {fk_spec['keystep']}", f".limit = {fk_spec['limit']}"]
-    elif fk_type == "keynum":
-        fields += ["KeySpec::Find::Keynum", f".keystep = {fk_spec['keystep']}",
-                   f".keynumidx = {fk_spec['keynumidx']}", f".firstkey = {fk_spec['firstkey']}"]
-    else:
-        fields += ["KeySpec::Find::Unknown"]
-    begin, *begin_fields = fields[:fields.index(next(f for f in fields if f.startswith("KeySpec::Find")))]
-    find_index = next(i for i, f in enumerate(fields) if f.startswith("KeySpec::Find"))
-    find, *find_fields = fields[find_index:]
-    parts = [f".begin = {begin}"] + begin_fields + [f".find = {find}"] + find_fields
-    parts.append(".flags = " + (" | ".join(f"KeySpec::{f}" for f in flags) if flags else "0"))
+    if as_str(fk["type"]) == "range":
+        f.update(find="KeySpec::Find::Range", lastkey=fk_spec["lastkey"],
+                 keystep=fk_spec["keystep"], limit=fk_spec["limit"])
+    elif as_str(fk["type"]) == "keynum":
+        f.update(find="KeySpec::Find::Keynum", keystep=fk_spec["keystep"],
+                 keynumidx=fk_spec["keynumidx"], firstkey=fk_spec["firstkey"])
+    parts = [f".{name} = {value}" for name, value in f.items()]
+    parts.append(".flags = " + (" | ".join(f"KeySpec::{flag}" for flag in flags) if flags else "0"))
     return "{" + ", ".join(parts) + "}"
 
 

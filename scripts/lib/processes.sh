@@ -17,7 +17,7 @@ trap 'exit 130' INT TERM
 free_port() {
   local port
   while :; do
-    port=$((20000 + RANDOM % 30000))
+    port=$((10000 + RANDOM % 22000))  # below the kernel's ephemeral range (32768+)
     (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "$port"; return; }
   done
 }
