@@ -53,6 +53,12 @@ struct ClientLimits {
   std::size_t max_output_bytes = 64ull * 1024 * 1024;
 };
 
+// A user clients may AUTH as (AUTH name password); every user may run every command.
+struct User {
+  std::string name;
+  std::string password;
+};
+
 enum class ConfigFormat { Auto, Santral, Twemproxy };
 
 // A validated configuration; everything the router needs, nothing left to check.
@@ -70,6 +76,8 @@ struct Config {
   BackendOptions backend;
   ClientLimits limits;
   std::string password;  // clients must AUTH with it when set (twemproxy's redis_auth)
+  std::vector<User> users;  // more users, ACL style; with any, clients must AUTH
+  int databases = 16;       // SELECT accepts 0 .. databases-1, as Redis's `databases`
   std::string log_level = "info";
   // Settings accepted but not acted on, to be logged at start-up (e.g. twemproxy's
   // auto_eject_hosts, which Santral replaces with clear errors for a down shard's keys).

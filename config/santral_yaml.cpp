@@ -66,6 +66,25 @@ void read_limits(const YAML::Node& node, const YamlFields& fields, ClientLimits&
                        "must be at least 64 bytes");
 }
 
+void read_users(const YAML::Node& node, const YamlFields& fields, Config& config) {
+  if (!node.IsSequence()) fields.errors().at(node, "users", "expected a list of users, each with a name and a password");
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const YAML::Node& item = node[i];
+    std::string key = fmt::format("users[{}]", i);
+    static constexpr std::string_view kKeys[] = {"name", "password"};
+    fields.only_keys(item, key, kKeys);
+    if (!item["name"] || !item["password"])
+      fields.errors().at(item, key, "every user needs a name and a password");
+    User user{fields.string(item["name"], key + ".name"), fields.string(item["password"], key + ".password")};
+    if (user.name.empty() || user.password.empty())
+      fields.errors().at(item, key, "a user's name and password must not be empty");
+    for (const auto& other : config.users)
+      if (other.name == user.name)
+        fields.errors().at(item["name"], key + ".name", "user '" + user.name + "' is listed twice");
+    config.users.push_back(std::move(user));
+  }
+}
+
 std::vector<YAML::Node> read_shards(const YAML::Node& node, const YamlFields& fields,
                                     Config& config) {
   if (!node.IsSequence() || node.size() == 0)
@@ -98,7 +117,8 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
   YamlFields fields(errors);
   static constexpr std::string_view kKeys[] = {"listen",   "workers",  "hash",     "distribution",
                                                 "hash_tag", "timeouts", "backend",  "limits",
-                                                "shards",   "password", "log_level"};
+                                                "shards",   "password", "users",    "databases",
+                                                "log_level"};
   fields.only_keys(root, "", kKeys);
   Config config;
   config.format = ConfigFormat::Santral;
@@ -120,6 +140,12 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
   if (root["backend"]) read_backend(root["backend"], fields, config.backend);
   if (root["limits"]) read_limits(root["limits"], fields, config.limits);
   if (root["password"]) config.password = fields.string(root["password"], "password");
+  if (root["users"]) read_users(root["users"], fields, config);
+  if (root["databases"])
+    config.databases = static_cast<int>(fields.integer(root["databases"], "databases", 1, 65536));
+  if (config.backend.database >= config.databases)
+    errors.at(root["backend"]["database"], "backend.database",
+              "must be below databases (" + std::to_string(config.databases) + ")");
   if (root["log_level"]) {
     config.log_level = fields.string(root["log_level"], "log_level");
     static constexpr std::string_view levels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};

@@ -48,11 +48,7 @@ enum class LocalHandler : std::uint8_t {
   Select,
   Reset,
   Help,
-  Command,
   CommandCount,
-  CommandInfo,
-  CommandList,
-  CommandGetkeys,
   ClientGetname,
   ClientSetname,
   ClientGetredir,
@@ -64,11 +60,14 @@ enum class LocalHandler : std::uint8_t {
   ClientReply,
   ClientTrackinginfo,
   ClientUnblock,
-  AclGenpass,
   AclWhoami,
 };
 
 enum class StatefulKind : std::uint8_t { None, Transaction, Blocking, Subscribe };
+
+// Commands that carry a Lua script (argument 1): its body, which Santral remembers, or its
+// SHA1, which Santral can replace by the body when a shard does not have the script.
+enum class ScriptArg : std::uint8_t { None, Body, Sha };
 
 // Flags copied from the backend's COMMAND output (those Santral acts on).
 enum CommandFlag : std::uint32_t {
@@ -128,6 +127,7 @@ struct CommandSpec {
   Merge merge;
   LocalHandler local;
   StatefulKind stateful;
+  ScriptArg script;
   std::string_view reason;  // Refused: what the client should do instead
   std::span<const CommandSpec> subcommands;  // Container only, sorted by name
 

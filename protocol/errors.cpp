@@ -39,10 +39,28 @@ constexpr Entry kMessages[] = {
     {ClientError::Refused, "ERR santral: '{}' is not available through Santral: {}"},
     {ClientError::NotYetSupported,
      "ERR santral: '{}' is not supported yet ({} commands); run it on a shard directly"},
-    {ClientError::SelectUnsupported,
-     "ERR santral: SELECT {} is not supported: Santral serves database {} of every shard; "
-     "use key prefixes instead of numbered databases"},
-    {ClientError::SelectInvalid, "ERR DB index is out of range"},
+    {ClientError::SelectInvalid,
+     "ERR DB index is out of range (Santral serves databases 0 to {}; see `databases` in its "
+     "config)"},
+    {ClientError::SelectNotInteger, "ERR value is not an integer or out of range"},
+    {ClientError::NoProto, "NOPROTO sorry, this protocol version is not supported"},
+    {ClientError::SubscribedMode,
+     "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
+     "allowed in this context"},
+    {ClientError::ClientNotFound, "ERR No such client"},
+    {ClientError::MultiNested, "ERR MULTI calls can not be nested"},
+    {ClientError::ExecWithoutMulti, "ERR EXEC without MULTI"},
+    {ClientError::DiscardWithoutMulti, "ERR DISCARD without MULTI"},
+    {ClientError::WatchInMulti, "ERR WATCH inside MULTI is not allowed"},
+    {ClientError::ExecAbort, "EXECABORT Transaction discarded because of previous errors."},
+    {ClientError::TransactionCrossShard,
+     "CROSSSLOT Keys in request don't hash to the same shard: this transaction runs on shard "
+     "'{}', but '{}' is on shard '{}'. Every key of a transaction must live on one shard: give "
+     "them one hash tag (e.g. order:{{42}}:items and order:{{42}}:total); EXEC will now fail"},
+    {ClientError::NotInTransaction,
+     "ERR santral: '{}' cannot be queued in a transaction through Santral ({}); EXEC will now "
+     "fail"},
+    {ClientError::InvalidCursor, "ERR invalid cursor"},
     {ClientError::AuthNotConfigured,
      "ERR AUTH <password> called without any password configured for the default user. Are "
      "you sure your configuration is correct?"},

@@ -43,6 +43,22 @@ void RespWriter::array_header(std::size_t count) {
 
 void RespWriter::null_array() { out_.append("*-1\r\n", 5); }
 
+void RespWriter::null() {
+  if (protocol_ == 3) {
+    out_.append("_\r\n", 3);
+  } else {
+    null_bulk();
+  }
+}
+
+void RespWriter::map_header(std::size_t pairs) {
+  if (protocol_ == 3) {
+    append_line(out_, '%', static_cast<std::int64_t>(pairs));
+  } else {
+    array_header(2 * pairs);
+  }
+}
+
 void RespWriter::command(std::span<const std::string_view> args) {
   array_header(args.size());
   for (std::string_view arg : args) bulk(arg);

@@ -11,7 +11,8 @@ namespace santral::protocol {
 // from Santral that Santral composed itself (rather than forwarded) is written through here.
 class RespWriter {
  public:
-  explicit RespWriter(std::string& out) : out_(out) {}
+  // `protocol` is the client's RESP version: it decides how null() and map_header() look.
+  explicit RespWriter(std::string& out, int protocol = 2) : out_(out), protocol_(protocol) {}
 
   void simple(std::string_view text);            // +text
   void error(std::string_view message);          // -message (message includes its ERR/prefix)
@@ -20,11 +21,14 @@ class RespWriter {
   void null_bulk();                              // $-1
   void array_header(std::size_t count);          // *count
   void null_array();                             // *-1
+  void null();                                   // $-1, or _ in RESP3
+  void map_header(std::size_t pairs);            // *2n, or %n in RESP3
   // A command as a multibulk array, as a backend expects it.
   void command(std::span<const std::string_view> args);
 
  private:
   std::string& out_;
+  int protocol_;
 };
 
 }  // namespace santral::protocol

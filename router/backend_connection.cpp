@@ -16,6 +16,7 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 using protocol::ClientError;
 using protocol::error_message;
+using Clock = std::chrono::steady_clock;
 
 namespace {
 
@@ -26,10 +27,11 @@ std::string as_reply(const std::string& message) { return "-" + message + "\r\n"
 }  // namespace
 
 BackendConnection::BackendConnection(asio::io_context& io, BackendTarget target,
-                                     const config::Config& config)
+                                     const config::Config& config, ConnectionRole role)
     : io_(io),
       target_(std::move(target)),
       config_(config),
+      role_(role),
       socket_(io),
       resolver_(io),
       retry_timer_(io),
@@ -39,34 +41,37 @@ void BackendConnection::start() { connect(); }
 
 void BackendConnection::stop() {
   state_ = State::Stopped;
+  close_socket();
+  resolver_.cancel();
+  retry_timer_.cancel();
+  push_sink_.reset();
+  fail_all(as_reply(error_message(ClientError::ShuttingDown)));
+}
+
+void BackendConnection::close_socket() {
   ++generation_;
   boost::system::error_code ignored;
   socket_.close(ignored);
-  resolver_.cancel();
-  retry_timer_.cancel();
-  fail_all(as_reply(error_message(ClientError::ShuttingDown)));
+  write_in_flight_ = false;
+  writing_.clear();
+  flush_posted_ = false;
 }
 
 void BackendConnection::connect() {
   state_ = State::Connecting;
-  connect_started_ = std::chrono::steady_clock::now();
+  connect_started_ = Clock::now();
   auto generation = ++generation_;
   resolver_.async_resolve(
       target_.address.host, std::to_string(target_.address.port),
-      [this, generation](boost::system::error_code ec, tcp::resolver::results_type results) {
-        if (generation != generation_) return;
-        if (ec) {
-          go_down("cannot resolve " + target_.address.host + ": " + ec.message());
-          return;
-        }
-        asio::async_connect(socket_, results,
-                            [this, generation](boost::system::error_code ec, const tcp::endpoint&) {
-                              if (generation != generation_) return;
-                              if (ec) {
-                                go_down(ec.message());
-                                return;
-                              }
-                              on_connected();
+      [self = BackendConnectionPtr(this), generation](boost::system::error_code ec,
+                                                      tcp::resolver::results_type results) {
+        if (generation != self->generation_) return;
+        if (ec) return self->go_down("cannot resolve " + self->target_.address.host + ": " + ec.message());
+        asio::async_connect(self->socket_, results,
+                            [self, generation](boost::system::error_code ec, const tcp::endpoint&) {
+                              if (generation != self->generation_) return;
+                              if (ec) return self->go_down(ec.message());
+                              self->on_connected();
                             });
       });
 }
@@ -75,10 +80,9 @@ void BackendConnection::on_connected() {
   boost::system::error_code ignored;
   socket_.set_option(tcp::no_delay(true), ignored);
   socket_.set_option(asio::socket_base::keep_alive(true), ignored);
-  bool was_down = !down_reason_.empty();
   state_ = State::Up;
   backoff_ = std::chrono::milliseconds(0);
-  if (was_down) {
+  if (!down_reason_.empty()) {
     spdlog::info("shard '{}' ({}) is up again", target_.shard_name, address_text());
     down_reason_.clear();
   }
@@ -89,35 +93,42 @@ void BackendConnection::on_connected() {
   schedule_flush();
 }
 
-// AUTH and SELECT go first on every new connection; their replies are checked, not forwarded.
+// HELLO/AUTH and SELECT go first on every new connection; their replies are checked, not
+// forwarded.
 void BackendConnection::handshake() {
   const auto& backend = config_.backend;
   std::string prefix;
   protocol::RespWriter writer(prefix);
   std::size_t commands = 0;
-  if (!backend.password.empty()) {
-    if (backend.username.empty()) {
-      std::string_view args[] = {"AUTH", backend.password};
+  std::string_view user = backend.username.empty() ? std::string_view("default") : backend.username;
+  if (target_.profile.protocol == 3) {
+    if (backend.password.empty()) {
+      std::string_view args[] = {"HELLO", "3"};
       writer.command(args);
     } else {
-      std::string_view args[] = {"AUTH", backend.username, backend.password};
+      std::string_view args[] = {"HELLO", "3", "AUTH", user, backend.password};
       writer.command(args);
     }
     ++commands;
+  } else if (!backend.password.empty()) {
+    std::string_view args[] = {"AUTH", user, backend.password};
+    writer.command(args);
+    ++commands;
   }
-  if (backend.database != 0) {
-    std::string db = std::to_string(backend.database);
+  if (target_.profile.database != 0) {
+    std::string db = std::to_string(target_.profile.database);
     std::string_view args[] = {"SELECT", db};
     writer.command(args);
     ++commands;
   }
-  auto now = std::chrono::steady_clock::now();
-  for (std::size_t i = 0; i < commands; ++i) pending_.push_front({nullptr, 0, 0, now});
+  auto deadline = Clock::now() + config_.timeouts.request;
+  for (std::size_t i = 0; i < commands; ++i)
+    pending_.push_front({nullptr, 0, 0, Owner::Handshake, deadline});
   outbox_.insert(0, prefix);
 }
 
 void BackendConnection::send(std::string_view request, ReplySinkPtr sink, std::uint64_t slot,
-                             std::uint32_t fragment) {
+                             std::uint32_t fragment, bool timed) {
   if (state_ == State::Down || state_ == State::Stopped) {
     std::string reply =
         state_ == State::Stopped
@@ -128,7 +139,15 @@ void BackendConnection::send(std::string_view request, ReplySinkPtr sink, std::u
     return;
   }
   outbox_.append(request);
-  pending_.push_back({std::move(sink), slot, fragment, std::chrono::steady_clock::now()});
+  auto deadline = timed ? Clock::now() + config_.timeouts.request : Clock::time_point::max();
+  pending_.push_back({std::move(sink), slot, fragment, Owner::Client, deadline});
+  if (state_ == State::Up) schedule_flush();
+}
+
+void BackendConnection::send_silent(std::string_view request) {
+  if (state_ == State::Down || state_ == State::Stopped) return;
+  outbox_.append(request);
+  pending_.push_back({nullptr, 0, 0, Owner::Silent, Clock::now() + config_.timeouts.request});
   if (state_ == State::Up) schedule_flush();
 }
 
@@ -137,9 +156,10 @@ void BackendConnection::send(std::string_view request, ReplySinkPtr sink, std::u
 void BackendConnection::schedule_flush() {
   if (flush_posted_ || write_in_flight_) return;
   flush_posted_ = true;
-  asio::post(io_, [this, generation = generation_] {
-    flush_posted_ = false;
-    if (generation == generation_) flush();
+  asio::post(io_, [self = BackendConnectionPtr(this), generation = generation_] {
+    if (generation != self->generation_) return;
+    self->flush_posted_ = false;
+    self->flush();
   });
 }
 
@@ -148,18 +168,16 @@ void BackendConnection::flush() {
   writing_.swap(outbox_);
   write_in_flight_ = true;
   asio::async_write(socket_, asio::buffer(writing_),
-                    [this, generation = generation_](boost::system::error_code ec, std::size_t) {
-                      if (generation != generation_) return;
-                      write_in_flight_ = false;
-                      writing_.clear();
-                      if (ec) {
-                        reset(as_reply(error_message(ClientError::ShardConnectionLost,
-                                                     target_.shard_name, address_text(),
-                                                     ec.message())),
-                              true);
-                        return;
-                      }
-                      flush();
+                    [self = BackendConnectionPtr(this), generation = generation_](
+                        boost::system::error_code ec, std::size_t) {
+                      if (generation != self->generation_) return;
+                      self->write_in_flight_ = false;
+                      self->writing_.clear();
+                      if (ec)
+                        return self->connection_failed(as_reply(error_message(
+                            ClientError::ShardConnectionLost, self->target_.shard_name,
+                            self->address_text(), ec.message())));
+                      self->flush();
                     });
 }
 
@@ -178,16 +196,15 @@ void BackendConnection::read() {
   }
   socket_.async_read_some(
       asio::buffer(inbox_.data() + inbox_end_, inbox_.size() - inbox_end_),
-      [this, generation = generation_](boost::system::error_code ec, std::size_t bytes) {
-        if (generation != generation_) return;
+      [self = BackendConnectionPtr(this), generation = generation_](boost::system::error_code ec,
+                                                                    std::size_t bytes) {
+        if (generation != self->generation_) return;
         if (ec) {
           std::string why = ec == asio::error::eof ? "the shard closed the connection" : ec.message();
-          reset(as_reply(error_message(ClientError::ShardConnectionLost, target_.shard_name,
-                                       address_text(), why)),
-                true);
-          return;
+          return self->connection_failed(as_reply(error_message(
+              ClientError::ShardConnectionLost, self->target_.shard_name, self->address_text(), why)));
         }
-        on_read(bytes);
+        self->on_read(bytes);
       });
 }
 
@@ -204,37 +221,64 @@ void BackendConnection::on_read(std::size_t bytes) {
   read();
 }
 
+// A pub/sub message rather than a reply: a RESP2 array or RESP3 push whose first element is
+// message, pmessage or smessage (Redis writes them exactly in this form). Subscribe
+// confirmations are replies to the (P|S)SUBSCRIBE that asked for them.
+bool BackendConnection::is_push(std::string_view frame) const {
+  if (frame.size() < 4 || (frame[0] != '*' && frame[0] != '>')) return false;
+  std::string_view rest = frame.substr(1);
+  return rest.starts_with("3\r\n$7\r\nmessage\r\n") || rest.starts_with("4\r\n$8\r\npmessage\r\n") ||
+         rest.starts_with("3\r\n$8\r\nsmessage\r\n");
+}
+
 // Hands every complete reply in the inbox to the request that owns it. False when the
 // connection had to be reset.
 bool BackendConnection::deliver_frames() {
+  BackendConnectionPtr keep(this);  // a sink may drop the last other reference
   auto generation = generation_;
   while (inbox_start_ < inbox_end_) {
     std::size_t size = 0;
     std::string_view input(inbox_.data() + inbox_start_, inbox_end_ - inbox_start_);
     auto status = scanner_.scan(input, size);
     if (status == protocol::ScanStatus::NeedMore) return true;
+    std::string_view frame = input.substr(0, std::min(size, input.size()));
+    // Messages go to the subscriber; any other push on a connection that asked for none (a
+    // shared RESP3 connection) is dropped rather than taken for somebody's reply.
+    if (status == protocol::ScanStatus::Complete &&
+        (is_push(frame) || (frame.front() == '>' && role_ != ConnectionRole::Subscriber))) {
+      inbox_start_ += size;
+      if (push_sink_ && is_push(frame))
+        push_sink_->deliver(kPushSlot, static_cast<std::uint32_t>(target_.shard_index), frame);
+      if (generation != generation_) return false;
+      continue;
+    }
     if (status == protocol::ScanStatus::Error || pending_.empty()) {
       spdlog::error("shard '{}' ({}) sent {}; resetting the connection", target_.shard_name,
                     address_text(),
                     status == protocol::ScanStatus::Error ? "bytes that are not RESP"
                                                           : "a reply nobody asked for");
-      reset(as_reply(error_message(ClientError::ShardProtocolError, target_.shard_name,
-                                   address_text())),
-            true);
+      connection_failed(as_reply(error_message(ClientError::ShardProtocolError,
+                                               target_.shard_name, address_text())));
       return false;
     }
-    std::string_view frame = input.substr(0, size);
     inbox_start_ += size;
     Pending owner = std::move(pending_.front());
     pending_.pop_front();
-    if (owner.sink) {
-      owner.sink->deliver(owner.slot, owner.fragment, frame);
-    } else if (!frame.empty() && frame.front() == '-') {
-      std::string why(frame.substr(1, frame.size() - 3));
-      spdlog::error("shard '{}' ({}) refused Santral's handshake: {}", target_.shard_name,
-                    address_text(), why);
-      go_down("handshake failed: " + why + " (check backend.password / backend.database)");
-      return false;
+    switch (owner.owner) {
+      case Owner::Client:
+        owner.sink->deliver(owner.slot, owner.fragment, frame);
+        break;
+      case Owner::Handshake:
+        if (frame.front() == '-' || frame.front() == '!') {
+          std::string why(frame.substr(1, frame.size() - 3));
+          spdlog::error("shard '{}' ({}) refused Santral's handshake: {}", target_.shard_name,
+                        address_text(), why);
+          go_down("handshake failed: " + why + " (check backend.password / backend.database)");
+          return false;
+        }
+        break;
+      case Owner::Silent:
+        break;
     }
     if (generation != generation_) return false;
   }
@@ -246,62 +290,60 @@ void BackendConnection::fail_all(const std::string& reply) {
   pending_.clear();
   outbox_.clear();
   for (auto& p : failed)
-    if (p.sink) p.sink->deliver(p.slot, p.fragment, reply);
+    if (p.owner == Owner::Client) p.sink->deliver(p.slot, p.fragment, reply);
 }
 
-// Drops the connection: everything in flight fails with `reply`, and a late answer to it can
-// never arrive on the next connection.
-void BackendConnection::reset(const std::string& reply, bool reconnect_now) {
-  ++generation_;
-  boost::system::error_code ignored;
-  socket_.close(ignored);
-  write_in_flight_ = false;
-  writing_.clear();
-  flush_posted_ = false;
+// The connection broke or a reply took too long: everything in flight fails with `reply`, and
+// a late answer to it can never arrive on a connection that serves later requests. A shared
+// connection reconnects at once; a lent one stays down, its owner decides.
+void BackendConnection::connection_failed(const std::string& reply) {
+  if (state_ == State::Stopped) return;
+  close_socket();
   fail_all(reply);
-  if (reconnect_now && state_ != State::Stopped) connect();
+  if (role_ == ConnectionRole::Shared) return connect();
+  state_ = State::Down;
+  down_reason_ = "the connection was lost";
+  if (auto sink = std::move(push_sink_)) sink->connection_lost(target_.shard_index);
 }
 
 void BackendConnection::go_down(const std::string& reason) {
   if (state_ == State::Stopped) return;
-  ++generation_;
-  boost::system::error_code ignored;
-  socket_.close(ignored);
+  close_socket();
   bool first = down_reason_.empty();
   down_reason_ = reason;
   state_ = State::Down;
-  write_in_flight_ = false;
-  writing_.clear();
   fail_all(as_reply(error_message(ClientError::ShardUnavailable, target_.shard_name,
                                   address_text(), reason)));
-  backoff_ = backoff_.count() == 0
-                 ? config_.timeouts.reconnect_min
-                 : std::min(backoff_ * 2, config_.timeouts.reconnect_max);
+  if (role_ != ConnectionRole::Shared) {
+    if (auto sink = std::move(push_sink_)) sink->connection_lost(target_.shard_index);
+    return;
+  }
+  backoff_ = backoff_.count() == 0 ? config_.timeouts.reconnect_min
+                                   : std::min(backoff_ * 2, config_.timeouts.reconnect_max);
   if (first)
     spdlog::warn("shard '{}' ({}) is down: {}; retrying every {} ms at most", target_.shard_name,
                  address_text(), reason, config_.timeouts.reconnect_max.count());
   retry_timer_.expires_after(backoff_);
-  retry_timer_.async_wait([this, generation = generation_](boost::system::error_code ec) {
-    if (ec || generation != generation_) return;
-    connect();
+  retry_timer_.async_wait([self = BackendConnectionPtr(this), generation = generation_](
+                              boost::system::error_code ec) {
+    if (ec || generation != self->generation_) return;
+    self->connect();
   });
 }
 
-void BackendConnection::check_deadlines(std::chrono::steady_clock::time_point now) {
+void BackendConnection::check_deadlines(Clock::time_point now) {
   if (state_ == State::Connecting && now - connect_started_ > config_.timeouts.connect) {
     go_down("no connection within " + std::to_string(config_.timeouts.connect.count()) +
             " ms (timeouts.connect_ms)");
     return;
   }
-  if (state_ == State::Up && !pending_.empty() &&
-      now - pending_.front().sent > config_.timeouts.request) {
+  if (state_ == State::Up && !pending_.empty() && now > pending_.front().deadline) {
     spdlog::warn("shard '{}' ({}) did not answer within {} ms; dropping {} in-flight requests "
                  "and reconnecting",
                  target_.shard_name, address_text(), config_.timeouts.request.count(),
                  pending_.size());
-    reset(as_reply(error_message(ClientError::ShardTimeout, target_.shard_name, address_text(),
-                                 config_.timeouts.request.count())),
-          true);
+    connection_failed(as_reply(error_message(ClientError::ShardTimeout, target_.shard_name,
+                                             address_text(), config_.timeouts.request.count())));
   }
 }
 

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,6 +11,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/intrusive_ptr.hpp>
+#include <boost/smart_ptr/intrusive_ref_counter.hpp>
 
 #include "config/config.h"
 #include "protocol/reply_scanner.h"
@@ -17,51 +20,79 @@
 
 namespace santral::router {
 
-// Which shard a connection serves and how it behaves; shared by all connections of a worker.
+// What kind of client a connection serves: the database it has SELECTed and the RESP version
+// it speaks (HELLO 3 makes the shard itself produce RESP3, so replies need no conversion).
+struct ConnectionProfile {
+  int database = 0;
+  int protocol = 2;
+  bool operator==(const ConnectionProfile&) const = default;
+};
+
 struct BackendTarget {
   std::size_t shard_index;
   std::string shard_name;
   config::Endpoint address;
+  ConnectionProfile profile;
 };
 
-// One pipelined connection from a worker to a shard. Requests from many clients are written
-// back to back; replies come back in the same order, so the oldest in-flight request owns the
-// next reply. Everything queued in one event-loop turn leaves in one write.
+enum class ConnectionRole {
+  Shared,      // pipelined for all of a worker's clients; reconnects by itself
+  Dedicated,   // lent to one client at a time (transactions, blocking commands); never
+               // reconnects, because a new connection would silently lose MULTI or WATCH state
+  Subscriber,  // one client's pub/sub connection: messages are pushed to the client
+};
+
+// One connection from a worker to a shard. Requests are written back to back; replies come
+// back in the same order, so the oldest in-flight request owns the next reply. Everything
+// queued in one event-loop turn leaves in one write.
 //
 // Failure handling: a request that is not answered within timeouts.request fails, and the
 // connection is dropped and reopened so that its late reply can never reach a later request.
-// A connection that cannot connect is Down: requests fail at once with the reason, and it
-// retries in the background with exponential backoff.
-class BackendConnection {
+// A shared connection that cannot connect is Down: requests fail at once with the reason, and
+// it retries in the background with exponential backoff.
+class BackendConnection
+    : public boost::intrusive_ref_counter<BackendConnection, boost::thread_unsafe_counter> {
  public:
   enum class State { Connecting, Up, Down, Stopped };
+  // deliver()'s slot for a pub/sub message pushed by a Subscriber connection.
+  static constexpr std::uint64_t kPushSlot = std::numeric_limits<std::uint64_t>::max();
 
   BackendConnection(boost::asio::io_context& io, BackendTarget target,
-                    const config::Config& config);
+                    const config::Config& config, ConnectionRole role = ConnectionRole::Shared);
   BackendConnection(const BackendConnection&) = delete;
   BackendConnection& operator=(const BackendConnection&) = delete;
 
   void start();
+  // Closes the connection; everything in flight fails with a shutting-down error.
   void stop();
 
   // Sends one request (complete RESP bytes). Its reply goes to sink->deliver(slot, fragment)
-  // later, or at once if the shard is down.
+  // later, or at once if the shard is down. An untimed request (a blocking command) may wait
+  // for its reply as long as the shard takes.
   void send(std::string_view request, ReplySinkPtr sink, std::uint64_t slot,
-            std::uint32_t fragment);
+            std::uint32_t fragment, bool timed = true);
+  // Sends a request whose reply Santral drops (the MULTI that opens a pinned transaction).
+  void send_silent(std::string_view request);
+  // Subscriber connections: where pushed messages go (deliver with kPushSlot), and who hears
+  // when the connection is lost.
+  void set_push_sink(ReplySinkPtr sink) { push_sink_ = std::move(sink); }
 
   // Called periodically by the worker: fails requests and connects that took too long.
   void check_deadlines(std::chrono::steady_clock::time_point now);
 
   State state() const { return state_; }
+  bool usable() const { return state_ == State::Up || state_ == State::Connecting; }
   const BackendTarget& target() const { return target_; }
   std::size_t in_flight() const { return pending_.size(); }
 
  private:
+  enum class Owner : std::uint8_t { Client, Handshake, Silent };
   struct Pending {
-    ReplySinkPtr sink;  // null for Santral's own handshake commands (AUTH, SELECT)
+    ReplySinkPtr sink;
     std::uint64_t slot;
     std::uint32_t fragment;
-    std::chrono::steady_clock::time_point sent;
+    Owner owner;
+    std::chrono::steady_clock::time_point deadline;
   };
 
   void connect();
@@ -72,14 +103,17 @@ class BackendConnection {
   void read();
   void on_read(std::size_t bytes);
   bool deliver_frames();
+  bool is_push(std::string_view frame) const;
   void fail_all(const std::string& reply);
-  void reset(const std::string& reply, bool reconnect_now);
+  void connection_failed(const std::string& reply);
   void go_down(const std::string& reason);
+  void close_socket();
   std::string address_text() const { return target_.address.text(); }
 
   boost::asio::io_context& io_;
   BackendTarget target_;
   const config::Config& config_;
+  ConnectionRole role_;
   boost::asio::ip::tcp::socket socket_;
   boost::asio::ip::tcp::resolver resolver_;
   boost::asio::steady_timer retry_timer_;
@@ -88,6 +122,7 @@ class BackendConnection {
   std::chrono::steady_clock::time_point connect_started_;
   std::chrono::milliseconds backoff_{0};
   std::string down_reason_;
+  ReplySinkPtr push_sink_;
 
   std::deque<Pending> pending_;
   std::string outbox_;   // queued, not yet handed to the socket
@@ -100,5 +135,7 @@ class BackendConnection {
   std::size_t inbox_end_ = 0;
   protocol::ReplyScanner scanner_;
 };
+
+using BackendConnectionPtr = boost::intrusive_ptr<BackendConnection>;
 
 }  // namespace santral::router

@@ -2,10 +2,13 @@
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "protocol/errors.h"
 #include "router/dispatch.h"
+#include "router/subscriptions.h"
+#include "router/transaction.h"
 #include "router/worker.h"
 
 namespace santral::router {
@@ -24,19 +27,42 @@ void release_if_large(Buffer& buffer) {
   if (buffer.capacity() > kKeepCapacity) Buffer().swap(buffer);
 }
 
+std::string endpoint_text(const asio::ip::tcp::endpoint& endpoint) {
+  auto address = endpoint.address();
+  if (address.is_v6()) return fmt::format("[{}]:{}", address.to_string(), endpoint.port());
+  return fmt::format("{}:{}", address.to_string(), endpoint.port());
+}
+
 }  // namespace
 
 ClientSession::ClientSession(Worker& worker, asio::ip::tcp::socket socket, std::uint64_t id)
     : worker_(worker), socket_(std::move(socket)), parser_(worker.config().limits.request) {
   state_.id = id;
+  state_.database = worker.config().backend.database;
   boost::system::error_code ec;
   auto remote = socket_.remote_endpoint(ec);
-  if (!ec) state_.peer = remote.address().to_string() + ":" + std::to_string(remote.port());
+  if (!ec) state_.peer = endpoint_text(remote);
+  auto local = socket_.local_endpoint(ec);
+  if (!ec) state_.local = endpoint_text(local);
   socket_.set_option(asio::ip::tcp::no_delay(true), ec);
-  state_.authenticated = worker.config().password.empty();
+  state_.authenticated = worker.config().password.empty() && worker.config().users.empty();
 }
 
 ClientSession::~ClientSession() = default;
+
+Transaction& ClientSession::transaction() {
+  if (!transaction_) transaction_ = std::make_unique<Transaction>();
+  return *transaction_;
+}
+
+bool ClientSession::in_transaction() const { return transaction_ && transaction_->in_multi(); }
+
+Subscriptions& ClientSession::subscriptions() {
+  if (!subscriptions_) subscriptions_ = std::make_unique<Subscriptions>();
+  return *subscriptions_;
+}
+
+bool ClientSession::subscribed() const { return subscriptions_ && subscriptions_->count() > 0; }
 
 void ClientSession::start() {
   inbox_.resize(kInboxInitial);
@@ -49,6 +75,13 @@ void ClientSession::close() {
   closing_ = true;
   boost::system::error_code ignored;
   socket_.close(ignored);
+  auto& pool = worker_.pool();
+  if (transaction_) transaction_->abandon(*this);
+  if (subscriptions_) subscriptions_->abandon(*this);
+  // A blocked connection is still inside its command on the shard: close it, never reuse it.
+  auto calls = std::move(blocked_);
+  blocked_.clear();
+  for (auto& call : calls) pool.drop(call.connection);
   worker_.forget(*this);
 }
 
@@ -66,7 +99,7 @@ void ClientSession::make_room() {
 }
 
 void ClientSession::read() {
-  if (reading_ || paused_ || closing_) return;
+  if (reading_ || paused_ || draining_ || closing_) return;
   make_room();
   reading_ = true;
   socket_.async_read_some(
@@ -113,7 +146,16 @@ void ClientSession::process_input() {
       reply_protocol_error();
       break;
     }
-    if (status == protocol::ParseStatus::Complete) dispatch(*this, request);
+    if (status == protocol::ParseStatus::Complete) {
+      silent_ = state_.reply_off || state_.skip_next;
+      state_.skip_next = false;
+      state_.last_active = std::chrono::steady_clock::now();
+      if (dispatch(*this, request) == Dispatched::AfterEarlierReplies) {
+        // Leave the request in the inbox; it is parsed again once every earlier reply is in.
+        draining_ = true;
+        break;
+      }
+    }
     inbox_start_ += consumed;
   }
   if (inbox_start_ == inbox_end_) {
@@ -123,6 +165,7 @@ void ClientSession::process_input() {
       inbox_.shrink_to_fit();
     }
   }
+  silent_ = false;
   processing_ = false;
 }
 
@@ -143,13 +186,12 @@ void ClientSession::reply_protocol_error() {
     case ProtocolError::BulkTooLarge:
       message = error_message(ClientError::BulkTooLarge, parser_.announced(), limits.max_bulk_bytes);
       break;
-    case ProtocolError::ExpectedDollar:
+    case ProtocolError::ExpectedDollar: {
       // Redis prints a space in place of a CR or LF here.
-      message = error_message(ClientError::ExpectedDollar,
-                              parser_.unexpected_byte() == '\r' || parser_.unexpected_byte() == '\n'
-                                  ? ' '
-                                  : parser_.unexpected_byte());
+      char got = parser_.unexpected_byte();
+      message = error_message(ClientError::ExpectedDollar, got == '\r' || got == '\n' ? ' ' : got);
       break;
+    }
     case ProtocolError::TooBigCountString:
       message = error_message(ClientError::TooBigCountString);
       break;
@@ -165,11 +207,13 @@ void ClientSession::reply_protocol_error() {
       break;
   }
   spdlog::debug("client {} ({}): {}; closing the connection", state_.id, state_.peer, message);
+  silent_ = false;
   reply_error(message);
   close_after_replies();
 }
 
 void ClientSession::reply(std::string_view resp) {
+  if (silent_) return;
   if (replies_.empty()) {
     outbox_.append(resp);
   } else {
@@ -185,9 +229,19 @@ void ClientSession::reply_error(std::string_view message) {
   reply(line);
 }
 
+std::uint64_t ClientSession::open_slot(std::uint32_t fragments, std::unique_ptr<ReplyMerge> merge) {
+  auto slot = replies_.open(fragments, std::move(merge));
+  if (silent_) replies_.silence(slot);
+  return slot;
+}
+
+BackendConnection& ClientSession::shared_backend(std::size_t shard) {
+  return worker_.pool().shared(shard, profile(), state_.id);
+}
+
 void ClientSession::forward(std::size_t shard, std::string_view request_bytes) {
-  auto slot = replies_.open();
-  worker_.backend(shard, state_.id).send(request_bytes, this, slot, 0);
+  auto slot = open_slot();
+  shared_backend(shard).send(request_bytes, this, slot, 0);
 }
 
 void ClientSession::close_after_replies() {
@@ -195,8 +249,21 @@ void ClientSession::close_after_replies() {
   schedule_flush();
 }
 
+void ClientSession::push(std::string_view frame) {
+  if (replies_.empty()) {
+    outbox_.append(frame);
+  } else {
+    replies_.complete(replies_.open(), frame);
+  }
+  schedule_flush();
+}
+
 void ClientSession::deliver(std::uint64_t slot, std::uint32_t fragment, std::string_view reply) {
   if (closed_) return;
+  if (slot == BackendConnection::kPushSlot) {
+    if (subscriptions_) subscriptions_->message(*this, fragment, reply);
+    return;
+  }
   if (replies_.is_simple_head(slot)) {
     outbox_.append(reply);
     replies_.pop_head();
@@ -214,7 +281,42 @@ void ClientSession::deliver(std::uint64_t slot, std::uint32_t fragment, std::str
   resume_if_drained();
 }
 
+void ClientSession::connection_lost(std::size_t shard) {
+  // Its subscriptions on that shard are gone; closing makes the client reconnect and
+  // subscribe again, as it would if it had been talking to that Redis itself.
+  spdlog::info("client {} ({}): its pub/sub connection to shard '{}' was lost; closing it",
+               state_.id, state_.peer, worker_.shard_map().shard(shard).name);
+  close();
+}
+
+void ClientSession::unblocked(const BackendConnection* connection) {
+  for (auto it = blocked_.begin(); it != blocked_.end(); ++it) {
+    if (it->connection.get() != connection) continue;
+    auto owned = std::move(it->connection);
+    blocked_.erase(it);
+    worker_.pool().give_back(std::move(owned));
+    return;
+  }
+}
+
+bool ClientSession::unblock(bool with_error) {
+  if (blocked_.empty()) return false;
+  auto calls = std::move(blocked_);
+  blocked_.clear();
+  for (auto& call : calls) {
+    worker_.pool().drop(call.connection);
+    deliver(call.slot, 0,
+            with_error ? "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n" : call.timeout_reply);
+  }
+  return true;
+}
+
 void ClientSession::resume_if_drained() {
+  if (draining_ && replies_.empty()) {
+    draining_ = false;
+    process_input();
+    read();
+  }
   if (!paused_ || over_limits()) return;
   paused_ = false;
   process_input();
@@ -254,6 +356,32 @@ void ClientSession::on_written(const boost::system::error_code& ec) {
   }
   flush();
   resume_if_drained();
+}
+
+std::string ClientSession::describe() const {
+  using std::chrono::duration_cast;
+  using std::chrono::seconds;
+  auto now = std::chrono::steady_clock::now();
+  int channels = subscriptions_ ? subscriptions_->channels() : 0;
+  int patterns = subscriptions_ ? subscriptions_->patterns() : 0;
+  int shard_channels = subscriptions_ ? subscriptions_->shard_channels() : 0;
+  std::string flags;
+  if (transaction_ && transaction_->in_multi()) flags += 'x';
+  if (!blocked_.empty()) flags += 'b';
+  if (channels + patterns + shard_channels > 0) flags += 'P';
+  if (flags.empty()) flags = "N";
+  return fmt::format(
+      "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} "
+      "ssub={} multi={} qbuf={} qbuf-free={} obl=0 oll={} omem={} tot-mem={} events=r cmd={} "
+      "user={} redir=-1 resp={}",
+      state_.id, state_.peer, state_.local, const_cast<asio::ip::tcp::socket&>(socket_).native_handle(),
+      state_.name, duration_cast<seconds>(now - state_.connected_at).count(),
+      duration_cast<seconds>(now - state_.last_active).count(), flags, state_.database, channels,
+      patterns, shard_channels, transaction_ ? transaction_->queued() : -1,
+      inbox_end_ - inbox_start_, inbox_.size() - (inbox_end_ - inbox_start_), replies_.size(),
+      outbox_.size() + writing_.size(),
+      inbox_.capacity() + outbox_.capacity() + writing_.capacity(), state_.last_command,
+      state_.user, state_.protocol);
 }
 
 }  // namespace santral::router

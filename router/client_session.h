@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -8,6 +9,7 @@
 #include <boost/asio/ip/tcp.hpp>
 
 #include "protocol/request_parser.h"
+#include "router/backend_connection.h"
 #include "router/client_state.h"
 #include "router/reply_queue.h"
 #include "router/reply_sink.h"
@@ -15,6 +17,8 @@
 namespace santral::router {
 
 class Worker;
+class Transaction;
+class Subscriptions;
 
 // One client connection: reads its requests, routes each through the command table, and
 // writes the replies back in request order. Lives on one worker thread.
@@ -24,31 +28,64 @@ class ClientSession final : public ReplySink {
   ~ClientSession() override;
 
   void start();
-  // Closes the connection now; replies still owed by backends are dropped when they arrive.
+  // Closes the connection now; replies still owed by backends are dropped when they arrive,
+  // and connections lent to this client (transaction, blocking, pub/sub) are closed.
   void close();
+  bool closed() const { return closed_; }
 
-  // ReplySink: a backend's reply to one of this client's requests.
+  // ReplySink: a backend's reply to one of this client's requests, or a pub/sub message.
   void deliver(std::uint64_t slot, std::uint32_t fragment, std::string_view reply) override;
+  void connection_lost(std::size_t shard) override;
 
   // --- used by the routing strategies while the current request is handled ---
   Worker& worker() { return worker_; }
   ClientState& state() { return state_; }
+  ConnectionProfile profile() const { return {state_.database, state_.protocol}; }
   // Answers the current request with complete RESP bytes.
   void reply(std::string_view resp);
+  // Whether the current request's reply is dropped (CLIENT REPLY OFF / SKIP).
+  void set_silent(bool silent) { silent_ = silent; }
   // Answers the current request with an error (message without '-' and CRLF).
   void reply_error(std::string_view message);
-  // Sends the current request's bytes to shard `shard`; the reply comes back through deliver().
+  // Opens the reply slot of the current request; its replies arrive through deliver().
+  std::uint64_t open_slot(std::uint32_t fragments = 1, std::unique_ptr<ReplyMerge> merge = nullptr);
+  // Sends the current request's bytes to shard `shard` over this client's shared connection.
   void forward(std::size_t shard, std::string_view request_bytes);
+  BackendConnection& shared_backend(std::size_t shard);
   // After the current reply is written, close the connection (QUIT, protocol errors).
   void close_after_replies();
+  // A blocking command of this client waiting on its own lent connection. `timeout_reply` is
+  // what CLIENT UNBLOCK ... TIMEOUT answers in its place.
+  struct BlockedCall {
+    BackendConnectionPtr connection;
+    std::uint64_t slot;
+    std::string timeout_reply;
+  };
+  void blocked(BlockedCall call) { blocked_.push_back(std::move(call)); }
+  // The blocking command on `connection` got its reply: the connection goes back to the pool.
+  void unblocked(const BackendConnection* connection);
+  // A pub/sub message (or anything else unasked for) to pass on in order.
+  void push(std::string_view frame);
+  bool idle() const { return replies_.empty(); }
+
+  Transaction& transaction();
+  bool in_transaction() const;
+  Subscriptions& subscriptions();
+  bool subscribed() const;
+
   std::vector<std::uint32_t>& key_positions() { return key_positions_; }
   std::string& scratch() { return scratch_; }
+
+  // CLIENT LIST / CLIENT INFO line for this client.
+  std::string describe() const;
+  // CLIENT UNBLOCK: ends this client's blocking commands as if they timed out (or with an
+  // error); true when it had one.
+  bool unblock(bool with_error);
 
  private:
   void read();
   void on_read(const boost::system::error_code& ec, std::size_t bytes);
   void process_input();
-  void handle(const protocol::Request& request);
   void reply_protocol_error();
   bool over_limits() const;
   void resume_if_drained();
@@ -71,13 +108,18 @@ class ClientSession final : public ReplySink {
   std::string writing_;
   bool write_in_flight_ = false;
   bool flush_posted_ = false;
+  bool silent_ = false;  // the current request's reply is dropped (CLIENT REPLY OFF/SKIP)
 
   bool reading_ = false;
   bool processing_ = false;
-  bool paused_ = false;   // backpressure: too much in flight or buffered
-  bool closing_ = false;  // no more requests; close once every reply is written
+  bool paused_ = false;    // backpressure: too much in flight or buffered
+  bool draining_ = false;  // a request waits for every earlier reply first (WAIT)
+  bool closing_ = false;   // no more requests; close once every reply is written
   bool closed_ = false;
 
+  std::unique_ptr<Transaction> transaction_;
+  std::unique_ptr<Subscriptions> subscriptions_;
+  std::vector<BlockedCall> blocked_;
   std::vector<std::uint32_t> key_positions_;
   std::string scratch_;
 };

@@ -9,12 +9,18 @@ namespace santral::router {
 // What Santral remembers about one client connection between its requests.
 struct ClientState {
   std::uint64_t id = 0;
-  std::string name;  // CLIENT SETNAME
-  std::string peer;  // "ip:port"
+  std::string name;   // CLIENT SETNAME
+  std::string peer;   // "ip:port" of the client
+  std::string local;  // "ip:port" Santral accepted it on
   std::string user = "default";
   bool authenticated = false;
   int protocol = 2;  // RESP version chosen with HELLO
-  std::chrono::system_clock::time_point connected_at = std::chrono::system_clock::now();
+  int database = 0;  // SELECTed database
+  bool reply_off = false;   // CLIENT REPLY OFF
+  bool skip_next = false;   // CLIENT REPLY SKIP: the next command's reply is dropped
+  std::string last_command = "NULL";
+  std::chrono::steady_clock::time_point connected_at = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_active = connected_at;
 };
 
 }  // namespace santral::router

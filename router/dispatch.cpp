@@ -16,15 +16,11 @@ namespace santral::router {
 using protocol::ClientError;
 using protocol::CommandSpec;
 using protocol::error_message;
+using protocol::LocalHandler;
 using protocol::Routing;
+using protocol::StatefulKind;
 
 namespace {
-
-std::string upper(std::string_view text) {
-  std::string out(text);
-  for (auto& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // Redis's words for an unknown command: "unknown command 'x', with args beginning with: 'a' 'b' "
 void reply_unknown(ClientSession& session, const protocol::Request& request) {
@@ -37,54 +33,110 @@ void reply_unknown(ClientSession& session, const protocol::Request& request) {
 
 // Commands a client may send before AUTH, as in Redis (CMD_NO_AUTH).
 bool allowed_before_auth(const CommandSpec& spec) {
-  using protocol::LocalHandler;
   return spec.local == LocalHandler::Auth || spec.local == LocalHandler::Hello ||
          spec.local == LocalHandler::Quit || spec.local == LocalHandler::Reset;
 }
 
-}  // namespace
+// What a RESP2 client may send while subscribed, as in Redis.
+bool allowed_while_subscribed(const CommandSpec& spec) {
+  return spec.stateful == StatefulKind::Subscribe || spec.local == LocalHandler::Ping ||
+         spec.local == LocalHandler::Quit || spec.local == LocalHandler::Reset;
+}
 
-void dispatch(ClientSession& session, const protocol::Request& request) {
-  const CommandSpec* spec = protocol::find_command(request.name());
-  if (spec == nullptr) return reply_unknown(session, request);
-  // A container needs a subcommand; COMMAND also runs without one.
-  if (spec->routing == Routing::Container && request.args.size() < 2)
-    return session.reply_error(error_message(ClientError::WrongArity, spec->name));
-  if (!spec->subcommands.empty() && request.args.size() >= 2) {
-    const CommandSpec* sub = protocol::find_subcommand(*spec, request.args[1]);
-    if (sub == nullptr)
-      return session.reply_error(error_message(ClientError::UnknownSubcommand,
-                                               std::string(request.args[1].substr(0, 128)),
-                                               upper(spec->name)));
-    spec = sub;
-  }
-  if (!spec->arity_ok(request.args.size()))
-    return session.reply_error(error_message(ClientError::WrongArity, spec->name));
-  if (!session.state().authenticated && !allowed_before_auth(*spec))
-    return session.reply_error(error_message(ClientError::NoAuth));
+// Commands that end or leave a transaction, or the connection, and are not queued in it.
+bool runs_inside_multi(const CommandSpec& spec) {
+  return spec.stateful == StatefulKind::Transaction || spec.local == LocalHandler::Quit ||
+         spec.local == LocalHandler::Reset;
+}
 
-  Routed routed{session, request, *spec};
-  switch (spec->routing) {
-    case Routing::Keyed:
-      return route_keyed(routed);
-    case Routing::Channel:
-      return route_channel(routed);
-    case Routing::Any:
-      return route_any(routed);
-    case Routing::Local:
-      return run_local(routed);
-    case Routing::Refused:
-      return session.reply_error(error_message(ClientError::Refused, upper(spec->name), spec->reason));
-    case Routing::Split:
-    case Routing::Broadcast:
-    case Routing::Stateful:
-    case Routing::Container:
+void route_stateful(const Routed& routed) {
+  switch (routed.spec.stateful) {
+    case StatefulKind::Transaction:
+      return route_transaction(routed);
+    case StatefulKind::Blocking:
+      return route_blocking(routed);
+    case StatefulKind::Subscribe:
+      return route_subscription(routed);
+    case StatefulKind::None:
       break;
   }
-  static constexpr std::string_view kKinds[] = {"keyed", "split", "broadcast", "any", "channel",
-                                                "local", "stateful", "refused", "container"};
-  session.reply_error(error_message(ClientError::NotYetSupported, upper(spec->name),
-                                    kKinds[static_cast<std::size_t>(spec->routing)]));
+}
+
+}  // namespace
+
+Dispatched dispatch(ClientSession& session, const protocol::Request& request) {
+  const CommandSpec* spec = protocol::find_command(request.name());
+  if (spec == nullptr) {
+    reply_unknown(session, request);
+    return Dispatched::Done;
+  }
+  // A container needs a subcommand; COMMAND also runs without one.
+  if (spec->routing == Routing::Container && request.args.size() < 2) {
+    session.reply_error(error_message(ClientError::WrongArity, spec->name));
+    return Dispatched::Done;
+  }
+  if (!spec->subcommands.empty() && request.args.size() >= 2) {
+    const CommandSpec* sub = protocol::find_subcommand(*spec, request.args[1]);
+    if (sub == nullptr) {
+      session.reply_error(error_message(ClientError::UnknownSubcommand,
+                                        std::string(request.args[1].substr(0, 128)),
+                                        upper_name(*spec)));
+      return Dispatched::Done;
+    }
+    spec = sub;
+  }
+  if (!spec->arity_ok(request.args.size())) {
+    session.reply_error(error_message(ClientError::WrongArity, spec->name));
+    return Dispatched::Done;
+  }
+  if (!session.state().authenticated && !allowed_before_auth(*spec)) {
+    session.reply_error(error_message(ClientError::NoAuth));
+    return Dispatched::Done;
+  }
+  session.state().last_command = spec->name;
+  if (session.state().protocol == 2 && session.subscribed() && !allowed_while_subscribed(*spec)) {
+    session.reply_error(error_message(ClientError::SubscribedMode, spec->name));
+    return Dispatched::Done;
+  }
+
+  Routed routed{session, request, *spec};
+  if (session.in_transaction() && !runs_inside_multi(*spec)) {
+    route_queued(routed);
+    return Dispatched::Done;
+  }
+  // WAIT counts the replicas that have this client's earlier writes, so those must be done.
+  if (spec->stateful == StatefulKind::Blocking && spec->key_specs.empty() && !session.idle())
+    return Dispatched::AfterEarlierReplies;
+
+  switch (spec->routing) {
+    case Routing::Keyed:
+      route_keyed(routed);
+      break;
+    case Routing::Split:
+      route_split(routed);
+      break;
+    case Routing::Broadcast:
+      route_broadcast(routed);
+      break;
+    case Routing::Any:
+      route_any(routed);
+      break;
+    case Routing::Channel:
+      route_channel(routed);
+      break;
+    case Routing::Local:
+      run_local(routed);
+      break;
+    case Routing::Stateful:
+      route_stateful(routed);
+      break;
+    case Routing::Refused:
+      session.reply_error(error_message(ClientError::Refused, upper_name(*spec), spec->reason));
+      break;
+    case Routing::Container:
+      break;  // COMMAND without a subcommand is `any`; other containers were handled above
+  }
+  return Dispatched::Done;
 }
 
 }  // namespace santral::router

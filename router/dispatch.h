@@ -6,9 +6,16 @@ namespace santral::router {
 
 class ClientSession;
 
+enum class Dispatched {
+  Done,
+  // Not handled yet: the request must wait until every earlier request of this client has
+  // its reply (WAIT), then be dispatched again.
+  AfterEarlierReplies,
+};
+
 // Routes one request of `session` by the command table: finds the command (and subcommand),
-// checks its arity and the client's authentication, then hands it to the strategy its
-// routing rule names.
-void dispatch(ClientSession& session, const protocol::Request& request);
+// checks its arity and the client's authentication and mode (MULTI, subscribed), then hands
+// it to the strategy its routing rule names.
+Dispatched dispatch(ClientSession& session, const protocol::Request& request);
 
 }  // namespace santral::router

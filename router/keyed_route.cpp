@@ -1,3 +1,6 @@
+#include <cctype>
+#include <strings.h>
+
 #include <fmt/format.h>
 
 #include "config/shard_map.h"
@@ -6,6 +9,7 @@
 #include "protocol/resp_writer.h"
 #include "router/client_session.h"
 #include "router/routing.h"
+#include "router/scripts.h"
 #include "router/worker.h"
 
 namespace santral::router {
@@ -13,37 +17,73 @@ namespace santral::router {
 using protocol::ClientError;
 using protocol::error_message;
 
-void forward_whole(const Routed& routed, std::size_t shard) {
-  if (!routed.request.inline_form) return routed.session.forward(shard, routed.request.raw);
+std::string upper_name(const protocol::CommandSpec& spec) {
+  std::string name(spec.name);
+  for (auto& c : name) c = c == '|' ? ' ' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return name;
+}
+
+std::string_view request_bytes(const Routed& routed) {
+  if (!routed.request.inline_form) return routed.request.raw;
   std::string& bytes = routed.session.scratch();
   bytes.clear();
   protocol::RespWriter(bytes).command(routed.request.args);
-  routed.session.forward(shard, bytes);
+  return bytes;
 }
 
-void route_keyed(const Routed& routed) {
+void forward_whole(const Routed& routed, std::size_t shard) {
+  routed.session.forward(shard, request_bytes(routed));
+}
+
+std::optional<std::size_t> single_shard(const Routed& routed) {
   auto& session = routed.session;
   const auto& args = routed.request.args;
   const auto& map = session.worker().shard_map();
   auto& positions = session.key_positions();
-  if (!protocol::find_keys(routed.spec, args, positions))
-    return session.reply_error(error_message(ClientError::NoKeysFound, routed.spec.name));
-  // A command with no key in this call (EVAL with numkeys 0) runs on the first shard, so the
-  // same keyless call always meets the same server.
-  if (positions.empty()) return forward_whole(routed, 0);
-
+  if (!protocol::find_keys(routed.spec, args, positions)) {
+    session.reply_error(error_message(ClientError::NoKeysFound, routed.spec.name));
+    return std::nullopt;
+  }
+  if (positions.empty()) return 0;
   std::size_t shard = map.shard_for_key(args[positions.front()]);
   for (std::size_t i = 1; i < positions.size(); ++i) {
     std::size_t other = map.shard_for_key(args[positions[i]]);
     if (other == shard) continue;
-    auto first = args[positions.front()].substr(0, 64);
-    auto second = args[positions[i]].substr(0, 64);
-    return session.reply_error(error_message(
+    session.reply_error(error_message(
         ClientError::CrossShard,
-        fmt::format("'{}' is on shard '{}', '{}' on shard '{}'", first, map.shard(shard).name,
-                    second, map.shard(other).name)));
+        fmt::format("'{}' is on shard '{}', '{}' on shard '{}'", args[positions.front()].substr(0, 64),
+                    map.shard(shard).name, args[positions[i]].substr(0, 64), map.shard(other).name)));
+    return std::nullopt;
   }
-  forward_whole(routed, shard);
+  return shard;
+}
+
+namespace {
+
+// XREAD and XREADGROUP block only when given BLOCK; without it they are plain reads.
+bool has_block_option(const Routed& routed) {
+  for (std::string_view arg : routed.request.args)
+    if (arg.size() == 5 && ::strncasecmp(arg.data(), "BLOCK", 5) == 0) return true;
+  return false;
+}
+
+}  // namespace
+
+void route_keyed(const Routed& routed) {
+  if (routed.spec.has(protocol::kBlocking) && has_block_option(routed)) return route_blocking(routed);
+  auto shard = single_shard(routed);
+  if (!shard) return;
+  switch (routed.spec.script) {
+    case protocol::ScriptArg::Body:
+      routed.session.worker().remember_script(routed.request.args[1]);
+      break;
+    case protocol::ScriptArg::Sha:
+      if (forward_with_script_retry(routed, *shard)) return;
+      break;
+    case protocol::ScriptArg::None:
+      break;
+  }
+  forward_whole(routed, *shard);
 }
 
 void route_channel(const Routed& routed) {
@@ -52,15 +92,14 @@ void route_channel(const Routed& routed) {
 }
 
 // Prefers a shard whose connection is up, so a keyless question is not failed by one dead shard.
-void route_any(const Routed& routed) {
+std::size_t any_shard(const Routed& routed) {
   auto& session = routed.session;
-  auto& worker = session.worker();
-  std::size_t shards = worker.shard_map().shard_count();
-  for (std::size_t i = 0; i < shards; ++i) {
-    if (worker.backend(i, session.state().id).state() == BackendConnection::State::Up)
-      return forward_whole(routed, i);
-  }
-  forward_whole(routed, 0);
+  std::size_t shards = session.worker().shard_map().shard_count();
+  for (std::size_t i = 0; i < shards; ++i)
+    if (session.shared_backend(i).state() == BackendConnection::State::Up) return i;
+  return 0;
 }
+
+void route_any(const Routed& routed) { forward_whole(routed, any_shard(routed)); }
 
 }  // namespace santral::router

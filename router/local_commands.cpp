@@ -1,3 +1,4 @@
+// Commands Santral answers itself, one handler per LocalHandler of the command table.
 #include <array>
 #include <charconv>
 #include <strings.h>
@@ -6,9 +7,13 @@
 #include "protocol/command_table_data.h"
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
+#include "router/client_commands.h"
 #include "router/client_session.h"
 #include "router/routing.h"
+#include "router/subscriptions.h"
+#include "router/transaction.h"
 #include "router/worker.h"
+#include "santral/version.h"
 
 namespace santral::router {
 
@@ -33,7 +38,7 @@ bool to_int(std::string_view text, long long& out) {
 template <typename Compose>
 void answer(const Routed& r, Compose&& compose) {
   std::string out;
-  RespWriter writer(out);
+  RespWriter writer(out, r.session.state().protocol);
   compose(writer);
   r.session.reply(out);
 }
@@ -41,8 +46,17 @@ void answer(const Routed& r, Compose&& compose) {
 void ok(const Routed& r) { r.session.reply("+OK\r\n"); }
 
 void ping(const Routed& r) {
+  std::string_view message = r.request.args.size() > 1 ? r.request.args[1] : std::string_view{};
+  // A subscribed RESP2 client gets PING's pub/sub form, as from Redis.
+  if (r.session.state().protocol == 2 && r.session.subscribed()) {
+    return answer(r, [&](RespWriter& w) {
+      w.array_header(2);
+      w.bulk("pong");
+      w.bulk(message);
+    });
+  }
   if (r.request.args.size() == 1) return r.session.reply("+PONG\r\n");
-  answer(r, [&](RespWriter& w) { w.bulk(r.request.args[1]); });
+  answer(r, [&](RespWriter& w) { w.bulk(message); });
 }
 
 void echo(const Routed& r) {
@@ -54,45 +68,54 @@ void quit(const Routed& r) {
   r.session.close_after_replies();
 }
 
-// Santral serves one database of every shard (backend.database); a client sees it as db 0.
+// SELECT n: later requests use connections that have SELECTed n on every shard.
 void select(const Routed& r) {
   long long db = 0;
   if (!to_int(r.request.args[1], db))
-    return r.session.reply_error("ERR value is not an integer or out of range");
-  if (db < 0 || db > 65535) return r.session.reply_error(error_message(ClientError::SelectInvalid));
-  if (db != 0)
-    return r.session.reply_error(
-        error_message(ClientError::SelectUnsupported, db, r.session.worker().config().backend.database));
+    return r.session.reply_error(error_message(ClientError::SelectNotInteger));
+  int databases = r.session.worker().config().databases;
+  if (db < 0 || db >= databases)
+    return r.session.reply_error(error_message(ClientError::SelectInvalid, databases - 1));
+  r.session.state().database = static_cast<int>(db);
   ok(r);
 }
 
-bool check_password(const Routed& r, std::string_view user, std::string_view password) {
+// Checks a user and password against the config; answers the client itself on failure.
+bool authenticate(const Routed& r, std::string_view user, std::string_view password, bool named) {
   const auto& config = r.session.worker().config();
-  if (config.password.empty()) {
-    r.session.reply_error(error_message(ClientError::AuthNotConfigured));
-    return false;
+  bool valid = false;
+  if (user == "default") {
+    if (config.password.empty() && config.users.empty()) {
+      // Like Redis's `nopass` default user: a named AUTH succeeds, a bare one is a mistake.
+      if (!named) {
+        r.session.reply_error(error_message(ClientError::AuthNotConfigured));
+        return false;
+      }
+      valid = true;
+    } else {
+      valid = !config.password.empty() && password == config.password;
+    }
+  } else {
+    for (const auto& u : config.users) valid = valid || (u.name == user && u.password == password);
   }
-  if (user != "default" || password != config.password) {
+  if (!valid) {
     r.session.reply_error(error_message(ClientError::AuthFailed));
     return false;
   }
   r.session.state().authenticated = true;
+  r.session.state().user = std::string(user);
   return true;
 }
 
 void auth(const Routed& r) {
   const auto& args = r.request.args;
   if (args.size() > 3) return r.session.reply_error("ERR syntax error");
-  std::string_view user = args.size() == 3 ? args[1] : "default";
-  if (check_password(r, user, args.back())) ok(r);
+  bool named = args.size() == 3;
+  if (authenticate(r, named ? args[1] : "default", args.back(), named)) ok(r);
 }
 
-bool valid_client_name(std::string_view name) {
-  for (char c : name)
-    if (c < '!' || c > '~') return false;
-  return true;
-}
-
+// HELLO [protover [AUTH user pass] [SETNAME name]]. A RESP3 client's requests go over
+// connections that said HELLO 3 to the shards, so their replies are RESP3 as sent.
 void hello(const Routed& r) {
   const auto& args = r.request.args;
   auto& state = r.session.state();
@@ -102,15 +125,13 @@ void hello(const Routed& r) {
     if (!to_int(args[1], version))
       return r.session.reply_error("ERR Protocol version is not an integer or out of range");
     i = 2;
-    // RESP3 replies need Santral to convert what shards send; until then it is refused the way
-    // Redis refuses an unknown version, and clients fall back to RESP2.
-    if (version != 2) return r.session.reply_error("NOPROTO sorry, this protocol version is not supported");
+    if (version != 2 && version != 3) return r.session.reply_error(error_message(ClientError::NoProto));
   }
   std::string_view new_name;
   bool rename = false;
   for (; i < args.size(); ++i) {
     if (equals_nocase(args[i], "AUTH") && i + 2 < args.size()) {
-      if (!check_password(r, args[i + 1], args[i + 2])) return;
+      if (!authenticate(r, args[i + 1], args[i + 2], true)) return;
       i += 2;
     } else if (equals_nocase(args[i], "SETNAME") && i + 1 < args.size()) {
       new_name = args[++i];
@@ -121,11 +142,15 @@ void hello(const Routed& r) {
       return r.session.reply_error("ERR Syntax error in HELLO option '" + std::string(args[i]) + "'");
     }
   }
-  if (!state.authenticated) return r.session.reply_error(error_message(ClientError::NoAuth));
+  if (!state.authenticated)
+    return r.session.reply_error(
+        "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
+        "<proto> AUTH <user> <pass> option can be used to authenticate the client and select "
+        "the RESP protocol version at the same time");
   if (rename) state.name = std::string(new_name);
   state.protocol = static_cast<int>(version);
   answer(r, [&](RespWriter& w) {
-    w.array_header(14);
+    w.map_header(7);
     w.bulk("server");
     w.bulk("redis");
     w.bulk("version");
@@ -143,78 +168,86 @@ void hello(const Routed& r) {
   });
 }
 
+// RESET: as a fresh connection: no transaction, no subscriptions, database and protocol back
+// to their defaults, CLIENT REPLY ON, and unauthenticated if the config requires AUTH.
 void reset(const Routed& r) {
-  auto& state = r.session.state();
+  auto& session = r.session;
+  auto& state = session.state();
+  session.transaction().abandon(session);
+  session.subscriptions().abandon(session);
+  const auto& config = session.worker().config();
   state.name.clear();
   state.protocol = 2;
-  state.authenticated = r.session.worker().config().password.empty();
-  r.session.reply("+RESET\r\n");
+  state.database = config.backend.database;
+  state.reply_off = state.skip_next = false;
+  state.user = "default";
+  state.authenticated = config.password.empty() && config.users.empty();
+  session.set_silent(false);
+  session.reply("+RESET\r\n");
 }
 
 void help(const Routed& r) {
   const auto* container = protocol::find_command(r.request.args[0]);
   answer(r, [&](RespWriter& w) {
     std::vector<std::string> lines;
-    lines.push_back(std::string(container->name) + " <subcommand> [<arg> ...]. Through Santral:");
+    lines.push_back(upper_name(*container) + " <subcommand> [<arg> ...]. Through Santral:");
     for (const auto& sub : container->subcommands) {
       if (sub.routing == protocol::Routing::Refused) continue;
-      lines.push_back("  " + std::string(sub.name.substr(container->name.size() + 1)));
+      lines.push_back("  " + upper_name(sub).substr(container->name.size() + 1));
     }
     w.array_header(lines.size());
     for (const auto& line : lines) w.simple(line);
   });
 }
 
-void client_getname(const Routed& r) {
-  const auto& name = r.session.state().name;
-  if (name.empty()) return r.session.reply("$-1\r\n");
-  answer(r, [&](RespWriter& w) { w.bulk(name); });
-}
-
-void client_setname(const Routed& r) {
-  std::string_view name = r.request.args[2];
-  if (!valid_client_name(name))
-    return r.session.reply_error("ERR Client names cannot contain spaces, newlines or special characters.");
-  r.session.state().name = std::string(name);
-  ok(r);
-}
-
-void client_id(const Routed& r) {
-  answer(r, [&](RespWriter& w) { w.integer(static_cast<std::int64_t>(r.session.state().id)); });
-}
-
 void command_count(const Routed& r) {
   answer(r, [&](RespWriter& w) { w.integer(static_cast<std::int64_t>(protocol::all_commands().size())); });
+}
+
+void acl_whoami(const Routed& r) {
+  answer(r, [&](RespWriter& w) { w.bulk(r.session.state().user); });
 }
 
 constexpr std::size_t kHandlers = static_cast<std::size_t>(LocalHandler::AclWhoami) + 1;
 
 constexpr auto kTable = [] {
   std::array<Handler, kHandlers> table{};
-  table[static_cast<std::size_t>(LocalHandler::Ok)] = ok;
-  table[static_cast<std::size_t>(LocalHandler::Ping)] = ping;
-  table[static_cast<std::size_t>(LocalHandler::Echo)] = echo;
-  table[static_cast<std::size_t>(LocalHandler::Quit)] = quit;
-  table[static_cast<std::size_t>(LocalHandler::Hello)] = hello;
-  table[static_cast<std::size_t>(LocalHandler::Auth)] = auth;
-  table[static_cast<std::size_t>(LocalHandler::Select)] = select;
-  table[static_cast<std::size_t>(LocalHandler::Reset)] = reset;
-  table[static_cast<std::size_t>(LocalHandler::Help)] = help;
-  table[static_cast<std::size_t>(LocalHandler::ClientGetname)] = client_getname;
-  table[static_cast<std::size_t>(LocalHandler::ClientSetname)] = client_setname;
-  table[static_cast<std::size_t>(LocalHandler::ClientId)] = client_id;
-  table[static_cast<std::size_t>(LocalHandler::CommandCount)] = command_count;
+  auto set = [&table](LocalHandler h, Handler f) { table[static_cast<std::size_t>(h)] = f; };
+  set(LocalHandler::Ok, ok);
+  set(LocalHandler::Ping, ping);
+  set(LocalHandler::Echo, echo);
+  set(LocalHandler::Quit, quit);
+  set(LocalHandler::Hello, hello);
+  set(LocalHandler::Auth, auth);
+  set(LocalHandler::Select, select);
+  set(LocalHandler::Reset, reset);
+  set(LocalHandler::Help, help);
+  set(LocalHandler::CommandCount, command_count);
+  set(LocalHandler::ClientGetname, client_getname);
+  set(LocalHandler::ClientSetname, client_setname);
+  set(LocalHandler::ClientGetredir, client_getredir);
+  set(LocalHandler::ClientId, client_id);
+  set(LocalHandler::ClientInfo, client_info);
+  set(LocalHandler::ClientKill, client_kill);
+  set(LocalHandler::ClientList, client_list);
+  set(LocalHandler::ClientNoEvict, client_no_evict);
+  set(LocalHandler::ClientReply, client_reply);
+  set(LocalHandler::ClientTrackinginfo, client_trackinginfo);
+  set(LocalHandler::ClientUnblock, client_unblock);
+  set(LocalHandler::AclWhoami, acl_whoami);
   return table;
 }();
+
+static_assert([] {
+  for (std::size_t i = 1; i < kHandlers; ++i)
+    if (kTable[i] == nullptr) return false;
+  return true;
+}(), "every LocalHandler needs a handler");
 
 }  // namespace
 
 void run_local(const Routed& routed) {
-  Handler handler = kTable[static_cast<std::size_t>(routed.spec.local)];
-  if (handler != nullptr) return handler(routed);
-  std::string name(routed.spec.name);
-  for (auto& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  routed.session.reply_error(error_message(ClientError::NotYetSupported, name, "local"));
+  kTable[static_cast<std::size_t>(routed.spec.local)](routed);
 }
 
 }  // namespace santral::router

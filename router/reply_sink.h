@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -16,6 +17,9 @@ class ReplySink : public boost::intrusive_ref_counter<ReplySink, boost::thread_u
   virtual ~ReplySink() = default;
   // `reply` is one whole RESP frame, valid only during the call.
   virtual void deliver(std::uint64_t slot, std::uint32_t fragment, std::string_view reply) = 0;
+  // A connection this sink depends on for more than single replies (its pub/sub connection)
+  // was lost.
+  virtual void connection_lost(std::size_t /*shard*/) {}
 };
 
 using ReplySinkPtr = boost::intrusive_ptr<ReplySink>;

@@ -34,6 +34,9 @@ Server::Server(config::Config config)
   auto shard_map = std::make_shared<const config::ShardMap>(config_);
   for (unsigned i = 0; i < config_.workers; ++i)
     workers_.push_back(std::make_unique<Worker>(i, config_, shard_map, shared_));
+  std::vector<Worker*> peers;
+  for (auto& worker : workers_) peers.push_back(worker.get());
+  for (auto& worker : workers_) worker->set_peers(peers);
 }
 
 Server::~Server() {

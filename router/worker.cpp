@@ -16,22 +16,14 @@ Worker::Worker(unsigned index, const config::Config& config,
       shard_map_(std::move(shard_map)),
       shared_(shared),
       work_(io_.get_executor()),
-      ticker_(io_) {
-  for (std::size_t s = 0; s < shard_map_->shard_count(); ++s) {
-    const auto& shard = shard_map_->shard(s);
-    auto& connections = backends_.emplace_back();
-    for (std::uint32_t c = 0; c < config_.backend.connections_per_shard; ++c)
-      connections.push_back(std::make_unique<BackendConnection>(
-          io_, BackendTarget{s, shard.name, shard.address}, config_));
-  }
-}
+      ticker_(io_),
+      pool_(io_, config_, *shard_map_) {}
 
 Worker::~Worker() { stop(); }
 
 void Worker::start() {
   asio::post(io_, [this] {
-    for (auto& connections : backends_)
-      for (auto& connection : connections) connection->start();
+    pool_.start();
     tick();
   });
   thread_ = std::thread([this] { io_.run(); });
@@ -44,8 +36,7 @@ void Worker::stop() {
     std::vector<ClientSession*> open;
     for (auto& [id, session] : sessions_) open.push_back(session);
     for (ClientSession* session : open) session->close();
-    for (auto& connections : backends_)
-      for (auto& connection : connections) connection->stop();
+    pool_.stop();
     work_.reset();
     io_.stop();
   });
@@ -63,16 +54,27 @@ void Worker::forget(ClientSession& session) {
   if (sessions_.erase(session.state().id) > 0) shared_.connected_clients.fetch_sub(1);
 }
 
-BackendConnection& Worker::backend(std::size_t shard, std::uint64_t client_id) {
-  auto& connections = backends_[shard];
-  return *connections[client_id % connections.size()];
+void Worker::for_each_session(const std::function<void(ClientSession&)>& visit) {
+  std::vector<boost::intrusive_ptr<ClientSession>> all;
+  all.reserve(sessions_.size());
+  for (auto& [id, session] : sessions_) all.emplace_back(session);
+  for (auto& session : all) visit(*session);
+}
+
+void Worker::remember_script(std::string_view body) {
+  if (scripts_.knows(ScriptCache::sha1_hex(body))) return;
+  std::string sha = scripts_.remember(body);
+  for (Worker* peer : peers_) {
+    if (peer == this) continue;
+    asio::post(peer->io(), [peer, sha, text = std::string(body)]() mutable {
+      peer->scripts().remember(std::move(sha), std::move(text));
+    });
+  }
 }
 
 // Deadlines are checked on a coarse clock: one timer per worker instead of one per request.
 void Worker::tick() {
-  auto now = std::chrono::steady_clock::now();
-  for (auto& connections : backends_)
-    for (auto& connection : connections) connection->check_deadlines(now);
+  pool_.check_deadlines(std::chrono::steady_clock::now());
   auto period = std::clamp(config_.timeouts.request / 10, std::chrono::milliseconds(5),
                            std::chrono::milliseconds(100));
   ticker_.expires_after(period);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <thread>
 #include <unordered_map>
@@ -13,15 +14,17 @@
 
 #include "config/config.h"
 #include "config/shard_map.h"
-#include "router/backend_connection.h"
+#include "router/connection_pool.h"
+#include "router/script_cache.h"
 #include "router/shared_state.h"
 
 namespace santral::router {
 
 class ClientSession;
 
-// One thread with its own io_context, its own clients and its own pipelined connections to
-// every shard. Nothing a worker touches on the request path is shared with another worker.
+// One thread with its own io_context, its own clients and its own connections to every shard.
+// Nothing a worker touches on the request path is shared with another worker; workers reach
+// each other only by post().
 class Worker {
  public:
   Worker(unsigned index, const config::Config& config,
@@ -41,10 +44,19 @@ class Worker {
   const config::Config& config() const { return config_; }
   const config::ShardMap& shard_map() const { return *shard_map_; }
   SharedState& shared() { return shared_; }
-  // The connection to `shard` that carries this client's requests. A client always uses the
-  // same one, so its requests to a shard keep their order.
-  BackendConnection& backend(std::size_t shard, std::uint64_t client_id);
+  ConnectionPool& pool() { return pool_; }
+  ScriptCache& scripts() { return scripts_; }
+  // Remembers a script body here and tells the other workers about it.
+  void remember_script(std::string_view body);
+
+  // Every worker of the server, this one included (set once before start).
+  void set_peers(std::vector<Worker*> peers) { peers_ = std::move(peers); }
+  const std::vector<Worker*>& peers() const { return peers_; }
+
   void forget(ClientSession& session);
+  // Calls `visit` for each client session of this worker (on this worker's thread).
+  void for_each_session(const std::function<void(ClientSession&)>& visit);
+  std::size_t session_count() const { return sessions_.size(); }
 
  private:
   void tick();
@@ -58,7 +70,9 @@ class Worker {
   boost::asio::io_context io_{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
   boost::asio::steady_timer ticker_;
-  std::vector<std::vector<std::unique_ptr<BackendConnection>>> backends_;  // [shard][n]
+  ConnectionPool pool_;
+  ScriptCache scripts_;
+  std::vector<Worker*> peers_;
   std::unordered_map<std::uint64_t, ClientSession*> sessions_;
   std::thread thread_;
 };

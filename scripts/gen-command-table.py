@@ -52,14 +52,16 @@ def read_rules():
             if len(words) < 2 or words[1] not in ROUTING:
                 sys.exit(f"{RULES}:{lineno}: expected '<name> <routing> [detail] [-- reason]'")
             name, routing = words[0], words[1]
-            detail = words[2] if len(words) > 2 else ""
+            script = next((w for w in words[2:] if w.startswith("script-")), "")
+            rest = [w for w in words[2:] if not w.startswith("script-")]
+            detail = rest[0] if rest else ""
             if routing == "refused" and not reason.strip():
                 sys.exit(f"{RULES}:{lineno}: a refused command needs a reason after '--'")
             if routing in ("split", "broadcast", "local", "stateful") and not detail:
                 sys.exit(f"{RULES}:{lineno}: '{routing}' needs a detail")
             if name in rules:
                 sys.exit(f"{RULES}:{lineno}: '{name}' is listed twice")
-            rules[name] = (routing, detail, reason.strip())
+            rules[name] = (routing, detail, reason.strip(), script)
     return rules
 
 
@@ -167,7 +169,7 @@ def main():
 
     def spec_entry(name):
         raw = commands[name]
-        routing, detail, reason = rules[name]
+        routing, detail, reason, script = rules[name]
         flags = [COMMAND_FLAGS[as_str(f)] for f in raw[2] if as_str(f) in COMMAND_FLAGS]
         fields = [f'.name = "{name}"', f".arity = {raw[1]}",
                   ".flags = " + (" | ".join(flags) if flags else "0")]
@@ -176,8 +178,9 @@ def main():
         merge = camel(detail) if routing in ("split", "broadcast") else "None"
         local = camel(detail) if routing == "local" else "None"
         stateful = camel(detail) if routing == "stateful" else "None"
+        script_arg = camel(script[len("script-"):]) if script else "None"
         fields += [f".merge = Merge::{merge}", f".local = LocalHandler::{local}",
-                   f".stateful = StatefulKind::{stateful}"]
+                   f".stateful = StatefulKind::{stateful}", f".script = ScriptArg::{script_arg}"]
         text = reason.replace("\\", "\\\\").replace('"', '\\"')
         fields.append(f'.reason = "{text}"')
         fields.append(f".subcommands = {ident(name)}Subcommands" if raw[9] else ".subcommands = {}")

@@ -81,12 +81,3 @@ TEST_CASE("unknown commands and wrong arity are answered like Redis, and the con
   CHECK(refused.str.find("cluster support is disabled") != std::string::npos);
   CHECK(client.command({"PING"}).str == "PONG");
 }
-
-TEST_CASE("a command Santral cannot route yet is refused, and nothing reaches a shard") {
-  Cluster cluster(2);
-  auto client = cluster.client();
-  auto reply = client.command({"BLPOP", "queue", "0"});
-  REQUIRE(reply.is_error());
-  CHECK(reply.str.find("BLPOP") != std::string::npos);
-  for (std::size_t s = 0; s < cluster.size(); ++s) CHECK(cluster.shard(s).command_calls("blpop") == 0);
-}

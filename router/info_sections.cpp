@@ -1,0 +1,74 @@
+#include "router/info_sections.h"
+
+#include <cctype>
+#include <chrono>
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "router/connection_pool.h"
+#include "router/worker.h"
+#include "santral/version.h"
+
+namespace santral::router {
+
+InfoRequest parse_info_request(std::span<const std::string_view> args) {
+  InfoRequest wanted;
+  if (args.size() <= 1) {
+    wanted.santral = true;
+    return wanted;
+  }
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    std::string section(args[i]);
+    for (auto& c : section) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (section == "santral") {
+      wanted.santral = true;
+    } else if (section == "shards") {
+      wanted.shards = true;
+    } else {
+      if (section == "all" || section == "everything") wanted.santral = wanted.shards = true;
+      if (section == "default") wanted.santral = true;
+      wanted.backend_sections.push_back(std::move(section));
+    }
+  }
+  wanted.only_santral = wanted.backend_sections.empty() && !wanted.shards;
+  return wanted;
+}
+
+std::string santral_info_section(Worker& worker) {
+  const auto& config = worker.config();
+  const auto& map = worker.shard_map();
+  auto& shared = worker.shared();
+  auto uptime = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() -
+                                                                 shared.started)
+                    .count();
+  const char* distribution = config.distribution == config::Distribution::Ketama   ? "ketama"
+                             : config.distribution == config::Distribution::Modula ? "modula"
+                                                                                   : "random";
+  std::string out = "# Santral\r\n";
+  auto line = [&out](std::string_view key, const auto& value) {
+    fmt::format_to(std::back_inserter(out), "{}:{}\r\n", key, value);
+  };
+  line("santral_version", kVersion);
+  line("config_file", config.source.string());
+  line("uptime_in_seconds", uptime);
+  line("workers", config.workers);
+  line("connected_clients", shared.connected_clients.load());
+  line("total_connections_received", shared.next_client_id.load() - 1);
+  line("rejected_connections", shared.rejected_clients.load());
+  line("hash", config.hash_name);
+  line("distribution", distribution);
+  line("hash_tag", config.hash_tag);
+  line("shards", map.shard_count());
+  for (std::size_t s = 0; s < map.shard_count(); ++s) {
+    auto state = worker.pool().shared(s, worker.pool().default_profile(), 0).state();
+    const char* text = state == BackendConnection::State::Up           ? "up"
+                       : state == BackendConnection::State::Connecting ? "connecting"
+                                                                        : "down";
+    fmt::format_to(std::back_inserter(out), "shard{}:name={},address={},weight={},state={}\r\n", s,
+                   map.shard(s).name, map.shard(s).address.text(), map.shard(s).weight, text);
+  }
+  return out;
+}
+
+}  // namespace santral::router
