@@ -304,9 +304,11 @@ bool ClientSession::unblock(bool with_error) {
   auto calls = std::move(blocked_);
   blocked_.clear();
   for (auto& call : calls) {
-    worker_.pool().drop(call.connection);
+    // Answer first: closing the connection fails what is in flight on it, and that error must
+    // not be the answer.
     deliver(call.slot, 0,
             with_error ? "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n" : call.timeout_reply);
+    worker_.pool().drop(call.connection);
   }
   return true;
 }

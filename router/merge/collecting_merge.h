@@ -75,9 +75,7 @@ class CollectingMerge : public ReplyMerge {
   const protocol::ReplyValue& value(std::uint32_t fragment) const {
     return replies_[fragment].value;
   }
-  std::string_view shard(std::uint32_t fragment) const {
-    return plan_.fragment_names[fragment];
-  }
+  std::string_view shard(std::uint32_t fragment) const { return plan_.fragment_names[fragment]; }
 
   // `accepts(value)` says whether a non-error reply has the shape the merge needs.
   template <typename Accepts>

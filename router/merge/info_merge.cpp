@@ -71,13 +71,21 @@ SectionRule rule_for(std::string_view section) {
 // Fields of the summed sections that a sum would make wrong.
 bool kept_from_first_shard(std::string_view key) {
   static constexpr std::string_view kExact[] = {
-      "maxclients",  "maxmemory",         "maxmemory_policy",
-      "mem_allocator", "total_system_memory", "loading",
-      "async_loading", "aof_enabled",      "io_threads_active",
-      "active_defrag_running", "latest_fork_usec", "client_recent_max_input_buffer",
+      "maxclients",
+      "maxmemory",
+      "maxmemory_policy",
+      "mem_allocator",
+      "total_system_memory",
+      "loading",
+      "async_loading",
+      "aof_enabled",
+      "io_threads_active",
+      "active_defrag_running",
+      "latest_fork_usec",
+      "client_recent_max_input_buffer",
       "client_recent_max_output_buffer",
   };
-  static constexpr std::string_view kSuffixes[] = {"_ratio", "_perc",   "_time",
+  static constexpr std::string_view kSuffixes[] = {"_ratio",    "_perc",   "_time",
                                                    "_time_sec", "_status", "_policy"};
   if (std::find(std::begin(kExact), std::end(kExact), key) != std::end(kExact)) return true;
   return std::any_of(std::begin(kSuffixes), std::end(kSuffixes),

@@ -34,8 +34,7 @@ inline std::string no_shard_error(std::string_view command) {
 }
 
 inline std::string no_merge_rule_error(std::string_view command) {
-  return fmt::format("ERR santral: {} has no rule to merge the replies of several shards",
-                     command);
+  return fmt::format("ERR santral: {} has no rule to merge the replies of several shards", command);
 }
 
 // The plan does not fit the request it describes (a bug in the planner, not in a shard).
@@ -63,9 +62,10 @@ inline std::string answered_differently_error(std::string_view command,
 }
 
 inline std::string sum_overflow_error(std::string_view command) {
-  return fmt::format("ERR santral: the shards' replies to {} add up to more than a 64-bit "
-                     "integer holds",
-                     command);
+  return fmt::format(
+      "ERR santral: the shards' replies to {} add up to more than a 64-bit "
+      "integer holds",
+      command);
 }
 
 inline std::string scan_cursor_too_large_error(std::string_view shard, std::uint64_t cursor) {

@@ -195,7 +195,8 @@ TEST_CASE("INFO of a section no shard has is empty, or only Santral's own") {
   CHECK(merged(info_plan({"a", "b"}), {"$0\r\n\r\n", "$0\r\n\r\n"}) == "$0\r\n\r\n");
   auto plan = info_plan({"a", "b"}, 3);
   plan.info.local_sections = "# Santral\r\nworkers:2\r\n";
-  CHECK(merged(plan, {"=4\r\ntxt:\r\n", "=4\r\ntxt:\r\n"}) == verbatim("# Santral\r\nworkers:2\r\n"));
+  CHECK(merged(plan, {"=4\r\ntxt:\r\n", "=4\r\ntxt:\r\n"}) ==
+        verbatim("# Santral\r\nworkers:2\r\n"));
 }
 
 TEST_CASE("INFO names every shard that failed") {

@@ -159,7 +159,8 @@ TEST_CASE("concat keeps nested entries byte for byte") {
   const std::string entry_a =
       "*6\r\n:14\r\n:1309448221\r\n:15\r\n*2\r\n$4\r\nping\r\n$1\r\nx\r\n$15\r\n127.0.0.1:58217"
       "\r\n$0\r\n\r\n";
-  const std::string entry_b = "*6\r\n:3\r\n:1309448128\r\n:30\r\n*1\r\n$4\r\nkeys\r\n_\r\n=8\r\ntxt:name\r\n";
+  const std::string entry_b =
+      "*6\r\n:3\r\n:1309448128\r\n:30\r\n*1\r\n$4\r\nkeys\r\n_\r\n=8\r\ntxt:name\r\n";
   CHECK(merged(plan, {"*1\r\n" + entry_a, "*1\r\n" + entry_b}) == "*2\r\n" + entry_a + entry_b);
 }
 
@@ -196,8 +197,8 @@ TEST_CASE("same reports shards that answered differently") {
 
 TEST_CASE("same reports shards that failed") {
   const auto plan = plan_for(Merge::Same, "FUNCTION LOAD", kThree);
-  CHECK(merged(plan, {"$5\r\nmylib\r\n", "-ERR Library 'mylib' already exists\r\n",
-                      "$5\r\nother\r\n"}) ==
+  CHECK(merged(plan,
+               {"$5\r\nmylib\r\n", "-ERR Library 'mylib' already exists\r\n", "$5\r\nother\r\n"}) ==
         "-ERR santral: FUNCTION LOAD failed on shard(s) 'b': ERR Library 'mylib' already "
         "exists\r\n");
 }
@@ -319,8 +320,8 @@ TEST_CASE("MGET puts values back in the caller's key order") {
 
   auto resp3 = plan;
   resp3.protocol = 3;
-  CHECK(merged(resp3, {"*2\r\n$2\r\nv0\r\n_\r\n", "*2\r\n_\r\n$3\r\n\r\n\0\r\n"s,
-                       "*1\r\n$2\r\nv3\r\n"}) ==
+  CHECK(merged(resp3,
+               {"*2\r\n$2\r\nv0\r\n_\r\n", "*2\r\n_\r\n$3\r\n\r\n\0\r\n"s, "*1\r\n$2\r\nv3\r\n"}) ==
         "*5\r\n$2\r\nv0\r\n_\r\n_\r\n$2\r\nv3\r\n$3\r\n\r\n\0\r\n"s);
 }
 
@@ -356,7 +357,9 @@ TEST_CASE("MGET of many keys") {
   for (std::uint32_t key = 0; key < kKeys; ++key) {
     const std::uint32_t shard = (key * 7 + key / 3) % kShards;
     plan.positions.emplace_back(shard, count[shard]++);
-    const std::string value = key % 5 == 0 ? "$-1\r\n" : "$" + std::to_string(std::to_string(key).size()) + "\r\n" + std::to_string(key) + "\r\n";
+    const std::string value = key % 5 == 0 ? "$-1\r\n"
+                                           : "$" + std::to_string(std::to_string(key).size()) +
+                                                 "\r\n" + std::to_string(key) + "\r\n";
     bodies[shard] += value;
     expected += value;
   }

@@ -34,19 +34,32 @@ std::string random_frame(std::mt19937& rng, int depth) {
   };
   const int kind = pick(depth > 0 ? 18 : 13);
   switch (kind) {
-    case 0: return "+OK\r\n";
-    case 1: return "-ERR " + std::to_string(pick(1000)) + "\r\n";
-    case 2: return ":" + std::to_string(static_cast<std::int64_t>(rng()) - 2147483648LL) + "\r\n";
-    case 3: return blob('$', text());
-    case 4: return "$-1\r\n";
-    case 5: return "*-1\r\n";
-    case 6: return "_\r\n";
-    case 7: return ",-" + std::to_string(pick(100)) + ".5e3\r\n";
-    case 8: return pick(2) ? "#t\r\n" : "#f\r\n";
-    case 9: return blob('!', "ERR " + text());
-    case 10: return blob('=', "txt:" + text());
-    case 11: return "(" + std::to_string(rng()) + std::to_string(rng()) + "\r\n";
-    case 12: return blob('$', "");
+    case 0:
+      return "+OK\r\n";
+    case 1:
+      return "-ERR " + std::to_string(pick(1000)) + "\r\n";
+    case 2:
+      return ":" + std::to_string(static_cast<std::int64_t>(rng()) - 2147483648LL) + "\r\n";
+    case 3:
+      return blob('$', text());
+    case 4:
+      return "$-1\r\n";
+    case 5:
+      return "*-1\r\n";
+    case 6:
+      return "_\r\n";
+    case 7:
+      return ",-" + std::to_string(pick(100)) + ".5e3\r\n";
+    case 8:
+      return pick(2) ? "#t\r\n" : "#f\r\n";
+    case 9:
+      return blob('!', "ERR " + text());
+    case 10:
+      return blob('=', "txt:" + text());
+    case 11:
+      return "(" + std::to_string(rng()) + std::to_string(rng()) + "\r\n";
+    case 12:
+      return blob('$', "");
     default: {
       static constexpr char kAggregates[] = "*~>%*";
       const char type = kAggregates[kind - 13];
@@ -63,11 +76,22 @@ std::string random_frame(std::mt19937& rng, int depth) {
 
 TEST_CASE("RESP2 values are written back byte for byte") {
   for (const std::string& frame : {
-           "+OK\r\n"s, "+\r\n"s, "+Background saving started\r\n"s,
-           "-ERR unknown command\r\n"s, "-WRONGTYPE Operation against a key\r\n"s,
-           ":0\r\n"s, ":-42\r\n"s, ":9223372036854775807\r\n"s, ":-9223372036854775808\r\n"s,
-           "$0\r\n\r\n"s, "$5\r\nhello\r\n"s, "$7\r\nhe\r\nl\0o\r\n"s, "$-1\r\n"s, "*-1\r\n"s,
-           "*0\r\n"s, "*3\r\n$1\r\na\r\n$-1\r\n:7\r\n"s,
+           "+OK\r\n"s,
+           "+\r\n"s,
+           "+Background saving started\r\n"s,
+           "-ERR unknown command\r\n"s,
+           "-WRONGTYPE Operation against a key\r\n"s,
+           ":0\r\n"s,
+           ":-42\r\n"s,
+           ":9223372036854775807\r\n"s,
+           ":-9223372036854775808\r\n"s,
+           "$0\r\n\r\n"s,
+           "$5\r\nhello\r\n"s,
+           "$7\r\nhe\r\nl\0o\r\n"s,
+           "$-1\r\n"s,
+           "*-1\r\n"s,
+           "*0\r\n"s,
+           "*3\r\n$1\r\na\r\n$-1\r\n:7\r\n"s,
            "*2\r\n*2\r\n+a\r\n*0\r\n*1\r\n*-1\r\n"s,
        }) {
     CHECK(round_trip(frame) == frame);
@@ -76,12 +100,24 @@ TEST_CASE("RESP2 values are written back byte for byte") {
 
 TEST_CASE("RESP3 values keep their own types") {
   for (const std::string& frame : {
-           "_\r\n"s, ",3.14\r\n"s, ",inf\r\n"s, ",-inf\r\n"s, ",nan\r\n"s, ",1.5e-10\r\n"s,
-           "#t\r\n"s, "#f\r\n"s, "!21\r\nSYNTAX invalid syntax\r\n"s, "!0\r\n\r\n"s,
-           "=15\r\ntxt:Some string\r\n"s, "=8\r\nmkd:\r\n\r\n\r\n"s,
-           "(3492890328409238509324850943850943825024385\r\n"s, "(-1\r\n"s,
-           "%2\r\n+first\r\n:1\r\n$6\r\nsecond\r\n,2.5\r\n"s, "%0\r\n"s,
-           "~3\r\n$1\r\na\r\n:1\r\n#f\r\n"s, "~0\r\n"s,
+           "_\r\n"s,
+           ",3.14\r\n"s,
+           ",inf\r\n"s,
+           ",-inf\r\n"s,
+           ",nan\r\n"s,
+           ",1.5e-10\r\n"s,
+           "#t\r\n"s,
+           "#f\r\n"s,
+           "!21\r\nSYNTAX invalid syntax\r\n"s,
+           "!0\r\n\r\n"s,
+           "=15\r\ntxt:Some string\r\n"s,
+           "=8\r\nmkd:\r\n\r\n\r\n"s,
+           "(3492890328409238509324850943850943825024385\r\n"s,
+           "(-1\r\n"s,
+           "%2\r\n+first\r\n:1\r\n$6\r\nsecond\r\n,2.5\r\n"s,
+           "%0\r\n"s,
+           "~3\r\n$1\r\na\r\n:1\r\n#f\r\n"s,
+           "~0\r\n"s,
            ">3\r\n$7\r\nmessage\r\n$7\r\nchannel\r\n$5\r\nhello\r\n"s,
            "*4\r\n_\r\n$-1\r\n%1\r\n~1\r\n_\r\n>1\r\n!3\r\nERR\r\n=4\r\ntxt:\r\n"s,
        }) {

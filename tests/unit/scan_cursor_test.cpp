@@ -40,7 +40,7 @@ TEST_CASE("cursors Santral could not have returned are refused") {
     INFO("cursor '" << text << "'");
     CHECK_FALSE(decode_scan_cursor(text, 3));
   }
-  CHECK_FALSE(decode_scan_cursor("3", 3));     // shard 3 of shards 0..2
+  CHECK_FALSE(decode_scan_cursor("3", 3));  // shard 3 of shards 0..2
   CHECK_FALSE(decode_scan_cursor("1", 1));
   CHECK_FALSE(decode_scan_cursor("2047", 3));  // shard 1023
 }
@@ -106,7 +106,7 @@ TEST_CASE("a whole scan visits every shard in turn and ends with 0") {
     if (cursor == "0") break;
   }
   CHECK(cursor == "0");
-  const std::vector<std::pair<std::uint32_t, std::uint64_t>> expected = {
-      {0, 0}, {0, 5}, {0, 9}, {1, 0}, {2, 0}, {2, 3}};
+  const std::vector<std::pair<std::uint32_t, std::uint64_t>> expected = {{0, 0}, {0, 5}, {0, 9},
+                                                                         {1, 0}, {2, 0}, {2, 3}};
   CHECK(visited == expected);
 }
