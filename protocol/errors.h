@@ -49,6 +49,16 @@ enum class ClientError : std::uint8_t {
   AuthFailed,
   NoAuth,
   MaxClients,
+  // Merging the replies of several shards.
+  MergeUnexpectedReply,
+  MergeNoReply,
+  MergeNoShard,
+  MergeNoRule,
+  MergeInconsistentPlan,
+  MergeFailedOnShards,
+  MergeAnsweredDifferently,
+  MergeSumOverflow,
+  ScanCursorTooLarge,
   // Shards.
   ShardUnavailable,
   ShardTimeout,

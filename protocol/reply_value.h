@@ -35,6 +35,24 @@ struct ReplyValue {
   char resp2_null = 0;
 
   bool is_error() const { return type == Type::Error || type == Type::BlobError; }
+
+  ReplyValue() = default;
+  ReplyValue(ReplyValue&&) noexcept = default;
+  ReplyValue& operator=(ReplyValue&&) noexcept = default;
+  ReplyValue(const ReplyValue&) = default;
+  ReplyValue& operator=(const ReplyValue&) = default;
+  // Frees nested elements without recursion: a shard reply nested a million deep must not
+  // overflow Santral's stack.
+  ~ReplyValue() {
+    if (elements.empty()) return;
+    std::vector<ReplyValue> pending = std::move(elements);
+    while (!pending.empty()) {
+      ReplyValue last = std::move(pending.back());
+      pending.pop_back();
+      for (auto& child : last.elements) pending.push_back(std::move(child));
+      last.elements.clear();
+    }
+  }
 };
 
 // Decodes one complete frame (as delimited by ReplyScanner). Returns false if it is malformed.

@@ -360,7 +360,7 @@ void ClientSession::on_written(const boost::system::error_code& ec) {
   resume_if_drained();
 }
 
-std::string ClientSession::describe() const {
+std::string ClientSession::describe() {
   using std::chrono::duration_cast;
   using std::chrono::seconds;
   auto now = std::chrono::steady_clock::now();
@@ -371,12 +371,12 @@ std::string ClientSession::describe() const {
   if (transaction_ && transaction_->in_multi()) flags += 'x';
   if (!blocked_.empty()) flags += 'b';
   if (channels + patterns + shard_channels > 0) flags += 'P';
-  if (flags.empty()) flags = "N";
+  if (flags.empty()) flags.push_back('N');
   return fmt::format(
       "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} "
       "ssub={} multi={} qbuf={} qbuf-free={} obl=0 oll={} omem={} tot-mem={} events=r cmd={} "
       "user={} redir=-1 resp={}",
-      state_.id, state_.peer, state_.local, const_cast<asio::ip::tcp::socket&>(socket_).native_handle(),
+      state_.id, state_.peer, state_.local, socket_.native_handle(),
       state_.name, duration_cast<seconds>(now - state_.connected_at).count(),
       duration_cast<seconds>(now - state_.last_active).count(), flags, state_.database, channels,
       patterns, shard_channels, transaction_ ? transaction_->queued() : -1,

@@ -77,7 +77,7 @@ class ClientSession final : public ReplySink {
   std::string& scratch() { return scratch_; }
 
   // CLIENT LIST / CLIENT INFO line for this client.
-  std::string describe() const;
+  std::string describe();
   // CLIENT UNBLOCK: ends this client's blocking commands as if they timed out (or with an
   // error); true when it had one.
   bool unblock(bool with_error);

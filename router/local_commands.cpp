@@ -210,9 +210,17 @@ void acl_whoami(const Routed& r) {
 
 constexpr std::size_t kHandlers = static_cast<std::size_t>(LocalHandler::AclWhoami) + 1;
 
-constexpr auto kTable = [] {
-  std::array<Handler, kHandlers> table{};
-  auto set = [&table](LocalHandler h, Handler f) { table[static_cast<std::size_t>(h)] = f; };
+struct HandlerTable {
+  std::array<Handler, kHandlers> handlers{};
+  std::array<bool, kHandlers> present{};
+};
+
+constexpr HandlerTable kTable = [] {
+  HandlerTable table;
+  auto set = [&table](LocalHandler h, Handler f) {
+    table.handlers[static_cast<std::size_t>(h)] = f;
+    table.present[static_cast<std::size_t>(h)] = true;
+  };
   set(LocalHandler::Ok, ok);
   set(LocalHandler::Ping, ping);
   set(LocalHandler::Echo, echo);
@@ -240,14 +248,14 @@ constexpr auto kTable = [] {
 
 static_assert([] {
   for (std::size_t i = 1; i < kHandlers; ++i)
-    if (kTable[i] == nullptr) return false;
+    if (!kTable.present[i]) return false;
   return true;
 }(), "every LocalHandler needs a handler");
 
 }  // namespace
 
 void run_local(const Routed& routed) {
-  kTable[static_cast<std::size_t>(routed.spec.local)](routed);
+  kTable.handlers[static_cast<std::size_t>(routed.spec.local)](routed);
 }
 
 }  // namespace santral::router

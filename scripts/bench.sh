@@ -92,8 +92,13 @@ echo "median of $repeat interleaved runs per cell"
 echo
 printf "| %-9s | %3s | %13s | %12s | %14s | %8s | %14s | %8s |\n" test P "redis (1 shard)" nutcracker "santral w=1" "w=1 / nc" "santral w=2" "w=2 / nc"
 printf "|%s|\n" "-----------|-----|-----------------|--------------|----------------|----------|----------------|----------"
+mget=(MGET)
+for i in $(seq 1 10); do mget+=("key:__rand_int__"); done
 for pipeline in 1 16; do
   for t in set get incr; do row "${t^^}" "$pipeline" "$t"; done
+  # 10 keys each: split over the 4 shards by Santral and by nutcracker.
+  row "MSET (10)" "$pipeline" mset
+  row "MGET (10)" "$pipeline" "${mget[@]}"
 done
 
 # Memory per idle connection: RSS before and after $idle clients connect and say PING.

@@ -6,11 +6,18 @@
 #include <string_view>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "protocol/errors.h"
 
 namespace santral::router {
 
-// The errors a merge composes itself (a shard's own error is forwarded unchanged). Each
-// returns the message without the leading '-' and the CRLF; write it with RespWriter::error.
+using protocol::ClientError;
+using protocol::error_message;
+
+// The errors a merge composes itself (a shard's own error is forwarded unchanged), with their
+// texts in protocol/errors.cpp. Each returns the message without the leading '-' and the
+// CRLF; write it with RespWriter::error.
 
 // A shard error's text goes inside a one-line error: line breaks (possible in a RESP3 blob
 // error) become spaces.
@@ -22,24 +29,24 @@ inline std::string one_line(std::string_view text) {
 }
 
 inline std::string unexpected_reply_error(std::string_view shard, std::string_view command) {
-  return fmt::format("ERR santral: shard '{}' sent an unexpected reply to {}", shard, command);
+  return error_message(ClientError::MergeUnexpectedReply, shard, command);
 }
 
 inline std::string no_reply_error(std::string_view shard, std::string_view command) {
-  return fmt::format("ERR santral: shard '{}' did not answer {}", shard, command);
+  return error_message(ClientError::MergeNoReply, shard, command);
 }
 
 inline std::string no_shard_error(std::string_view command) {
-  return fmt::format("ERR santral: {} was sent to no shard", command);
+  return error_message(ClientError::MergeNoShard, command);
 }
 
 inline std::string no_merge_rule_error(std::string_view command) {
-  return fmt::format("ERR santral: {} has no rule to merge the replies of several shards", command);
+  return error_message(ClientError::MergeNoRule, command);
 }
 
 // The plan does not fit the request it describes (a bug in the planner, not in a shard).
 inline std::string inconsistent_plan_error(std::string_view command) {
-  return fmt::format("ERR santral: internal error while merging the replies to {}", command);
+  return error_message(ClientError::MergeInconsistentPlan, command);
 }
 
 // `shards` are the failing shards in fragment order; `first_error` is the first one's error
@@ -47,32 +54,24 @@ inline std::string inconsistent_plan_error(std::string_view command) {
 inline std::string failed_on_shards_error(std::string_view command,
                                           std::span<const std::string_view> shards,
                                           std::string_view first_error) {
-  std::string message = fmt::format("ERR santral: {} failed on shard(s) ", command);
+  std::string names;
   for (std::size_t i = 0; i < shards.size(); ++i)
-    fmt::format_to(std::back_inserter(message), "{}'{}'", i == 0 ? "" : ", ", shards[i]);
-  fmt::format_to(std::back_inserter(message), ": {}", one_line(first_error));
-  return message;
+    fmt::format_to(std::back_inserter(names), "{}'{}'", i == 0 ? "" : ", ", shards[i]);
+  return error_message(ClientError::MergeFailedOnShards, command, names, one_line(first_error));
 }
 
 // `answers` are "shard 'a': <short text>" entries, already shortened.
 inline std::string answered_differently_error(std::string_view command,
                                               std::span<const std::string> answers) {
-  return fmt::format("ERR santral: shards answered {} differently ({})", command,
-                     fmt::join(answers, ", "));
+  return error_message(ClientError::MergeAnsweredDifferently, command, fmt::join(answers, ", "));
 }
 
 inline std::string sum_overflow_error(std::string_view command) {
-  return fmt::format(
-      "ERR santral: the shards' replies to {} add up to more than a 64-bit "
-      "integer holds",
-      command);
+  return error_message(ClientError::MergeSumOverflow, command);
 }
 
 inline std::string scan_cursor_too_large_error(std::string_view shard, std::uint64_t cursor) {
-  return fmt::format(
-      "ERR santral: shard '{}' returned the SCAN cursor {}, too large to combine with a shard "
-      "number (Santral needs shard cursors below 2^54); scan that shard directly",
-      shard, cursor);
+  return error_message(ClientError::ScanCursorTooLarge, shard, cursor);
 }
 
 }  // namespace santral::router
