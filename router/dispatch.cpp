@@ -49,6 +49,13 @@ bool runs_inside_multi(const CommandSpec& spec) {
          spec.local == LocalHandler::Reset;
 }
 
+// WAIT counts the replicas that have this client's earlier writes, so those must be done;
+// RESET closes connections whose earlier replies must arrive first.
+bool waits_for_earlier_replies(const CommandSpec& spec) {
+  return (spec.stateful == StatefulKind::Blocking && spec.key_specs.empty()) ||
+         spec.local == LocalHandler::Reset;
+}
+
 void route_stateful(const Routed& routed) {
   switch (routed.spec.stateful) {
     case StatefulKind::Transaction:
@@ -104,9 +111,7 @@ Dispatched dispatch(ClientSession& session, const protocol::Request& request) {
     route_queued(routed);
     return Dispatched::Done;
   }
-  // WAIT counts the replicas that have this client's earlier writes, so those must be done.
-  if (spec->stateful == StatefulKind::Blocking && spec->key_specs.empty() && !session.idle())
-    return Dispatched::AfterEarlierReplies;
+  if (!session.idle() && waits_for_earlier_replies(*spec)) return Dispatched::AfterEarlierReplies;
 
   switch (spec->routing) {
     case Routing::Keyed:

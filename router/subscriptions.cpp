@@ -119,7 +119,8 @@ void Subscriptions::unsubscribe(const Routed& routed) {
     confirmation(reply, session.state().protocol, kind, channel, sharded ? shard_channels() : channels() + patterns());
   }
   if (targets.empty())
-    confirmation(reply, session.state().protocol, kind, std::nullopt, sharded ? shard_channels() : count());
+    confirmation(reply, session.state().protocol, kind, std::nullopt,
+                 sharded ? shard_channels() : channels() + patterns());
   send_all(session, std::move(reply), std::move(sends),
            [&](std::size_t shard) -> BackendConnection& { return connection(session, shard); });
 }
@@ -158,8 +159,14 @@ void Subscriptions::punsubscribe(const Routed& routed) {
            [&](std::size_t shard) -> BackendConnection& { return connection(session, shard); });
 }
 
+// The connection speaks the protocol the client had when it subscribed; a message's elements
+// are bulk strings either way, so only its type byte tells a RESP2 array from a RESP3 push.
 void Subscriptions::message(ClientSession& session, std::size_t, std::string_view frame) {
-  session.push(frame);
+  char wanted = session.state().protocol == 3 ? '>' : '*';
+  if (frame.front() == wanted) return session.push(frame);
+  std::string converted(frame);
+  converted.front() = wanted;
+  session.push(converted);
 }
 
 void Subscriptions::abandon(ClientSession& session) {

@@ -18,11 +18,7 @@ NutcrackerProcess::NutcrackerProcess(const std::string& config_yaml, int port) :
   bool up = wait_until(
       [&] {
         if (!process_->running()) return exited = true;  // stop waiting; reported below
-        try {
-          return RedisClient(port_, 200).command({"PING"}).str == "PONG";
-        } catch (const std::exception&) {
-          return false;
-        }
+        return answers_ping(port_);
       },
       10000);
   if (!up || exited) {

@@ -113,6 +113,15 @@ Reply RedisClient::command(std::initializer_list<std::string_view> args) {
 bool RedisClient::connected() const { return ctx_ != nullptr && ctx_->err == 0; }
 int RedisClient::fd() const { return ctx_->fd; }
 
+bool answers_ping(int port) {
+  try {
+    auto reply = RedisClient(port, 200).command({"PING"});
+    return reply.str == "PONG" || (reply.is_error() && reply.str.rfind("NOAUTH", 0) == 0);
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 RawConnection::RawConnection(int port) {
   fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};

@@ -46,6 +46,10 @@ class RedisClient {
   redisContext* ctx_ = nullptr;
 };
 
+// True when something on 127.0.0.1:port answers PING like a Redis server: PONG, or NOAUTH
+// when it requires a password. For readiness checks.
+bool answers_ping(int port);
+
 // Connects to 127.0.0.1:port with a plain socket; for tests that must send bytes no client
 // library would produce.
 class RawConnection {

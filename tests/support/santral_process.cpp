@@ -28,11 +28,7 @@ void SantralProcess::launch(std::vector<std::string> extra_args) {
   bool up = wait_until(
       [&] {
         if (!process_->running()) return true;
-        try {
-          return RedisClient(port_, 200).command({"PING"}).str == "PONG";
-        } catch (const std::exception&) {
-          return false;
-        }
+        return answers_ping(port_);
       },
       10000);
   if (!up || !process_->running()) throw std::runtime_error("santral did not start: " + process_->log());
