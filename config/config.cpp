@@ -12,27 +12,34 @@
 
 namespace santral::config {
 
-Config load_config(const std::filesystem::path& path, ConfigFormat format, const std::string& pool) {
-  ConfigErrors errors(path);
-  std::ifstream in(path);
-  if (!in) errors.at_line(0, "", "cannot open the file (" + std::string(std::strerror(errno)) + ")");
-  std::stringstream text;
-  text << in.rdbuf();
-
-  YAML::Node root;
+Config parse_config(const std::string& text, const std::filesystem::path& source, ConfigFormat format,
+                    const std::string& pool) {
+  ConfigErrors errors(source);
   try {
-    root = YAML::Load(text.str());
+    YAML::Node root = YAML::Load(text);
+    if (!root.IsMap()) errors.at_line(1, "", "expected a YAML mapping (key: value lines)");
+    if (format == ConfigFormat::Auto)
+      format = looks_like_twemproxy(root) ? ConfigFormat::Twemproxy : ConfigFormat::Santral;
+    Config config = format == ConfigFormat::Twemproxy ? read_twemproxy_yaml(root, errors, pool)
+                                                      : read_santral_yaml(root, errors);
+    config.source = source;
+    return config;
   } catch (const YAML::ParserException& e) {
     errors.at_line(e.mark.line + 1, "", "not valid YAML: " + e.msg);
+  } catch (const YAML::Exception& e) {
+    // Anything else yaml-cpp can object to (a key that is a list, say) is still the file's
+    // fault, and still gets a location.
+    errors.at_line(e.mark.is_null() ? 0 : e.mark.line + 1, "", "unexpected YAML: " + e.msg);
   }
-  if (!root.IsMap()) errors.at_line(1, "", "expected a YAML mapping (key: value lines)");
+}
 
-  if (format == ConfigFormat::Auto)
-    format = looks_like_twemproxy(root) ? ConfigFormat::Twemproxy : ConfigFormat::Santral;
-  Config config = format == ConfigFormat::Twemproxy ? read_twemproxy_yaml(root, errors, pool)
-                                                    : read_santral_yaml(root, errors);
-  config.source = path;
-  return config;
+Config load_config(const std::filesystem::path& path, ConfigFormat format, const std::string& pool) {
+  std::ifstream in(path);
+  if (!in)
+    ConfigErrors(path).at_line(0, "", "cannot open the file (" + std::string(std::strerror(errno)) + ")");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_config(text.str(), path, format, pool);
 }
 
 }  // namespace santral::config

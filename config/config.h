@@ -84,6 +84,10 @@ struct Config {
   std::vector<std::string> warnings;
 };
 
+// Validates `text`, a config read from `source` (named in error messages). Throws ConfigError.
+Config parse_config(const std::string& text, const std::filesystem::path& source,
+                    ConfigFormat format = ConfigFormat::Auto, const std::string& pool = "");
+
 // Reads and validates `path`. Throws ConfigError (config/config_error.h) naming the file,
 // line and key of the first problem. `pool` picks one pool of a twemproxy file that has
 // several.

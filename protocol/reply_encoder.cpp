@@ -42,7 +42,11 @@ void encode_header(const ReplyValue& value, std::string& out) {
       append_line(out, type, value.text);
       return;
     case Type::Integer:
-      append_number(out, type, value.integer);
+      if (value.text.empty()) {
+        append_number(out, type, value.integer);
+      } else {
+        append_line(out, type, value.text);
+      }
       return;
     case Type::Boolean:
       append_line(out, type, value.integer != 0 ? "t" : "f");

@@ -128,6 +128,7 @@ bool read_value(FrameReader& reader, ReplyValue& slot, std::int64_t& children) {
       return true;
     case ':':
       slot.type = ReplyValue::Type::Integer;
+      slot.text = line;  // as sent, so that re-encoding gives back the same bytes
       return to_int64(line, slot.integer);
     case '#':
       slot.type = ReplyValue::Type::Boolean;

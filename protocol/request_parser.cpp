@@ -226,6 +226,9 @@ ParseStatus RequestParser::parse_multibulk(std::string_view input, Request& out,
           pos_ = input.size();
           return ParseStatus::NeedMore;
         }
+        // The same limit whether the line came in one read or many (Redis applies it only
+        // while the line is unfinished), so that any split of the stream parses alike.
+        if (cr > limits_.max_inline_bytes) return fail(ProtocolError::TooBigCountString);
         if (cr + 1 >= input.size()) {
           pos_ = cr;
           return ParseStatus::NeedMore;
@@ -263,6 +266,8 @@ ParseStatus RequestParser::parse_multibulk(std::string_view input, Request& out,
           pos_ = input.size();
           return ParseStatus::NeedMore;
         }
+        if (cr - line_start_ > limits_.max_inline_bytes)
+          return fail(ProtocolError::TooBigBulkCountString);
         if (cr + 1 >= input.size()) {
           pos_ = cr;
           return ParseStatus::NeedMore;
@@ -316,6 +321,7 @@ ParseStatus RequestParser::parse_inline(std::string_view input, Request& out,
     pos_ = input.size();
     return ParseStatus::NeedMore;
   }
+  if (newline > limits_.max_inline_bytes) return fail(ProtocolError::TooBigInline);
   std::size_t line_end = newline;
   if (line_end > 0 && input[line_end - 1] == '\r') --line_end;
 

@@ -29,10 +29,12 @@ class Server {
 
   config::Config config_;
   SharedState shared_;
+  // Before io_: a pending accept holds a socket of a worker's io_context, so the workers must
+  // outlive the acceptor's io_context.
+  std::vector<std::unique_ptr<Worker>> workers_;
   boost::asio::io_context io_{1};
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::signal_set signals_;
-  std::vector<std::unique_ptr<Worker>> workers_;
   std::size_t next_worker_ = 0;
 };
 

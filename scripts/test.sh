@@ -1,11 +1,50 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine, builds Santral and runs the whole test suite (unit tests,
 # and integration tests against real redis-server and nutcracker processes) with ctest.
-#   scripts/test.sh                 everything
-#   scripts/test.sh -L unit         only one label (any ctest arguments are passed on)
+#   scripts/test.sh                      everything, normal build (build/)
+#   scripts/test.sh --sanitize=address   everything under ASan + UBSan (build-asan/)
+#   scripts/test.sh --sanitize=thread    everything under TSan (build-tsan/)
+#   scripts/test.sh -L unit              one label; other arguments go to ctest
+# Under a sanitizer every process (the tests and the santral they start) writes its reports
+# to a log directory; any report fails the run, even one from a process that exited cleanly.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+sanitize=""
+ctest_args=()
+for arg in "$@"; do
+  case "$arg" in
+    --sanitize=*) sanitize="${arg#--sanitize=}" ;;
+    *) ctest_args+=("$arg") ;;
+  esac
+done
+
 "$root/scripts/install-deps.sh"
-"$root/scripts/build.sh" "$root/build" RelWithDebInfo
-cd "$root/build"
-ctest --output-on-failure -j"$(nproc)" "$@"
+dir="$root/build${sanitize:+-$sanitize}"
+# Sanitized builds go to their own directory and stay RelWithDebInfo so stacks are readable.
+cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSANTRAL_SANITIZE="$sanitize" >/dev/null
+cmake --build "$dir" -j"$(nproc)" | grep -E "error|warning" || true
+test "${PIPESTATUS[0]}" -eq 0
+
+reports=""
+if [ -n "$sanitize" ]; then
+  reports="$dir/sanitizer-reports"
+  rm -rf "$reports" && mkdir -p "$reports"
+  supp="$root/tests/sanitizers"
+  export ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1:abort_on_error=1:strict_string_checks=1"
+  export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1"
+  export LSAN_OPTIONS="suppressions=$supp/lsan.supp"
+  export TSAN_OPTIONS="log_path=$reports/tsan:halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
+fi
+
+cd "$dir"
+status=0
+ctest --output-on-failure -j"$(nproc)" "${ctest_args[@]}" || status=$?
+if [ -n "$reports" ] && [ -n "$(ls -A "$reports")" ]; then
+  echo "sanitizer reports:" >&2
+  for report in "$reports"/*; do
+    echo "== $report" >&2
+    head -60 "$report" >&2
+  done
+  status=1
+fi
+exit "$status"

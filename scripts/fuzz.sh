@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs Santral's libFuzzer targets (built with clang, ASan and UBSan):
+#   scripts/fuzz.sh [seconds per target, default 60] [target ...]
+# Targets: request_parser, reply, config, planner. New inputs that reach new code stay in
+# build-fuzz/corpus/<target>; a crash is saved in build-fuzz/findings/ and fails the run; copy
+# it to tests/fuzz/regressions/<target>/ once fixed, so every test run replays it.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+"$root/scripts/install-deps.sh"
+seconds="${1:-60}"
+[ $# -gt 0 ] && shift
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && targets=(request_parser reply config planner)
+
+dir="$root/build-fuzz"
+CXX=clang++ cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSANTRAL_FUZZ=ON \
+  -DSANTRAL_SANITIZE=address >/dev/null
+cmake --build "$dir" -j"$(nproc)" --target "${targets[@]/%/_fuzz}" | grep -E "error|warning" || true
+test "${PIPESTATUS[0]}" -eq 0
+
+mkdir -p "$dir/findings"
+failed=0
+for target in "${targets[@]}"; do
+  mkdir -p "$dir/corpus/$target"
+  log="$dir/$target.log"
+  echo "== $target: ${seconds}s"
+  if ! "$dir/tests/${target}_fuzz" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+      -print_final_stats=1 -artifact_prefix="$dir/findings/$target-" \
+      "$dir/corpus/$target" "$root/tests/fuzz/corpus/$target" >"$log" 2>&1; then
+    failed=1
+    grep -E "ERROR|SUMMARY|check failed|Test unit written" "$log" | head -20
+  fi
+  grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb|#[0-9]+ +DONE" "$log" | tr '\n' ' '
+  echo
+done
+if [ "$failed" -ne 0 ]; then
+  echo "fuzzing found a problem; inputs are in $dir/findings/" >&2
+  exit 1
+fi
