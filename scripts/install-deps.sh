@@ -7,7 +7,8 @@ packages=(
   build-essential cmake pkg-config
   libboost1.81-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev
   libmd-dev catch2 libhiredis-dev
-  redis-server redis-tools nutcracker python3 python3-redis procps
+  redis-server redis-tools nutcracker python3 python3-redis procps iproute2
+  clang clang-tidy clang-format libclang-rt-14-dev
 )
 
 missing=()

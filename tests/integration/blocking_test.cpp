@@ -30,11 +30,9 @@ TEST_CASE("a client blocked in BLPOP does not slow 1,000 GETs on the same shard"
   auto blocked = cluster.client(30000);
   blocked.append({"BLPOP", queue, "0"});
   // hiredis sends on get_reply; do it on a thread that waits for the element.
-  std::thread waiter([&] {
-    auto reply = blocked.get_reply();
-    CHECK(reply.elements.size() == 2);
-    CHECK(reply.elements.at(1).str == "job-1");
-  });
+  // Catch's assertions are not thread-safe: the thread only fetches, the test checks.
+  Reply popped;
+  std::thread waiter([&] { popped = blocked.get_reply(); });
   REQUIRE(wait_until([&] { return blocked_clients(cluster.shard(0)) == 1; }, 5000));
 
   auto reader = cluster.client();
@@ -45,6 +43,8 @@ TEST_CASE("a client blocked in BLPOP does not slow 1,000 GETs on the same shard"
 
   REQUIRE(setup.command({"RPUSH", queue, "job-1"}).integer >= 0);
   waiter.join();
+  REQUIRE(popped.elements.size() == 2);
+  CHECK(popped.elements.at(1).str == "job-1");
   CHECK(wait_until([&] { return blocked_clients(cluster.shard(0)) == 0; }, 5000));
 }
 
@@ -83,11 +83,13 @@ TEST_CASE("CLIENT UNBLOCK ends another client's BLPOP") {
   auto blocked = cluster.client(30000);
   long long id = blocked.command({"CLIENT", "ID"}).integer;
   blocked.append({"BLPOP", "q", "0"});
-  std::thread waiter([&] { CHECK(blocked.get_reply().is_nil()); });
+  Reply unblocked;
+  std::thread waiter([&] { unblocked = blocked.get_reply(); });
   REQUIRE(wait_until([&] { return blocked_clients(cluster.shard(0)) == 1; }, 5000));
   auto admin = cluster.client();
   CHECK(admin.command({"CLIENT", "UNBLOCK", std::to_string(id)}).integer == 1);
   waiter.join();
+  CHECK(unblocked.is_nil());
   CHECK(admin.command({"CLIENT", "UNBLOCK", std::to_string(id)}).integer == 0);
   CHECK(wait_until([&] { return blocked_clients(cluster.shard(0)) == 0; }, 5000));
 }

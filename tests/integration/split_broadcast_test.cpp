@@ -3,7 +3,6 @@
 #include <catch2/catch.hpp>
 
 #include <set>
-#include <thread>
 
 #include "tests/support/cluster.h"
 
@@ -69,15 +68,9 @@ TEST_CASE("MGET where a shard answers late still comes back in key order") {
   std::string fast = cluster.key_on(1, "fast");
   REQUIRE(client.command({"MSET", slow, "S", fast, "F"}).is_ok());
   // Keep shard 0 busy in a script run by a direct client, so shard 1 answers first.
-  std::thread busy([&] {
-    auto direct = cluster.shard(0).client();
-    direct.command({"EVAL", "local i = 0 while i < 30000000 do i = i + 1 end return 1", "0"});
-  });
-  bool busy_started = wait_until(
-      [&] { return cluster.shard(1).client().command({"PING"}).str == "PONG" &&
-                   cluster.shard(0).command_calls("eval") == 0; },
-      50);
-  (void)busy_started;
+  RawConnection busy(cluster.shard(0).port());
+  const std::string spin = "local i = 0 while i < 30000000 do i = i + 1 end return 1";
+  busy.send("*3\r\n$4\r\nEVAL\r\n$" + std::to_string(spin.size()) + "\r\n" + spin + "\r\n$1\r\n0\r\n");
   for (int i = 0; i < 20; ++i) {
     auto reply = client.command({"MGET", slow, fast, slow, fast});
     REQUIRE(reply.elements.size() == 4);
@@ -86,7 +79,7 @@ TEST_CASE("MGET where a shard answers late still comes back in key order") {
     CHECK(reply.elements[2].str == "S");
     CHECK(reply.elements[3].str == "F");
   }
-  busy.join();
+  CHECK(busy.read_some(4, 30000) == ":1\r\n");
 }
 
 TEST_CASE("MSET answers an error naming the shard that failed; the others keep their writes") {
