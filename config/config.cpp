@@ -12,8 +12,8 @@
 
 namespace santral::config {
 
-Config parse_config(const std::string& text, const std::filesystem::path& source, ConfigFormat format,
-                    const std::string& pool) {
+Config parse_config(const std::string& text, const std::filesystem::path& source,
+                    ConfigFormat format, const std::string& pool) {
   ConfigErrors errors(source);
   try {
     YAML::Node root = YAML::Load(text);
@@ -33,10 +33,12 @@ Config parse_config(const std::string& text, const std::filesystem::path& source
   }
 }
 
-Config load_config(const std::filesystem::path& path, ConfigFormat format, const std::string& pool) {
+Config load_config(const std::filesystem::path& path, ConfigFormat format,
+                   const std::string& pool) {
   std::ifstream in(path);
   if (!in)
-    ConfigErrors(path).at_line(0, "", "cannot open the file (" + std::string(std::strerror(errno)) + ")");
+    ConfigErrors(path).at_line(0, "",
+                               "cannot open the file (" + std::string(std::strerror(errno)) + ")");
   std::stringstream text;
   text << in.rdbuf();
   return parse_config(text.str(), path, format, pool);

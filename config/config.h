@@ -42,7 +42,7 @@ struct BackendOptions {
   std::uint32_t connections_per_shard = 1;  // per worker thread
   std::string username;                     // AUTH username password, when set
   std::string password;
-  int database = 0;                         // SELECTed on every backend connection
+  int database = 0;  // SELECTed on every backend connection
 };
 
 struct ClientLimits {
@@ -66,7 +66,7 @@ struct Config {
   std::filesystem::path source;
   ConfigFormat format = ConfigFormat::Santral;
   Endpoint listen{"127.0.0.1", 6380};
-  unsigned workers = 0;  // resolved: never 0 after loading
+  unsigned workers = 0;                // resolved: never 0 after loading
   std::string hash_name = "fnv1a_64";  // twemproxy's default; Santral's own format uses murmur
   hashkit::HashFunction hash = nullptr;
   Distribution distribution = Distribution::Ketama;
@@ -75,7 +75,7 @@ struct Config {
   Timeouts timeouts;
   BackendOptions backend;
   ClientLimits limits;
-  std::string password;  // clients must AUTH with it when set (twemproxy's redis_auth)
+  std::string password;     // clients must AUTH with it when set (twemproxy's redis_auth)
   std::vector<User> users;  // more users, ACL style; with any, clients must AUTH
   int databases = 16;       // SELECT accepts 0 .. databases-1, as Redis's `databases`
   std::string log_level = "info";

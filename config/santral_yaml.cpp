@@ -11,7 +11,7 @@ namespace {
 
 void read_timeouts(const YAML::Node& node, const YamlFields& fields, Timeouts& out) {
   static constexpr std::string_view kKeys[] = {"connect_ms", "request_ms", "reconnect_min_ms",
-                                                "reconnect_max_ms"};
+                                               "reconnect_max_ms"};
   fields.only_keys(node, "timeouts", kKeys);
   if (node["connect_ms"]) out.connect = fields.millis(node["connect_ms"], "timeouts.connect_ms");
   if (node["request_ms"]) out.request = fields.millis(node["request_ms"], "timeouts.request_ms");
@@ -27,7 +27,7 @@ void read_timeouts(const YAML::Node& node, const YamlFields& fields, Timeouts& o
 
 void read_backend(const YAML::Node& node, const YamlFields& fields, BackendOptions& out) {
   static constexpr std::string_view kKeys[] = {"connections_per_shard", "username", "password",
-                                                "database"};
+                                               "database"};
   fields.only_keys(node, "backend", kKeys);
   if (node["connections_per_shard"])
     out.connections_per_shard = static_cast<std::uint32_t>(
@@ -42,20 +42,21 @@ void read_backend(const YAML::Node& node, const YamlFields& fields, BackendOptio
 }
 
 void read_limits(const YAML::Node& node, const YamlFields& fields, ClientLimits& out) {
-  static constexpr std::string_view kKeys[] = {"max_clients",      "max_args",
-                                                "max_bulk_bytes",   "max_inline_bytes",
-                                                "max_pending_requests", "max_output_bytes"};
+  static constexpr std::string_view kKeys[] = {"max_clients",          "max_args",
+                                               "max_bulk_bytes",       "max_inline_bytes",
+                                               "max_pending_requests", "max_output_bytes"};
   fields.only_keys(node, "limits", kKeys);
   if (node["max_clients"])
-    out.max_clients =
-        static_cast<std::size_t>(fields.integer(node["max_clients"], "limits.max_clients", 1, 10'000'000));
+    out.max_clients = static_cast<std::size_t>(
+        fields.integer(node["max_clients"], "limits.max_clients", 1, 10'000'000));
   if (node["max_args"])
     out.request.max_args = static_cast<std::size_t>(
         fields.integer(node["max_args"], "limits.max_args", 1, 2147483647));
   if (node["max_bulk_bytes"])
     out.request.max_bulk_bytes = fields.bytes(node["max_bulk_bytes"], "limits.max_bulk_bytes");
   if (node["max_inline_bytes"])
-    out.request.max_inline_bytes = fields.bytes(node["max_inline_bytes"], "limits.max_inline_bytes");
+    out.request.max_inline_bytes =
+        fields.bytes(node["max_inline_bytes"], "limits.max_inline_bytes");
   if (node["max_pending_requests"])
     out.max_pending_requests = static_cast<std::size_t>(
         fields.integer(node["max_pending_requests"], "limits.max_pending_requests", 1, 1'000'000));
@@ -67,7 +68,8 @@ void read_limits(const YAML::Node& node, const YamlFields& fields, ClientLimits&
 }
 
 void read_users(const YAML::Node& node, const YamlFields& fields, Config& config) {
-  if (!node.IsSequence()) fields.errors().at(node, "users", "expected a list of users, each with a name and a password");
+  if (!node.IsSequence())
+    fields.errors().at(node, "users", "expected a list of users, each with a name and a password");
   for (std::size_t i = 0; i < node.size(); ++i) {
     const YAML::Node& item = node[i];
     std::string key = fmt::format("users[{}]", i);
@@ -75,7 +77,8 @@ void read_users(const YAML::Node& node, const YamlFields& fields, Config& config
     fields.only_keys(item, key, kKeys);
     if (!item["name"] || !item["password"])
       fields.errors().at(item, key, "every user needs a name and a password");
-    User user{fields.string(item["name"], key + ".name"), fields.string(item["password"], key + ".password")};
+    User user{fields.string(item["name"], key + ".name"),
+              fields.string(item["password"], key + ".password")};
     if (user.name.empty() || user.password.empty())
       fields.errors().at(item, key, "a user's name and password must not be empty");
     for (const auto& other : config.users)
@@ -97,13 +100,15 @@ std::vector<YAML::Node> read_shards(const YAML::Node& node, const YamlFields& fi
     static constexpr std::string_view kKeys[] = {"name", "address", "weight"};
     fields.only_keys(item, key, kKeys);
     if (!item["name"]) fields.errors().at(item, key + ".name", "every shard needs a name");
-    if (!item["address"]) fields.errors().at(item, key + ".address", "every shard needs an address (host:port)");
+    if (!item["address"])
+      fields.errors().at(item, key + ".address", "every shard needs an address (host:port)");
     ShardConfig shard;
     shard.name = fields.string(item["name"], key + ".name");
     if (shard.name.empty()) fields.errors().at(item["name"], key + ".name", "must not be empty");
     shard.address = fields.endpoint(item["address"], key + ".address");
     if (item["weight"])
-      shard.weight = static_cast<std::uint32_t>(fields.integer(item["weight"], key + ".weight", 1, 10000));
+      shard.weight =
+          static_cast<std::uint32_t>(fields.integer(item["weight"], key + ".weight", 1, 10000));
     shard.ring_name = shard.name;
     config.shards.push_back(std::move(shard));
     nodes.push_back(item);
@@ -115,10 +120,9 @@ std::vector<YAML::Node> read_shards(const YAML::Node& node, const YamlFields& fi
 
 Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
   YamlFields fields(errors);
-  static constexpr std::string_view kKeys[] = {"listen",   "workers",  "hash",     "distribution",
-                                                "hash_tag", "timeouts", "backend",  "limits",
-                                                "shards",   "password", "users",    "databases",
-                                                "log_level"};
+  static constexpr std::string_view kKeys[] = {
+      "listen", "workers", "hash",     "distribution", "hash_tag",  "timeouts", "backend",
+      "limits", "shards",  "password", "users",        "databases", "log_level"};
   fields.only_keys(root, "", kKeys);
   Config config;
   config.format = ConfigFormat::Santral;
@@ -134,7 +138,8 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
     config.hash = fields.hash(root["hash"], "hash");
     config.hash_name = root["hash"].Scalar();
   }
-  if (root["distribution"]) config.distribution = fields.distribution(root["distribution"], "distribution");
+  if (root["distribution"])
+    config.distribution = fields.distribution(root["distribution"], "distribution");
   if (root["hash_tag"]) config.hash_tag = fields.hash_tag(root["hash_tag"], "hash_tag");
   if (root["timeouts"]) read_timeouts(root["timeouts"], fields, config.timeouts);
   if (root["backend"]) read_backend(root["backend"], fields, config.backend);
@@ -148,7 +153,8 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
               "must be below databases (" + std::to_string(config.databases) + ")");
   if (root["log_level"]) {
     config.log_level = fields.string(root["log_level"], "log_level");
-    static constexpr std::string_view levels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
+    static constexpr std::string_view levels[] = {"trace", "debug",    "info", "warn",
+                                                  "error", "critical", "off"};
     if (std::find(std::begin(levels), std::end(levels), config.log_level) == std::end(levels))
       errors.at(root["log_level"], "log_level",
                 "expected one of trace, debug, info, warn, error, critical, off");

@@ -89,10 +89,14 @@ bool YamlFields::boolean(const YAML::Node& node, const std::string& key) const {
 }
 
 std::uint64_t YamlFields::bytes(const YAML::Node& node, const std::string& key) const {
-  static const std::map<std::string, std::uint64_t> units = {
-      {"", 1},           {"b", 1},           {"k", 1000},
-      {"kb", 1024},      {"m", 1000 * 1000}, {"mb", 1024 * 1024},
-      {"g", 1000000000}, {"gb", 1024ull * 1024 * 1024}};
+  static const std::map<std::string, std::uint64_t> units = {{"", 1},
+                                                             {"b", 1},
+                                                             {"k", 1000},
+                                                             {"kb", 1024},
+                                                             {"m", 1000 * 1000},
+                                                             {"mb", 1024 * 1024},
+                                                             {"g", 1000000000},
+                                                             {"gb", 1024ull * 1024 * 1024}};
   std::string text = node.IsScalar() ? node.Scalar() : "";
   std::size_t digits = 0;
   while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
@@ -122,7 +126,8 @@ hashkit::HashFunction YamlFields::hash(const YAML::Node& node, const std::string
   std::string name = string(node, key);
   if (auto fn = hashkit::hash_function_named(name)) return *fn;
   std::string names;
-  for (auto n : hashkit::hash_function_names()) names += (names.empty() ? "" : ", ") + std::string(n);
+  for (auto n : hashkit::hash_function_names())
+    names += (names.empty() ? "" : ", ") + std::string(n);
   errors_.at(node, key, "unknown hash function '" + name + "' (expected one of: " + names + ")");
 }
 
@@ -137,7 +142,8 @@ Distribution YamlFields::distribution(const YAML::Node& node, const std::string&
 std::string YamlFields::hash_tag(const YAML::Node& node, const std::string& key) const {
   std::string tag = string(node, key);
   if (!tag.empty() && tag.size() != 2)
-    errors_.at(node, key, "expected two characters, the tag's start and end (like \"{}\"), or \"\"");
+    errors_.at(node, key,
+               "expected two characters, the tag's start and end (like \"{}\"), or \"\"");
   return tag;
 }
 

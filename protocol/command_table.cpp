@@ -53,6 +53,8 @@ const CommandSpec* find_subcommand(const CommandSpec& container, std::string_vie
   return nullptr;
 }
 
-std::span<const CommandSpec> all_commands() { return generated_commands(); }
+std::span<const CommandSpec> all_commands() {
+  return generated_commands();
+}
 
 }  // namespace santral::protocol

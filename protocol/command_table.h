@@ -106,29 +106,29 @@ struct KeySpec {
   };
 
   Begin begin = Begin::Unknown;
-  std::int16_t index = 0;             // Begin::Index
-  std::string_view keyword;           // Begin::Keyword
-  std::int16_t startfrom = 0;         // Begin::Keyword
+  std::int16_t index = 0;      // Begin::Index
+  std::string_view keyword;    // Begin::Keyword
+  std::int16_t startfrom = 0;  // Begin::Keyword
   Find find = Find::Unknown;
-  std::int16_t lastkey = 0;           // Find::Range
-  std::int16_t keystep = 1;           // both
-  std::int16_t limit = 0;             // Find::Range
-  std::int16_t keynumidx = 0;         // Find::Keynum
-  std::int16_t firstkey = 0;          // Find::Keynum
+  std::int16_t lastkey = 0;    // Find::Range
+  std::int16_t keystep = 1;    // both
+  std::int16_t limit = 0;      // Find::Range
+  std::int16_t keynumidx = 0;  // Find::Keynum
+  std::int16_t firstkey = 0;   // Find::Keynum
   std::uint16_t flags = 0;
 };
 
 struct CommandSpec {
-  std::string_view name;   // lower case; a subcommand is "container|sub"
-  std::int32_t arity;      // as Redis: N exact, -N at least N (counting the name)
-  std::uint32_t flags;     // CommandFlag bits
+  std::string_view name;  // lower case; a subcommand is "container|sub"
+  std::int32_t arity;     // as Redis: N exact, -N at least N (counting the name)
+  std::uint32_t flags;    // CommandFlag bits
   std::span<const KeySpec> key_specs;
   Routing routing;
   Merge merge;
   LocalHandler local;
   StatefulKind stateful;
   ScriptArg script;
-  std::string_view reason;  // Refused: what the client should do instead
+  std::string_view reason;                   // Refused: what the client should do instead
   std::span<const CommandSpec> subcommands;  // Container only, sorted by name
 
   bool has(CommandFlag flag) const { return (flags & flag) != 0; }

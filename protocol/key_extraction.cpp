@@ -1,7 +1,7 @@
 #include "protocol/key_extraction.h"
 
-#include <charconv>
 #include <strings.h>
+#include <charconv>
 
 namespace santral::protocol {
 namespace {

@@ -56,15 +56,17 @@ class FrameReader {
   std::size_t pos_ = 0;
 };
 
-bool is_blob(char type) { return type == '$' || type == '!' || type == '='; }
+bool is_blob(char type) {
+  return type == '$' || type == '!' || type == '=';
+}
 
 bool is_aggregate(char type) {
   return type == '*' || type == '~' || type == '>' || type == '%' || type == '|';
 }
 
 bool is_line(char type) {
-  return type == '+' || type == '-' || type == ':' || type == '_' || type == ',' ||
-         type == '#' || type == '(';
+  return type == '+' || type == '-' || type == ':' || type == '_' || type == ',' || type == '#' ||
+         type == '(';
 }
 
 // Elements an aggregate header announces: a map or an attribute holds n pairs.

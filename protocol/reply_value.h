@@ -27,8 +27,8 @@ struct ReplyValue {
     Attribute = '|',
   };
   Type type = Type::Null;
-  std::string_view text;         // strings, errors, numbers and doubles, as sent
-  std::int64_t integer = 0;      // Integer; Boolean as 0/1
+  std::string_view text;             // strings, errors, numbers and doubles, as sent
+  std::int64_t integer = 0;          // Integer; Boolean as 0/1
   std::vector<ReplyValue> elements;  // aggregates; a Map holds key, value, key, value, ...
   // A RESP2 null bulk (`$-1`) or null array (`*-1`) is Type::Null with `resp2_null` set to the
   // type byte it came with, so it can be written back unchanged.

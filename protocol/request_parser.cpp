@@ -143,12 +143,24 @@ bool split_inline(std::string_view line, std::vector<Span>& spans, std::string& 
         } else if (c == '\\' && i + 1 < size) {
           ++i;
           switch (line[i]) {
-            case 'n': token.put(line, '\n'); break;
-            case 'r': token.put(line, '\r'); break;
-            case 't': token.put(line, '\t'); break;
-            case 'b': token.put(line, '\b'); break;
-            case 'a': token.put(line, '\a'); break;
-            default: token.put(line, line[i]); break;
+            case 'n':
+              token.put(line, '\n');
+              break;
+            case 'r':
+              token.put(line, '\r');
+              break;
+            case 't':
+              token.put(line, '\t');
+              break;
+            case 'b':
+              token.put(line, '\b');
+              break;
+            case 'a':
+              token.put(line, '\a');
+              break;
+            default:
+              token.put(line, line[i]);
+              break;
           }
         } else if (c == '"') {
           // A closing quote must be followed by a blank or the end of the line.
@@ -176,10 +188,18 @@ bool split_inline(std::string_view line, std::vector<Span>& spans, std::string& 
           case ' ':
           case '\n':
           case '\r':
-          case '\t': done = true; break;
-          case '"': in_double = true; break;
-          case '\'': in_single = true; break;
-          default: token.take(line, i); break;
+          case '\t':
+            done = true;
+            break;
+          case '"':
+            in_double = true;
+            break;
+          case '\'':
+            in_single = true;
+            break;
+          default:
+            token.take(line, i);
+            break;
         }
       }
       if (i < size) ++i;

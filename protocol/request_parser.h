@@ -71,8 +71,8 @@ class RequestParser {
 
   enum class Stage { Start, ArgCount, BulkLength, BulkData, InlineLine };
   Stage stage_ = Stage::Start;
-  std::size_t pos_ = 0;           // offset of the next unexamined byte, from the request start
-  std::size_t line_start_ = 0;    // offset of the `$` line being read
+  std::size_t pos_ = 0;         // offset of the next unexamined byte, from the request start
+  std::size_t line_start_ = 0;  // offset of the `$` line being read
   std::int64_t args_expected_ = 0;
   std::int64_t bulk_length_ = 0;
   struct Span {
@@ -84,7 +84,7 @@ class RequestParser {
   // Inline arguments that needed unescaping, back to back. Views into it are taken only once
   // the whole line is split, so its growth never leaves one dangling.
   std::string unquoted_;
-  std::vector<std::string_view> args_; // what Request::args points at after Complete
+  std::vector<std::string_view> args_;  // what Request::args points at after Complete
 
   ProtocolError error_ = ProtocolError::None;
   char unexpected_byte_ = 0;

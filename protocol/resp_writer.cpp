@@ -27,7 +27,9 @@ void RespWriter::error(std::string_view message) {
   out_.append("\r\n", 2);
 }
 
-void RespWriter::integer(std::int64_t value) { append_line(out_, ':', value); }
+void RespWriter::integer(std::int64_t value) {
+  append_line(out_, ':', value);
+}
 
 void RespWriter::bulk(std::string_view value) {
   append_line(out_, '$', static_cast<std::int64_t>(value.size()));
@@ -35,13 +37,17 @@ void RespWriter::bulk(std::string_view value) {
   out_.append("\r\n", 2);
 }
 
-void RespWriter::null_bulk() { out_.append("$-1\r\n", 5); }
+void RespWriter::null_bulk() {
+  out_.append("$-1\r\n", 5);
+}
 
 void RespWriter::array_header(std::size_t count) {
   append_line(out_, '*', static_cast<std::int64_t>(count));
 }
 
-void RespWriter::null_array() { out_.append("*-1\r\n", 5); }
+void RespWriter::null_array() {
+  out_.append("*-1\r\n", 5);
+}
 
 void RespWriter::null() {
   if (protocol_ == 3) {

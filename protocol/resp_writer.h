@@ -14,15 +14,15 @@ class RespWriter {
   // `protocol` is the client's RESP version: it decides how null() and map_header() look.
   explicit RespWriter(std::string& out, int protocol = 2) : out_(out), protocol_(protocol) {}
 
-  void simple(std::string_view text);            // +text
-  void error(std::string_view message);          // -message (message includes its ERR/prefix)
-  void integer(std::int64_t value);              // :value
-  void bulk(std::string_view value);             // $len value
-  void null_bulk();                              // $-1
-  void array_header(std::size_t count);          // *count
-  void null_array();                             // *-1
-  void null();                                   // $-1, or _ in RESP3
-  void map_header(std::size_t pairs);            // *2n, or %n in RESP3
+  void simple(std::string_view text);    // +text
+  void error(std::string_view message);  // -message (message includes its ERR/prefix)
+  void integer(std::int64_t value);      // :value
+  void bulk(std::string_view value);     // $len value
+  void null_bulk();                      // $-1
+  void array_header(std::size_t count);  // *count
+  void null_array();                     // *-1
+  void null();                           // $-1, or _ in RESP3
+  void map_header(std::size_t pairs);    // *2n, or %n in RESP3
   // A command as a multibulk array, as a backend expects it.
   void command(std::span<const std::string_view> args);
 

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 
+#include <spdlog/spdlog.h>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
-#include <spdlog/spdlog.h>
 
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
@@ -22,7 +22,9 @@ namespace {
 
 constexpr std::size_t kInboxInitial = 16 * 1024;
 
-std::string as_reply(const std::string& message) { return "-" + message + "\r\n"; }
+std::string as_reply(const std::string& message) {
+  return "-" + message + "\r\n";
+}
 
 }  // namespace
 
@@ -37,7 +39,9 @@ BackendConnection::BackendConnection(asio::io_context& io, BackendTarget target,
       retry_timer_(io),
       inbox_(kInboxInitial) {}
 
-void BackendConnection::start() { connect(); }
+void BackendConnection::start() {
+  connect();
+}
 
 void BackendConnection::stop() {
   state_ = State::Stopped;
@@ -66,7 +70,9 @@ void BackendConnection::connect() {
       [self = BackendConnectionPtr(this), generation](boost::system::error_code ec,
                                                       tcp::resolver::results_type results) {
         if (generation != self->generation_) return;
-        if (ec) return self->go_down("cannot resolve " + self->target_.address.host + ": " + ec.message());
+        if (ec)
+          return self->go_down("cannot resolve " + self->target_.address.host + ": " +
+                               ec.message());
         asio::async_connect(self->socket_, results,
                             [self, generation](boost::system::error_code ec, const tcp::endpoint&) {
                               if (generation != self->generation_) return;
@@ -194,18 +200,20 @@ void BackendConnection::read() {
       inbox_.resize(inbox_.size() * 2);
     }
   }
-  socket_.async_read_some(
-      asio::buffer(inbox_.data() + inbox_end_, inbox_.size() - inbox_end_),
-      [self = BackendConnectionPtr(this), generation = generation_](boost::system::error_code ec,
-                                                                    std::size_t bytes) {
-        if (generation != self->generation_) return;
-        if (ec) {
-          std::string why = ec == asio::error::eof ? "the shard closed the connection" : ec.message();
-          return self->connection_failed(as_reply(error_message(
-              ClientError::ShardConnectionLost, self->target_.shard_name, self->address_text(), why)));
-        }
-        self->on_read(bytes);
-      });
+  socket_.async_read_some(asio::buffer(inbox_.data() + inbox_end_, inbox_.size() - inbox_end_),
+                          [self = BackendConnectionPtr(this), generation = generation_](
+                              boost::system::error_code ec, std::size_t bytes) {
+                            if (generation != self->generation_) return;
+                            if (ec) {
+                              std::string why = ec == asio::error::eof
+                                                    ? "the shard closed the connection"
+                                                    : ec.message();
+                              return self->connection_failed(as_reply(error_message(
+                                  ClientError::ShardConnectionLost, self->target_.shard_name,
+                                  self->address_text(), why)));
+                            }
+                            self->on_read(bytes);
+                          });
 }
 
 void BackendConnection::on_read(std::size_t bytes) {
@@ -227,8 +235,8 @@ void BackendConnection::on_read(std::size_t bytes) {
 bool BackendConnection::is_push(std::string_view frame) const {
   if (frame.size() < 4 || (frame[0] != '*' && frame[0] != '>')) return false;
   std::string_view rest = frame.substr(1);
-  return rest.starts_with("3\r\n$7\r\nmessage\r\n") || rest.starts_with("4\r\n$8\r\npmessage\r\n") ||
-         rest.starts_with("3\r\n$8\r\nsmessage\r\n");
+  return rest.starts_with("3\r\n$7\r\nmessage\r\n") ||
+         rest.starts_with("4\r\n$8\r\npmessage\r\n") || rest.starts_with("3\r\n$8\r\nsmessage\r\n");
 }
 
 // Hands every complete reply in the inbox to the request that owns it. False when the
@@ -257,8 +265,8 @@ bool BackendConnection::deliver_frames() {
                     address_text(),
                     status == protocol::ScanStatus::Error ? "bytes that are not RESP"
                                                           : "a reply nobody asked for");
-      connection_failed(as_reply(error_message(ClientError::ShardProtocolError,
-                                               target_.shard_name, address_text())));
+      connection_failed(as_reply(
+          error_message(ClientError::ShardProtocolError, target_.shard_name, address_text())));
       return false;
     }
     inbox_start_ += size;
@@ -312,8 +320,8 @@ void BackendConnection::go_down(const std::string& reason) {
   bool first = down_reason_.empty();
   down_reason_ = reason;
   state_ = State::Down;
-  fail_all(as_reply(error_message(ClientError::ShardUnavailable, target_.shard_name,
-                                  address_text(), reason)));
+  fail_all(as_reply(
+      error_message(ClientError::ShardUnavailable, target_.shard_name, address_text(), reason)));
   if (role_ != ConnectionRole::Shared) {
     if (auto sink = std::move(push_sink_)) sink->connection_lost(target_.shard_index);
     return;
@@ -324,11 +332,11 @@ void BackendConnection::go_down(const std::string& reason) {
     spdlog::warn("shard '{}' ({}) is down: {}; retrying every {} ms at most", target_.shard_name,
                  address_text(), reason, config_.timeouts.reconnect_max.count());
   retry_timer_.expires_after(backoff_);
-  retry_timer_.async_wait([self = BackendConnectionPtr(this), generation = generation_](
-                              boost::system::error_code ec) {
-    if (ec || generation != self->generation_) return;
-    self->connect();
-  });
+  retry_timer_.async_wait(
+      [self = BackendConnectionPtr(this), generation = generation_](boost::system::error_code ec) {
+        if (ec || generation != self->generation_) return;
+        self->connect();
+      });
 }
 
 void BackendConnection::check_deadlines(Clock::time_point now) {
@@ -338,10 +346,10 @@ void BackendConnection::check_deadlines(Clock::time_point now) {
     return;
   }
   if (state_ == State::Up && !pending_.empty() && now > pending_.front().deadline) {
-    spdlog::warn("shard '{}' ({}) did not answer within {} ms; dropping {} in-flight requests "
-                 "and reconnecting",
-                 target_.shard_name, address_text(), config_.timeouts.request.count(),
-                 pending_.size());
+    spdlog::warn(
+        "shard '{}' ({}) did not answer within {} ms; dropping {} in-flight requests "
+        "and reconnecting",
+        target_.shard_name, address_text(), config_.timeouts.request.count(), pending_.size());
     connection_failed(as_reply(error_message(ClientError::ShardTimeout, target_.shard_name,
                                              address_text(), config_.timeouts.request.count())));
   }

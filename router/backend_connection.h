@@ -57,8 +57,8 @@ class BackendConnection
   // deliver()'s slot for a pub/sub message pushed by a Subscriber connection.
   static constexpr std::uint64_t kPushSlot = std::numeric_limits<std::uint64_t>::max();
 
-  BackendConnection(boost::asio::io_context& io, BackendTarget target,
-                    const config::Config& config, ConnectionRole role = ConnectionRole::Shared);
+  BackendConnection(boost::asio::io_context& io, BackendTarget target, const config::Config& config,
+                    ConnectionRole role = ConnectionRole::Shared);
   BackendConnection(const BackendConnection&) = delete;
   BackendConnection& operator=(const BackendConnection&) = delete;
 
@@ -69,8 +69,8 @@ class BackendConnection
   // Sends one request (complete RESP bytes). Its reply goes to sink->deliver(slot, fragment)
   // later, or at once if the shard is down. An untimed request (a blocking command) may wait
   // for its reply as long as the shard takes.
-  void send(std::string_view request, ReplySinkPtr sink, std::uint64_t slot,
-            std::uint32_t fragment, bool timed = true);
+  void send(std::string_view request, ReplySinkPtr sink, std::uint64_t slot, std::uint32_t fragment,
+            bool timed = true);
   // Sends a request whose reply Santral drops (the MULTI that opens a pinned transaction).
   void send_silent(std::string_view request);
   // Subscriber connections: where pushed messages go (deliver with kPushSlot), and who hears

@@ -41,7 +41,8 @@ class MinimumMerge final : public ReplyMerge {
     auto digits = reply.substr(1, reply.size() >= 3 ? reply.size() - 3 : 0);
     if (reply.front() != ':' ||
         std::from_chars(digits.data(), digits.data() + digits.size(), value).ec != std::errc{}) {
-      error_ = reply.front() == '-' ? std::string(reply) : "-ERR santral: unexpected reply to WAIT\r\n";
+      error_ =
+          reply.front() == '-' ? std::string(reply) : "-ERR santral: unexpected reply to WAIT\r\n";
       return;
     }
     minimum_ = std::min(minimum_, value);

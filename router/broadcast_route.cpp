@@ -27,7 +27,8 @@ MergePlan plan_for(const Routed& routed) {
   plan.kind = routed.spec.merge;
   plan.command = upper_name(routed.spec);
   plan.protocol = routed.session.state().protocol;
-  for (std::size_t s = 0; s < map.shard_count(); ++s) plan.fragment_names.push_back(map.shard(s).name);
+  for (std::size_t s = 0; s < map.shard_count(); ++s)
+    plan.fragment_names.push_back(map.shard(s).name);
   return plan;
 }
 
@@ -35,7 +36,8 @@ void send_to_every_shard(const Routed& routed, MergePlan plan, std::string_view 
   auto& session = routed.session;
   auto shards = static_cast<std::uint32_t>(plan.fragment_names.size());
   auto slot = session.open_slot(shards, make_merge(std::move(plan)));
-  for (std::uint32_t s = 0; s < shards; ++s) session.shared_backend(s).send(bytes, &session, slot, s);
+  for (std::uint32_t s = 0; s < shards; ++s)
+    session.shared_backend(s).send(bytes, &session, slot, s);
 }
 
 // SCAN <cursor> [MATCH p] [COUNT n] [TYPE t]: the cursor names a shard and a place in it; the
@@ -71,8 +73,8 @@ void route_info(const Routed& routed) {
   MergePlan plan = plan_for(routed);
   plan.info.shards_section = wanted.shards;
   if (wanted.santral) plan.info.local_sections = santral_info_section(session.worker());
-  plan.info.overrides.emplace_back("connected_clients",
-                                   std::to_string(session.worker().shared().connected_clients.load()));
+  plan.info.overrides.emplace_back(
+      "connected_clients", std::to_string(session.worker().shared().connected_clients.load()));
   if (wanted.only_santral) {
     std::string out;
     protocol::RespWriter(out).bulk(plan.info.local_sections);

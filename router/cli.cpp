@@ -10,15 +10,18 @@
 namespace santral::router {
 
 std::optional<int> parse_command_line(int argc, char** argv, CommandLine& out) {
-  CLI::App app{"santral: a sharding router for Redis-protocol databases.\n"
-               "Clients connect to it as to one Redis server; it sends each key to the shard "
-               "that owns it."};
+  CLI::App app{
+      "santral: a sharding router for Redis-protocol databases.\n"
+      "Clients connect to it as to one Redis server; it sends each key to the shard "
+      "that owns it."};
   app.set_version_flag("-V,--version", std::string("santral ") + kVersion);
   std::string check_path;
-  auto* config_opt = app.add_option("-c,--config", out.config_path,
-                                    "Serve with this config (Santral YAML or twemproxy's nutcracker.yml)");
-  auto* check_opt = app.add_option("-t,--check-config", check_path,
-                                   "Validate this config, print a summary and exit (non-zero on error)");
+  auto* config_opt =
+      app.add_option("-c,--config", out.config_path,
+                     "Serve with this config (Santral YAML or twemproxy's nutcracker.yml)");
+  auto* check_opt =
+      app.add_option("-t,--check-config", check_path,
+                     "Validate this config, print a summary and exit (non-zero on error)");
   config_opt->excludes(check_opt);
   std::map<std::string, config::ConfigFormat> formats = {
       {"auto", config::ConfigFormat::Auto},
@@ -28,7 +31,8 @@ std::optional<int> parse_command_line(int argc, char** argv, CommandLine& out) {
       ->transform(CLI::CheckedTransformer(formats, CLI::ignore_case))
       ->default_str("auto");
   app.add_option("--pool", out.pool, "Which pool of a twemproxy config with several to serve");
-  app.add_option("-l,--log-level", out.log_level, "trace, debug, info, warn, error, critical or off (overrides the config)")
+  app.add_option("-l,--log-level", out.log_level,
+                 "trace, debug, info, warn, error, critical or off (overrides the config)")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
   app.add_option("--workers", out.workers, "Worker threads (overrides the config)")
       ->check(CLI::Range(1u, 1024u));

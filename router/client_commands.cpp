@@ -1,8 +1,8 @@
 #include "router/client_commands.h"
 
+#include <strings.h>
 #include <charconv>
 #include <optional>
-#include <strings.h>
 
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
@@ -97,7 +97,8 @@ void client_getname(const Routed& r) {
 void client_setname(const Routed& r) {
   std::string_view name = r.request.args[2];
   if (!valid_client_name(name))
-    return r.session.reply_error("ERR Client names cannot contain spaces, newlines or special characters.");
+    return r.session.reply_error(
+        "ERR Client names cannot contain spaces, newlines or special characters.");
   r.session.state().name = std::string(name);
   r.session.reply("+OK\r\n");
 }
@@ -108,9 +109,13 @@ void client_id(const Routed& r) {
   r.session.reply(out);
 }
 
-void client_info(const Routed& r) { reply_bulk(r.session, r.session.describe() + "\n"); }
+void client_info(const Routed& r) {
+  reply_bulk(r.session, r.session.describe() + "\n");
+}
 
-void client_getredir(const Routed& r) { r.session.reply(":-1\r\n"); }
+void client_getredir(const Routed& r) {
+  r.session.reply(":-1\r\n");
+}
 
 void client_trackinginfo(const Routed& r) {
   std::string out;
@@ -159,7 +164,8 @@ void client_list(const Routed& r) {
   for (std::size_t i = 2; i < args.size(); ++i) {
     if (equals_nocase(args[i], "type") && i + 1 < args.size()) {
       filter->type = std::string(args[++i]);
-      for (auto& c : filter->type) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      for (auto& c : filter->type)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     } else if (equals_nocase(args[i], "id") && i + 1 < args.size()) {
       while (i + 1 < args.size()) {
         auto id = to_int(args[++i]);

@@ -1,9 +1,9 @@
 #include "router/client_session.h"
 
-#include <boost/asio/post.hpp>
-#include <boost/asio/write.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
 
 #include "protocol/errors.h"
 #include "router/dispatch.h"
@@ -55,14 +55,18 @@ Transaction& ClientSession::transaction() {
   return *transaction_;
 }
 
-bool ClientSession::in_transaction() const { return transaction_ && transaction_->in_multi(); }
+bool ClientSession::in_transaction() const {
+  return transaction_ && transaction_->in_multi();
+}
 
 Subscriptions& ClientSession::subscriptions() {
   if (!subscriptions_) subscriptions_ = std::make_unique<Subscriptions>();
   return *subscriptions_;
 }
 
-bool ClientSession::subscribed() const { return subscriptions_ && subscriptions_->count() > 0; }
+bool ClientSession::subscribed() const {
+  return subscriptions_ && subscriptions_->count() > 0;
+}
 
 void ClientSession::start() {
   inbox_.resize(kInboxInitial);
@@ -104,10 +108,8 @@ void ClientSession::read() {
   reading_ = true;
   socket_.async_read_some(
       asio::buffer(inbox_.data() + inbox_end_, inbox_.size() - inbox_end_),
-      [self = boost::intrusive_ptr<ClientSession>(this)](const boost::system::error_code& ec,
-                                                         std::size_t bytes) {
-        self->on_read(ec, bytes);
-      });
+      [self = boost::intrusive_ptr<ClientSession>(this)](
+          const boost::system::error_code& ec, std::size_t bytes) { self->on_read(ec, bytes); });
 }
 
 void ClientSession::on_read(const boost::system::error_code& ec, std::size_t bytes) {
@@ -184,7 +186,8 @@ void ClientSession::reply_protocol_error() {
       message = error_message(ClientError::InvalidBulkLength);
       break;
     case ProtocolError::BulkTooLarge:
-      message = error_message(ClientError::BulkTooLarge, parser_.announced(), limits.max_bulk_bytes);
+      message =
+          error_message(ClientError::BulkTooLarge, parser_.announced(), limits.max_bulk_bytes);
       break;
     case ProtocolError::ExpectedDollar: {
       // Redis prints a space in place of a CR or LF here.
@@ -342,9 +345,10 @@ void ClientSession::flush() {
   }
   writing_.swap(outbox_);
   write_in_flight_ = true;
-  asio::async_write(socket_, asio::buffer(writing_),
-                    [self = boost::intrusive_ptr<ClientSession>(this)](
-                        const boost::system::error_code& ec, std::size_t) { self->on_written(ec); });
+  asio::async_write(
+      socket_, asio::buffer(writing_),
+      [self = boost::intrusive_ptr<ClientSession>(this)](const boost::system::error_code& ec,
+                                                         std::size_t) { self->on_written(ec); });
 }
 
 void ClientSession::on_written(const boost::system::error_code& ec) {
@@ -376,8 +380,8 @@ std::string ClientSession::describe() {
       "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} "
       "ssub={} multi={} qbuf={} qbuf-free={} obl=0 oll={} omem={} tot-mem={} events=r cmd={} "
       "user={} redir=-1 resp={}",
-      state_.id, state_.peer, state_.local, socket_.native_handle(),
-      state_.name, duration_cast<seconds>(now - state_.connected_at).count(),
+      state_.id, state_.peer, state_.local, socket_.native_handle(), state_.name,
+      duration_cast<seconds>(now - state_.connected_at).count(),
       duration_cast<seconds>(now - state_.last_active).count(), flags, state_.database, channels,
       patterns, shard_channels, transaction_ ? transaction_->queued() : -1,
       inbox_end_ - inbox_start_, inbox_.size() - (inbox_end_ - inbox_start_), replies_.size(),

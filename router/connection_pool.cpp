@@ -18,10 +18,9 @@ ConnectionPool::ConnectionPool(boost::asio::io_context& io, const config::Config
   for (std::size_t s = 0; s < shard_map_.shard_count(); ++s) {
     auto& connections = default_shared_.emplace_back();
     for (std::uint32_t c = 0; c < config_.backend.connections_per_shard; ++c)
-      connections.push_back(
-          new BackendConnection(io_, {s, shard_map_.shard(s).name, shard_map_.shard(s).address,
-                                      default_profile_},
-                                config_));
+      connections.push_back(new BackendConnection(
+          io_, {s, shard_map_.shard(s).name, shard_map_.shard(s).address, default_profile_},
+          config_));
   }
 }
 
@@ -45,8 +44,8 @@ void ConnectionPool::stop() {
 BackendConnectionPtr ConnectionPool::open(std::size_t shard, const ConnectionProfile& profile,
                                           ConnectionRole role) {
   BackendConnectionPtr connection(new BackendConnection(
-      io_, {shard, shard_map_.shard(shard).name, shard_map_.shard(shard).address, profile},
-      config_, role));
+      io_, {shard, shard_map_.shard(shard).name, shard_map_.shard(shard).address, profile}, config_,
+      role));
   connection->start();
   return connection;
 }
@@ -98,7 +97,8 @@ void ConnectionPool::drop(const BackendConnectionPtr& connection) {
   connection->stop();
 }
 
-BackendConnectionPtr ConnectionPool::subscriber(std::size_t shard, const ConnectionProfile& profile) {
+BackendConnectionPtr ConnectionPool::subscriber(std::size_t shard,
+                                                const ConnectionProfile& profile) {
   auto connection = open(shard, profile, ConnectionRole::Subscriber);
   lent_.push_back(connection);
   return connection;

@@ -27,8 +27,8 @@ void reply_unknown(ClientSession& session, const protocol::Request& request) {
   std::string args;
   for (std::size_t i = 1; i < request.args.size() && args.size() < 128; ++i)
     fmt::format_to(std::back_inserter(args), "'{}' ", request.args[i].substr(0, 128));
-  session.reply_error(error_message(ClientError::UnknownCommand,
-                                    std::string(request.name().substr(0, 128)), args));
+  session.reply_error(
+      error_message(ClientError::UnknownCommand, std::string(request.name().substr(0, 128)), args));
 }
 
 // Commands a client may send before AUTH, as in Redis (CMD_NO_AUTH).

@@ -64,7 +64,7 @@ std::string santral_info_section(Worker& worker) {
     auto state = worker.pool().shared(s, worker.pool().default_profile(), 0).state();
     const char* text = state == BackendConnection::State::Up           ? "up"
                        : state == BackendConnection::State::Connecting ? "connecting"
-                                                                        : "down";
+                                                                       : "down";
     fmt::format_to(std::back_inserter(out), "shard{}:name={},address={},weight={},state={}\r\n", s,
                    map.shard(s).name, map.shard(s).address.text(), map.shard(s).weight, text);
   }

@@ -11,9 +11,9 @@ class Worker;
 
 // What an INFO request asks for, split into Santral's own sections and the shards'.
 struct InfoRequest {
-  bool santral = false;       // "# Santral": the router itself
-  bool shards = false;        // "# Shards": one line per shard
-  bool only_santral = false;  // nothing to ask the shards
+  bool santral = false;                       // "# Santral": the router itself
+  bool shards = false;                        // "# Shards": one line per shard
+  bool only_santral = false;                  // nothing to ask the shards
   std::vector<std::string> backend_sections;  // empty: the shards' default sections
 };
 

@@ -1,5 +1,5 @@
-#include <cctype>
 #include <strings.h>
+#include <cctype>
 
 #include <fmt/format.h>
 
@@ -19,7 +19,8 @@ using protocol::error_message;
 
 std::string upper_name(const protocol::CommandSpec& spec) {
   std::string name(spec.name);
-  for (auto& c : name) c = c == '|' ? ' ' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (auto& c : name)
+    c = c == '|' ? ' ' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return name;
 }
 
@@ -49,10 +50,11 @@ std::optional<std::size_t> single_shard(const Routed& routed) {
   for (std::size_t i = 1; i < positions.size(); ++i) {
     std::size_t other = map.shard_for_key(args[positions[i]]);
     if (other == shard) continue;
-    session.reply_error(error_message(
-        ClientError::CrossShard,
-        fmt::format("'{}' is on shard '{}', '{}' on shard '{}'", args[positions.front()].substr(0, 64),
-                    map.shard(shard).name, args[positions[i]].substr(0, 64), map.shard(other).name)));
+    session.reply_error(
+        error_message(ClientError::CrossShard,
+                      fmt::format("'{}' is on shard '{}', '{}' on shard '{}'",
+                                  args[positions.front()].substr(0, 64), map.shard(shard).name,
+                                  args[positions[i]].substr(0, 64), map.shard(other).name)));
     return std::nullopt;
   }
   return shard;
@@ -70,7 +72,8 @@ bool has_block_option(const Routed& routed) {
 }  // namespace
 
 void route_keyed(const Routed& routed) {
-  if (routed.spec.has(protocol::kBlocking) && has_block_option(routed)) return route_blocking(routed);
+  if (routed.spec.has(protocol::kBlocking) && has_block_option(routed))
+    return route_blocking(routed);
   auto shard = single_shard(routed);
   if (!shard) return;
   switch (routed.spec.script) {
@@ -100,6 +103,8 @@ std::size_t any_shard(const Routed& routed) {
   return 0;
 }
 
-void route_any(const Routed& routed) { forward_whole(routed, any_shard(routed)); }
+void route_any(const Routed& routed) {
+  forward_whole(routed, any_shard(routed));
+}
 
 }  // namespace santral::router

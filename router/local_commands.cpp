@@ -1,7 +1,7 @@
 // Commands Santral answers itself, one handler per LocalHandler of the command table.
+#include <strings.h>
 #include <array>
 #include <charconv>
-#include <strings.h>
 
 #include "protocol/command_table.h"
 #include "protocol/command_table_data.h"
@@ -43,7 +43,9 @@ void answer(const Routed& r, Compose&& compose) {
   r.session.reply(out);
 }
 
-void ok(const Routed& r) { r.session.reply("+OK\r\n"); }
+void ok(const Routed& r) {
+  r.session.reply("+OK\r\n");
+}
 
 void ping(const Routed& r) {
   std::string_view message = r.request.args.size() > 1 ? r.request.args[1] : std::string_view{};
@@ -125,7 +127,8 @@ void hello(const Routed& r) {
     if (!to_int(args[1], version))
       return r.session.reply_error("ERR Protocol version is not an integer or out of range");
     i = 2;
-    if (version != 2 && version != 3) return r.session.reply_error(error_message(ClientError::NoProto));
+    if (version != 2 && version != 3)
+      return r.session.reply_error(error_message(ClientError::NoProto));
   }
   std::string_view new_name;
   bool rename = false;
@@ -137,9 +140,11 @@ void hello(const Routed& r) {
       new_name = args[++i];
       rename = true;
       if (!valid_client_name(new_name))
-        return r.session.reply_error("ERR Client names cannot contain spaces, newlines or special characters.");
+        return r.session.reply_error(
+            "ERR Client names cannot contain spaces, newlines or special characters.");
     } else {
-      return r.session.reply_error("ERR Syntax error in HELLO option '" + std::string(args[i]) + "'");
+      return r.session.reply_error("ERR Syntax error in HELLO option '" + std::string(args[i]) +
+                                   "'");
     }
   }
   if (!state.authenticated)
@@ -201,7 +206,9 @@ void help(const Routed& r) {
 }
 
 void command_count(const Routed& r) {
-  answer(r, [&](RespWriter& w) { w.integer(static_cast<std::int64_t>(protocol::all_commands().size())); });
+  answer(r, [&](RespWriter& w) {
+    w.integer(static_cast<std::int64_t>(protocol::all_commands().size()));
+  });
 }
 
 void acl_whoami(const Routed& r) {
@@ -246,11 +253,13 @@ constexpr HandlerTable kTable = [] {
   return table;
 }();
 
-static_assert([] {
-  for (std::size_t i = 1; i < kHandlers; ++i)
-    if (!kTable.present[i]) return false;
-  return true;
-}(), "every LocalHandler needs a handler");
+static_assert(
+    [] {
+      for (std::size_t i = 1; i < kHandlers; ++i)
+        if (!kTable.present[i]) return false;
+      return true;
+    }(),
+    "every LocalHandler needs a handler");
 
 }  // namespace
 

@@ -63,8 +63,9 @@ bool forward_with_script_retry(const Routed& routed, std::size_t shard) {
   BackendConnection& connection = session.shared_backend(shard);
   auto slot = session.open_slot();
   std::string_view bytes = request_bytes(routed);
-  boost::intrusive_ptr<ReplySink> sink(new NoScriptRetry(boost::intrusive_ptr<ClientSession>(&session), slot,
-                                                         BackendConnectionPtr(&connection), std::string(bytes)));
+  boost::intrusive_ptr<ReplySink> sink(
+      new NoScriptRetry(boost::intrusive_ptr<ClientSession>(&session), slot,
+                        BackendConnectionPtr(&connection), std::string(bytes)));
   connection.send(bytes, std::move(sink), slot, 0);
   return true;
 }

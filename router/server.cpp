@@ -1,8 +1,8 @@
 #include "router/server.h"
 
+#include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
-#include <spdlog/spdlog.h>
 
 #include "config/shard_map.h"
 #include "protocol/errors.h"
@@ -61,12 +61,14 @@ int Server::run() {
     return 1;
   }
 
-  for (const auto& warning : config_.warnings) spdlog::warn("{}: {}", config_.source.string(), warning);
-  spdlog::info("santral {} listening on {} with {} worker{}; {} shard{} ({} distribution, {} hash{})",
-               kVersion, config_.listen.text(), config_.workers, config_.workers == 1 ? "" : "s",
-               config_.shards.size(), config_.shards.size() == 1 ? "" : "s",
-               distribution_name(config_.distribution), config_.hash_name,
-               config_.hash_tag.empty() ? "" : ", hash tag \"" + config_.hash_tag + "\"");
+  for (const auto& warning : config_.warnings)
+    spdlog::warn("{}: {}", config_.source.string(), warning);
+  spdlog::info(
+      "santral {} listening on {} with {} worker{}; {} shard{} ({} distribution, {} hash{})",
+      kVersion, config_.listen.text(), config_.workers, config_.workers == 1 ? "" : "s",
+      config_.shards.size(), config_.shards.size() == 1 ? "" : "s",
+      distribution_name(config_.distribution), config_.hash_name,
+      config_.hash_tag.empty() ? "" : ", hash tag \"" + config_.hash_tag + "\"");
   for (const auto& shard : config_.shards)
     spdlog::info("  shard '{}' at {} (weight {})", shard.name, shard.address.text(), shard.weight);
 
@@ -86,28 +88,31 @@ int Server::run() {
 void Server::accept() {
   Worker& worker = *workers_[next_worker_];
   next_worker_ = (next_worker_ + 1) % workers_.size();
-  acceptor_.async_accept(worker.io(), [this, &worker](boost::system::error_code ec, tcp::socket socket) {
-    if (ec == asio::error::operation_aborted) return;
-    if (!ec) {
-      if (shared_.connected_clients.load() >= config_.limits.max_clients) {
-        shared_.rejected_clients.fetch_add(1);
-        std::string reply = "-" + protocol::error_message(protocol::ClientError::MaxClients,
-                                                          config_.limits.max_clients) + "\r\n";
-        boost::system::error_code ignored;
-        asio::write(socket, asio::buffer(reply), ignored);
-        socket.close(ignored);
-      } else {
-        shared_.connected_clients.fetch_add(1);
-        auto id = shared_.next_client_id.fetch_add(1);
-        asio::post(worker.io(), [&worker, id, socket = std::move(socket)]() mutable {
-          worker.adopt(std::move(socket), id);
-        });
-      }
-    } else {
-      spdlog::warn("accept failed: {}", ec.message());
-    }
-    accept();
-  });
+  acceptor_.async_accept(
+      worker.io(), [this, &worker](boost::system::error_code ec, tcp::socket socket) {
+        if (ec == asio::error::operation_aborted) return;
+        if (!ec) {
+          if (shared_.connected_clients.load() >= config_.limits.max_clients) {
+            shared_.rejected_clients.fetch_add(1);
+            std::string reply = "-" +
+                                protocol::error_message(protocol::ClientError::MaxClients,
+                                                        config_.limits.max_clients) +
+                                "\r\n";
+            boost::system::error_code ignored;
+            asio::write(socket, asio::buffer(reply), ignored);
+            socket.close(ignored);
+          } else {
+            shared_.connected_clients.fetch_add(1);
+            auto id = shared_.next_client_id.fetch_add(1);
+            asio::post(worker.io(), [&worker, id, socket = std::move(socket)]() mutable {
+              worker.adopt(std::move(socket), id);
+            });
+          }
+        } else {
+          spdlog::warn("accept failed: {}", ec.message());
+        }
+        accept();
+      });
 }
 
 void Server::shutdown() {

@@ -70,7 +70,8 @@ void route_split(const Routed& routed) {
       fragment.args.push_back(args[positions[i] + k]);
   }
 
-  auto slot = session.open_slot(static_cast<std::uint32_t>(fragments.size()), make_merge(std::move(plan)));
+  auto slot =
+      session.open_slot(static_cast<std::uint32_t>(fragments.size()), make_merge(std::move(plan)));
   std::string& bytes = session.scratch();
   for (std::uint32_t f = 0; f < fragments.size(); ++f) {
     bytes.clear();

@@ -95,7 +95,8 @@ void Subscriptions::subscribe(const Routed& routed) {
     std::string_view channel = routed.request.args[i];
     if (names.emplace(channel).second)
       sends.push_back({map.shard_for_key(channel), command(backend_command, channel)});
-    confirmation(reply, session.state().protocol, kind, channel, sharded ? shard_channels() : channels() + patterns());
+    confirmation(reply, session.state().protocol, kind, channel,
+                 sharded ? shard_channels() : channels() + patterns());
   }
   send_all(session, std::move(reply), std::move(sends),
            [&](std::size_t shard) -> BackendConnection& { return connection(session, shard); });
@@ -109,14 +110,16 @@ void Subscriptions::unsubscribe(const Routed& routed) {
   std::string_view backend_command = sharded ? "SUNSUBSCRIBE" : "UNSUBSCRIBE";
   const auto& map = session.worker().shard_map();
   std::vector<std::string> targets;
-  for (std::size_t i = 1; i < routed.request.args.size(); ++i) targets.emplace_back(routed.request.args[i]);
+  for (std::size_t i = 1; i < routed.request.args.size(); ++i)
+    targets.emplace_back(routed.request.args[i]);
   if (routed.request.args.size() == 1) targets.assign(names.begin(), names.end());
   std::string reply;
   std::vector<Send> sends;
   for (const auto& channel : targets) {
     if (names.erase(channel) > 0)
       sends.push_back({map.shard_for_key(channel), command(backend_command, channel)});
-    confirmation(reply, session.state().protocol, kind, channel, sharded ? shard_channels() : channels() + patterns());
+    confirmation(reply, session.state().protocol, kind, channel,
+                 sharded ? shard_channels() : channels() + patterns());
   }
   if (targets.empty())
     confirmation(reply, session.state().protocol, kind, std::nullopt,
@@ -144,17 +147,20 @@ void Subscriptions::punsubscribe(const Routed& routed) {
   auto& session = routed.session;
   std::size_t shards = session.worker().shard_map().shard_count();
   std::vector<std::string> targets;
-  for (std::size_t i = 1; i < routed.request.args.size(); ++i) targets.emplace_back(routed.request.args[i]);
+  for (std::size_t i = 1; i < routed.request.args.size(); ++i)
+    targets.emplace_back(routed.request.args[i]);
   if (routed.request.args.size() == 1) targets.assign(patterns_.begin(), patterns_.end());
   std::string reply;
   std::vector<Send> sends;
   for (const auto& pattern : targets) {
     if (patterns_.erase(pattern) > 0)
-      for (std::size_t s = 0; s < shards; ++s) sends.push_back({s, command("PUNSUBSCRIBE", pattern)});
+      for (std::size_t s = 0; s < shards; ++s)
+        sends.push_back({s, command("PUNSUBSCRIBE", pattern)});
     confirmation(reply, session.state().protocol, "punsubscribe", pattern, channels() + patterns());
   }
   if (targets.empty())
-    confirmation(reply, session.state().protocol, "punsubscribe", std::nullopt, channels() + patterns());
+    confirmation(reply, session.state().protocol, "punsubscribe", std::nullopt,
+                 channels() + patterns());
   send_all(session, std::move(reply), std::move(sends),
            [&](std::size_t shard) -> BackendConnection& { return connection(session, shard); });
 }

@@ -29,7 +29,9 @@ void route_transaction(const Routed& routed) {
   transaction.unwatch(routed);
 }
 
-void route_queued(const Routed& routed) { routed.session.transaction().queue(routed); }
+void route_queued(const Routed& routed) {
+  routed.session.transaction().queue(routed);
+}
 
 bool Transaction::pin(ClientSession& session, std::size_t shard) {
   if (connection_) return shard == shard_;
@@ -61,8 +63,9 @@ void Transaction::watch(const Routed& routed) {
   if (!shard) return;
   if (!pin(session, *shard)) {
     const auto& map = session.worker().shard_map();
-    return session.reply_error(error_message(ClientError::TransactionCrossShard, map.shard(shard_).name,
-                                             routed.request.args[1], map.shard(*shard).name));
+    return session.reply_error(error_message(ClientError::TransactionCrossShard,
+                                             map.shard(shard_).name, routed.request.args[1],
+                                             map.shard(*shard).name));
   }
   auto slot = session.open_slot();
   connection_->send(request_bytes(routed), &session, slot, 0);
@@ -128,8 +131,9 @@ void Transaction::queue(const Routed& routed) {
   if (!pin(session, *shard)) {
     const auto& map = session.worker().shard_map();
     auto& positions = session.key_positions();
-    std::string what = positions.empty() ? upper_name(spec)
-                                         : std::string(routed.request.args[positions.front()].substr(0, 64));
+    std::string what = positions.empty()
+                           ? upper_name(spec)
+                           : std::string(routed.request.args[positions.front()].substr(0, 64));
     return refuse(routed, error_message(ClientError::TransactionCrossShard, map.shard(shard_).name,
                                         what, map.shard(*shard).name));
   }

@@ -1,7 +1,7 @@
 #include "router/worker.h"
 
-#include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
+#include <boost/asio/post.hpp>
 
 #include "router/client_session.h"
 
@@ -19,7 +19,9 @@ Worker::Worker(unsigned index, const config::Config& config,
       ticker_(io_),
       pool_(io_, config_, *shard_map_) {}
 
-Worker::~Worker() { stop(); }
+Worker::~Worker() {
+  stop();
+}
 
 void Worker::start() {
   asio::post(io_, [this] {
@@ -44,8 +46,8 @@ void Worker::stop() {
 }
 
 void Worker::adopt(asio::ip::tcp::socket socket, std::uint64_t client_id) {
-  auto session = boost::intrusive_ptr<ClientSession>(
-      new ClientSession(*this, std::move(socket), client_id));
+  auto session =
+      boost::intrusive_ptr<ClientSession>(new ClientSession(*this, std::move(socket), client_id));
   sessions_.emplace(client_id, session.get());
   session->start();
 }

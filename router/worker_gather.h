@@ -22,7 +22,8 @@ void gather(Worker& origin, std::function<T(Worker&)> collect,
     std::function<void(std::vector<T>)> done;
   };
   const auto& peers = origin.peers();
-  auto pending = std::make_shared<Pending>(Pending{std::vector<T>(peers.size()), peers.size(), std::move(done)});
+  auto pending = std::make_shared<Pending>(
+      Pending{std::vector<T>(peers.size()), peers.size(), std::move(done)});
   auto shared_collect = std::make_shared<std::function<T(Worker&)>>(std::move(collect));
   for (std::size_t i = 0; i < peers.size(); ++i) {
     Worker* peer = peers[i];

@@ -20,7 +20,9 @@ std::uint32_t sign_extended32(char c) {
 std::uint64_t sign_extended64(char c) {
   return static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<signed char>(c)));
 }
-std::uint32_t unsigned_byte(char c) { return static_cast<unsigned char>(c); }
+std::uint32_t unsigned_byte(char c) {
+  return static_cast<unsigned char>(c);
+}
 
 std::uint32_t little_endian16(const char* p) {
   return unsigned_byte(p[0]) | unsigned_byte(p[1]) << 8;
@@ -102,7 +104,9 @@ std::uint32_t crc16(std::string_view key) {
 }
 
 // libmemcached's "crc32": bits 16..30 of the standard CRC-32, so only 0..32767.
-std::uint32_t crc32(std::string_view key) { return (crc32a(key) >> 16) & 0x7fff; }
+std::uint32_t crc32(std::string_view key) {
+  return (crc32a(key) >> 16) & 0x7fff;
+}
 
 // The standard CRC-32 (ISO-HDLC, as zlib and Ethernet compute it).
 std::uint32_t crc32a(std::string_view key) {
@@ -278,6 +282,8 @@ std::optional<HashFunction> hash_function_named(std::string_view name) {
   return std::nullopt;
 }
 
-std::span<const std::string_view> hash_function_names() { return kNames; }
+std::span<const std::string_view> hash_function_names() {
+  return kNames;
+}
 
 }  // namespace santral::hashkit

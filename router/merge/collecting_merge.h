@@ -131,6 +131,8 @@ class CollectingMerge : public ReplyMerge {
   std::vector<FragmentReply> replies_;
 };
 
-inline bool accepts_any(const protocol::ReplyValue&) { return true; }
+inline bool accepts_any(const protocol::ReplyValue&) {
+  return true;
+}
 
 }  // namespace santral::router

@@ -16,7 +16,9 @@ namespace {
 
 using protocol::ReplyValue;
 
-bool is_array(const ReplyValue& value) { return value.type == ReplyValue::Type::Array; }
+bool is_array(const ReplyValue& value) {
+  return value.type == ReplyValue::Type::Array;
+}
 
 class OrderedMerge final : public CollectingMerge {
  public:

@@ -13,7 +13,9 @@ using protocol::ReplyValue;
 using protocol::RespWriter;
 using Type = ReplyValue::Type;
 
-bool is_integer(const ReplyValue& value) { return value.type == Type::Integer; }
+bool is_integer(const ReplyValue& value) {
+  return value.type == Type::Integer;
+}
 
 bool is_list(const ReplyValue& value) {
   return value.type == Type::Array || value.type == Type::Set;

@@ -57,7 +57,8 @@ void plan(const protocol::Request& request) {
       auto next = router::next_scan_cursor(*position, position->shard_cursor, 5);
       if (next && position->shard_cursor != 0) {
         auto back = router::decode_scan_cursor(std::to_string(*next), 5);
-        FUZZ_CHECK(back && back->shard == position->shard && back->shard_cursor == position->shard_cursor);
+        FUZZ_CHECK(back && back->shard == position->shard &&
+                   back->shard_cursor == position->shard_cursor);
       }
     }
   }

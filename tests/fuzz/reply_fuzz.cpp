@@ -66,7 +66,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // the same bytes: a shard could send "*01", which is re-encoded "*1".)
     protocol::ReplyScanner scanner;
     std::size_t encoded_size = 0;
-    FUZZ_CHECK(scanner.scan(encoded, encoded_size) == ScanStatus::Complete && encoded_size == encoded.size());
+    FUZZ_CHECK(scanner.scan(encoded, encoded_size) == ScanStatus::Complete &&
+               encoded_size == encoded.size());
     protocol::ReplyValue again;
     FUZZ_CHECK(protocol::parse_reply(encoded, again));
     std::string twice;
@@ -78,7 +79,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   router::MergePlan plan;
   plan.kind = merge_kind;
   plan.command = "FUZZ";
-  for (std::size_t i = 0; i < whole.size(); ++i) plan.fragment_names.push_back("shard" + std::to_string(i));
+  for (std::size_t i = 0; i < whole.size(); ++i)
+    plan.fragment_names.push_back("shard" + std::to_string(i));
   for (std::uint32_t i = 0; i < 4; ++i) plan.positions.emplace_back(i % whole.size(), i);
   plan.scan_shards = 4;
   plan.info.shards_section = true;

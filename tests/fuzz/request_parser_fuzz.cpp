@@ -50,7 +50,8 @@ Outcome parse(std::string_view input, std::size_t piece, const RequestLimits& li
         if (!request.inline_form) {
           FUZZ_CHECK(request.raw.data() == buffer.data() && request.raw.size() == consumed);
           for (auto arg : request.args)
-            FUZZ_CHECK(arg.data() >= buffer.data() && arg.data() + arg.size() <= buffer.data() + consumed);
+            FUZZ_CHECK(arg.data() >= buffer.data() &&
+                       arg.data() + arg.size() <= buffer.data() + consumed);
         }
         outcome.requests.push_back(std::move(args));
       }

@@ -56,7 +56,7 @@ TEST_CASE("a flood of requests to a hung shard stops being read; memory stays bo
   }
   long during = rss_kib(cluster.santral().process().pid());
   INFO("sent " << sent << " bytes; RSS " << before << " -> " << during << " KiB");
-  CHECK(sent < 64u * 1024 * 1024);   // the socket buffers, not Santral, hold the rest
+  CHECK(sent < 64u * 1024 * 1024);  // the socket buffers, not Santral, hold the rest
   CHECK(during - before < 32 * 1024);
   cluster.shard(0).resume();
 }

@@ -15,12 +15,14 @@ TEST_CASE("--version and --help") {
   CHECK(version.output.find(santral::kVersion) != std::string::npos);
   auto help = run_santral({"--help"});
   CHECK(help.exit_code == 0);
-  for (const char* option : {"--config", "--check-config", "--log-level", "--version", "--format", "--pool"})
+  for (const char* option :
+       {"--config", "--check-config", "--log-level", "--version", "--format", "--pool"})
     CHECK(help.output.find(option) != std::string::npos);
 }
 
 TEST_CASE("--check-config accepts every example config") {
-  for (const auto& entry : std::filesystem::directory_iterator(SANTRAL_SOURCE_DIR "/config/examples")) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(SANTRAL_SOURCE_DIR "/config/examples")) {
     INFO(entry.path());
     auto result = run_santral({"--check-config", entry.path().string()});
     INFO(result.output);
@@ -38,7 +40,8 @@ TEST_CASE("--check-config rejects a bad config naming file, line and key") {
                         "    address: 127.0.0.1:not-a-port\n");
   auto result = run_santral({"--check-config", file.string()});
   CHECK(result.exit_code == 1);
-  CHECK(result.output.find(file.string() + ":4: shards[0].address: expected host:port") != std::string::npos);
+  CHECK(result.output.find(file.string() + ":4: shards[0].address: expected host:port") !=
+        std::string::npos);
 }
 
 TEST_CASE("serving a bad config fails at start with the same message") {

@@ -26,11 +26,14 @@ std::string resp(const std::vector<std::string>& args) {
   return out;
 }
 
-std::string bulk(const std::string& s) { return "$" + std::to_string(s.size()) + "\r\n" + s + "\r\n"; }
+std::string bulk(const std::string& s) {
+  return "$" + std::to_string(s.size()) + "\r\n" + s + "\r\n";
+}
 
 // Sends one request and returns exactly as many bytes as `expected` has (or what came before a
 // 2 s timeout).
-std::string exchange(RawConnection& raw, const std::vector<std::string>& args, const std::string& expected) {
+std::string exchange(RawConnection& raw, const std::vector<std::string>& args,
+                     const std::string& expected) {
   raw.send(resp(args));
   return raw.read_some(expected.size(), 2000);
 }
@@ -38,7 +41,8 @@ std::string exchange(RawConnection& raw, const std::vector<std::string>& args, c
 // Reads a RESP reply that ends with `tail` (HELLO's map ends with its modules array).
 std::string read_until(RawConnection& raw, const std::string& tail) {
   std::string received;
-  while (received.size() < tail.size() || received.compare(received.size() - tail.size(), tail.size(), tail) != 0) {
+  while (received.size() < tail.size() ||
+         received.compare(received.size() - tail.size(), tail.size(), tail) != 0) {
     std::string more = raw.read_some(1, 2000);
     if (more.empty()) break;
     received += more;
@@ -60,10 +64,14 @@ std::vector<std::string> lines(const std::string& text) {
 std::string field(const std::string& line, const std::string& name) {
   std::string tag = name + "=";
   auto at = line.find(" " + tag);
-  if (line.rfind(tag, 0) == 0) at = 0; else if (at != std::string::npos) ++at;
+  if (line.rfind(tag, 0) == 0)
+    at = 0;
+  else if (at != std::string::npos)
+    ++at;
   if (at == std::string::npos) return "";
   auto end = line.find(' ', at);
-  return line.substr(at + tag.size(), end == std::string::npos ? std::string::npos : end - at - tag.size());
+  return line.substr(at + tag.size(),
+                     end == std::string::npos ? std::string::npos : end - at - tag.size());
 }
 
 // Santral with clients that must AUTH, in front of shards that require a password of their own
@@ -74,15 +82,20 @@ class GuardedCluster {
  public:
   static constexpr const char* kShardPassword = "pw";
 
-  explicit GuardedCluster(std::size_t shards, const std::string& extra_yaml) : port_(free_loopback_port()) {
+  explicit GuardedCluster(std::size_t shards, const std::string& extra_yaml)
+      : port_(free_loopback_port()) {
     std::vector<const RedisServer*> servers;
     for (std::size_t i = 0; i < shards; ++i) {
       shards_.push_back(std::make_unique<RedisServer>());
-      REQUIRE(shards_.back()->client().command({"CONFIG", "SET", "requirepass", kShardPassword}).is_ok());
+      REQUIRE(shards_.back()
+                  ->client()
+                  .command({"CONFIG", "SET", "requirepass", kShardPassword})
+                  .is_ok());
       servers.push_back(shards_.back().get());
     }
-    std::string yaml = "listen: 127.0.0.1:" + std::to_string(port_) + "\n" +
-                       SantralProcess::config_for(servers, "backend:\n  password: pw\n" + extra_yaml);
+    std::string yaml =
+        "listen: 127.0.0.1:" + std::to_string(port_) + "\n" +
+        SantralProcess::config_for(servers, "backend:\n  password: pw\n" + extra_yaml);
     config_path_ = dir_.write("santral.yaml", yaml);
     map_ = std::make_unique<santral::config::ShardMap>(santral::config::load_config(config_path_));
     process_ = std::make_unique<Process>(
@@ -92,7 +105,8 @@ class GuardedCluster {
         [&] {
           if (!process_->running()) return true;
           try {
-            return RedisClient(port_, 200).command({"PING"}).str == "NOAUTH Authentication required.";
+            return RedisClient(port_, 200).command({"PING"}).str ==
+                   "NOAUTH Authentication required.";
           } catch (const std::exception&) {
             return false;
           }
@@ -128,7 +142,9 @@ const std::string kUsers =
 
 }  // namespace
 
-TEST_CASE("with a password set, commands wait for AUTH, users can log in, and AUTH never reaches a shard") {
+TEST_CASE(
+    "with a password set, commands wait for AUTH, users can log in, and AUTH never reaches a "
+    "shard") {
   GuardedCluster cluster(2, kUsers);
   auto client = cluster.client();
   CHECK(client.command({"GET", "k"}).str == "NOAUTH Authentication required.");
@@ -199,7 +215,8 @@ TEST_CASE("without a password, AUTH <password> is refused as by Redis and comman
         "you sure your configuration is correct?");
   CHECK(client.command({"ACL", "WHOAMI"}).str == "default");
   CHECK(client.command({"GET", "k"}).str == "v");
-  for (std::size_t s = 0; s < cluster.size(); ++s) CHECK(cluster.shard(s).command_calls("auth") == 0);
+  for (std::size_t s = 0; s < cluster.size(); ++s)
+    CHECK(cluster.shard(s).command_calls("auth") == 0);
 }
 
 TEST_CASE("HELLO 2 answers a flat array, HELLO 3 a map, HELLO 4 NOPROTO") {
@@ -211,7 +228,8 @@ TEST_CASE("HELLO 2 answers a flat array, HELLO 3 a map, HELLO 4 NOPROTO") {
   REQUIRE(hello.elements.size() == 14);
   std::vector<std::string> names;
   for (std::size_t i = 0; i < 14; i += 2) names.push_back(hello.elements[i].str);
-  CHECK(names == std::vector<std::string>{"server", "version", "proto", "id", "mode", "role", "modules"});
+  CHECK(names ==
+        std::vector<std::string>{"server", "version", "proto", "id", "mode", "role", "modules"});
   CHECK(hello.elements[1].str == "redis");
   CHECK(!hello.elements[3].str.empty());
   CHECK(hello.elements[5].integer == 2);
@@ -231,8 +249,8 @@ TEST_CASE("HELLO 2 answers a flat array, HELLO 3 a map, HELLO 4 NOPROTO") {
   std::string map = read_until(raw, kHelloTail);
   CHECK(map.rfind("%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n", 0) == 0);
   CHECK(map.find("$5\r\nproto\r\n:3\r\n$2\r\nid\r\n:") != std::string::npos);
-  CHECK(map.find("$4\r\nmode\r\n$10\r\nstandalone\r\n$4\r\nrole\r\n$6\r\nmaster\r\n" + kHelloTail) !=
-        std::string::npos);
+  CHECK(map.find("$4\r\nmode\r\n$10\r\nstandalone\r\n$4\r\nrole\r\n$6\r\nmaster\r\n" +
+                 kHelloTail) != std::string::npos);
 }
 
 TEST_CASE("after HELLO 3 replies are RESP3, including those merged from several shards") {
@@ -255,7 +273,8 @@ TEST_CASE("after HELLO 3 replies are RESP3, including those merged from several 
   raw.send(resp({"HELLO", "3"}));
   REQUIRE(read_until(raw, kHelloTail).rfind("%7\r\n", 0) == 0);
 
-  CHECK(exchange(raw, {"HGETALL", hash}, "%1\r\n$1\r\nf\r\n$1\r\nv\r\n") == "%1\r\n$1\r\nf\r\n$1\r\nv\r\n");
+  CHECK(exchange(raw, {"HGETALL", hash}, "%1\r\n$1\r\nf\r\n$1\r\nv\r\n") ==
+        "%1\r\n$1\r\nf\r\n$1\r\nv\r\n");
   CHECK(exchange(raw, {"GET", missing2}, "_\r\n") == "_\r\n");
   CHECK(exchange(raw, {"SMEMBERS", set}, "~1\r\n$1\r\nm\r\n") == "~1\r\n$1\r\nm\r\n");
   CHECK(exchange(raw, {"ZSCORE", zset, "m"}, ",1.5\r\n") == ",1.5\r\n");
@@ -292,7 +311,8 @@ TEST_CASE("SELECT n puts keys in database n of the owning shard") {
   CHECK(client.command({"GET", key}).is_nil());
   auto out_of_range = client.command({"SELECT", "16"});
   CHECK(out_of_range.str ==
-        "ERR DB index is out of range (Santral serves databases 0 to 15; see `databases` in its config)");
+        "ERR DB index is out of range (Santral serves databases 0 to 15; see `databases` in its "
+        "config)");
   CHECK(client.command({"SELECT", "x"}).str == "ERR value is not an integer or out of range");
   // A refused SELECT leaves the database as it was.
   CHECK(client.command({"GET", key}).is_nil());
@@ -374,7 +394,8 @@ TEST_CASE("CLIENT LIST and CLIENT KILL reach clients on every worker") {
   auto list = lines(clients[5].command({"CLIENT", "LIST"}).str);
   std::set<std::string> left;
   for (const auto& line : list) left.insert(field(line, "id"));
-  CHECK(left == std::set<std::string>{std::to_string(ids[0]), std::to_string(ids[3]), std::to_string(ids[5])});
+  CHECK(left == std::set<std::string>{std::to_string(ids[0]), std::to_string(ids[3]),
+                                      std::to_string(ids[5])});
 }
 
 TEST_CASE("CLIENT REPLY OFF, SKIP and ON") {
@@ -389,18 +410,21 @@ TEST_CASE("CLIENT REPLY OFF, SKIP and ON") {
   CHECK(raw.read_some(expected.size()) == expected);
   CHECK(cluster.shard(0).has_key(a));  // the silenced SET did run
 
-  raw.send(resp({"CLIENT", "REPLY", "SKIP"}) + resp({"SET", b, "2"}) + resp({"GET", b}) + resp({"PING"}));
+  raw.send(resp({"CLIENT", "REPLY", "SKIP"}) + resp({"SET", b, "2"}) + resp({"GET", b}) +
+           resp({"PING"}));
   expected = "$1\r\n2\r\n+PONG\r\n";
   CHECK(raw.read_some(expected.size()) == expected);
   CHECK(cluster.shard(1).has_key(b));
 
   // SKIP silences a reply merged from several shards too, and only that one.
-  raw.send(resp({"CLIENT", "REPLY", "SKIP"}) + resp({"MGET", a, b}) + resp({"MGET", a, b}) + resp({"PING"}));
+  raw.send(resp({"CLIENT", "REPLY", "SKIP"}) + resp({"MGET", a, b}) + resp({"MGET", a, b}) +
+           resp({"PING"}));
   expected = "*2\r\n$1\r\n1\r\n$1\r\n2\r\n+PONG\r\n";
   CHECK(raw.read_some(expected.size()) == expected);
 }
 
-TEST_CASE("RESET: name, protocol, database, transaction and subscriptions back to a fresh connection") {
+TEST_CASE(
+    "RESET: name, protocol, database, transaction and subscriptions back to a fresh connection") {
   Cluster cluster(4);
   RawConnection raw(cluster.santral().port());
   std::string key = cluster.key_on(1, "db5");
@@ -433,7 +457,11 @@ TEST_CASE("RESET: name, protocol, database, transaction and subscriptions back t
   // Not in pub/sub mode any more, and the shard has let go of the subscription.
   CHECK(exchange(raw, {"GET", key}, "$-1\r\n") == "$-1\r\n");
   auto owner = cluster.shard(3).client();
-  CHECK(wait_until([&] { return owner.command({"PUBSUB", "NUMSUB", channel}).elements.at(1).integer == 0; }, 5000));
+  CHECK(wait_until(
+      [&] {
+        return owner.command({"PUBSUB", "NUMSUB", channel}).elements.at(1).integer == 0;
+      },
+      5000));
   CHECK(cluster.client().command({"PUBLISH", channel, "nobody"}).integer == 0);
 }
 

@@ -30,11 +30,15 @@ TEST_CASE("malformed requests: error, then the connection closes; others keep wo
       {"negative bulk length", "*1\r\n$-5\r\n", "-ERR Protocol error: invalid bulk length"},
       {"non-numeric bulk length", "*1\r\n$x\r\n", "-ERR Protocol error: invalid bulk length"},
       {"huge multibulk count", "*99999999999\r\n", "-ERR Protocol error: invalid multibulk length"},
-      {"too many arguments", "*17\r\n", "-ERR Protocol error: invalid multibulk length (17 arguments exceed"},
-      {"bulk over the limit", "*2\r\n$3\r\nGET\r\n$5000\r\n", "-ERR Protocol error: invalid bulk length (5000 bytes exceed"},
-      {"inline line over the limit", std::string(2000, 'a'), "-ERR Protocol error: too big inline request"},
+      {"too many arguments", "*17\r\n",
+       "-ERR Protocol error: invalid multibulk length (17 arguments exceed"},
+      {"bulk over the limit", "*2\r\n$3\r\nGET\r\n$5000\r\n",
+       "-ERR Protocol error: invalid bulk length (5000 bytes exceed"},
+      {"inline line over the limit", std::string(2000, 'a'),
+       "-ERR Protocol error: too big inline request"},
       {"unbalanced quotes", "SET \"abc\r\n", "-ERR Protocol error: unbalanced quotes"},
-      {"count line without CRLF", "*" + std::string(2000, '1'), "-ERR Protocol error: too big mbulk count string"},
+      {"count line without CRLF", "*" + std::string(2000, '1'),
+       "-ERR Protocol error: too big mbulk count string"},
   };
   for (const auto& c : cases) {
     INFO(c.what);

@@ -56,22 +56,30 @@ std::string message_of(const protocol::RequestParser& parser) {
   using protocol::ClientError;
   using protocol::ProtocolError;
   switch (parser.error()) {
-    case ProtocolError::InvalidMultibulkLength: return protocol::error_message(ClientError::InvalidMultibulkLength);
-    case ProtocolError::InvalidBulkLength: return protocol::error_message(ClientError::InvalidBulkLength);
+    case ProtocolError::InvalidMultibulkLength:
+      return protocol::error_message(ClientError::InvalidMultibulkLength);
+    case ProtocolError::InvalidBulkLength:
+      return protocol::error_message(ClientError::InvalidBulkLength);
     case ProtocolError::ExpectedDollar: {
       char got = parser.unexpected_byte();
-      return protocol::error_message(ClientError::ExpectedDollar, got == '\r' || got == '\n' ? ' ' : got);
+      return protocol::error_message(ClientError::ExpectedDollar,
+                                     got == '\r' || got == '\n' ? ' ' : got);
     }
-    case ProtocolError::TooBigCountString: return protocol::error_message(ClientError::TooBigCountString);
-    case ProtocolError::TooBigBulkCountString: return protocol::error_message(ClientError::TooBigBulkCountString);
-    case ProtocolError::UnbalancedQuotes: return protocol::error_message(ClientError::UnbalancedQuotes);
-    default: return "unexpected parser error " + std::to_string(static_cast<int>(parser.error()));
+    case ProtocolError::TooBigCountString:
+      return protocol::error_message(ClientError::TooBigCountString);
+    case ProtocolError::TooBigBulkCountString:
+      return protocol::error_message(ClientError::TooBigBulkCountString);
+    case ProtocolError::UnbalancedQuotes:
+      return protocol::error_message(ClientError::UnbalancedQuotes);
+    default:
+      return "unexpected parser error " + std::to_string(static_cast<int>(parser.error()));
   }
 }
 
 // Santral's verdict, with Redis's own limits (Redis allows up to INT_MAX arguments).
 Verdict ask_santral(const std::string& input) {
-  protocol::RequestParser parser({.max_args = INT_MAX, .max_bulk_bytes = 512ull << 20, .max_inline_bytes = 65536});
+  protocol::RequestParser parser(
+      {.max_args = INT_MAX, .max_bulk_bytes = 512ull << 20, .max_inline_bytes = 65536});
   Verdict verdict;
   std::string_view rest = input;
   while (!rest.empty()) {
@@ -120,9 +128,15 @@ std::string inline_command(std::mt19937& rng) {
   int extra = static_cast<int>(rng() % 4);
   for (int i = 0; i < extra; ++i) {
     switch (rng() % 4) {
-      case 0: out += " \"" + random_token(rng, false) + " \\x41\\n\""; break;
-      case 1: out += " '" + random_token(rng, false) + "'"; break;
-      default: out += " " + random_token(rng, false); break;
+      case 0:
+        out += " \"" + random_token(rng, false) + " \\x41\\n\"";
+        break;
+      case 1:
+        out += " '" + random_token(rng, false) + "'";
+        break;
+      default:
+        out += " " + random_token(rng, false);
+        break;
     }
   }
   return out + (rng() % 2 ? "\r\n" : "\n");
@@ -131,16 +145,25 @@ std::string inline_command(std::mt19937& rng) {
 // Random bytes in framing positions: the characters RESP framing is made of, and no NUL (Redis
 // reads its lines with strchr, which stops at a NUL; Santral does not).
 void mutate(std::mt19937& rng, std::string& input) {
-  static const char kBytes[] = {'*', '$', '\r', '\n', '-', '0', '1', '9', ' ', '"', '\'', 'x', '\\', '+', ':'};
+  static const char kBytes[] = {'*', '$', '\r', '\n', '-',  '0', '1', '9',
+                                ' ', '"', '\'', 'x',  '\\', '+', ':'};
   int mutations = static_cast<int>(rng() % 3);
   for (int m = 0; m < mutations && !input.empty(); ++m) {
     std::size_t at = rng() % input.size();
     char byte = kBytes[rng() % std::size(kBytes)];
     switch (rng() % 4) {
-      case 0: input[at] = byte; break;
-      case 1: input.insert(input.begin() + static_cast<std::ptrdiff_t>(at), byte); break;
-      case 2: input.erase(at, 1); break;
-      case 3: input.resize(at); break;
+      case 0:
+        input[at] = byte;
+        break;
+      case 1:
+        input.insert(input.begin() + static_cast<std::ptrdiff_t>(at), byte);
+        break;
+      case 2:
+        input.erase(at, 1);
+        break;
+      case 3:
+        input.resize(at);
+        break;
     }
   }
   // Bulk payloads may hold NULs; framing lines must not (see above).

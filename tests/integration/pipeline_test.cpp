@@ -17,10 +17,18 @@ TEST_CASE("a 1,000-request pipeline across shards comes back in order with the r
   for (int i = 0; i < kRequests; ++i) {
     std::string key = "p:" + std::to_string(i % 97);
     switch (i % 4) {
-      case 0: client.append({"SET", key, std::to_string(i)}); break;
-      case 1: client.append({"GET", key}); break;
-      case 2: client.append({"INCR", "counter:" + std::to_string(i % 13)}); break;
-      case 3: client.append({"APPEND", "log:" + std::to_string(i % 11), "x"}); break;
+      case 0:
+        client.append({"SET", key, std::to_string(i)});
+        break;
+      case 1:
+        client.append({"GET", key});
+        break;
+      case 2:
+        client.append({"INCR", "counter:" + std::to_string(i % 13)});
+        break;
+      case 3:
+        client.append({"APPEND", "log:" + std::to_string(i % 11), "x"});
+        break;
     }
   }
   std::map<std::string, std::string> values;
@@ -36,8 +44,10 @@ TEST_CASE("a 1,000-request pipeline across shards comes back in order with the r
         values[key] = std::to_string(i);
         break;
       case 1:
-        if (values.count(key)) REQUIRE(reply.str == values[key]);
-        else REQUIRE(reply.is_nil());
+        if (values.count(key))
+          REQUIRE(reply.str == values[key]);
+        else
+          REQUIRE(reply.is_nil());
         break;
       case 2:
         REQUIRE(reply.integer == ++counters["counter:" + std::to_string(i % 13)]);
@@ -58,7 +68,8 @@ TEST_CASE("a reply from a fast shard waits for the slow shard's reply ahead of i
 
   // Shard 0 spins in a script for a while; shard 1 answers its GETs at once, so its replies
   // reach Santral first and must be held back.
-  const char* spin = "local i = 0 while i < 20000000 do i = i + 1 end return redis.call('INCR', KEYS[1])";
+  const char* spin =
+      "local i = 0 while i < 20000000 do i = i + 1 end return redis.call('INCR', KEYS[1])";
   auto started = std::chrono::steady_clock::now();
   client.append({"EVAL", spin, "1", slow_key});
   for (int i = 0; i < 50; ++i) client.append({"GET", fast_key});

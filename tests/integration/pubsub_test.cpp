@@ -74,7 +74,9 @@ long long shardnumsub(RedisServer& shard, const std::string& channel) {
   return shard.client().command({"PUBSUB", "SHARDNUMSUB", channel}).elements.at(1).integer;
 }
 
-long long numpat(RedisServer& shard) { return shard.client().command({"PUBSUB", "NUMPAT"}).integer; }
+long long numpat(RedisServer& shard) {
+  return shard.client().command({"PUBSUB", "NUMPAT"}).integer;
+}
 
 // Connections on `shard` that are in pub/sub mode, as the shard lists them.
 std::vector<std::string> pubsub_connections(RedisServer& shard) {
@@ -109,7 +111,9 @@ TEST_CASE("PUBLISH and SPUBLISH run on the shard that owns the channel") {
   }
 }
 
-TEST_CASE("SUBSCRIBE across shards: ordered confirmations with running counts, messages from every shard") {
+TEST_CASE(
+    "SUBSCRIBE across shards: ordered confirmations with running counts, messages from every "
+    "shard") {
   Cluster cluster(4);
   auto subscriber = cluster.client();
   auto publisher = cluster.client();
@@ -118,7 +122,8 @@ TEST_CASE("SUBSCRIBE across shards: ordered confirmations with running counts, m
   std::string on1 = cluster.key_on(1, "chan-c");
   std::string on2 = cluster.key_on(2, "chan-d");
 
-  CHECK(show(subscriber.command({"SUBSCRIBE", on1, on0, on2, on0b})) == frame({"subscribe", on1}, 1));
+  CHECK(show(subscriber.command({"SUBSCRIBE", on1, on0, on2, on0b})) ==
+        frame({"subscribe", on1}, 1));
   CHECK(show(subscriber.get_reply()) == frame({"subscribe", on0}, 2));
   CHECK(show(subscriber.get_reply()) == frame({"subscribe", on2}, 3));
   CHECK(show(subscriber.get_reply()) == frame({"subscribe", on0b}, 4));
@@ -166,10 +171,11 @@ TEST_CASE("SUBSCRIBE is confirmed only once every shard involved has confirmed")
   CHECK(subscriber.read_some(1, 300).empty());
   cluster.shard(1).resume();
 
-  std::string expected = "*3\r\n$9\r\nsubscribe\r\n$" + std::to_string(fast.size()) + "\r\n" + fast +
-                         "\r\n:1\r\n" + "*3\r\n$9\r\nsubscribe\r\n$" + std::to_string(slow.size()) +
-                         "\r\n" + slow + "\r\n:2\r\n" + "*3\r\n$7\r\nmessage\r\n$" +
-                         std::to_string(fast.size()) + "\r\n" + fast + "\r\n$5\r\nearly\r\n";
+  std::string expected = "*3\r\n$9\r\nsubscribe\r\n$" + std::to_string(fast.size()) + "\r\n" +
+                         fast + "\r\n:1\r\n" + "*3\r\n$9\r\nsubscribe\r\n$" +
+                         std::to_string(slow.size()) + "\r\n" + slow + "\r\n:2\r\n" +
+                         "*3\r\n$7\r\nmessage\r\n$" + std::to_string(fast.size()) + "\r\n" + fast +
+                         "\r\n$5\r\nearly\r\n";
   CHECK(subscriber.read_some(expected.size()) == expected);
 }
 
@@ -230,7 +236,8 @@ TEST_CASE("PSUBSCRIBE listens on every shard; each matching message arrives exac
   for (std::size_t i = 0; i < sent.size(); ++i) received.insert(show(subscriber.get_reply()));
   CHECK(received == sent);
 
-  CHECK(show(subscriber.command({"PUNSUBSCRIBE", "news.*"})) == frame({"punsubscribe", "news.*"}, 0));
+  CHECK(show(subscriber.command({"PUNSUBSCRIBE", "news.*"})) ==
+        frame({"punsubscribe", "news.*"}, 0));
   for (std::size_t s = 0; s < 4; ++s) CHECK(numpat(cluster.shard(s)) == 0);
   CHECK(show(publisher.command({"PUBLISH", channels[2], "late"})) == "0");
   CHECK(show(subscriber.command({"PUNSUBSCRIBE"})) == R"(["punsubscribe",nil,0])");
@@ -243,7 +250,8 @@ TEST_CASE("UNSUBSCRIBE: remaining counts, no more messages, and the reply when n
   std::string kept = cluster.key_on(0, "kept");
   std::string dropped = cluster.key_on(0, "dropped");  // same shard: one ordered stream
   std::string other = cluster.key_on(1, "other");
-  REQUIRE(show(subscriber.command({"SUBSCRIBE", kept, dropped, other})) == frame({"subscribe", kept}, 1));
+  REQUIRE(show(subscriber.command({"SUBSCRIBE", kept, dropped, other})) ==
+          frame({"subscribe", kept}, 1));
   REQUIRE(show(subscriber.get_reply()) == frame({"subscribe", dropped}, 2));
   REQUIRE(show(subscriber.get_reply()) == frame({"subscribe", other}, 3));
 
@@ -447,8 +455,8 @@ TEST_CASE("a RESP3 subscriber that goes back to HELLO 2 gets RESP2 messages") {
   }
 
   CHECK(show(publisher.command({"PUBLISH", channel, "m"})) == "1");
-  std::string expected = "*3\r\n$7\r\nmessage\r\n$" + std::to_string(channel.size()) + "\r\n" + channel +
-                         "\r\n$1\r\nm\r\n";
+  std::string expected = "*3\r\n$7\r\nmessage\r\n$" + std::to_string(channel.size()) + "\r\n" +
+                         channel + "\r\n$1\r\nm\r\n";
   CHECK(subscriber.read_some(expected.size()) == expected);
 }
 

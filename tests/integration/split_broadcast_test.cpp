@@ -13,7 +13,8 @@ namespace {
 std::vector<std::string> keys_on_every_shard(Cluster& cluster, int per_shard) {
   std::vector<std::string> keys;
   for (std::size_t s = 0; s < cluster.size(); ++s)
-    for (int i = 0; i < per_shard; ++i) keys.push_back(cluster.key_on(s, "k" + std::to_string(i) + "-"));
+    for (int i = 0; i < per_shard; ++i)
+      keys.push_back(cluster.key_on(s, "k" + std::to_string(i) + "-"));
   return keys;
 }
 
@@ -40,7 +41,8 @@ TEST_CASE("MGET, MSET, DEL, EXISTS, TOUCH, UNLINK: one sub-command per shard, me
   CHECK(total_calls(cluster, "mset") == 4);  // one per shard, not one per key
 
   // In an order that interleaves shards, with a missing key in the middle.
-  std::vector<std::string> mget = {"MGET", keys[5], keys[0], "missing-key", keys[11], keys[3], keys[7]};
+  std::vector<std::string> mget = {"MGET",   keys[5], keys[0], "missing-key",
+                                   keys[11], keys[3], keys[7]};
   auto values = client.command(mget);
   REQUIRE(values.elements.size() == 6);
   CHECK(values.elements[0].str == "v:" + keys[5]);
@@ -70,7 +72,8 @@ TEST_CASE("MGET where a shard answers late still comes back in key order") {
   // Keep shard 0 busy in a script run by a direct client, so shard 1 answers first.
   RawConnection busy(cluster.shard(0).port());
   const std::string spin = "local i = 0 while i < 30000000 do i = i + 1 end return 1";
-  busy.send("*3\r\n$4\r\nEVAL\r\n$" + std::to_string(spin.size()) + "\r\n" + spin + "\r\n$1\r\n0\r\n");
+  busy.send("*3\r\n$4\r\nEVAL\r\n$" + std::to_string(spin.size()) + "\r\n" + spin +
+            "\r\n$1\r\n0\r\n");
   for (int i = 0; i < 20; ++i) {
     auto reply = client.command({"MGET", slow, fast, slow, fast});
     REQUIRE(reply.elements.size() == 4);
@@ -154,13 +157,15 @@ TEST_CASE("DBSIZE, KEYS, RANDOMKEY, FLUSHDB and INFO cover every shard") {
 
   CHECK(client.command({"FLUSHDB", "ASYNC"}).is_ok());
   CHECK(wait_until([&] { return client.command({"DBSIZE"}).integer == 0; }, 5000));
-  for (std::size_t s = 0; s < cluster.size(); ++s) CHECK(cluster.shard(s).command_calls("flushdb") == 1);
+  for (std::size_t s = 0; s < cluster.size(); ++s)
+    CHECK(cluster.shard(s).command_calls("flushdb") == 1);
   CHECK(client.command({"RANDOMKEY"}).is_nil());
   auto time = client.command({"TIME"});
   CHECK(time.elements.size() == 2);
 }
 
-TEST_CASE("SCAN walks every shard: 10,000 keys, each exactly once, MATCH, COUNT and TYPE honoured") {
+TEST_CASE(
+    "SCAN walks every shard: 10,000 keys, each exactly once, MATCH, COUNT and TYPE honoured") {
   Cluster cluster(4);
   auto client = cluster.client();
   constexpr int kKeys = 10000;
@@ -207,7 +212,8 @@ TEST_CASE("SCRIPT LOAD, EXISTS and FLUSH on every shard; EVALSHA survives a shar
   REQUIRE(sha.size() == 40);
   for (std::size_t s = 0; s < cluster.size(); ++s)
     CHECK(cluster.shard(s).client().command({"SCRIPT", "EXISTS", sha}).elements.at(0).integer == 1);
-  auto exists = client.command({"SCRIPT", "EXISTS", sha, "0000000000000000000000000000000000000000"});
+  auto exists =
+      client.command({"SCRIPT", "EXISTS", sha, "0000000000000000000000000000000000000000"});
   REQUIRE(exists.elements.size() == 2);
   CHECK(exists.elements[0].integer == 1);
   CHECK(exists.elements[1].integer == 0);
@@ -216,12 +222,14 @@ TEST_CASE("SCRIPT LOAD, EXISTS and FLUSH on every shard; EVALSHA survives a shar
   REQUIRE(client.command({"SET", key, "hello"}).is_ok());
   // The shard loses its scripts (a restart would do the same): Santral retries with the body.
   REQUIRE(cluster.shard(1).client().command({"SCRIPT", "FLUSH"}).is_ok());
-  CHECK(client.command({"SCRIPT", "EXISTS", sha}).elements.at(0).integer == 0);  // not on every shard
+  CHECK(client.command({"SCRIPT", "EXISTS", sha}).elements.at(0).integer ==
+        0);  // not on every shard
   CHECK(client.command({"EVALSHA", sha, "1", key}).str == "hello");
   CHECK(cluster.shard(1).command_calls("eval") == 1);
 
   // Keys on two shards are refused before anything runs.
-  auto cross = client.command({"EVAL", "return 1", "2", cluster.key_on(0, "x"), cluster.key_on(1, "y")});
+  auto cross =
+      client.command({"EVAL", "return 1", "2", cluster.key_on(0, "x"), cluster.key_on(1, "y")});
   CHECK(cross.str.rfind("CROSSSLOT", 0) == 0);
   // No keys: the first shard, every time.
   CHECK(client.command({"EVAL", "return 7", "0"}).integer == 7);

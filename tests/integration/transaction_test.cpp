@@ -19,7 +19,8 @@ TEST_CASE("a transaction on one shard runs there, atomically, and reuses pooled 
     REQUIRE(exec.elements.size() == 2);
     CHECK(exec.elements[0].integer == 10 * (round + 1));
     CHECK(exec.elements[1].integer == round + 1);
-    if (round == 0) connections_before = cluster.shard(shard).client().command({"INFO", "stats"}).str.size();
+    if (round == 0)
+      connections_before = cluster.shard(shard).client().command({"INFO", "stats"}).str.size();
   }
   CHECK(cluster.shard(shard).command_calls("exec") == 20);
   // Pooled: 20 transactions did not open 20 connections to the shard.

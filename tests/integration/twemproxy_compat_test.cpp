@@ -40,14 +40,18 @@ std::string pool_yaml(int port, const std::vector<std::unique_ptr<RedisServer>>&
   return text;
 }
 
-void check_migration(const std::string& hash, const std::string& distribution, bool named, bool tagged) {
+void check_migration(const std::string& hash, const std::string& distribution, bool named,
+                     bool tagged) {
   std::vector<std::unique_ptr<RedisServer>> servers;
   for (int i = 0; i < 4; ++i) servers.push_back(std::make_unique<RedisServer>());
   int port = free_loopback_port();
   TempDir dir;
-  auto file = dir.write("nutcracker.yml", pool_yaml(port, servers, hash, distribution, named, tagged));
+  auto file =
+      dir.write("nutcracker.yml", pool_yaml(port, servers, hash, distribution, named, tagged));
   constexpr int kKeys = 10000;
-  auto key = [](int i) { return i % 10 == 0 ? fmt::format("{{tag{}}}:k{}", i % 7, i) : fmt::format("key:{}", i); };
+  auto key = [](int i) {
+    return i % 10 == 0 ? fmt::format("{{tag{}}}:k{}", i % 7, i) : fmt::format("key:{}", i);
+  };
   {
     std::ifstream in(file);
     NutcrackerProcess nutcracker(std::string(std::istreambuf_iterator<char>(in), {}), port);
@@ -83,4 +87,6 @@ TEST_CASE("unnamed servers, murmur, modula and a hash tag") {
   check_migration("murmur", "modula", false, true);
 }
 
-TEST_CASE("md5 with ketama and a hash tag") { check_migration("md5", "ketama", false, true); }
+TEST_CASE("md5 with ketama and a hash tag") {
+  check_migration("md5", "ketama", false, true);
+}

@@ -10,9 +10,15 @@ namespace santral::test {
 
 NutcrackerProcess::NutcrackerProcess(const std::string& config_yaml, int port) : port_(port) {
   config_path_ = dir_.write("nutcracker.yml", config_yaml);
-  std::vector<std::string> argv = {"nutcracker", "-c", config_path_.string(), "-s",
-                                   std::to_string(free_loopback_port()), "-a", "127.0.0.1",
-                                   "-o", (dir_.path() / "nutcracker.log").string()};
+  std::vector<std::string> argv = {"nutcracker",
+                                   "-c",
+                                   config_path_.string(),
+                                   "-s",
+                                   std::to_string(free_loopback_port()),
+                                   "-a",
+                                   "127.0.0.1",
+                                   "-o",
+                                   (dir_.path() / "nutcracker.log").string()};
   process_ = std::make_unique<Process>(argv, (dir_.path() / "stdout.log").string());
   bool exited = false;
   bool up = wait_until(

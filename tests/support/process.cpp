@@ -77,8 +77,12 @@ int Process::terminate(int grace_ms) {
   return wait_exit(10000);
 }
 
-void Process::pause() { ::kill(pid_, SIGSTOP); }
-void Process::resume() { ::kill(pid_, SIGCONT); }
+void Process::pause() {
+  ::kill(pid_, SIGSTOP);
+}
+void Process::resume() {
+  ::kill(pid_, SIGCONT);
+}
 
 std::string Process::log() const {
   std::ifstream in(log_path_);

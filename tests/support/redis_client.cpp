@@ -67,7 +67,9 @@ RedisClient::~RedisClient() {
   if (ctx_) redisFree(ctx_);
 }
 
-RedisClient::RedisClient(RedisClient&& other) noexcept : ctx_(other.ctx_) { other.ctx_ = nullptr; }
+RedisClient::RedisClient(RedisClient&& other) noexcept : ctx_(other.ctx_) {
+  other.ctx_ = nullptr;
+}
 
 RedisClient& RedisClient::operator=(RedisClient&& other) noexcept {
   if (this != &other) {
@@ -90,7 +92,9 @@ void RedisClient::append(const std::vector<std::string>& args) {
     throw std::runtime_error("hiredis could not queue the command");
 }
 
-void RedisClient::append(std::initializer_list<std::string_view> args) { append(to_vector(args)); }
+void RedisClient::append(std::initializer_list<std::string_view> args) {
+  append(to_vector(args));
+}
 
 Reply RedisClient::get_reply() {
   void* raw = nullptr;
@@ -110,8 +114,12 @@ Reply RedisClient::command(std::initializer_list<std::string_view> args) {
   return command(to_vector(args));
 }
 
-bool RedisClient::connected() const { return ctx_ != nullptr && ctx_->err == 0; }
-int RedisClient::fd() const { return ctx_->fd; }
+bool RedisClient::connected() const {
+  return ctx_ != nullptr && ctx_->err == 0;
+}
+int RedisClient::fd() const {
+  return ctx_->fd;
+}
 
 bool answers_ping(int port) {
   try {
@@ -134,7 +142,9 @@ RawConnection::RawConnection(int port) {
   }
 }
 
-RawConnection::~RawConnection() { ::close(fd_); }
+RawConnection::~RawConnection() {
+  ::close(fd_);
+}
 
 void RawConnection::send(std::string_view bytes) {
   while (!bytes.empty()) {

@@ -14,9 +14,19 @@ RedisServer::RedisServer(std::vector<std::string> extra_args)
 }
 
 void RedisServer::start() {
-  std::vector<std::string> argv = {"redis-server", "--port", std::to_string(port_), "--bind",
-                                   "127.0.0.1", "--save", "", "--appendonly", "no", "--dir",
-                                   dir_.path().string(), "--daemonize", "no"};
+  std::vector<std::string> argv = {"redis-server",
+                                   "--port",
+                                   std::to_string(port_),
+                                   "--bind",
+                                   "127.0.0.1",
+                                   "--save",
+                                   "",
+                                   "--appendonly",
+                                   "no",
+                                   "--dir",
+                                   dir_.path().string(),
+                                   "--daemonize",
+                                   "no"};
   argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
   process_ = std::make_unique<Process>(argv, (dir_.path() / "redis.log").string());
   bool exited = false;
@@ -28,21 +38,29 @@ void RedisServer::start() {
       },
       10000);
   if (!up || exited)
-    throw std::runtime_error("redis-server did not start on port " + std::to_string(port_) +
-                             ": " + process_->log());
+    throw std::runtime_error("redis-server did not start on port " + std::to_string(port_) + ": " +
+                             process_->log());
 }
 
-void RedisServer::kill() { process_->signal(SIGKILL); }
+void RedisServer::kill() {
+  process_->signal(SIGKILL);
+}
 
 void RedisServer::restart() {
   process_.reset();
   start();
 }
 
-void RedisServer::pause() { process_->pause(); }
-void RedisServer::resume() { process_->resume(); }
+void RedisServer::pause() {
+  process_->pause();
+}
+void RedisServer::resume() {
+  process_->resume();
+}
 
-long long RedisServer::dbsize() const { return client().command({"DBSIZE"}).integer; }
+long long RedisServer::dbsize() const {
+  return client().command({"DBSIZE"}).integer;
+}
 
 bool RedisServer::has_key(const std::string& key) const {
   return client().command({"EXISTS", key}).integer == 1;

@@ -31,7 +31,8 @@ void SantralProcess::launch(std::vector<std::string> extra_args) {
         return answers_ping(port_);
       },
       10000);
-  if (!up || !process_->running()) throw std::runtime_error("santral did not start: " + process_->log());
+  if (!up || !process_->running())
+    throw std::runtime_error("santral did not start: " + process_->log());
 }
 
 std::string SantralProcess::config_for(const std::vector<const RedisServer*>& shards,

@@ -126,10 +126,10 @@ TEST_CASE("config errors name the file, the line and the key") {
       {"shards:\n  - address: 127.0.0.1:1\n", 2, "shards[0].name", "needs a name"},
       {"shards:\n  - name: a\n    address: 127.0.0.1:1\n    weight: 0\n", 4, "shards[0].weight",
        "out of range"},
-      {"shards:\n  - name: a\n    address: 127.0.0.1:1\n  - name: a\n    address: 127.0.0.1:2\n",
-       4, "shards[1]", "already used by shards[0]"},
-      {"shards:\n  - name: a\n    address: 127.0.0.1:1\n  - name: b\n    address: 127.0.0.1:1\n",
-       4, "shards[1]", "address 127.0.0.1:1 is already used"},
+      {"shards:\n  - name: a\n    address: 127.0.0.1:1\n  - name: a\n    address: 127.0.0.1:2\n", 4,
+       "shards[1]", "already used by shards[0]"},
+      {"shards:\n  - name: a\n    address: 127.0.0.1:1\n  - name: b\n    address: 127.0.0.1:1\n", 4,
+       "shards[1]", "address 127.0.0.1:1 is already used"},
       {"shards: [\n", 2, "", "not valid YAML"},
   };
   for (const auto& c : cases) {
@@ -247,7 +247,8 @@ TEST_CASE("--pool picks one pool of several") {
 
 TEST_CASE("every example config under config/examples loads") {
   int loaded = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(SANTRAL_SOURCE_DIR "/config/examples")) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(SANTRAL_SOURCE_DIR "/config/examples")) {
     INFO(entry.path());
     Config c = load_config(entry.path());
     CHECK_FALSE(c.shards.empty());

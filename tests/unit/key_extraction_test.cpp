@@ -54,7 +54,8 @@ TEST_CASE("multi-key commands by range and step") {
 TEST_CASE("commands whose key count is an argument") {
   CHECK(keys_of({"EVAL", "return 1", "2", "k1", "k2", "arg"}) == Keys{"k1", "k2"});
   CHECK(keys_of({"EVAL", "return 1", "0", "arg"}).empty());
-  CHECK(keys_of({"ZUNIONSTORE", "dst", "2", "a", "b", "WEIGHTS", "1", "2"}) == Keys{"dst", "a", "b"});
+  CHECK(keys_of({"ZUNIONSTORE", "dst", "2", "a", "b", "WEIGHTS", "1", "2"}) ==
+        Keys{"dst", "a", "b"});
   CHECK(keys_of({"ZUNION", "2", "a", "b"}) == Keys{"a", "b"});
   CHECK(keys_of({"LMPOP", "2", "a", "b", "LEFT"}) == Keys{"a", "b"});
   CHECK(keys_of({"SINTERCARD", "2", "a", "b", "LIMIT", "3"}) == Keys{"a", "b"});

@@ -74,7 +74,9 @@ Outcome scan_every_way(std::string_view input) {
   return whole;
 }
 
-Outcome one_frame(char type, std::string bytes) { return {{{type, std::move(bytes)}}, false, ""}; }
+Outcome one_frame(char type, std::string bytes) {
+  return {{{type, std::move(bytes)}}, false, ""};
+}
 
 // One reply of every kind a Redis 7 server sends, with the type scan() must report.
 const std::vector<Frame>& every_kind() {
@@ -153,14 +155,14 @@ TEST_CASE("attributes belong to the reply that follows them") {
   SECTION("in front of a scalar and of a push") {
     const std::string scalar = "|1\r\n+a\r\n+b\r\n:7\r\n";
     const std::string push = "|1\r\n+a\r\n+b\r\n>2\r\n+x\r\n+y\r\n";
-    CHECK(scan_every_way(scalar + push) ==
-          Outcome{{{':', scalar}, {'>', push}}, false, ""});
+    CHECK(scan_every_way(scalar + push) == Outcome{{{':', scalar}, {'>', push}}, false, ""});
   }
 }
 
 TEST_CASE("aggregates nest to any depth") {
   std::string deep;
-  for (int i = 0; i < 2000; ++i) deep += i % 3 == 0 ? "*1\r\n" : i % 3 == 1 ? "~1\r\n" : "%1\r\n:0\r\n";
+  for (int i = 0; i < 2000; ++i)
+    deep += i % 3 == 0 ? "*1\r\n" : i % 3 == 1 ? "~1\r\n" : "%1\r\n:0\r\n";
   deep += "$3\r\nend\r\n";
   const Outcome outcome = feed({deep, "+after\r\n"});
   CHECK(outcome == Outcome{{{'*', deep}, {'+', "+after\r\n"}}, false, ""});
@@ -169,8 +171,8 @@ TEST_CASE("aggregates nest to any depth") {
 TEST_CASE("a large bulk arriving in small reads is one frame") {
   std::string payload(1u << 20, 'p');
   for (std::size_t i = 0; i < payload.size(); i += 1021) payload[i] = i % 2 ? '\r' : '\n';
-  const std::string reply = "*2\r\n$" + std::to_string(payload.size()) + "\r\n" + payload +
-                            "\r\n:1\r\n";
+  const std::string reply =
+      "*2\r\n$" + std::to_string(payload.size()) + "\r\n" + payload + "\r\n:1\r\n";
   std::vector<std::string_view> reads;
   for (std::size_t at = 0; at < reply.size(); at += 4096)
     reads.push_back(std::string_view(reply).substr(at, 4096));
@@ -178,11 +180,29 @@ TEST_CASE("a large bulk arriving in small reads is one frame") {
 }
 
 TEST_CASE("anything that is not RESP is an error") {
-  for (std::string bad : {"?\r\n", "OK\r\n", "\r\n+OK\r\n", "+OK\rX", "$abc\r\n", "$\r\n",
-                          "$-2\r\n", "$-1x\r\n", "$3\r\nfooXY", "$3\r\nfoo\rX", "$?\r\n",
-                          "*?\r\n", "*-2\r\n", "*1x\r\n", "~-1\r\n", "%-1\r\n", ">-1\r\n",
-                          "|-1\r\n", "!-1\r\n", "=-1\r\n", "$ 3\r\nfoo\r\n",
-                          "*2\r\n:1\r\n@\r\n", "%1\r\n+k\r\n$1\r\nvv\r\n",
+  for (std::string bad : {"?\r\n",
+                          "OK\r\n",
+                          "\r\n+OK\r\n",
+                          "+OK\rX",
+                          "$abc\r\n",
+                          "$\r\n",
+                          "$-2\r\n",
+                          "$-1x\r\n",
+                          "$3\r\nfooXY",
+                          "$3\r\nfoo\rX",
+                          "$?\r\n",
+                          "*?\r\n",
+                          "*-2\r\n",
+                          "*1x\r\n",
+                          "~-1\r\n",
+                          "%-1\r\n",
+                          ">-1\r\n",
+                          "|-1\r\n",
+                          "!-1\r\n",
+                          "=-1\r\n",
+                          "$ 3\r\nfoo\r\n",
+                          "*2\r\n:1\r\n@\r\n",
+                          "%1\r\n+k\r\n$1\r\nvv\r\n",
                           "$99999999999999999999\r\n"}) {
     INFO("input " << bad);
     CHECK(scan_every_way(bad) == Outcome{{}, true, ""});

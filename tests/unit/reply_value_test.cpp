@@ -194,13 +194,39 @@ TEST_CASE("a value that held something before is replaced whole") {
 }
 
 TEST_CASE("malformed frames are refused") {
-  for (std::string bad : {"", "+OK", "+OK\r", "+OK\rX", "\r\n", "?\r\n", ":\r\n", ":abc\r\n",
-                          ":1.5\r\n", ":99999999999999999999\r\n", "#x\r\n", "#\r\n", "#tt\r\n",
-                          "_x\r\n", "$3\r\nfoo", "$3\r\nfooXY", "$4\r\nfoo\r\n", "$-2\r\n",
-                          "$x\r\n", "!-1\r\n", "=3\r\ntxt\r\n", "=5\r\ntxtab\r\n", "*-2\r\n",
-                          "~-1\r\n", "*2\r\n:1\r\n", "%1\r\n+k\r\n", "*1000000\r\n:1\r\n",
-                          "|1\r\n+k\r\n+v\r\n", "|1\r\n+k\r\n", "*1\r\n|1\r\n+k\r\n+v\r\n",
-                          ":1\r\n:2\r\n", "*1\r\n:1\r\nextra", "*1\r\n@\r\n"}) {
+  for (std::string bad : {"",
+                          "+OK",
+                          "+OK\r",
+                          "+OK\rX",
+                          "\r\n",
+                          "?\r\n",
+                          ":\r\n",
+                          ":abc\r\n",
+                          ":1.5\r\n",
+                          ":99999999999999999999\r\n",
+                          "#x\r\n",
+                          "#\r\n",
+                          "#tt\r\n",
+                          "_x\r\n",
+                          "$3\r\nfoo",
+                          "$3\r\nfooXY",
+                          "$4\r\nfoo\r\n",
+                          "$-2\r\n",
+                          "$x\r\n",
+                          "!-1\r\n",
+                          "=3\r\ntxt\r\n",
+                          "=5\r\ntxtab\r\n",
+                          "*-2\r\n",
+                          "~-1\r\n",
+                          "*2\r\n:1\r\n",
+                          "%1\r\n+k\r\n",
+                          "*1000000\r\n:1\r\n",
+                          "|1\r\n+k\r\n+v\r\n",
+                          "|1\r\n+k\r\n",
+                          "*1\r\n|1\r\n+k\r\n+v\r\n",
+                          ":1\r\n:2\r\n",
+                          "*1\r\n:1\r\nextra",
+                          "*1\r\n@\r\n"}) {
     INFO("frame " << bad);
     ReplyValue value;
     CHECK_FALSE(parse_reply(bad, value));

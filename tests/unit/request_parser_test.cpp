@@ -36,7 +36,9 @@ struct Outcome {
 
 std::ostream& operator<<(std::ostream& os, const Outcome& outcome) {
   for (const Seen& seen : outcome.requests) {
-    os << (seen.status == ParseStatus::Empty ? "empty" : seen.inline_form ? "inline" : "multibulk")
+    os << (seen.status == ParseStatus::Empty ? "empty"
+           : seen.inline_form                ? "inline"
+                                             : "multibulk")
        << " consumed=" << seen.consumed << " [";
     for (const std::string& arg : seen.args) os << '"' << arg << "\" ";
     os << "]\n";
@@ -121,7 +123,9 @@ Seen inline_request(std::vector<std::string> args, std::size_t consumed) {
   return {ParseStatus::Complete, std::move(args), {}, true, consumed};
 }
 
-Seen empty(std::size_t consumed) { return {ParseStatus::Empty, {}, {}, false, consumed}; }
+Seen empty(std::size_t consumed) {
+  return {ParseStatus::Empty, {}, {}, false, consumed};
+}
 
 Outcome failed(ProtocolError error, char byte = 0, std::int64_t announced = 0) {
   return {{}, error, byte, announced, {}};
@@ -147,8 +151,8 @@ TEST_CASE("pipelined multibulk and inline requests come out in order") {
   const std::string ping = "*1\r\n$4\r\nPING\r\n";
   const std::string set = "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nvalue\r\n";
   const std::string empty_arg = "*2\r\n$4\r\nECHO\r\n$0\r\n\r\n";
-  const std::string input = ping + "GET a\r\n" + "\r\n" + set + "ECHO hi\n" + "*0\r\n" +
-                            "*-1\r\n" + " \t \n" + empty_arg + "*-100\r\n" + "DEL  x   y\r\n";
+  const std::string input = ping + "GET a\r\n" + "\r\n" + set + "ECHO hi\n" + "*0\r\n" + "*-1\r\n" +
+                            " \t \n" + empty_arg + "*-100\r\n" + "DEL  x   y\r\n";
   const Outcome outcome = parse_every_way(input);
   const Outcome expected{{multibulk({"PING"}, ping), inline_request({"GET", "a"}, 7), empty(2),
                           multibulk({"SET", "k", "value"}, set), inline_request({"ECHO", "hi"}, 8),
@@ -202,8 +206,7 @@ TEST_CASE("multibulk counts and lengths follow Redis's string2ll") {
     for (std::string count : {"", "abc", "+1", "01", "-0", " 1", "1 ", "1a", "--1",
                               "99999999999999999999", "-9223372036854775809", "2147483648"}) {
       INFO("count '" << count << "'");
-      CHECK(parse_every_way("*" + count + "\r\n") ==
-            failed(ProtocolError::InvalidMultibulkLength));
+      CHECK(parse_every_way("*" + count + "\r\n") == failed(ProtocolError::InvalidMultibulkLength));
     }
   }
   SECTION("INT_MAX passes Redis's check and meets ours") {
@@ -211,8 +214,8 @@ TEST_CASE("multibulk counts and lengths follow Redis's string2ll") {
           failed(ProtocolError::TooManyArguments, 0, INT_MAX));
   }
   SECTION("bulk lengths that are not canonical or negative") {
-    for (std::string length : {"", "abc", "+3", "03", "-0", "-1", "-3", " 3", "3 ",
-                               "99999999999999999999"}) {
+    for (std::string length :
+         {"", "abc", "+3", "03", "-0", "-1", "-3", " 3", "3 ", "99999999999999999999"}) {
       INFO("length '" << length << "'");
       CHECK(parse_every_way("*1\r\n$" + length + "\r\nfoo\r\n") ==
             failed(ProtocolError::InvalidBulkLength));
