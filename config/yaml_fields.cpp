@@ -60,7 +60,7 @@ void YamlFields::only_keys(const YAML::Node& map, const std::string& path,
     bool known = false;
     for (auto a : allowed) known = known || a == name;
     if (!known) {
-      std::string key = path.empty() ? name : path + "." + name;
+      std::string key = path.empty() ? name : fmt::format("{}.{}", path, name);
       errors_.at(item.first, key, "unknown key (expected one of: " + join(allowed) + ")");
     }
   }

@@ -68,7 +68,7 @@ void BackendConnection::connect() {
   resolver_.async_resolve(
       target_.address.host, std::to_string(target_.address.port),
       [self = BackendConnectionPtr(this), generation](boost::system::error_code ec,
-                                                      tcp::resolver::results_type results) {
+                                                      const tcp::resolver::results_type& results) {
         if (generation != self->generation_) return;
         if (ec)
           return self->go_down("cannot resolve " + self->target_.address.host + ": " +

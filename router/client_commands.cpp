@@ -185,9 +185,9 @@ void client_list(const Routed& r) {
         });
         return lines;
       },
-      [](std::vector<std::string> parts) {
+      [](const std::vector<std::string>& parts) {
         std::string text;
-        for (auto& part : parts) text += part;
+        for (const auto& part : parts) text += part;
         std::string out;
         RespWriter(out).bulk(text);
         return out;
@@ -255,7 +255,7 @@ void client_kill(const Routed& r) {
         });
         return killed;
       },
-      [old_form](std::vector<long long> counts) {
+      [old_form](const std::vector<long long>& counts) {
         long long total = 0;
         for (auto n : counts) total += n;
         if (old_form) return std::string(total > 0 ? "+OK\r\n" : "-ERR No such client\r\n");
@@ -290,7 +290,7 @@ void client_unblock(const Routed& r) {
         });
         return unblocked;
       },
-      [](std::vector<long long> counts) {
+      [](const std::vector<long long>& counts) {
         long long total = 0;
         for (auto n : counts) total += n;
         return ":" + std::to_string(total) + "\r\n";
