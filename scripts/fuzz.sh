@@ -2,7 +2,7 @@
 # Runs Santral's libFuzzer targets (built with clang, ASan and UBSan):
 #   scripts/fuzz.sh [seconds per target, default 60] [target ...]
 # Targets: request_parser, reply, config, planner. New inputs that reach new code stay in
-# build-fuzz/corpus/<target>; a crash is saved in build-fuzz/findings/ and fails the run; copy
+# build-address/corpus/<target>; a crash is saved in build-address/findings/ and fails the run; copy
 # it to tests/fuzz/regressions/<target>/ once fixed, so every test run replays it.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -12,9 +12,10 @@ seconds="${1:-60}"
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(request_parser reply config planner)
 
-dir="$root/build-fuzz"
-CXX=clang++ cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSANTRAL_FUZZ=ON \
-  -DSANTRAL_SANITIZE=address >/dev/null
+# The same build as scripts/test.sh --sanitize=address, which builds these targets too.
+dir="$root/build-address"
+CXX=clang++ cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS=-O1 \
+  -DSANTRAL_SANITIZE=address -DSANTRAL_FUZZ=ON >/dev/null
 cmake --build "$dir" -j"$(nproc)" --target "${targets[@]/%/_fuzz}" | grep -E "error|warning" || true
 test "${PIPESTATUS[0]}" -eq 0
 

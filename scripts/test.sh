@@ -22,9 +22,15 @@ done
 dir="$root/build${sanitize:+-$sanitize}"
 # Sanitized builds go to their own directory, at -O1 with debug info: quicker to build, and
 # their reports have readable stacks.
-build_type=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
-[ -n "$sanitize" ] && build_type=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS=-O1)
-cmake -S "$root" -B "$dir" "${build_type[@]}" -DSANTRAL_SANITIZE="$sanitize" >/dev/null
+# Sanitized builds use clang; the ASan build also holds the libFuzzer targets, so that
+# scripts/fuzz.sh reuses it.
+options=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+if [ -n "$sanitize" ]; then
+  export CXX=clang++
+  options=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS=-O1 -DSANTRAL_SANITIZE="$sanitize")
+  [ "$sanitize" = address ] && options+=(-DSANTRAL_FUZZ=ON)
+fi
+cmake -S "$root" -B "$dir" "${options[@]}" >/dev/null
 cmake --build "$dir" -j"$(nproc)" | grep -E "error|warning" || true
 test "${PIPESTATUS[0]}" -eq 0
 
