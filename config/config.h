@@ -24,6 +24,7 @@ enum class Distribution { Ketama, Modula, Random };
 struct ShardConfig {
   std::string name;
   Endpoint address;
+  std::vector<Endpoint> replicas;  // read-only copies, for read_from
   std::uint32_t weight = 1;
   // What the distribution hashes to place this shard's points: the name. For a twemproxy
   // config without server names this is what twemproxy uses instead ("host:port").
@@ -53,6 +54,25 @@ struct ClientLimits {
   std::size_t max_output_bytes = 64ull * 1024 * 1024;
 };
 
+// Where read-only commands go when a shard has replicas.
+enum class ReadFrom {
+  Primary,        // always the primary
+  PreferReplica,  // a replica that is up, else the primary
+  Replica,        // only replicas; an error when none is up
+};
+
+// Active and passive health checking of the shards.
+struct Health {
+  std::chrono::milliseconds interval{1000};  // PING an idle connection this often
+  std::uint32_t failures = 3;                // consecutive failures that mark a shard down
+};
+
+// The HTTP admin listener (/stats, /metrics, /shards, /config, /hotkeys).
+struct Admin {
+  Endpoint listen{"127.0.0.1", 0};  // port 0: disabled
+  std::string token;                // when set, requests need "Authorization: Bearer <token>"
+};
+
 // A user clients may AUTH as (AUTH name password); every user may run every command.
 struct User {
   std::string name;
@@ -78,6 +98,11 @@ struct Config {
   std::string password;     // clients must AUTH with it when set (twemproxy's redis_auth)
   std::vector<User> users;  // more users, ACL style; with any, clients must AUTH
   int databases = 16;       // SELECT accepts 0 .. databases-1, as Redis's `databases`
+  ReadFrom read_from = ReadFrom::Primary;
+  Health health;
+  Admin admin;
+  bool watch_file = true;                 // reload when the file changes on disk
+  std::chrono::milliseconds drain{5000};  // on SIGTERM, wait this long for in-flight work
   std::string log_level = "info";
   // Settings accepted but not acted on, to be logged at start-up (e.g. twemproxy's
   // auto_eject_hosts, which Santral replaces with clear errors for a down shard's keys).

@@ -88,6 +88,31 @@ void read_users(const YAML::Node& node, const YamlFields& fields, Config& config
   }
 }
 
+void read_health(const YAML::Node& node, const YamlFields& fields, Health& out) {
+  static constexpr std::string_view kKeys[] = {"interval_ms", "failures"};
+  fields.only_keys(node, "health", kKeys);
+  if (node["interval_ms"]) out.interval = fields.millis(node["interval_ms"], "health.interval_ms");
+  if (node["failures"])
+    out.failures =
+        static_cast<std::uint32_t>(fields.integer(node["failures"], "health.failures", 1, 1000));
+}
+
+void read_admin(const YAML::Node& node, const YamlFields& fields, Admin& out) {
+  static constexpr std::string_view kKeys[] = {"listen", "token"};
+  fields.only_keys(node, "admin", kKeys);
+  if (node["listen"]) out.listen = fields.endpoint(node["listen"], "admin.listen");
+  if (node["token"]) out.token = fields.string(node["token"], "admin.token");
+}
+
+ReadFrom read_from(const YAML::Node& node, const YamlFields& fields) {
+  std::string text = fields.string(node, "read_from");
+  if (text == "primary") return ReadFrom::Primary;
+  if (text == "prefer-replica") return ReadFrom::PreferReplica;
+  if (text == "replica") return ReadFrom::Replica;
+  fields.errors().at(node, "read_from",
+                     "expected primary, prefer-replica or replica, got '" + text + "'");
+}
+
 std::vector<YAML::Node> read_shards(const YAML::Node& node, const YamlFields& fields,
                                     Config& config) {
   if (!node.IsSequence() || node.size() == 0)
@@ -97,7 +122,7 @@ std::vector<YAML::Node> read_shards(const YAML::Node& node, const YamlFields& fi
   for (std::size_t i = 0; i < node.size(); ++i) {
     const YAML::Node& item = node[i];
     std::string key = fmt::format("shards[{}]", i);
-    static constexpr std::string_view kKeys[] = {"name", "address", "weight"};
+    static constexpr std::string_view kKeys[] = {"name", "address", "weight", "replicas"};
     fields.only_keys(item, key, kKeys);
     if (!item["name"]) fields.errors().at(item, key + ".name", "every shard needs a name");
     if (!item["address"])
@@ -109,6 +134,14 @@ std::vector<YAML::Node> read_shards(const YAML::Node& node, const YamlFields& fi
     if (item["weight"])
       shard.weight =
           static_cast<std::uint32_t>(fields.integer(item["weight"], key + ".weight", 1, 10000));
+    if (item["replicas"]) {
+      const YAML::Node& replicas = item["replicas"];
+      if (!replicas.IsSequence())
+        fields.errors().at(replicas, key + ".replicas", "expected a list of host:port addresses");
+      for (std::size_t r = 0; r < replicas.size(); ++r)
+        shard.replicas.push_back(
+            fields.endpoint(replicas[r], fmt::format("{}.replicas[{}]", key, r)));
+    }
     shard.ring_name = shard.name;
     config.shards.push_back(std::move(shard));
     nodes.push_back(item);
@@ -121,8 +154,9 @@ std::vector<YAML::Node> read_shards(const YAML::Node& node, const YamlFields& fi
 Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
   YamlFields fields(errors);
   static constexpr std::string_view kKeys[] = {
-      "listen", "workers", "hash",     "distribution", "hash_tag",  "timeouts", "backend",
-      "limits", "shards",  "password", "users",        "databases", "log_level"};
+      "listen",    "workers",   "hash",   "distribution", "hash_tag",   "timeouts",
+      "backend",   "limits",    "shards", "password",     "users",      "databases",
+      "log_level", "read_from", "health", "admin",        "watch_file", "drain_ms"};
   fields.only_keys(root, "", kKeys);
   Config config;
   config.format = ConfigFormat::Santral;
@@ -148,6 +182,11 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
   if (root["users"]) read_users(root["users"], fields, config);
   if (root["databases"])
     config.databases = static_cast<int>(fields.integer(root["databases"], "databases", 1, 65536));
+  if (root["read_from"]) config.read_from = read_from(root["read_from"], fields);
+  if (root["health"]) read_health(root["health"], fields, config.health);
+  if (root["admin"]) read_admin(root["admin"], fields, config.admin);
+  if (root["watch_file"]) config.watch_file = fields.boolean(root["watch_file"], "watch_file");
+  if (root["drain_ms"]) config.drain = fields.millis(root["drain_ms"], "drain_ms");
   if (config.backend.database >= config.databases)
     errors.at(root["backend"]["database"], "backend.database",
               "must be below databases (" + std::to_string(config.databases) + ")");

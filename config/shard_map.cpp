@@ -33,6 +33,13 @@ std::string_view ShardMap::hashed_part(std::string_view key) const {
   return key.substr(open + 1, close - open - 1);
 }
 
+std::size_t ShardMap::shard_for_hash(std::uint32_t hash) const {
+  if (shards_.size() == 1) return 0;
+  if (distribution_ == Distribution::Ketama) return ketama_->locate(hash);
+  if (distribution_ == Distribution::Modula) return modula_->locate(hash);
+  return 0;
+}
+
 std::size_t ShardMap::shard_for_key(std::string_view key) const {
   if (shards_.size() == 1) return 0;
   // twemproxy gives the empty key hash 0 rather than hashing zero bytes.

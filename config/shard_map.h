@@ -25,6 +25,9 @@ class ShardMap {
 
   // The index of the shard that owns `key`.
   std::size_t shard_for_key(std::string_view key) const;
+  // The index of the shard that owns a hash value (not for distribution: random).
+  std::size_t shard_for_hash(std::uint32_t hash) const;
+  Distribution distribution() const { return distribution_; }
   // The part of `key` that is hashed: the text inside the hash tag when there is a non-empty
   // one (twemproxy's and Redis Cluster's rule), else the whole key.
   std::string_view hashed_part(std::string_view key) const;

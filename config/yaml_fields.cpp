@@ -162,6 +162,11 @@ void validate_shards(const Config& config, const std::vector<YAML::Node>& shard_
       errors.at(shard_nodes[i], key,
                 fmt::format("address {} is already used by {}[{}]; each shard is its own server",
                             shard.address.text(), list_key, it->second));
+    for (const auto& replica : shard.replicas)
+      if (auto [it, fresh] = addresses.emplace(replica.text(), i); !fresh)
+        errors.at(shard_nodes[i], key + ".replicas",
+                  fmt::format("address {} is already used by {}[{}]; a replica is its own server",
+                              replica.text(), list_key, it->second));
   }
 }
 

@@ -61,6 +61,8 @@ enum class LocalHandler : std::uint8_t {
   ClientTrackinginfo,
   ClientUnblock,
   AclWhoami,
+  SantralReload,
+  SantralShardmap,
 };
 
 enum class StatefulKind : std::uint8_t { None, Transaction, Blocking, Subscribe };

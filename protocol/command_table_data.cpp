@@ -739,6 +739,11 @@ constexpr CommandSpec kPubsubSubcommands[] = {
     {.name = "pubsub|shardchannels", .arity = -2, .flags = kPubsub | kLoading | kStale, .key_specs = {}, .routing = Routing::Broadcast, .merge = Merge::Concat, .local = LocalHandler::None, .stateful = StatefulKind::None, .script = ScriptArg::None, .reason = "", .subcommands = {}},
     {.name = "pubsub|shardnumsub", .arity = -2, .flags = kPubsub | kLoading | kStale, .key_specs = {}, .routing = Routing::Broadcast, .merge = Merge::SumPerName, .local = LocalHandler::None, .stateful = StatefulKind::None, .script = ScriptArg::None, .reason = "", .subcommands = {}},
 };
+constexpr CommandSpec kSantralSubcommands[] = {
+    {.name = "santral|help", .arity = 2, .flags = 0, .key_specs = {}, .routing = Routing::Local, .merge = Merge::None, .local = LocalHandler::Help, .stateful = StatefulKind::None, .script = ScriptArg::None, .reason = "", .subcommands = {}},
+    {.name = "santral|reload", .arity = 2, .flags = 0, .key_specs = {}, .routing = Routing::Local, .merge = Merge::None, .local = LocalHandler::SantralReload, .stateful = StatefulKind::None, .script = ScriptArg::None, .reason = "", .subcommands = {}},
+    {.name = "santral|shardmap", .arity = 2, .flags = 0, .key_specs = {}, .routing = Routing::Local, .merge = Merge::None, .local = LocalHandler::SantralShardmap, .stateful = StatefulKind::None, .script = ScriptArg::None, .reason = "", .subcommands = {}},
+};
 constexpr CommandSpec kScriptSubcommands[] = {
     {.name = "script|debug", .arity = 3, .flags = kNoscript, .key_specs = {}, .routing = Routing::Refused, .merge = Merge::None, .local = LocalHandler::None, .stateful = StatefulKind::None, .script = ScriptArg::None, .reason = "the Lua debugger needs a direct connection to one server; run it on the shard directly", .subcommands = {}},
     {.name = "script|exists", .arity = -3, .flags = kNoscript, .key_specs = {}, .routing = Routing::Broadcast, .merge = Merge::AllTrue, .local = LocalHandler::None, .stateful = StatefulKind::None, .script = ScriptArg::None, .reason = "", .subcommands = {}},
@@ -915,6 +920,7 @@ constexpr CommandSpec kCommands[] = {
     {.name = "rpush", .arity = -3, .flags = kWrite | kDenyOom | kFast, .key_specs = kRpushKeys, .routing = Routing::Keyed, .merge = Merge::None, .local = LocalHandler::None, .stateful = StatefulKind::None, .script = ScriptArg::None, .reason = "", .subcommands = {}},
     {.name = "rpushx", .arity = -3, .flags = kWrite | kDenyOom | kFast, .key_specs = kRpushxKeys, .routing = Routing::Keyed, .merge = Merge::None, .local = LocalHandler::None, .stateful = StatefulKind::None, .script = ScriptArg::None, .reason = "", .subcommands = {}},
     {.name = "sadd", .arity = -3, .flags = kWrite | kDenyOom | kFast, .key_specs = kSaddKeys, .routing = Routing::Keyed, .merge = Merge::None, .local = LocalHandler::None, .stateful = StatefulKind::None, .script = ScriptArg::None, .reason = "", .subcommands = {}},
+    {.name = "santral", .arity = -2, .flags = 0, .key_specs = {}, .routing = Routing::Container, .merge = Merge::None, .local = LocalHandler::None, .stateful = StatefulKind::None, .script = ScriptArg::None, .reason = "", .subcommands = kSantralSubcommands},
     {.name = "save", .arity = 1, .flags = kAdmin | kNoscript | kNoMulti, .key_specs = {}, .routing = Routing::Broadcast, .merge = Merge::AllOk, .local = LocalHandler::None, .stateful = StatefulKind::None, .script = ScriptArg::None, .reason = "", .subcommands = {}},
     {.name = "scan", .arity = -2, .flags = kReadonly, .key_specs = {}, .routing = Routing::Broadcast, .merge = Merge::Scan, .local = LocalHandler::None, .stateful = StatefulKind::None, .script = ScriptArg::None, .reason = "", .subcommands = {}},
     {.name = "scard", .arity = 2, .flags = kReadonly | kFast, .key_specs = kScardKeys, .routing = Routing::Keyed, .merge = Merge::None, .local = LocalHandler::None, .stateful = StatefulKind::None, .script = ScriptArg::None, .reason = "", .subcommands = {}},

@@ -21,18 +21,25 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr std::size_t kInboxInitial = 16 * 1024;
+constexpr std::string_view kPing = "*1\r\n$4\r\nPING\r\n";
 
 std::string as_reply(const std::string& message) {
   return "-" + message + "\r\n";
 }
 
+bool is_error(std::string_view frame) {
+  return !frame.empty() && (frame.front() == '-' || frame.front() == '!');
+}
+
 }  // namespace
 
 BackendConnection::BackendConnection(asio::io_context& io, BackendTarget target,
-                                     const config::Config& config, ConnectionRole role)
+                                     std::shared_ptr<const config::Config> config,
+                                     ShardStats& stats, ConnectionRole role)
     : io_(io),
       target_(std::move(target)),
-      config_(config),
+      config_(std::move(config)),
+      stats_(&stats),
       role_(role),
       socket_(io),
       resolver_(io),
@@ -50,6 +57,13 @@ void BackendConnection::stop() {
   retry_timer_.cancel();
   push_sink_.reset();
   fail_all(as_reply(error_message(ClientError::ShuttingDown)));
+}
+
+void BackendConnection::retarget(std::size_t shard_index, std::string shard_name,
+                                 std::shared_ptr<const config::Config> config) {
+  target_.shard_index = shard_index;
+  target_.shard_name = std::move(shard_name);
+  config_ = std::move(config);
 }
 
 void BackendConnection::close_socket() {
@@ -87,12 +101,11 @@ void BackendConnection::on_connected() {
   socket_.set_option(tcp::no_delay(true), ignored);
   socket_.set_option(asio::socket_base::keep_alive(true), ignored);
   state_ = State::Up;
-  backoff_ = std::chrono::milliseconds(0);
-  if (!down_reason_.empty()) {
-    spdlog::info("shard '{}' ({}) is up again", target_.shard_name, address_text());
-    down_reason_.clear();
-  }
+  last_reply_ = Clock::now();
   handshake();
+  // A shard that was marked down is taken back only once it answers: a stopped process
+  // still accepts connections in the kernel.
+  if (ejected_) probe();
   inbox_start_ = inbox_end_ = 0;
   scanner_.reset();
   read();
@@ -102,7 +115,7 @@ void BackendConnection::on_connected() {
 // HELLO/AUTH and SELECT go first on every new connection; their replies are checked, not
 // forwarded.
 void BackendConnection::handshake() {
-  const auto& backend = config_.backend;
+  const auto& backend = config_->backend;
   std::string prefix;
   protocol::RespWriter writer(prefix);
   std::size_t commands = 0;
@@ -127,33 +140,45 @@ void BackendConnection::handshake() {
     writer.command(args);
     ++commands;
   }
-  auto deadline = Clock::now() + config_.timeouts.request;
+  auto now = Clock::now();
   for (std::size_t i = 0; i < commands; ++i)
-    pending_.push_front({nullptr, 0, 0, Owner::Handshake, deadline});
+    pending_.push_front({nullptr, 0, 0, Owner::Handshake, now, now + config_->timeouts.request});
   outbox_.insert(0, prefix);
+}
+
+void BackendConnection::probe() {
+  auto now = Clock::now();
+  outbox_.append(kPing);
+  pending_.push_back({nullptr, 0, 0, Owner::Probe, now, now + config_->timeouts.request});
+  schedule_flush();
 }
 
 void BackendConnection::send(std::string_view request, ReplySinkPtr sink, std::uint64_t slot,
                              std::uint32_t fragment, bool timed) {
-  if (state_ == State::Down || state_ == State::Stopped) {
+  if (ejected_ || state_ == State::Down || state_ == State::Stopped) {
     std::string reply =
         state_ == State::Stopped
             ? as_reply(error_message(ClientError::ShuttingDown))
             : as_reply(error_message(ClientError::ShardUnavailable, target_.shard_name,
                                      address_text(), down_reason_));
+    ++stats_->errors;
     sink->deliver(slot, fragment, reply);
     return;
   }
+  auto now = Clock::now();
   outbox_.append(request);
-  auto deadline = timed ? Clock::now() + config_.timeouts.request : Clock::time_point::max();
-  pending_.push_back({std::move(sink), slot, fragment, Owner::Client, deadline});
+  ++stats_->requests;
+  stats_->bytes_sent += request.size();
+  auto deadline = timed ? now + config_->timeouts.request : Clock::time_point::max();
+  pending_.push_back({std::move(sink), slot, fragment, Owner::Client, now, deadline});
   if (state_ == State::Up) schedule_flush();
 }
 
 void BackendConnection::send_silent(std::string_view request) {
-  if (state_ == State::Down || state_ == State::Stopped) return;
+  if (ejected_ || state_ == State::Down || state_ == State::Stopped) return;
+  auto now = Clock::now();
   outbox_.append(request);
-  pending_.push_back({nullptr, 0, 0, Owner::Silent, Clock::now() + config_.timeouts.request});
+  pending_.push_back({nullptr, 0, 0, Owner::Silent, now, now + config_->timeouts.request});
   if (state_ == State::Up) schedule_flush();
 }
 
@@ -173,18 +198,20 @@ void BackendConnection::flush() {
   if (write_in_flight_ || outbox_.empty() || state_ != State::Up) return;
   writing_.swap(outbox_);
   write_in_flight_ = true;
-  asio::async_write(socket_, asio::buffer(writing_),
-                    [self = BackendConnectionPtr(this), generation = generation_](
-                        boost::system::error_code ec, std::size_t) {
-                      if (generation != self->generation_) return;
-                      self->write_in_flight_ = false;
-                      self->writing_.clear();
-                      if (ec)
-                        return self->connection_failed(as_reply(error_message(
-                            ClientError::ShardConnectionLost, self->target_.shard_name,
-                            self->address_text(), ec.message())));
-                      self->flush();
-                    });
+  asio::async_write(
+      socket_, asio::buffer(writing_),
+      [self = BackendConnectionPtr(this), generation = generation_](boost::system::error_code ec,
+                                                                    std::size_t) {
+        if (generation != self->generation_) return;
+        self->write_in_flight_ = false;
+        self->writing_.clear();
+        if (ec)
+          return self->connection_failed(
+              as_reply(error_message(ClientError::ShardConnectionLost, self->target_.shard_name,
+                                     self->address_text(), ec.message())),
+              true);
+        self->flush();
+      });
 }
 
 void BackendConnection::read() {
@@ -200,24 +227,26 @@ void BackendConnection::read() {
       inbox_.resize(inbox_.size() * 2);
     }
   }
-  socket_.async_read_some(asio::buffer(inbox_.data() + inbox_end_, inbox_.size() - inbox_end_),
-                          [self = BackendConnectionPtr(this), generation = generation_](
-                              boost::system::error_code ec, std::size_t bytes) {
-                            if (generation != self->generation_) return;
-                            if (ec) {
-                              std::string why = ec == asio::error::eof
-                                                    ? "the shard closed the connection"
-                                                    : ec.message();
-                              return self->connection_failed(as_reply(error_message(
-                                  ClientError::ShardConnectionLost, self->target_.shard_name,
-                                  self->address_text(), why)));
-                            }
-                            self->on_read(bytes);
-                          });
+  socket_.async_read_some(
+      asio::buffer(inbox_.data() + inbox_end_, inbox_.size() - inbox_end_),
+      [self = BackendConnectionPtr(this), generation = generation_](boost::system::error_code ec,
+                                                                    std::size_t bytes) {
+        if (generation != self->generation_) return;
+        if (ec) {
+          std::string why =
+              ec == asio::error::eof ? "the shard closed the connection" : ec.message();
+          return self->connection_failed(
+              as_reply(error_message(ClientError::ShardConnectionLost, self->target_.shard_name,
+                                     self->address_text(), why)),
+              true);
+        }
+        self->on_read(bytes);
+      });
 }
 
 void BackendConnection::on_read(std::size_t bytes) {
   inbox_end_ += bytes;
+  stats_->bytes_received += bytes;
   if (!deliver_frames()) return;
   if (inbox_start_ == inbox_end_) {
     inbox_start_ = inbox_end_ = 0;
@@ -244,6 +273,7 @@ bool BackendConnection::is_push(std::string_view frame) const {
 bool BackendConnection::deliver_frames() {
   BackendConnectionPtr keep(this);  // a sink may drop the last other reference
   auto generation = generation_;
+  auto now = Clock::now();
   while (inbox_start_ < inbox_end_) {
     std::size_t size = 0;
     std::string_view input(inbox_.data() + inbox_start_, inbox_end_ - inbox_start_);
@@ -265,24 +295,37 @@ bool BackendConnection::deliver_frames() {
                     address_text(),
                     status == protocol::ScanStatus::Error ? "bytes that are not RESP"
                                                           : "a reply nobody asked for");
-      connection_failed(as_reply(
-          error_message(ClientError::ShardProtocolError, target_.shard_name, address_text())));
+      connection_failed(as_reply(error_message(ClientError::ShardProtocolError, target_.shard_name,
+                                               address_text())),
+                        true);
       return false;
     }
     inbox_start_ += size;
+    last_reply_ = now;
+    failures_ = 0;
     Pending owner = std::move(pending_.front());
     pending_.pop_front();
     switch (owner.owner) {
       case Owner::Client:
+        stats_->latency.record(now - owner.sent);
+        if (is_error(frame)) ++stats_->errors;
         owner.sink->deliver(owner.slot, owner.fragment, frame);
         break;
       case Owner::Handshake:
-        if (frame.front() == '-' || frame.front() == '!') {
+        if (is_error(frame)) {
           std::string why(frame.substr(1, frame.size() - 3));
           spdlog::error("shard '{}' ({}) refused Santral's handshake: {}", target_.shard_name,
                         address_text(), why);
           go_down("handshake failed: " + why + " (check backend.password / backend.database)");
           return false;
+        }
+        break;
+      case Owner::Probe:
+        if (ejected_) {
+          ejected_ = false;
+          backoff_ = std::chrono::milliseconds(0);
+          spdlog::info("shard '{}' ({}) is up again", target_.shard_name, address_text());
+          down_reason_.clear();
         }
         break;
       case Owner::Silent:
@@ -297,40 +340,53 @@ void BackendConnection::fail_all(const std::string& reply) {
   auto failed = std::move(pending_);
   pending_.clear();
   outbox_.clear();
-  for (auto& p : failed)
-    if (p.owner == Owner::Client) p.sink->deliver(p.slot, p.fragment, reply);
+  for (auto& p : failed) {
+    if (p.owner != Owner::Client) continue;
+    ++stats_->errors;
+    p.sink->deliver(p.slot, p.fragment, reply);
+  }
 }
 
 // The connection broke or a reply took too long: everything in flight fails with `reply`, and
 // a late answer to it can never arrive on a connection that serves later requests. A shared
-// connection reconnects at once; a lent one stays down, its owner decides.
-void BackendConnection::connection_failed(const std::string& reply) {
+// connection reconnects at once, unless the failures in a row mark the shard down; a lent one
+// stays down, its owner decides.
+void BackendConnection::connection_failed(const std::string& reply, bool counts_as_failure) {
   if (state_ == State::Stopped) return;
   close_socket();
   fail_all(reply);
-  if (role_ == ConnectionRole::Shared) return connect();
-  state_ = State::Down;
-  down_reason_ = "the connection was lost";
-  if (auto sink = std::move(push_sink_)) sink->connection_lost(target_.shard_index);
+  if (role_ != ConnectionRole::Shared) {
+    state_ = State::Down;
+    down_reason_ = "the connection was lost";
+    if (auto sink = std::move(push_sink_)) sink->connection_lost(target_.shard_index);
+    return;
+  }
+  if (counts_as_failure) ++failures_;
+  if (ejected_ || failures_ >= config_->health.failures) {
+    return go_down(fmt::format("{} failures in a row, the last: {}", failures_,
+                               std::string_view(reply).substr(1, reply.size() - 3)));
+  }
+  connect();
 }
 
 void BackendConnection::go_down(const std::string& reason) {
   if (state_ == State::Stopped) return;
   close_socket();
-  bool first = down_reason_.empty();
+  bool first = !ejected_;
   down_reason_ = reason;
   state_ = State::Down;
+  ejected_ = true;
   fail_all(as_reply(
       error_message(ClientError::ShardUnavailable, target_.shard_name, address_text(), reason)));
   if (role_ != ConnectionRole::Shared) {
     if (auto sink = std::move(push_sink_)) sink->connection_lost(target_.shard_index);
     return;
   }
-  backoff_ = backoff_.count() == 0 ? config_.timeouts.reconnect_min
-                                   : std::min(backoff_ * 2, config_.timeouts.reconnect_max);
+  backoff_ = backoff_.count() == 0 ? config_->timeouts.reconnect_min
+                                   : std::min(backoff_ * 2, config_->timeouts.reconnect_max);
   if (first)
-    spdlog::warn("shard '{}' ({}) is down: {}; retrying every {} ms at most", target_.shard_name,
-                 address_text(), reason, config_.timeouts.reconnect_max.count());
+    spdlog::warn("shard '{}' ({}) is down: {}; its requests fail at once until it answers again",
+                 target_.shard_name, address_text(), reason);
   retry_timer_.expires_after(backoff_);
   retry_timer_.async_wait(
       [self = BackendConnectionPtr(this), generation = generation_](boost::system::error_code ec) {
@@ -340,18 +396,32 @@ void BackendConnection::go_down(const std::string& reason) {
 }
 
 void BackendConnection::check_deadlines(Clock::time_point now) {
-  if (state_ == State::Connecting && now - connect_started_ > config_.timeouts.connect) {
-    go_down("no connection within " + std::to_string(config_.timeouts.connect.count()) +
+  if (state_ == State::Connecting && now - connect_started_ > config_->timeouts.connect) {
+    go_down("no connection within " + std::to_string(config_->timeouts.connect.count()) +
             " ms (timeouts.connect_ms)");
     return;
   }
-  if (state_ == State::Up && !pending_.empty() && now > pending_.front().deadline) {
-    spdlog::warn(
-        "shard '{}' ({}) did not answer within {} ms; dropping {} in-flight requests "
-        "and reconnecting",
-        target_.shard_name, address_text(), config_.timeouts.request.count(), pending_.size());
+  if (state_ != State::Up) return;
+  if (!pending_.empty() && now > pending_.front().deadline) {
+    bool client = pending_.front().owner == Owner::Client;
+    if (client) {
+      ++stats_->timeouts;
+      spdlog::warn(
+          "shard '{}' ({}) did not answer within {} ms; dropping {} in-flight requests "
+          "and reconnecting",
+          target_.shard_name, address_text(), config_->timeouts.request.count(), pending_.size());
+    }
     connection_failed(as_reply(error_message(ClientError::ShardTimeout, target_.shard_name,
-                                             address_text(), config_.timeouts.request.count())));
+                                             address_text(), config_->timeouts.request.count())),
+                      true);
+    return;
+  }
+  // Active health check: an idle shared connection says PING now and then, so a shard that
+  // died quietly is noticed before a client needs it.
+  if (role_ == ConnectionRole::Shared && pending_.empty() && !ejected_ &&
+      now - last_reply_ > config_->health.interval) {
+    last_reply_ = now;
+    probe();
   }
 }
 

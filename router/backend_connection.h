@@ -17,6 +17,7 @@
 #include "config/config.h"
 #include "protocol/reply_scanner.h"
 #include "router/reply_sink.h"
+#include "router/stats.h"
 
 namespace santral::router {
 
@@ -30,7 +31,7 @@ struct ConnectionProfile {
 
 struct BackendTarget {
   std::size_t shard_index;
-  std::string shard_name;
+  std::string shard_name;  // for messages: "shard0", or "shard0 replica 127.0.0.1:7101"
   config::Endpoint address;
   ConnectionProfile profile;
 };
@@ -46,10 +47,17 @@ enum class ConnectionRole {
 // back in the same order, so the oldest in-flight request owns the next reply. Everything
 // queued in one event-loop turn leaves in one write.
 //
-// Failure handling: a request that is not answered within timeouts.request fails, and the
-// connection is dropped and reopened so that its late reply can never reach a later request.
-// A shared connection that cannot connect is Down: requests fail at once with the reason, and
-// it retries in the background with exponential backoff.
+// Failure handling (shared connections):
+//   - a request not answered within timeouts.request fails, and the connection is dropped
+//     and reopened so that its late reply can never reach a later request;
+//   - an idle connection is PINGed every health.interval, and that PING counts like a request;
+//   - health.failures failures in a row, or a refused connection, mark the shard down
+//     (ejected): its requests fail at once with the reason instead of waiting out timeouts;
+//   - a down shard is retried in the background with exponential backoff, and taken back
+//     only when a PING on the new connection is answered.
+//
+//   Connecting --connected--> Up --N failures--> Down --retry--> Connecting --PONG--> Up
+//                                                  ^------------ no PONG ----------'
 class BackendConnection
     : public boost::intrusive_ref_counter<BackendConnection, boost::thread_unsafe_counter> {
  public:
@@ -57,7 +65,8 @@ class BackendConnection
   // deliver()'s slot for a pub/sub message pushed by a Subscriber connection.
   static constexpr std::uint64_t kPushSlot = std::numeric_limits<std::uint64_t>::max();
 
-  BackendConnection(boost::asio::io_context& io, BackendTarget target, const config::Config& config,
+  BackendConnection(boost::asio::io_context& io, BackendTarget target,
+                    std::shared_ptr<const config::Config> config, ShardStats& stats,
                     ConnectionRole role = ConnectionRole::Shared);
   BackendConnection(const BackendConnection&) = delete;
   BackendConnection& operator=(const BackendConnection&) = delete;
@@ -77,27 +86,38 @@ class BackendConnection
   // when the connection is lost.
   void set_push_sink(ReplySinkPtr sink) { push_sink_ = std::move(sink); }
 
-  // Called periodically by the worker: fails requests and connects that took too long.
+  // After a reload: the shard's place in the new map, and the settings to use from now on
+  // (credentials and database apply from the next connection).
+  void retarget(std::size_t shard_index, std::string shard_name,
+                std::shared_ptr<const config::Config> config);
+
+  // Called periodically by the worker: fails requests and connects that took too long, and
+  // PINGs connections that have been idle.
   void check_deadlines(std::chrono::steady_clock::time_point now);
 
   State state() const { return state_; }
-  bool usable() const { return state_ == State::Up || state_ == State::Connecting; }
+  // Up, or connecting for the first time: requests may be queued to it.
+  bool usable() const { return !ejected_ && (state_ == State::Up || state_ == State::Connecting); }
+  bool ejected() const { return ejected_; }
+  const std::string& down_reason() const { return down_reason_; }
   const BackendTarget& target() const { return target_; }
   std::size_t in_flight() const { return pending_.size(); }
 
  private:
-  enum class Owner : std::uint8_t { Client, Handshake, Silent };
+  enum class Owner : std::uint8_t { Client, Handshake, Silent, Probe };
   struct Pending {
     ReplySinkPtr sink;
     std::uint64_t slot;
     std::uint32_t fragment;
     Owner owner;
+    std::chrono::steady_clock::time_point sent;
     std::chrono::steady_clock::time_point deadline;
   };
 
   void connect();
   void on_connected();
   void handshake();
+  void probe();
   void schedule_flush();
   void flush();
   void read();
@@ -105,21 +125,25 @@ class BackendConnection
   bool deliver_frames();
   bool is_push(std::string_view frame) const;
   void fail_all(const std::string& reply);
-  void connection_failed(const std::string& reply);
+  void connection_failed(const std::string& reply, bool counts_as_failure);
   void go_down(const std::string& reason);
   void close_socket();
   std::string address_text() const { return target_.address.text(); }
 
   boost::asio::io_context& io_;
   BackendTarget target_;
-  const config::Config& config_;
+  std::shared_ptr<const config::Config> config_;
+  ShardStats* stats_;
   ConnectionRole role_;
   boost::asio::ip::tcp::socket socket_;
   boost::asio::ip::tcp::resolver resolver_;
   boost::asio::steady_timer retry_timer_;
   State state_ = State::Connecting;
+  bool ejected_ = false;          // marked down; traffic only after a PING is answered
+  std::uint32_t failures_ = 0;    // in a row
   std::uint64_t generation_ = 0;  // bumped on every reset; stale handlers compare and bail
   std::chrono::steady_clock::time_point connect_started_;
+  std::chrono::steady_clock::time_point last_reply_;
   std::chrono::milliseconds backoff_{0};
   std::string down_reason_;
   ReplySinkPtr push_sink_;

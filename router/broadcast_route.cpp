@@ -36,8 +36,7 @@ void send_to_every_shard(const Routed& routed, MergePlan plan, std::string_view 
   auto& session = routed.session;
   auto shards = static_cast<std::uint32_t>(plan.fragment_names.size());
   auto slot = session.open_slot(shards, make_merge(std::move(plan)));
-  for (std::uint32_t s = 0; s < shards; ++s)
-    session.shared_backend(s).send(bytes, &session, slot, s);
+  for (std::uint32_t s = 0; s < shards; ++s) session.backend(s).send(bytes, &session, slot, s);
 }
 
 // SCAN <cursor> [MATCH p] [COUNT n] [TYPE t]: the cursor names a shard and a place in it; the
@@ -62,7 +61,7 @@ void route_scan(const Routed& routed) {
   plan.scan_shard = position->shard;
   plan.scan_shards = shards;
   auto slot = session.open_slot(1, make_merge(std::move(plan)));
-  session.shared_backend(position->shard).send(bytes, &session, slot, 0);
+  session.backend(position->shard).send(bytes, &session, slot, 0);
 }
 
 // INFO [section ...]: the shards' sections merged, Santral's own section added. "santral" and

@@ -102,8 +102,22 @@ void ClientSession::make_room() {
   }
 }
 
+void ClientSession::drain() {
+  draining_input_ = true;
+  boost::system::error_code ignored;
+  // A read in progress is cancelled; its bytes were not read yet, so nothing is lost.
+  socket_.cancel(ignored);
+  process_input();
+  if (done_draining()) close();
+}
+
+bool ClientSession::done_draining() const {
+  return draining_input_ && replies_.empty() && outbox_.empty() && !write_in_flight_ &&
+         !processing_;
+}
+
 void ClientSession::read() {
-  if (reading_ || paused_ || draining_ || closing_) return;
+  if (reading_ || paused_ || draining_ || closing_ || draining_input_) return;
   make_room();
   reading_ = true;
   socket_.async_read_some(
@@ -115,11 +129,13 @@ void ClientSession::read() {
 void ClientSession::on_read(const boost::system::error_code& ec, std::size_t bytes) {
   reading_ = false;
   if (closed_) return;
+  if (ec == boost::asio::error::operation_aborted && draining_input_) return;
   if (ec) {
     close();
     return;
   }
   inbox_end_ += bytes;
+  worker_.stats().client_bytes_in += bytes;
   process_input();
   read();
 }
@@ -149,6 +165,7 @@ void ClientSession::process_input() {
       break;
     }
     if (status == protocol::ParseStatus::Complete) {
+      current_ = {};
       silent_ = state_.reply_off || state_.skip_next;
       state_.skip_next = false;
       state_.last_active = std::chrono::steady_clock::now();
@@ -215,12 +232,25 @@ void ClientSession::reply_protocol_error() {
   close_after_replies();
 }
 
+void ClientSession::begin(const protocol::CommandSpec& command) {
+  current_ = {&command, std::chrono::steady_clock::now()};
+  ++worker_.stats().commands[&command].calls;
+}
+
+void ClientSession::finished(const ReplyQueue::Request& request, bool error) {
+  if (request.command == nullptr) return;
+  auto& stats = worker_.stats().commands[request.command];
+  stats.latency.record(std::chrono::steady_clock::now() - request.start);
+  if (error) ++stats.errors;
+}
+
 void ClientSession::reply(std::string_view resp) {
   if (silent_) return;
   if (replies_.empty()) {
     outbox_.append(resp);
+    finished(current_, !resp.empty() && resp.front() == '-');
   } else {
-    replies_.complete(replies_.open(), resp);
+    replies_.complete(replies_.open(1, nullptr, current_), resp);
   }
   schedule_flush();
 }
@@ -233,7 +263,7 @@ void ClientSession::reply_error(std::string_view message) {
 }
 
 std::uint64_t ClientSession::open_slot(std::uint32_t fragments, std::unique_ptr<ReplyMerge> merge) {
-  auto slot = replies_.open(fragments, std::move(merge));
+  auto slot = replies_.open(fragments, std::move(merge), current_);
   if (silent_) replies_.silence(slot);
   return slot;
 }
@@ -242,9 +272,15 @@ BackendConnection& ClientSession::shared_backend(std::size_t shard) {
   return worker_.pool().shared(shard, profile(), state_.id);
 }
 
+BackendConnection& ClientSession::backend(std::size_t shard) {
+  if (current_.command != nullptr && current_.command->has(protocol::kReadonly))
+    return worker_.pool().for_read(shard, profile(), state_.id);
+  return shared_backend(shard);
+}
+
 void ClientSession::forward(std::size_t shard, std::string_view request_bytes) {
   auto slot = open_slot();
-  shared_backend(shard).send(request_bytes, this, slot, 0);
+  backend(shard).send(request_bytes, this, slot, 0);
 }
 
 void ClientSession::close_after_replies() {
@@ -256,7 +292,7 @@ void ClientSession::push(std::string_view frame) {
   if (replies_.empty()) {
     outbox_.append(frame);
   } else {
-    replies_.complete(replies_.open(), frame);
+    replies_.complete(replies_.open(), frame);  // a slot with no command: not counted
   }
   schedule_flush();
 }
@@ -267,12 +303,15 @@ void ClientSession::deliver(std::uint64_t slot, std::uint32_t fragment, std::str
     if (subscriptions_) subscriptions_->message(*this, fragment, reply);
     return;
   }
+  auto left = [this](const ReplyQueue::Request& request, bool error) { finished(request, error); };
   if (replies_.is_simple_head(slot)) {
     outbox_.append(reply);
+    finished(replies_.head_request(),
+             !reply.empty() && (reply.front() == '-' || reply.front() == '!'));
     replies_.pop_head();
-    replies_.drain(outbox_);
+    replies_.drain(outbox_, left);
   } else if (replies_.fill(slot, fragment, reply)) {
-    replies_.drain(outbox_);
+    replies_.drain(outbox_, left);
   }
   // With nothing else outstanding no other reply can join this write, so it need not wait for
   // the end of the loop turn.
@@ -287,8 +326,9 @@ void ClientSession::deliver(std::uint64_t slot, std::uint32_t fragment, std::str
 void ClientSession::connection_lost(std::size_t shard) {
   // Its subscriptions on that shard are gone; closing makes the client reconnect and
   // subscribe again, as it would if it had been talking to that Redis itself.
+  const auto& map = worker_.shard_map();
   spdlog::info("client {} ({}): its pub/sub connection to shard '{}' was lost; closing it",
-               state_.id, state_.peer, worker_.shard_map().shard(shard).name);
+               state_.id, state_.peer, shard < map.shard_count() ? map.shard(shard).name : "?");
   close();
 }
 
@@ -340,9 +380,10 @@ void ClientSession::schedule_flush() {
 void ClientSession::flush() {
   if (write_in_flight_ || closed_) return;
   if (outbox_.empty()) {
-    if (closing_ && replies_.empty()) close();
+    if ((closing_ && replies_.empty()) || done_draining()) close();
     return;
   }
+  worker_.stats().client_bytes_out += outbox_.size();
   writing_.swap(outbox_);
   write_in_flight_ = true;
   asio::async_write(

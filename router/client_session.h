@@ -28,6 +28,8 @@ class ClientSession final : public ReplySink {
   ~ClientSession() override;
 
   void start();
+  // Graceful shutdown: read nothing more, answer what was read, then close.
+  void drain();
   // Closes the connection now; replies still owed by backends are dropped when they arrive,
   // and connections lent to this client (transaction, blocking, pub/sub) are closed.
   void close();
@@ -49,9 +51,14 @@ class ClientSession final : public ReplySink {
   void reply_error(std::string_view message);
   // Opens the reply slot of the current request; its replies arrive through deliver().
   std::uint64_t open_slot(std::uint32_t fragments = 1, std::unique_ptr<ReplyMerge> merge = nullptr);
-  // Sends the current request's bytes to shard `shard` over this client's shared connection.
+  // Sends the current request's bytes to shard `shard` over this client's shared connection
+  // (a replica's, for a read-only command when read_from allows).
   void forward(std::size_t shard, std::string_view request_bytes);
+  // The connection that carries the current request to `shard`.
+  BackendConnection& backend(std::size_t shard);
   BackendConnection& shared_backend(std::size_t shard);
+  // The command being handled; dispatch sets it before the strategy runs.
+  void begin(const protocol::CommandSpec& command);
   // After the current reply is written, close the connection (QUIT, protocol errors).
   void close_after_replies();
   // A blocking command of this client waiting on its own lent connection. `timeout_reply` is
@@ -93,6 +100,8 @@ class ClientSession final : public ReplySink {
   void flush();
   void on_written(const boost::system::error_code& ec);
   void make_room();
+  void finished(const ReplyQueue::Request& request, bool error);
+  bool done_draining() const;
 
   Worker& worker_;
   boost::asio::ip::tcp::socket socket_;
@@ -108,13 +117,15 @@ class ClientSession final : public ReplySink {
   std::string writing_;
   bool write_in_flight_ = false;
   bool flush_posted_ = false;
-  bool silent_ = false;  // the current request's reply is dropped (CLIENT REPLY OFF/SKIP)
+  bool silent_ = false;          // the current request's reply is dropped (CLIENT REPLY OFF/SKIP)
+  ReplyQueue::Request current_;  // the command being handled, for its slot and statistics
 
   bool reading_ = false;
   bool processing_ = false;
-  bool paused_ = false;    // backpressure: too much in flight or buffered
-  bool draining_ = false;  // a request waits for every earlier reply first (WAIT)
-  bool closing_ = false;   // no more requests; close once every reply is written
+  bool paused_ = false;          // backpressure: too much in flight or buffered
+  bool draining_ = false;        // a request waits for every earlier reply first (WAIT)
+  bool closing_ = false;         // no more requests; close once every reply is written
+  bool draining_input_ = false;  // shutting down: no more reads, but what was read is answered
   bool closed_ = false;
 
   std::unique_ptr<Transaction> transaction_;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 namespace santral::router {
 
 namespace {
@@ -9,62 +11,158 @@ namespace {
 // Idle dedicated connections kept per shard and profile, per worker.
 constexpr std::size_t kMaxIdle = 16;
 
+bool healthy(const BackendConnection& connection) {
+  return connection.state() == BackendConnection::State::Up && !connection.ejected();
+}
+
 }  // namespace
 
-ConnectionPool::ConnectionPool(boost::asio::io_context& io, const config::Config& config,
-                               const config::ShardMap& shard_map)
-    : io_(io), config_(config), shard_map_(shard_map) {
-  default_profile_.database = config.backend.database;
-  for (std::size_t s = 0; s < shard_map_.shard_count(); ++s) {
-    auto& connections = default_shared_.emplace_back();
-    for (std::uint32_t c = 0; c < config_.backend.connections_per_shard; ++c)
-      connections.push_back(new BackendConnection(
-          io_, {s, shard_map_.shard(s).name, shard_map_.shard(s).address, default_profile_},
-          config_));
-  }
-}
+ConnectionPool::ConnectionPool(boost::asio::io_context& io, WorkerStats& stats)
+    : io_(io), stats_(stats) {}
 
-void ConnectionPool::start() {
-  for (auto& connections : default_shared_)
-    for (auto& connection : connections) connection->start();
-}
-
-void ConnectionPool::stop() {
-  for (auto& connections : default_shared_)
-    for (auto& connection : connections) connection->stop();
-  for (auto& [key, connections] : other_shared_)
-    for (auto& connection : connections) connection->stop();
-  for (auto& [key, connections] : idle_)
-    for (auto& connection : connections) connection->stop();
-  for (auto& connection : lent_) connection->stop();
-  idle_.clear();
-  lent_.clear();
-}
-
-BackendConnectionPtr ConnectionPool::open(std::size_t shard, const ConnectionProfile& profile,
-                                          ConnectionRole role) {
-  BackendConnectionPtr connection(new BackendConnection(
-      io_, {shard, shard_map_.shard(shard).name, shard_map_.shard(shard).address, profile}, config_,
-      role));
+BackendConnectionPtr ConnectionPool::open(std::size_t shard, const Server& server,
+                                          const ConnectionProfile& profile, ConnectionRole role) {
+  BackendConnectionPtr connection(
+      new BackendConnection(io_, {shard, server.name, server.address, profile}, config_,
+                            stats_.shards[server.name], role));
   connection->start();
   return connection;
 }
 
-BackendConnection& ConnectionPool::shared(std::size_t shard, const ConnectionProfile& profile,
-                                          std::uint64_t client_id) {
-  if (profile == default_profile_) {
-    auto& connections = default_shared_[shard];
-    return *connections[client_id % connections.size()];
+// Opens or closes default-profile connections until there are connections_per_shard.
+void ConnectionPool::fill(std::size_t shard, Server& server) {
+  auto wanted = static_cast<std::size_t>(config_->backend.connections_per_shard);
+  while (server.shared.size() > wanted) {
+    retired_.push_back(std::move(server.shared.back()));
+    server.shared.pop_back();
   }
-  auto& connections = other_shared_[key(shard, profile)];
+  while (server.shared.size() < wanted)
+    server.shared.push_back(open(shard, server, default_profile_, ConnectionRole::Shared));
+}
+
+void ConnectionPool::retire(Server& server) {
+  for (auto& connection : server.shared) retired_.push_back(std::move(connection));
+  for (auto& [profile, connections] : server.profiles)
+    for (auto& connection : connections) retired_.push_back(std::move(connection));
+  server.shared.clear();
+  server.profiles.clear();
+}
+
+void ConnectionPool::retarget(std::size_t shard, Server& server, const std::string& name) {
+  server.name = name;
+  for (auto& connection : server.shared) connection->retarget(shard, name, config_);
+  for (auto& [profile, connections] : server.profiles)
+    for (auto& connection : connections) connection->retarget(shard, name, config_);
+}
+
+void ConnectionPool::apply(const Topology& topology) {
+  config_ = topology.config;
+  default_profile_ = {config_->backend.database, 2};
+  const auto& map = *topology.map;
+  std::map<std::string, std::unique_ptr<Shard>> kept;
+  std::vector<Shard*> order;
+  for (std::size_t s = 0; s < map.shard_count(); ++s) {
+    const auto& shard = map.shard(s);
+    std::string address = shard.address.text();
+    auto it = by_address_.find(address);
+    std::unique_ptr<Shard> entry;
+    if (it != by_address_.end()) {
+      entry = std::move(it->second);
+      by_address_.erase(it);
+      retarget(s, entry->primary, shard.name);
+      for (auto& [profile, idle] : entry->idle)
+        for (auto& connection : idle) connection->retarget(s, shard.name, config_);
+    } else {
+      entry = std::make_unique<Shard>();
+      entry->primary.name = shard.name;
+      entry->primary.address = shard.address;
+    }
+    fill(s, entry->primary);
+    // Replicas are few; a change in the list reopens them.
+    bool same_replicas = entry->replicas.size() == shard.replicas.size();
+    for (std::size_t r = 0; same_replicas && r < shard.replicas.size(); ++r)
+      same_replicas = entry->replicas[r].address.text() == shard.replicas[r].text();
+    if (!same_replicas) {
+      for (auto& replica : entry->replicas) retire(replica);
+      entry->replicas.clear();
+      for (const auto& address_r : shard.replicas)
+        entry->replicas.push_back(
+            {fmt::format("{} replica {}", shard.name, address_r.text()), address_r, {}, {}});
+    }
+    for (auto& replica : entry->replicas) {
+      retarget(s, replica, fmt::format("{} replica {}", shard.name, replica.address.text()));
+      fill(s, replica);
+    }
+    order.push_back(entry.get());
+    kept.emplace(std::move(address), std::move(entry));
+  }
+  // Shards no longer in the map: what they carry finishes, then they close.
+  for (auto& [address, shard] : by_address_) {
+    retire(shard->primary);
+    for (auto& replica : shard->replicas) retire(replica);
+    for (auto& [profile, idle] : shard->idle)
+      for (auto& connection : idle) connection->stop();
+  }
+  by_address_ = std::move(kept);
+  shards_ = std::move(order);
+}
+
+void ConnectionPool::stop() {
+  auto stop_server = [](Server& server) {
+    for (auto& connection : server.shared) connection->stop();
+    for (auto& [profile, connections] : server.profiles)
+      for (auto& connection : connections) connection->stop();
+  };
+  for (auto& [address, shard] : by_address_) {
+    stop_server(shard->primary);
+    for (auto& replica : shard->replicas) stop_server(replica);
+    for (auto& [profile, idle] : shard->idle)
+      for (auto& connection : idle) connection->stop();
+  }
+  for (auto& connection : lent_) connection->stop();
+  for (auto& connection : retired_) connection->stop();
+  by_address_.clear();
+  shards_.clear();
+  lent_.clear();
+  retired_.clear();
+}
+
+BackendConnection& ConnectionPool::pick(std::size_t shard, Server& server,
+                                        const ConnectionProfile& profile, std::uint64_t client_id) {
+  if (profile == default_profile_) return *server.shared[client_id % server.shared.size()];
+  auto& connections = server.profiles[{profile.database, profile.protocol}];
   if (connections.empty())
-    for (std::uint32_t c = 0; c < config_.backend.connections_per_shard; ++c)
-      connections.push_back(open(shard, profile, ConnectionRole::Shared));
+    for (std::uint32_t c = 0; c < config_->backend.connections_per_shard; ++c)
+      connections.push_back(open(shard, server, profile, ConnectionRole::Shared));
   return *connections[client_id % connections.size()];
 }
 
+BackendConnection& ConnectionPool::shared(std::size_t shard, const ConnectionProfile& profile,
+                                          std::uint64_t client_id) {
+  return pick(shard, shards_[shard]->primary, profile, client_id);
+}
+
+BackendConnection& ConnectionPool::for_read(std::size_t shard, const ConnectionProfile& profile,
+                                            std::uint64_t client_id) {
+  Shard& entry = *shards_[shard];
+  if (config_->read_from == config::ReadFrom::Primary || entry.replicas.empty())
+    return pick(shard, entry.primary, profile, client_id);
+  // Start at a replica chosen by the client, so that clients spread over the replicas.
+  std::size_t count = entry.replicas.size();
+  for (std::size_t i = 0; i < count; ++i) {
+    auto& replica = entry.replicas[(client_id + i) % count];
+    BackendConnection& connection = pick(shard, replica, profile, client_id);
+    if (healthy(connection)) return connection;
+  }
+  if (config_->read_from == config::ReadFrom::PreferReplica)
+    return pick(shard, entry.primary, profile, client_id);
+  // replica only: none is up, so this one fails fast with its reason.
+  return pick(shard, entry.replicas[client_id % count], profile, client_id);
+}
+
 BackendConnectionPtr ConnectionPool::lend(std::size_t shard, const ConnectionProfile& profile) {
-  auto& idle = idle_[key(shard, profile)];
+  Shard& entry = *shards_[shard];
+  auto& idle = entry.idle[{profile.database, profile.protocol}];
   while (!idle.empty()) {
     BackendConnectionPtr connection = std::move(idle.back());
     idle.pop_back();
@@ -74,7 +172,7 @@ BackendConnectionPtr ConnectionPool::lend(std::size_t shard, const ConnectionPro
     }
     connection->stop();
   }
-  auto connection = open(shard, profile, ConnectionRole::Dedicated);
+  auto connection = open(shard, entry.primary, profile, ConnectionRole::Dedicated);
   lent_.push_back(connection);
   return connection;
 }
@@ -82,14 +180,17 @@ BackendConnectionPtr ConnectionPool::lend(std::size_t shard, const ConnectionPro
 void ConnectionPool::give_back(BackendConnectionPtr connection) {
   std::erase(lent_, connection);
   const auto& target = connection->target();
-  auto& idle = idle_[key(target.shard_index, target.profile)];
+  auto it = by_address_.find(target.address.text());
   // A connection may come back with a reply still in flight (the EXEC that ended a
   // transaction): the next borrower's requests simply queue behind it.
-  if (connection->state() == BackendConnection::State::Up && idle.size() < kMaxIdle) {
-    idle.push_back(std::move(connection));
-  } else {
-    connection->stop();
+  if (it != by_address_.end() && healthy(*connection)) {
+    auto& idle = it->second->idle[{target.profile.database, target.profile.protocol}];
+    if (idle.size() < kMaxIdle) {
+      idle.push_back(std::move(connection));
+      return;
+    }
   }
+  connection->stop();
 }
 
 void ConnectionPool::drop(const BackendConnectionPtr& connection) {
@@ -99,17 +200,46 @@ void ConnectionPool::drop(const BackendConnectionPtr& connection) {
 
 BackendConnectionPtr ConnectionPool::subscriber(std::size_t shard,
                                                 const ConnectionProfile& profile) {
-  auto connection = open(shard, profile, ConnectionRole::Subscriber);
+  auto connection = open(shard, shards_[shard]->primary, profile, ConnectionRole::Subscriber);
   lent_.push_back(connection);
   return connection;
 }
 
 void ConnectionPool::check_deadlines(std::chrono::steady_clock::time_point now) {
-  for (auto& connections : default_shared_)
-    for (auto& connection : connections) connection->check_deadlines(now);
-  for (auto& [key, connections] : other_shared_)
-    for (auto& connection : connections) connection->check_deadlines(now);
+  auto check_server = [now](Server& server) {
+    for (auto& connection : server.shared) connection->check_deadlines(now);
+    for (auto& [profile, connections] : server.profiles)
+      for (auto& connection : connections) connection->check_deadlines(now);
+  };
+  for (Shard* shard : shards_) {
+    check_server(shard->primary);
+    for (auto& replica : shard->replicas) check_server(replica);
+  }
   for (auto& connection : lent_) connection->check_deadlines(now);
+  // A removed shard's connection closes once it has answered everything it was sent.
+  std::erase_if(retired_, [now](const BackendConnectionPtr& connection) {
+    if (connection->in_flight() > 0 && connection->state() == BackendConnection::State::Up) {
+      connection->check_deadlines(now);
+      return false;
+    }
+    connection->stop();
+    return true;
+  });
+}
+
+std::vector<ConnectionPool::ServerState> ConnectionPool::servers(std::size_t shard) const {
+  std::vector<ServerState> out;
+  auto describe = [&out](const Server& server, bool replica) {
+    const BackendConnection& connection = *server.shared.front();
+    std::size_t in_flight = 0;
+    for (const auto& c : server.shared) in_flight += c->in_flight();
+    out.push_back({server.name, server.address.text(), replica, connection.state(),
+                   connection.ejected(), connection.down_reason(), in_flight});
+  };
+  const Shard& entry = *shards_[shard];
+  describe(entry.primary, false);
+  for (const auto& replica : entry.replicas) describe(replica, true);
+  return out;
 }
 
 }  // namespace santral::router

@@ -3,41 +3,51 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
-#include <tuple>
+#include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
 
-#include "config/config.h"
-#include "config/shard_map.h"
 #include "router/backend_connection.h"
+#include "router/stats.h"
+#include "router/topology.h"
 
 namespace santral::router {
 
 // One worker's connections to the shards:
-// - shared, pipelined connections per shard and profile (database, RESP version), created
-//   at start for the default profile and on first use for the others;
+// - shared, pipelined connections per server (a shard's primary and each replica) and profile
+//   (database, RESP version), created at start for the default profile and on first use for
+//   the others;
 // - dedicated connections lent to one client at a time (a transaction, a blocking command)
 //   and taken back for the next one when they come back clean, so a MULTI or a BLPOP does not
 //   cost a new TCP connection;
 // - subscriber connections, owned by one client for as long as it is subscribed.
+// Connections belong to a server address, not to a place in the map: a reload keeps the
+// connections of shards it keeps, opens the new ones, and lets the removed ones finish what
+// they carry before closing them.
 class ConnectionPool {
  public:
-  ConnectionPool(boost::asio::io_context& io, const config::Config& config,
-                 const config::ShardMap& shard_map);
+  ConnectionPool(boost::asio::io_context& io, WorkerStats& stats);
 
-  void start();
+  // Brings the connections in line with `topology` (the first call opens them all).
+  void apply(const Topology& topology);
   void stop();
 
   ConnectionProfile default_profile() const { return default_profile_; }
 
-  // The shared connection that carries this client's requests to `shard`. A client always
-  // gets the same one, so its requests to a shard keep their order.
+  // The shared connection that carries this client's requests to `shard`'s primary. A client
+  // always gets the same one, so its requests to a shard keep their order.
   BackendConnection& shared(std::size_t shard, const ConnectionProfile& profile,
                             std::uint64_t client_id);
+  // Where a read-only command for `shard` goes, by read_from: a replica that is up, or the
+  // primary.
+  BackendConnection& for_read(std::size_t shard, const ConnectionProfile& profile,
+                              std::uint64_t client_id);
   // A connection for one client's exclusive use until give_back() or drop().
   BackendConnectionPtr lend(std::size_t shard, const ConnectionProfile& profile);
-  // Takes a lent connection back; it is reused when it is up and idle, else closed.
+  // Takes a lent connection back; it is reused when it is up, else closed.
   void give_back(BackendConnectionPtr connection);
   // Closes a lent or subscriber connection that must not be reused (it may still be inside a
   // transaction or blocked).
@@ -46,22 +56,48 @@ class ConnectionPool {
 
   void check_deadlines(std::chrono::steady_clock::time_point now);
 
+  // How this worker sees each server of `shard`: the primary first, then the replicas.
+  struct ServerState {
+    std::string name;
+    std::string address;
+    bool replica;
+    BackendConnection::State state;
+    bool ejected;
+    std::string reason;
+    std::size_t in_flight;
+  };
+  std::vector<ServerState> servers(std::size_t shard) const;
+
  private:
-  using Key = std::tuple<std::size_t, int, int>;  // shard, database, protocol
-  static Key key(std::size_t shard, const ConnectionProfile& p) {
-    return {shard, p.database, p.protocol};
-  }
-  BackendConnectionPtr open(std::size_t shard, const ConnectionProfile& profile,
-                            ConnectionRole role);
+  using Profile = std::pair<int, int>;  // database, protocol
+  struct Server {
+    std::string name;  // for messages and statistics
+    config::Endpoint address;
+    std::vector<BackendConnectionPtr> shared;  // default profile
+    std::map<Profile, std::vector<BackendConnectionPtr>> profiles;
+  };
+  struct Shard {
+    Server primary;
+    std::vector<Server> replicas;
+    std::map<Profile, std::vector<BackendConnectionPtr>> idle;  // dedicated, for lend()
+  };
+
+  BackendConnectionPtr open(std::size_t shard, const Server& server,
+                            const ConnectionProfile& profile, ConnectionRole role);
+  void fill(std::size_t shard, Server& server);
+  void retire(Server& server);
+  void retarget(std::size_t shard, Server& server, const std::string& name);
+  BackendConnection& pick(std::size_t shard, Server& server, const ConnectionProfile& profile,
+                          std::uint64_t client_id);
 
   boost::asio::io_context& io_;
-  const config::Config& config_;
-  const config::ShardMap& shard_map_;
+  WorkerStats& stats_;
+  std::shared_ptr<const config::Config> config_;
   ConnectionProfile default_profile_;
-  std::vector<std::vector<BackendConnectionPtr>> default_shared_;  // [shard][n]
-  std::map<Key, std::vector<BackendConnectionPtr>> other_shared_;
-  std::map<Key, std::vector<BackendConnectionPtr>> idle_;
-  std::vector<BackendConnectionPtr> lent_;  // lent and subscriber connections, for deadlines
+  std::map<std::string, std::unique_ptr<Shard>> by_address_;  // by primary address
+  std::vector<Shard*> shards_;                                // in the map's order
+  std::vector<BackendConnectionPtr> lent_;                    // lent and subscriber connections
+  std::vector<BackendConnectionPtr> retired_;                 // of removed shards, closed once idle
 };
 
 }  // namespace santral::router

@@ -92,6 +92,7 @@ Dispatched dispatch(ClientSession& session, const protocol::Request& request) {
     }
     spec = sub;
   }
+  session.begin(*spec);
   if (!spec->arity_ok(request.args.size())) {
     session.reply_error(error_message(ClientError::WrongArity, spec->name));
     return Dispatched::Done;

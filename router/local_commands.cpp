@@ -10,6 +10,7 @@
 #include "router/client_commands.h"
 #include "router/client_session.h"
 #include "router/routing.h"
+#include "router/santral_commands.h"
 #include "router/subscriptions.h"
 #include "router/transaction.h"
 #include "router/worker.h"
@@ -215,7 +216,7 @@ void acl_whoami(const Routed& r) {
   answer(r, [&](RespWriter& w) { w.bulk(r.session.state().user); });
 }
 
-constexpr std::size_t kHandlers = static_cast<std::size_t>(LocalHandler::AclWhoami) + 1;
+constexpr std::size_t kHandlers = static_cast<std::size_t>(LocalHandler::SantralShardmap) + 1;
 
 struct HandlerTable {
   std::array<Handler, kHandlers> handlers{};
@@ -250,6 +251,8 @@ constexpr HandlerTable kTable = [] {
   set(LocalHandler::ClientTrackinginfo, client_trackinginfo);
   set(LocalHandler::ClientUnblock, client_unblock);
   set(LocalHandler::AclWhoami, acl_whoami);
+  set(LocalHandler::SantralReload, santral_reload);
+  set(LocalHandler::SantralShardmap, santral_shardmap);
   return table;
 }();
 

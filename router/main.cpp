@@ -12,15 +12,15 @@ int main(int argc, char** argv) {
   router::CommandLine options;
   if (auto exit_code = router::parse_command_line(argc, argv, options)) return *exit_code;
 
+  router::ConfigSource source{options.config_path, options.format, options.pool, options.workers,
+                              options.log_level};
   config::Config config;
   try {
-    config = config::load_config(options.config_path, options.format, options.pool);
+    config = source.load();
   } catch (const config::ConfigError& e) {
     std::cerr << "santral: invalid config: " << e.what() << "\n";
     return 1;
   }
-  if (options.workers) config.workers = *options.workers;
-  if (options.log_level) config.log_level = *options.log_level;
 
   if (options.check_only) {
     std::cout << "config OK: " << config.source.string() << ": listen " << config.listen.text()
@@ -33,6 +33,6 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::from_str(config.log_level));
   spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %v");
   std::signal(SIGPIPE, SIG_IGN);
-  router::Server server(std::move(config));
+  router::Server server(std::move(source), std::move(config));
   return server.run();
 }

@@ -2,10 +2,12 @@
 
 namespace santral::router {
 
-std::uint64_t ReplyQueue::open(std::uint32_t fragments, std::unique_ptr<ReplyMerge> merge) {
+std::uint64_t ReplyQueue::open(std::uint32_t fragments, std::unique_ptr<ReplyMerge> merge,
+                               Request request) {
   auto& slot = slots_.emplace_back();
   slot.fragments_left = fragments;
   slot.merge = std::move(merge);
+  slot.request = request;
   return head_ + slots_.size() - 1;
 }
 
@@ -51,14 +53,6 @@ bool ReplyQueue::is_simple_head(std::uint64_t id) const {
 void ReplyQueue::pop_head() {
   slots_.pop_front();
   ++head_;
-}
-
-void ReplyQueue::drain(std::string& out) {
-  while (!slots_.empty() && slots_.front().ready) {
-    Slot& slot = slots_.front();
-    if (!slot.silent) out.append(slot.reply);
-    pop_head();
-  }
 }
 
 }  // namespace santral::router

@@ -60,7 +60,7 @@ class NoScriptRetry final : public ReplySink {
 bool forward_with_script_retry(const Routed& routed, std::size_t shard) {
   auto& session = routed.session;
   if (!session.worker().scripts().knows(routed.request.args[1])) return false;
-  BackendConnection& connection = session.shared_backend(shard);
+  BackendConnection& connection = session.backend(shard);
   auto slot = session.open_slot();
   std::string_view bytes = request_bytes(routed);
   boost::intrusive_ptr<ReplySink> sink(

@@ -1,11 +1,16 @@
 #include "router/server.h"
 
+#include <unistd.h>
+
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
-#include "config/shard_map.h"
+#include "config/config_error.h"
+#include "config/placement_change.h"
 #include "protocol/errors.h"
+#include "router/admin_server.h"
 #include "santral/version.h"
 
 namespace santral::router {
@@ -14,6 +19,8 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 
 namespace {
+
+constexpr auto kWatchPeriod = std::chrono::seconds(1);
 
 const char* distribution_name(config::Distribution d) {
   switch (d) {
@@ -27,13 +34,37 @@ const char* distribution_name(config::Distribution d) {
   return "?";
 }
 
+void log_topology(const config::Config& config) {
+  spdlog::info(
+      "santral {} listening on {} with {} worker{}; {} shard{} ({} distribution, {} hash{})",
+      kVersion, config.listen.text(), config.workers, config.workers == 1 ? "" : "s",
+      config.shards.size(), config.shards.size() == 1 ? "" : "s",
+      distribution_name(config.distribution), config.hash_name,
+      config.hash_tag.empty() ? "" : ", hash tag \"" + config.hash_tag + "\"");
+  for (const auto& shard : config.shards)
+    spdlog::info("  shard '{}' at {} (weight {}{})", shard.name, shard.address.text(), shard.weight,
+                 shard.replicas.empty() ? "" : fmt::format(", {} replicas", shard.replicas.size()));
+}
+
 }  // namespace
 
-Server::Server(config::Config config)
-    : config_(std::move(config)), acceptor_(io_), signals_(io_, SIGINT, SIGTERM) {
-  auto shard_map = std::make_shared<const config::ShardMap>(config_);
-  for (unsigned i = 0; i < config_.workers; ++i)
-    workers_.push_back(std::make_unique<Worker>(i, config_, shard_map, shared_));
+config::Config ConfigSource::load() const {
+  config::Config config = config::load_config(path, format, pool);
+  if (workers) config.workers = *workers;
+  if (log_level) config.log_level = *log_level;
+  return config;
+}
+
+Server::Server(ConfigSource source, config::Config config)
+    : source_(std::move(source)),
+      topology_(make_topology(std::move(config), 1)),
+      acceptor_(io_),
+      signals_(io_, SIGINT, SIGTERM, SIGHUP),
+      watch_timer_(io_),
+      drain_timer_(io_) {
+  shared_.control = this;
+  for (unsigned i = 0; i < topology_->config->workers; ++i)
+    workers_.push_back(std::make_unique<Worker>(i, topology_, shared_));
   std::vector<Worker*> peers;
   for (auto& worker : workers_) peers.push_back(worker.get());
   for (auto& worker : workers_) worker->set_peers(peers);
@@ -44,11 +75,12 @@ Server::~Server() {
 }
 
 int Server::run() {
+  const auto& config = *topology_->config;
   tcp::resolver resolver(io_);
   boost::system::error_code ec;
-  auto endpoints = resolver.resolve(config_.listen.host, std::to_string(config_.listen.port), ec);
+  auto endpoints = resolver.resolve(config.listen.host, std::to_string(config.listen.port), ec);
   if (ec || endpoints.empty()) {
-    spdlog::critical("cannot resolve listen address {}: {}", config_.listen.text(), ec.message());
+    spdlog::critical("cannot resolve listen address {}: {}", config.listen.text(), ec.message());
     return 1;
   }
   tcp::endpoint endpoint = *endpoints.begin();
@@ -57,27 +89,25 @@ int Server::run() {
   if (!ec) acceptor_.bind(endpoint, ec);
   if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
-    spdlog::critical("cannot listen on {}: {}", config_.listen.text(), ec.message());
+    spdlog::critical("cannot listen on {}: {}", config.listen.text(), ec.message());
     return 1;
   }
+  if (config.admin.listen.port != 0) {
+    admin_ = std::make_unique<AdminServer>(io_, *this);
+    if (auto error = admin_->listen(config.admin); !error.empty()) {
+      spdlog::critical("cannot start the admin API on {}: {}", config.admin.listen.text(), error);
+      return 1;
+    }
+  }
 
-  for (const auto& warning : config_.warnings)
-    spdlog::warn("{}: {}", config_.source.string(), warning);
-  spdlog::info(
-      "santral {} listening on {} with {} worker{}; {} shard{} ({} distribution, {} hash{})",
-      kVersion, config_.listen.text(), config_.workers, config_.workers == 1 ? "" : "s",
-      config_.shards.size(), config_.shards.size() == 1 ? "" : "s",
-      distribution_name(config_.distribution), config_.hash_name,
-      config_.hash_tag.empty() ? "" : ", hash tag \"" + config_.hash_tag + "\"");
-  for (const auto& shard : config_.shards)
-    spdlog::info("  shard '{}' at {} (weight {})", shard.name, shard.address.text(), shard.weight);
+  for (const auto& warning : config.warnings)
+    spdlog::warn("{}: {}", config.source.string(), warning);
+  log_topology(config);
+  if (admin_) spdlog::info("admin API on http://{}/", config.admin.listen.text());
 
   for (auto& worker : workers_) worker->start();
-  signals_.async_wait([this](boost::system::error_code error, int signal) {
-    if (error) return;
-    spdlog::info("received {}; shutting down", signal == SIGINT ? "SIGINT" : "SIGTERM");
-    shutdown();
-  });
+  wait_for_signals();
+  watch_file();
   accept();
   io_.run();
   for (auto& worker : workers_) worker->stop();
@@ -88,38 +118,146 @@ int Server::run() {
 void Server::accept() {
   Worker& worker = *workers_[next_worker_];
   next_worker_ = (next_worker_ + 1) % workers_.size();
-  acceptor_.async_accept(
-      worker.io(), [this, &worker](boost::system::error_code ec, tcp::socket socket) {
-        if (ec == asio::error::operation_aborted) return;
-        if (!ec) {
-          if (shared_.connected_clients.load() >= config_.limits.max_clients) {
-            shared_.rejected_clients.fetch_add(1);
-            std::string reply = "-" +
-                                protocol::error_message(protocol::ClientError::MaxClients,
-                                                        config_.limits.max_clients) +
-                                "\r\n";
-            boost::system::error_code ignored;
-            asio::write(socket, asio::buffer(reply), ignored);
-            socket.close(ignored);
-          } else {
-            shared_.connected_clients.fetch_add(1);
-            auto id = shared_.next_client_id.fetch_add(1);
-            asio::post(worker.io(), [&worker, id, socket = std::move(socket)]() mutable {
-              worker.adopt(std::move(socket), id);
-            });
-          }
-        } else {
-          spdlog::warn("accept failed: {}", ec.message());
-        }
-        accept();
-      });
+  acceptor_.async_accept(worker.io(), [this, &worker](boost::system::error_code ec,
+                                                      tcp::socket socket) {
+    if (ec == asio::error::operation_aborted || shutting_down_) return;
+    if (!ec) {
+      std::size_t max_clients = topology_->config->limits.max_clients;
+      if (shared_.connected_clients.load() >= max_clients) {
+        shared_.rejected_clients.fetch_add(1);
+        std::string reply =
+            "-" + protocol::error_message(protocol::ClientError::MaxClients, max_clients) + "\r\n";
+        boost::system::error_code ignored;
+        asio::write(socket, asio::buffer(reply), ignored);
+        socket.close(ignored);
+      } else {
+        shared_.connected_clients.fetch_add(1);
+        auto id = shared_.next_client_id.fetch_add(1);
+        asio::post(worker.io(), [&worker, id, socket = std::move(socket)]() mutable {
+          worker.adopt(std::move(socket), id);
+        });
+      }
+    } else {
+      spdlog::warn("accept failed: {}", ec.message());
+    }
+    accept();
+  });
 }
 
-void Server::shutdown() {
+void Server::wait_for_signals() {
+  signals_.async_wait([this](boost::system::error_code error, int signal) {
+    if (error) return;
+    if (signal == SIGHUP) {
+      reload_now("SIGHUP");
+    } else if (shutting_down_) {
+      spdlog::warn("second {}: exiting at once", signal == SIGINT ? "SIGINT" : "SIGTERM");
+      std::_Exit(1);
+    } else {
+      begin_shutdown(signal);
+    }
+    wait_for_signals();
+  });
+}
+
+// Stops accepting, then lets every worker answer what its clients already sent; exits when
+// all are done or when drain_ms has passed.
+void Server::begin_shutdown(int signal) {
+  shutting_down_ = true;
+  auto drain = topology_->config->drain;
+  spdlog::info(
+      "received {}: no new clients; answering what was already sent (up to {} ms); "
+      "send it again to exit at once",
+      signal == SIGINT ? "SIGINT" : "SIGTERM", drain.count());
   boost::system::error_code ignored;
   acceptor_.close(ignored);
-  signals_.cancel(ignored);
+  watch_timer_.cancel();
+  if (admin_) admin_->close();
+  for (auto& worker : workers_) {
+    Worker* w = worker.get();
+    asio::post(w->io(), [this, w] {
+      w->drain([this] {
+        asio::post(io_, [this] {
+          if (++drained_workers_ == workers_.size()) finish_shutdown();
+        });
+      });
+    });
+  }
+  drain_timer_.expires_after(drain);
+  drain_timer_.async_wait([this](boost::system::error_code ec) {
+    if (ec) return;
+    spdlog::warn("drain_ms passed with clients still waiting for replies; closing them");
+    finish_shutdown();
+  });
+}
+
+void Server::finish_shutdown() {
+  drain_timer_.cancel();
+  signals_.cancel();
   io_.stop();
+}
+
+void Server::reload(std::function<void(ReloadResult)> done) {
+  asio::post(io_, [this, done = std::move(done)] { done(reload_now("SANTRAL RELOAD")); });
+}
+
+ControlPlane::ReloadResult Server::reload_now(std::string_view why) {
+  const auto& current = *topology_->config;
+  config::Config next;
+  try {
+    next = source_.load();
+  } catch (const config::ConfigError& e) {
+    spdlog::error("reload ({}) rejected, still serving version {}: {}", why, topology_->version,
+                  e.what());
+    return {false, e.what()};
+  }
+  // What cannot change without a restart keeps its old value.
+  std::vector<std::string> kept;
+  if (next.listen.text() != current.listen.text()) {
+    kept.push_back("listen stays " + current.listen.text());
+    next.listen = current.listen;
+  }
+  if (next.workers != current.workers) {
+    kept.push_back("workers stays " + std::to_string(current.workers));
+    next.workers = current.workers;
+  }
+  if (next.admin.listen.text() != current.admin.listen.text()) {
+    kept.push_back("admin.listen stays " + current.admin.listen.text());
+    next.admin.listen = current.admin.listen;
+  }
+  auto version = topology_->version + 1;
+  auto topology = make_topology(std::move(next), version);
+  auto change = config::compare_placement(*topology_->map, *topology->map);
+  for (auto& worker : workers_) {
+    Worker* w = worker.get();
+    asio::post(w->io(), [w, topology] { w->apply(topology); });
+  }
+  topology_ = topology;
+  shared_.topology_version = version;
+  spdlog::set_level(spdlog::level::from_str(topology_->config->log_level));
+  std::string message =
+      fmt::format("version {}: {} shard{}; {}", version, topology_->map->shard_count(),
+                  topology_->map->shard_count() == 1 ? "" : "s", change.summary());
+  if (!kept.empty())
+    message += fmt::format(" (needs a restart to change: {})", fmt::join(kept, ", "));
+  spdlog::info("reloaded {} ({}): {}", source_.path.string(), why, message);
+  return {true, message};
+}
+
+// Reloads when the file's modification time or size changes; checked once a second.
+void Server::watch_file() {
+  std::error_code ec;
+  auto time = std::filesystem::last_write_time(source_.path, ec);
+  auto size = std::filesystem::file_size(source_.path, ec);
+  if (!ec) {
+    bool changed = file_time_ && (*file_time_ != time || file_size_ != size);
+    file_time_ = time;
+    file_size_ = size;
+    if (changed && topology_->config->watch_file) reload_now("the file changed");
+  }
+  watch_timer_.expires_after(kWatchPeriod);
+  watch_timer_.async_wait([this](boost::system::error_code error) {
+    if (!error) watch_file();
+  });
 }
 
 }  // namespace santral::router

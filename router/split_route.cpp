@@ -76,7 +76,7 @@ void route_split(const Routed& routed) {
   for (std::uint32_t f = 0; f < fragments.size(); ++f) {
     bytes.clear();
     protocol::RespWriter(bytes).command(fragments[f].args);
-    session.shared_backend(fragments[f].shard).send(bytes, &session, slot, f);
+    session.backend(fragments[f].shard).send(bytes, &session, slot, f);
   }
 }
 

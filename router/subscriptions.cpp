@@ -73,8 +73,7 @@ void route_subscription(const Routed& routed) {
 }
 
 BackendConnection& Subscriptions::connection(ClientSession& session, std::size_t shard) {
-  if (connections_.size() <= shard) connections_.resize(session.worker().shard_map().shard_count());
-  auto& connection = connections_[shard];
+  auto& connection = connections_[session.worker().shard_map().shard(shard).address.text()];
   if (!connection) {
     connection = session.worker().pool().subscriber(shard, session.profile());
     connection->set_push_sink(&session);
@@ -176,8 +175,7 @@ void Subscriptions::message(ClientSession& session, std::size_t, std::string_vie
 }
 
 void Subscriptions::abandon(ClientSession& session) {
-  for (auto& connection : connections_)
-    if (connection) session.worker().pool().drop(connection);
+  for (auto& [address, connection] : connections_) session.worker().pool().drop(connection);
   connections_.clear();
   channels_.clear();
   patterns_.clear();

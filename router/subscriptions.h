@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -42,7 +43,8 @@ class Subscriptions {
   std::set<std::string> channels_;
   std::set<std::string> patterns_;
   std::set<std::string> shard_channels_;
-  std::vector<BackendConnectionPtr> connections_;  // by shard; null until needed
+  // By the shard's address, so that a reload that renumbers shards keeps them right.
+  std::map<std::string, BackendConnectionPtr> connections_;
 };
 
 }  // namespace santral::router

@@ -34,8 +34,9 @@ void route_queued(const Routed& routed) {
 }
 
 bool Transaction::pin(ClientSession& session, std::size_t shard) {
-  if (connection_) return shard == shard_;
-  shard_ = shard;
+  std::string address = session.worker().shard_map().shard(shard).address.text();
+  if (connection_) return address == address_;
+  address_ = std::move(address);
   connection_ = session.worker().pool().lend(shard, session.profile());
   return true;
 }
@@ -64,8 +65,8 @@ void Transaction::watch(const Routed& routed) {
   if (!pin(session, *shard)) {
     const auto& map = session.worker().shard_map();
     return session.reply_error(error_message(ClientError::TransactionCrossShard,
-                                             map.shard(shard_).name, routed.request.args[1],
-                                             map.shard(*shard).name));
+                                             connection_->target().shard_name,
+                                             routed.request.args[1], map.shard(*shard).name));
   }
   auto slot = session.open_slot();
   connection_->send(request_bytes(routed), &session, slot, 0);
@@ -112,7 +113,9 @@ void Transaction::queue(const Routed& routed) {
       shard = session.worker().shard_map().shard_for_key(routed.request.args[1]);
       break;
     case Routing::Any:
-      shard = connection_ ? shard_ : any_shard(routed);
+      // Asks the same of every shard: the transaction's shard will do.
+      if (connection_) return send_queued(routed);
+      shard = any_shard(routed);
       break;
     case Routing::Stateful:
       if (spec.stateful == protocol::StatefulKind::Blocking && !spec.key_specs.empty()) {
@@ -134,16 +137,21 @@ void Transaction::queue(const Routed& routed) {
     std::string what = positions.empty()
                            ? upper_name(spec)
                            : std::string(routed.request.args[positions.front()].substr(0, 64));
-    return refuse(routed, error_message(ClientError::TransactionCrossShard, map.shard(shard_).name,
-                                        what, map.shard(*shard).name));
+    return refuse(
+        routed, error_message(ClientError::TransactionCrossShard, connection_->target().shard_name,
+                              what, map.shard(*shard).name));
   }
+  send_queued(routed);
+}
+
+void Transaction::send_queued(const Routed& routed) {
   if (!multi_sent_) {
     connection_->send_silent(kMulti);
     multi_sent_ = true;
   }
   ++queued_;
-  auto slot = session.open_slot();
-  connection_->send(request_bytes(routed), &session, slot, 0);
+  auto slot = routed.session.open_slot();
+  connection_->send(request_bytes(routed), &routed.session, slot, 0);
 }
 
 void Transaction::exec(const Routed& routed) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "router/backend_connection.h"
 #include "router/routing.h"
@@ -39,6 +40,7 @@ class Transaction {
 
  private:
   void refuse(const Routed& routed, std::string_view message);
+  void send_queued(const Routed& routed);
   bool pin(ClientSession& session, std::size_t shard);
   void give_back(ClientSession& session);
   void reset();
@@ -47,7 +49,7 @@ class Transaction {
   bool failed_ = false;      // an error while queueing: EXEC must answer EXECABORT
   bool multi_sent_ = false;  // the shard has seen MULTI
   int queued_ = 0;
-  std::size_t shard_ = 0;
+  std::string address_;  // the pinned shard's address, which a reload cannot renumber
   BackendConnectionPtr connection_;
 };
 

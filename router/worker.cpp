@@ -9,15 +9,13 @@ namespace santral::router {
 
 namespace asio = boost::asio;
 
-Worker::Worker(unsigned index, const config::Config& config,
-               std::shared_ptr<const config::ShardMap> shard_map, SharedState& shared)
+Worker::Worker(unsigned index, TopologyPtr topology, SharedState& shared)
     : index_(index),
-      config_(config),
-      shard_map_(std::move(shard_map)),
+      topology_(std::move(topology)),
       shared_(shared),
       work_(io_.get_executor()),
       ticker_(io_),
-      pool_(io_, config_, *shard_map_) {}
+      pool_(io_, stats_) {}
 
 Worker::~Worker() {
   stop();
@@ -25,7 +23,7 @@ Worker::~Worker() {
 
 void Worker::start() {
   asio::post(io_, [this] {
-    pool_.start();
+    pool_.apply(*topology_);
     tick();
   });
   thread_ = std::thread([this] { io_.run(); });
@@ -45,15 +43,29 @@ void Worker::stop() {
   thread_.join();
 }
 
+void Worker::apply(TopologyPtr topology) {
+  topology_ = std::move(topology);
+  pool_.apply(*topology_);
+}
+
 void Worker::adopt(asio::ip::tcp::socket socket, std::uint64_t client_id) {
+  ++stats_.connections_accepted;
   auto session =
       boost::intrusive_ptr<ClientSession>(new ClientSession(*this, std::move(socket), client_id));
   sessions_.emplace(client_id, session.get());
   session->start();
+  if (drained_) session->drain();
+}
+
+void Worker::drain(std::function<void()> drained) {
+  drained_ = std::move(drained);
+  for_each_session([](ClientSession& session) { session.drain(); });
+  if (sessions_.empty()) std::exchange(drained_, nullptr)();
 }
 
 void Worker::forget(ClientSession& session) {
   if (sessions_.erase(session.state().id) > 0) shared_.connected_clients.fetch_sub(1);
+  if (drained_ && sessions_.empty()) asio::post(io_, std::exchange(drained_, nullptr));
 }
 
 void Worker::for_each_session(const std::function<void(ClientSession&)>& visit) {
@@ -77,7 +89,7 @@ void Worker::remember_script(std::string_view body) {
 // Deadlines are checked on a coarse clock: one timer per worker instead of one per request.
 void Worker::tick() {
   pool_.check_deadlines(std::chrono::steady_clock::now());
-  auto period = std::clamp(config_.timeouts.request / 10, std::chrono::milliseconds(5),
+  auto period = std::clamp(config().timeouts.request / 10, std::chrono::milliseconds(5),
                            std::chrono::milliseconds(100));
   ticker_.expires_after(period);
   ticker_.async_wait([this](boost::system::error_code ec) {

@@ -12,11 +12,11 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "config/config.h"
-#include "config/shard_map.h"
 #include "router/connection_pool.h"
 #include "router/script_cache.h"
 #include "router/shared_state.h"
+#include "router/stats.h"
+#include "router/topology.h"
 
 namespace santral::router {
 
@@ -24,11 +24,10 @@ class ClientSession;
 
 // One thread with its own io_context, its own clients and its own connections to every shard.
 // Nothing a worker touches on the request path is shared with another worker; workers reach
-// each other only by post().
+// each other, and the server reaches them, only by post().
 class Worker {
  public:
-  Worker(unsigned index, const config::Config& config,
-         std::shared_ptr<const config::ShardMap> shard_map, SharedState& shared);
+  Worker(unsigned index, TopologyPtr topology, SharedState& shared);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
@@ -39,12 +38,19 @@ class Worker {
   boost::asio::io_context& io() { return io_; }
   // Takes over an accepted client connection; must run on this worker's thread.
   void adopt(boost::asio::ip::tcp::socket socket, std::uint64_t client_id);
+  // A reload: new requests use `topology`; must run on this worker's thread.
+  void apply(TopologyPtr topology);
+  // Graceful shutdown: clients are no longer read from; each is closed once every request it
+  // had sent is answered. `drained` runs on this thread when no client is left.
+  void drain(std::function<void()> drained);
 
   unsigned index() const { return index_; }
-  const config::Config& config() const { return config_; }
-  const config::ShardMap& shard_map() const { return *shard_map_; }
+  const Topology& topology() const { return *topology_; }
+  const config::Config& config() const { return *topology_->config; }
+  const config::ShardMap& shard_map() const { return *topology_->map; }
   SharedState& shared() { return shared_; }
   ConnectionPool& pool() { return pool_; }
+  WorkerStats& stats() { return stats_; }
   ScriptCache& scripts() { return scripts_; }
   // Remembers a script body here and tells the other workers about it.
   void remember_script(std::string_view body);
@@ -62,18 +68,19 @@ class Worker {
   void tick();
 
   unsigned index_;
-  const config::Config& config_;
-  std::shared_ptr<const config::ShardMap> shard_map_;
+  TopologyPtr topology_;
   SharedState& shared_;
   // Every socket and timer of a worker is used only on its thread; other threads only post()
   // to it and register accepted sockets with it, which keep their locks under this hint.
   boost::asio::io_context io_{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
   boost::asio::steady_timer ticker_;
+  WorkerStats stats_;
   ConnectionPool pool_;
   ScriptCache scripts_;
   std::vector<Worker*> peers_;
   std::unordered_map<std::uint64_t, ClientSession*> sessions_;
+  std::function<void()> drained_;  // set while draining
   std::thread thread_;
 };
 

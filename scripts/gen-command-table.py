@@ -29,6 +29,9 @@ KEY_FLAGS = {
     "insert": "kInsert", "delete": "kDelete", "not_key": "kNotKey", "incomplete": "kIncomplete",
     "variable_flags": "kVariableFlags",
 }
+# Commands Santral adds to Redis's own; their arity comes from the rules file.
+SANTRAL_COMMANDS = {"santral"}
+
 ROUTING = {
     "keyed": "Keyed", "split": "Split", "broadcast": "Broadcast", "any": "Any",
     "channel": "Channel", "local": "Local", "stateful": "Stateful", "refused": "Refused",
@@ -53,7 +56,8 @@ def read_rules():
                 sys.exit(f"{RULES}:{lineno}: expected '<name> <routing> [detail] [-- reason]'")
             name, routing = words[0], words[1]
             script = next((w for w in words[2:] if w.startswith("script-")), "")
-            rest = [w for w in words[2:] if not w.startswith("script-")]
+            arity = next((w for w in words[2:] if w.startswith("arity=")), "")
+            rest = [w for w in words[2:] if not w.startswith(("script-", "arity="))]
             detail = rest[0] if rest else ""
             if routing == "refused" and not reason.strip():
                 sys.exit(f"{RULES}:{lineno}: a refused command needs a reason after '--'")
@@ -61,7 +65,9 @@ def read_rules():
                 sys.exit(f"{RULES}:{lineno}: '{routing}' needs a detail")
             if name in rules:
                 sys.exit(f"{RULES}:{lineno}: '{name}' is listed twice")
-            rules[name] = (routing, detail, reason.strip(), script)
+            if name.split("|")[0] in SANTRAL_COMMANDS and not arity:
+                sys.exit(f"{RULES}:{lineno}: Santral's own command '{name}' needs arity=N")
+            rules[name] = (routing, detail, reason.strip(), script, arity)
     return rules
 
 
@@ -99,6 +105,19 @@ def key_spec(raw):
     parts = [f".{name} = {value}" for name, value in f.items()]
     parts.append(".flags = " + (" | ".join(f"KeySpec::{flag}" for flag in flags) if flags else "0"))
     return "{" + ", ".join(parts) + "}"
+
+
+def add_santral_commands(commands, rules):
+    """Santral's own commands, shaped like COMMAND's output so the rest needs no special case."""
+    for name, (routing, detail, reason, script, arity) in rules.items():
+        top = name.split("|")[0]
+        if top not in SANTRAL_COMMANDS:
+            continue
+        raw = [name.encode(), int(arity.split("=")[1]), [], 0, 0, 0, [], [], [], []]
+        commands[name] = raw
+    for name, raw in commands.items():
+        if "|" in name and name.split("|")[0] in SANTRAL_COMMANDS:
+            commands[name.split("|")[0]][9].append(raw)
 
 
 def collect(raw, into):
@@ -145,6 +164,7 @@ def main():
             proc.wait()
 
     rules = read_rules()
+    add_santral_commands(commands, rules)
     missing = sorted(set(commands) - set(rules))
     unknown = sorted(set(rules) - set(commands))
     if missing or unknown:
@@ -169,7 +189,7 @@ def main():
 
     def spec_entry(name):
         raw = commands[name]
-        routing, detail, reason, script = rules[name]
+        routing, detail, reason, script, _ = rules[name]
         flags = [COMMAND_FLAGS[as_str(f)] for f in raw[2] if as_str(f) in COMMAND_FLAGS]
         fields = [f'.name = "{name}"', f".arity = {raw[1]}",
                   ".flags = " + (" | ".join(flags) if flags else "0")]

@@ -33,13 +33,13 @@ TEST_CASE("replies leave in request order whatever order they arrive in") {
   auto c = q.open();
   std::string out;
   CHECK(q.fill(c, 0, "C"));
-  q.drain(out);
+  q.drain(out, [](const ReplyQueue::Request&, bool) {});
   CHECK(out.empty());  // a and b are still missing
   CHECK(q.fill(b, 0, "B"));
-  q.drain(out);
+  q.drain(out, [](const ReplyQueue::Request&, bool) {});
   CHECK(out.empty());
   CHECK(q.fill(a, 0, "A"));
-  q.drain(out);
+  q.drain(out, [](const ReplyQueue::Request&, bool) {});
   CHECK(out == "ABC");
   CHECK(q.empty());
 }
@@ -63,10 +63,10 @@ TEST_CASE("split replies complete when the last fragment arrives") {
   CHECK_FALSE(q.fill(a, 2, "z"));
   CHECK_FALSE(q.fill(a, 0, "x"));
   std::string out;
-  q.drain(out);
+  q.drain(out, [](const ReplyQueue::Request&, bool) {});
   CHECK(out.empty());
   CHECK(q.fill(a, 1, "y"));
-  q.drain(out);
+  q.drain(out, [](const ReplyQueue::Request&, bool) {});
   CHECK(out == "xyz|b");
 }
 
@@ -77,10 +77,10 @@ TEST_CASE("a silenced slot keeps its place but writes nothing") {
   q.silence(a);
   q.fill(b, 0, "B");
   std::string out;
-  q.drain(out);
+  q.drain(out, [](const ReplyQueue::Request&, bool) {});
   CHECK(out.empty());
   q.fill(a, 0, "A");
-  q.drain(out);
+  q.drain(out, [](const ReplyQueue::Request&, bool) {});
   CHECK(out == "B");
 }
 
@@ -91,6 +91,6 @@ TEST_CASE("replies for unknown or finished slots are ignored") {
   CHECK_FALSE(q.fill(a, 0, "again"));
   CHECK_FALSE(q.fill(a + 5, 0, "x"));
   std::string out;
-  q.drain(out);
+  q.drain(out, [](const ReplyQueue::Request&, bool) {});
   CHECK(out == "A");
 }

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/shard_map.h"
+
+namespace santral::config {
+
+// What a new shard map would move, before any data is copied: which shards come and go, and
+// how much of the hash space (so, of the keys) gets another owner.
+struct PlacementChange {
+  std::vector<std::string> added;  // shard names
+  std::vector<std::string> removed;
+  double moved_fraction = 0;  // of the hash space, 0..1
+  bool comparable = true;     // false when either map places keys at random
+  std::string summary() const;
+};
+
+PlacementChange compare_placement(const ShardMap& before, const ShardMap& after);
+
+}  // namespace santral::config

@@ -1,0 +1,71 @@
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "protocol/command_table.h"
+
+namespace santral::router {
+
+// Request latencies in logarithmic buckets (about 19% wide), from 1 µs to about 70 s, so that
+// percentiles are cheap to keep per worker and exact enough to merge.
+class LatencyHistogram {
+ public:
+  static constexpr std::size_t kBuckets = 108;
+
+  void record(std::chrono::nanoseconds latency);
+  void merge(const LatencyHistogram& other);
+  std::uint64_t count() const { return count_; }
+  double sum_seconds() const { return static_cast<double>(sum_ns_) / 1e9; }
+  // The latency below which `quantile` (0..1) of the recorded ones fall, in seconds.
+  double percentile(double quantile) const;
+  // Upper bound of bucket `i`, in seconds; the cumulative buckets of the Prometheus output.
+  static double upper_bound(std::size_t i);
+  std::uint64_t bucket(std::size_t i) const { return buckets_[i]; }
+
+ private:
+  std::array<std::uint64_t, kBuckets> buckets_{};
+  std::uint64_t count_ = 0;
+  std::uint64_t sum_ns_ = 0;
+};
+
+// What one worker saw of one shard (a primary or a replica address).
+struct ShardStats {
+  std::uint64_t requests = 0;
+  std::uint64_t errors = 0;  // error replies and failed requests
+  std::uint64_t timeouts = 0;
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t bytes_received = 0;
+  std::uint64_t in_flight = 0;  // filled in when stats are collected
+  LatencyHistogram latency;
+
+  void merge(const ShardStats& other);
+};
+
+struct CommandStats {
+  std::uint64_t calls = 0;
+  std::uint64_t errors = 0;
+  LatencyHistogram latency;
+
+  void merge(const CommandStats& other);
+};
+
+// Counters of one worker, touched only by its thread; the admin API collects a copy from each
+// worker and merges them, so counting never takes a lock on the request path.
+struct WorkerStats {
+  std::uint64_t connections_accepted = 0;
+  std::uint64_t connected_clients = 0;  // filled in when stats are collected
+  std::uint64_t client_bytes_in = 0;
+  std::uint64_t client_bytes_out = 0;
+  std::map<std::string, ShardStats, std::less<>> shards;  // by "name" or "name@replica"
+  std::unordered_map<const protocol::CommandSpec*, CommandStats> commands;
+
+  void merge(const WorkerStats& other);
+};
+
+}  // namespace santral::router
