@@ -19,6 +19,9 @@ struct Endpoint {
   std::string text() const;  // "host:port", "[::1]:port" for IPv6
 };
 
+// Parses "host:port" or "[v6addr]:port"; false when malformed.
+bool parse_endpoint(std::string_view text, Endpoint& out);
+
 enum class Distribution { Ketama, Modula, Random };
 
 struct ShardConfig {

@@ -41,9 +41,6 @@ class YamlFields {
   const ConfigErrors& errors_;
 };
 
-// Parses "host:port" or "[v6addr]:port"; false when malformed.
-bool parse_endpoint(std::string_view text, Endpoint& out);
-
 // Checks what both config formats must satisfy (names and addresses unique, at least one
 // shard, weights positive); `shard_nodes[i]` is where shard i was written.
 void validate_shards(const Config& config, const std::vector<YAML::Node>& shard_nodes,

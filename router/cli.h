@@ -14,6 +14,8 @@ struct CommandLine {
   std::string pool;
   std::optional<std::string> log_level;
   std::optional<unsigned> workers;
+  std::optional<std::string> listen;        // host:port, overrides `listen`
+  std::optional<std::string> admin_listen;  // host:port, overrides `admin.listen`
 };
 
 // Parses argv. On --help, --version or a usage error it prints what is needed and returns the

@@ -52,6 +52,15 @@ config::Config ConfigSource::load() const {
   config::Config config = config::load_config(path, format, pool);
   if (workers) config.workers = *workers;
   if (log_level) config.log_level = *log_level;
+  auto endpoint = [](const std::string& text, std::string_view option) {
+    config::Endpoint out;
+    if (!config::parse_endpoint(text, out))
+      throw config::ConfigError("command line", 0, std::string(option),
+                                "expected host:port, got '" + text + "'");
+    return out;
+  };
+  if (listen) config.listen = endpoint(*listen, "--listen");
+  if (admin_listen) config.admin.listen = endpoint(*admin_listen, "--admin-listen");
   return config;
 }
 

@@ -29,6 +29,8 @@ struct ConfigSource {
   std::string pool;
   std::optional<unsigned> workers;
   std::optional<std::string> log_level;
+  std::optional<std::string> listen;
+  std::optional<std::string> admin_listen;
 
   config::Config load() const;  // throws config::ConfigError
 };

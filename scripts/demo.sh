@@ -1,50 +1,45 @@
 #!/usr/bin/env bash
-# Sets up a fresh Debian 12 machine and runs Santral in front of a local demo cluster:
-# 4 redis-server shards on free loopback ports, Santral with config/examples/demo.yaml, a short
-# workload through Santral, and how many keys landed on each shard. Runs until Ctrl-C, which
-# stops everything it started.
+# Sets up a fresh Debian 12 machine and runs Santral with a local demo cluster, the topology of
+# deploy/docker-compose.yml as local processes: 4 redis-server shards each with a replica, two
+# Santral routers sharing config/examples/demo.yaml, and Chirp (deploy/chirp/chirp.py) writing
+# through one router and reading through the other. Prints what each shard holds and served,
+# then keeps running until Ctrl-C, which stops everything it started.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/install-deps.sh"
 "$root/scripts/build.sh" "$root/build-release" Release santral-only
 source "$root/scripts/lib/processes.sh"
 
-echo "== starting 4 redis-server shards"
-ports=()
+echo "== starting 4 shards, each with a replica"
+primaries=() replicas=()
 for i in 0 1 2 3; do
-  ports+=("$(free_port)")
-  start_redis "${ports[$i]}"
-  echo "   shard$i on 127.0.0.1:${ports[$i]}"
+  primaries+=("$(free_port)")
+  start_redis "${primaries[$i]}" --repl-diskless-sync-delay 0
+  replicas+=("$(free_port)")
+  start_redis "${replicas[$i]}" --replicaof 127.0.0.1 "${primaries[$i]}"
+  echo "   shard$i: primary 127.0.0.1:${primaries[$i]}, replica 127.0.0.1:${replicas[$i]}"
 done
 
-listen="$(free_port)"
+router_a="$(free_port)" router_b="$(free_port)" admin_a="$(free_port)" admin_b="$(free_port)"
 config="$work_dir/demo.yaml"
-# demo.yaml with the free ports put in place of its 6380 and 7001..7004.
-sed -e "s/127.0.0.1:6380/127.0.0.1:$listen/" \
-    -e "s/127.0.0.1:7001/127.0.0.1:${ports[0]}/" -e "s/127.0.0.1:7002/127.0.0.1:${ports[1]}/" \
-    -e "s/127.0.0.1:7003/127.0.0.1:${ports[2]}/" -e "s/127.0.0.1:7004/127.0.0.1:${ports[3]}/" \
-    "$root/config/examples/demo.yaml" >"$config"
-start_santral "$root/build-release/router/santral" "$config" "$listen"
-echo "== santral listening on 127.0.0.1:$listen"
-
-echo "== workload through santral: 10,000 SETs, INCRs on a few counters, reads back"
-for i in $(seq 1 10000); do echo "SET user:$i name-$i"; done | redis-cli -p "$listen" >/dev/null
-for i in $(seq 1 1000); do echo "INCR post:$((i % 5)):likes"; done | redis-cli -p "$listen" >/dev/null
-echo "   GET user:42            -> $(redis-cli -p "$listen" GET user:42)"
-echo "   GET post:0:likes       -> $(redis-cli -p "$listen" GET post:0:likes)"
-redis-cli -p "$listen" SET "user:{42}:email" "u42@example.com" >/dev/null
-echo "   user:{42}:email        -> shares a shard with every key tagged {42}"
-
-echo "== keys per shard (asked of each shard directly)"
-total=0
+substitutions=(-e "s/127.0.0.1:6380/127.0.0.1:$router_a/" -e "s/127.0.0.1:8080/127.0.0.1:$admin_a/")
 for i in 0 1 2 3; do
-  n="$(redis-cli -p "${ports[$i]}" DBSIZE)"
-  total=$((total + n))
-  printf "   shard%d  127.0.0.1:%-5s %6d keys\n" "$i" "${ports[$i]}" "$n"
+  substitutions+=(-e "s/127.0.0.1:700$((i + 1))/127.0.0.1:${primaries[$i]}/")
+  substitutions+=(-e "s/127.0.0.1:710$((i + 1))/127.0.0.1:${replicas[$i]}/")
 done
-echo "   total                   $total keys"
+sed "${substitutions[@]}" "$root/config/examples/demo.yaml" >"$config"
+santral="$root/build-release/router/santral"
+start_santral "$santral" "$config" "$router_a"
+start_santral "$santral" "$config" "$router_b" --listen "127.0.0.1:$router_b" --admin-listen "127.0.0.1:$admin_b"
+echo "== two routers on one config: 127.0.0.1:$router_a and 127.0.0.1:$router_b"
+echo "   admin API: http://127.0.0.1:$admin_a/stats and http://127.0.0.1:$admin_b/stats"
+
+shards=""
+for i in 0 1 2 3; do shards+="${shards:+,}127.0.0.1:${primaries[$i]}+127.0.0.1:${replicas[$i]}"; done
+/usr/bin/python3 "$root/deploy/chirp/chirp.py" --routers "127.0.0.1:$router_a,127.0.0.1:$router_b" \
+  --shards "$shards"
 
 echo
-echo "Santral is serving on 127.0.0.1:$listen. Try: redis-cli -p $listen"
+echo "Santral is serving on 127.0.0.1:$router_a and 127.0.0.1:$router_b. Try: redis-cli -p $router_a"
 echo "Logs: $work_dir. Press Ctrl-C to stop everything."
 while :; do sleep 3600; done

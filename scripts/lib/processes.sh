@@ -33,11 +33,13 @@ wait_ping() {
   return 1
 }
 
+# start_redis <port> [redis-server options...]
 start_redis() {
   local port="$1"
+  shift
   mkdir -p "$work_dir/redis-$port"
   redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no \
-    --dir "$work_dir/redis-$port" --logfile "$work_dir/redis-$port.log" &
+    --dir "$work_dir/redis-$port" --logfile "$work_dir/redis-$port.log" "$@" &
   started_pids+=($!)
   wait_ping "$port"
 }
