@@ -51,22 +51,46 @@ std::string santral_info_section(Worker& worker) {
   };
   line("santral_version", kVersion);
   line("config_file", config.source.string());
+  line("config_version", worker.topology().version);
   line("uptime_in_seconds", uptime);
   line("workers", config.workers);
   line("connected_clients", shared.connected_clients.load());
   line("total_connections_received", shared.next_client_id.load() - 1);
   line("rejected_connections", shared.rejected_clients.load());
+  std::uint64_t totals[7] = {};
+  for (const Worker* peer : worker.peers()) {
+    const auto& p = peer->published();
+    auto relaxed = std::memory_order_relaxed;
+    totals[0] += p.commands.load(relaxed);
+    totals[1] += p.command_errors.load(relaxed);
+    totals[2] += p.shard_requests.load(relaxed);
+    totals[3] += p.shard_errors.load(relaxed);
+    totals[4] += p.shard_timeouts.load(relaxed);
+    totals[5] += p.client_bytes_in.load(relaxed);
+    totals[6] += p.client_bytes_out.load(relaxed);
+  }
+  line("total_commands_processed", totals[0]);
+  line("total_error_replies", totals[1]);
+  line("total_shard_requests", totals[2]);
+  line("total_shard_errors", totals[3]);
+  line("total_shard_timeouts", totals[4]);
+  line("total_net_input_bytes", totals[5]);
+  line("total_net_output_bytes", totals[6]);
   line("hash", config.hash_name);
   line("distribution", distribution);
   line("hash_tag", config.hash_tag);
   line("shards", map.shard_count());
   for (std::size_t s = 0; s < map.shard_count(); ++s) {
-    auto state = worker.pool().shared(s, worker.pool().default_profile(), 0).state();
-    const char* text = state == BackendConnection::State::Up           ? "up"
-                       : state == BackendConnection::State::Connecting ? "connecting"
-                                                                       : "down";
-    fmt::format_to(std::back_inserter(out), "shard{}:name={},address={},weight={},state={}\r\n", s,
-                   map.shard(s).name, map.shard(s).address.text(), map.shard(s).weight, text);
+    for (const auto& server : worker.pool().servers(s)) {
+      const char* state = server.ejected                                         ? "down"
+                          : server.state == BackendConnection::State::Up         ? "up"
+                          : server.state == BackendConnection::State::Connecting ? "connecting"
+                                                                                 : "down";
+      fmt::format_to(std::back_inserter(out),
+                     "shard{}:name={},address={},role={},weight={},state={}\r\n", s,
+                     map.shard(s).name, server.address, server.replica ? "replica" : "primary",
+                     map.shard(s).weight, state);
+    }
   }
   return out;
 }

@@ -86,9 +86,32 @@ void Worker::remember_script(std::string_view body) {
   }
 }
 
+void Worker::publish() {
+  std::uint64_t commands = 0, command_errors = 0;
+  for (const auto& [spec, command] : stats_.commands) {
+    commands += command.calls;
+    command_errors += command.errors;
+  }
+  std::uint64_t requests = 0, errors = 0, timeouts = 0;
+  for (const auto& [name, shard] : stats_.shards) {
+    requests += shard.requests;
+    errors += shard.errors;
+    timeouts += shard.timeouts;
+  }
+  auto relaxed = std::memory_order_relaxed;
+  published_.commands.store(commands, relaxed);
+  published_.command_errors.store(command_errors, relaxed);
+  published_.shard_requests.store(requests, relaxed);
+  published_.shard_errors.store(errors, relaxed);
+  published_.shard_timeouts.store(timeouts, relaxed);
+  published_.client_bytes_in.store(stats_.client_bytes_in, relaxed);
+  published_.client_bytes_out.store(stats_.client_bytes_out, relaxed);
+}
+
 // Deadlines are checked on a coarse clock: one timer per worker instead of one per request.
 void Worker::tick() {
   pool_.check_deadlines(std::chrono::steady_clock::now());
+  publish();
   auto period = std::clamp(config().timeouts.request / 10, std::chrono::milliseconds(5),
                            std::chrono::milliseconds(100));
   ticker_.expires_after(period);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -59,6 +60,19 @@ class Worker {
   void set_peers(std::vector<Worker*> peers) { peers_ = std::move(peers); }
   const std::vector<Worker*>& peers() const { return peers_; }
 
+  // Totals this worker republishes on every tick, for INFO on any worker to read without a
+  // lock (at most one tick old).
+  struct Published {
+    std::atomic<std::uint64_t> commands{0};
+    std::atomic<std::uint64_t> command_errors{0};
+    std::atomic<std::uint64_t> shard_requests{0};
+    std::atomic<std::uint64_t> shard_errors{0};
+    std::atomic<std::uint64_t> shard_timeouts{0};
+    std::atomic<std::uint64_t> client_bytes_in{0};
+    std::atomic<std::uint64_t> client_bytes_out{0};
+  };
+  const Published& published() const { return published_; }
+
   void forget(ClientSession& session);
   // Calls `visit` for each client session of this worker (on this worker's thread).
   void for_each_session(const std::function<void(ClientSession&)>& visit);
@@ -66,6 +80,7 @@ class Worker {
 
  private:
   void tick();
+  void publish();
 
   unsigned index_;
   TopologyPtr topology_;
@@ -81,6 +96,7 @@ class Worker {
   std::vector<Worker*> peers_;
   std::unordered_map<std::uint64_t, ClientSession*> sessions_;
   std::function<void()> drained_;  // set while draining
+  Published published_;
   std::thread thread_;
 };
 

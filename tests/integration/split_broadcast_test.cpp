@@ -151,6 +151,14 @@ TEST_CASE("DBSIZE, KEYS, RANDOMKEY, FLUSHDB and INFO cover every shard") {
   auto everything = client.command({"INFO"}).str;
   CHECK(everything.find("# Santral") != std::string::npos);
   CHECK(everything.find("santral_version:") != std::string::npos);
+  // Every worker's counters, republished within a tick.
+  CHECK(wait_until(
+      [&] {
+        auto santral = client.command({"INFO", "santral"}).str;
+        auto at = santral.find("total_commands_processed:");
+        return at != std::string::npos && std::stoll(santral.substr(at + 25)) >= 200;
+      },
+      5000));
   auto shards = client.command({"INFO", "shards"}).str;
   CHECK(shards.find("# Shards") != std::string::npos);
   CHECK(shards.find("shard_3:name=shard3") != std::string::npos);
