@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "config/hashkit/hash_functions.h"
+#include "config/namespace/namespace_config.h"
 #include "protocol/request_parser.h"
 
 namespace santral::config {
@@ -95,6 +96,9 @@ struct Config {
   Distribution distribution = Distribution::Ketama;
   std::string hash_tag;  // two characters ("{}"), or empty for none
   std::vector<ShardConfig> shards;
+  // Key namespaces with their own shard key and strategy, in order: the first whose pattern
+  // matches a key places it. Keys of no namespace use the placement above.
+  std::vector<NamespaceConfig> namespaces;
   Timeouts timeouts;
   BackendOptions backend;
   ClientLimits limits;

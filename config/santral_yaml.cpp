@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "config/loaders.h"
+#include "config/namespace/namespace_yaml.h"
 #include "config/yaml_fields.h"
 
 namespace santral::config {
@@ -154,9 +155,9 @@ std::vector<YAML::Node> read_shards(const YAML::Node& node, const YamlFields& fi
 Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
   YamlFields fields(errors);
   static constexpr std::string_view kKeys[] = {
-      "listen",    "workers",   "hash",   "distribution", "hash_tag",   "timeouts",
-      "backend",   "limits",    "shards", "password",     "users",      "databases",
-      "log_level", "read_from", "health", "admin",        "watch_file", "drain_ms"};
+      "listen", "workers", "hash",       "distribution", "hash_tag",  "timeouts",  "backend",
+      "limits", "shards",  "password",   "users",        "databases", "log_level", "read_from",
+      "health", "admin",   "watch_file", "drain_ms",     "namespaces"};
   fields.only_keys(root, "", kKeys);
   Config config;
   config.format = ConfigFormat::Santral;
@@ -201,6 +202,7 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
   if (!root["shards"]) errors.at(root, "shards", "missing: list the shards Santral routes to");
   auto nodes = read_shards(root["shards"], fields, config);
   validate_shards(config, nodes, "shards", errors);
+  if (root["namespaces"]) read_namespaces(root["namespaces"], fields, config);
   if (config.workers == 0) config.workers = std::max(1u, std::thread::hardware_concurrency());
   return config;
 }

@@ -1,6 +1,11 @@
 #include "config/shard_map.h"
 
+#include <algorithm>
 #include <random>
+
+#include <fmt/format.h>
+
+#include "config/namespace/prefix_reach.h"
 
 namespace santral::config {
 namespace {
@@ -12,16 +17,30 @@ std::vector<hashkit::RingNode> ring_nodes(const std::vector<ShardConfig>& shards
   return nodes;
 }
 
+std::string_view distribution_name(Distribution distribution) {
+  switch (distribution) {
+    case Distribution::Ketama:
+      return "ketama";
+    case Distribution::Modula:
+      return "modula";
+    case Distribution::Random:
+      return "random";
+  }
+  return "ketama";
+}
+
 }  // namespace
 
 ShardMap::ShardMap(const Config& config)
     : shards_(config.shards),
       hash_(config.hash),
+      hash_name_(config.hash_name),
       hash_tag_(config.hash_tag),
       distribution_(config.distribution) {
   auto nodes = ring_nodes(shards_);
   if (distribution_ == Distribution::Ketama) ketama_.emplace(nodes);
   if (distribution_ == Distribution::Modula) modula_.emplace(nodes);
+  for (const auto& ns : config.namespaces) namespaces_.emplace_back(ns, shards_);
 }
 
 std::string_view ShardMap::hashed_part(std::string_view key) const {
@@ -33,6 +52,23 @@ std::string_view ShardMap::hashed_part(std::string_view key) const {
   return key.substr(open + 1, close - open - 1);
 }
 
+// This is where "a hash tag still wins" is decided for namespaces: the pattern picks the
+// namespace, but a key with a non-empty tag is placed by the tag's text instead of its shard
+// key field, so keys that share a tag share a shard within a namespace (as in Redis Cluster).
+const Namespace* ShardMap::namespace_of(std::string_view key, std::string_view& shard_key) const {
+  std::string_view tag = hashed_part(key);
+  bool tagged = tag.size() != key.size();
+  for (const auto& ns : namespaces_) {
+    std::string_view field;
+    if (!ns.match(key, field)) continue;
+    std::string_view candidate = tagged ? tag : field;
+    if (!ns.accepts(candidate)) continue;  // e.g. outside a range table: the next one decides
+    shard_key = candidate;
+    return &ns;
+  }
+  return nullptr;
+}
+
 std::size_t ShardMap::shard_for_hash(std::uint32_t hash) const {
   if (shards_.size() == 1) return 0;
   if (distribution_ == Distribution::Ketama) return ketama_->locate(hash);
@@ -40,7 +76,7 @@ std::size_t ShardMap::shard_for_hash(std::uint32_t hash) const {
   return 0;
 }
 
-std::size_t ShardMap::shard_for_key(std::string_view key) const {
+std::size_t ShardMap::default_shard(std::string_view key) const {
   if (shards_.size() == 1) return 0;
   // twemproxy gives the empty key hash 0 rather than hashing zero bytes.
   auto hash = [this](std::string_view k) { return k.empty() ? 0u : hash_(hashed_part(k)); };
@@ -56,6 +92,119 @@ std::size_t ShardMap::shard_for_key(std::string_view key) const {
     }
   }
   return 0;
+}
+
+std::size_t ShardMap::shard_for_key(std::string_view key) const {
+  if (!namespaces_.empty()) {
+    std::string_view shard_key;
+    if (const Namespace* ns = namespace_of(key, shard_key)) return ns->locate(shard_key);
+  }
+  return default_shard(key);
+}
+
+Placement ShardMap::place(std::string_view key) const {
+  Placement p;
+  std::string_view shard_key;
+  if (const Namespace* ns = namespace_of(key, shard_key)) {
+    p.namespace_name = ns->name();
+    p.strategy = strategy_name(ns->strategy());
+    p.shard_key = std::string(shard_key);
+    p.detail = ns->detail(shard_key);
+    p.shard = ns->locate(shard_key);
+    return p;
+  }
+  p.strategy = distribution_name(distribution_);
+  p.shard_key = std::string(hashed_part(key));
+  p.shard = default_shard(key);
+  if (distribution_ == Distribution::Random)
+    p.detail = "any shard, at random";
+  else
+    p.detail = fmt::format("{} hash {}", hash_name_, key.empty() ? 0u : hash_(p.shard_key));
+  return p;
+}
+
+std::vector<std::size_t> ShardMap::all_shards() const {
+  std::vector<std::size_t> all(shards_.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  return all;
+}
+
+std::vector<std::size_t> ShardMap::shards_for_pattern(std::string_view glob) const {
+  std::vector<std::size_t> out;
+  auto finish = [&out] {
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  };
+  // One key, or a key placed at random: its shard, or every shard.
+  auto add_key = [&](std::string_view key) {
+    std::string_view shard_key;
+    if (distribution_ == Distribution::Random && !namespace_of(key, shard_key))
+      out = all_shards();
+    else
+      out.push_back(shard_for_key(key));
+  };
+  std::string_view prefix = glob_literal_prefix(glob);
+  if (prefix.size() == glob.size()) {
+    add_key(glob);
+    return finish();
+  }
+  // A key's tag can come from the part of the key the glob leaves open, unless the prefix
+  // already settles it: a complete tag (every key has that tag) or an empty one (no key has
+  // one: the first tag decides).
+  enum class Tag { None, Fixed, Open } tag = Tag::None;
+  std::string_view tag_text;
+  if (hash_tag_.size() == 2) {
+    auto open = prefix.find(hash_tag_[0]);
+    auto close = open == std::string_view::npos ? open : prefix.find(hash_tag_[1], open + 1);
+    if (close == std::string_view::npos) {
+      tag = Tag::Open;
+    } else if (close > open + 1) {
+      tag = Tag::Fixed;
+      tag_text = prefix.substr(open + 1, close - open - 1);
+    }
+  }
+  for (const auto& ns : namespaces_) {
+    PrefixReach r = reach(ns.pattern(), ns.shard_key_field(), prefix);
+    if (r.disjoint) continue;
+    bool covered = r.covers && ns.total();
+    if (tag == Tag::Fixed) {
+      covered = r.covers && ns.accepts(tag_text);
+      if (ns.accepts(tag_text)) out.push_back(ns.locate(tag_text));
+    } else if (tag == Tag::None && r.shard_key) {
+      covered = r.covers && ns.accepts(*r.shard_key);
+      if (ns.accepts(*r.shard_key)) out.push_back(ns.locate(*r.shard_key));
+    } else if (tag == Tag::None && r.shard_key_prefix) {
+      auto shards = ns.shards_for_prefix(*r.shard_key_prefix);
+      out.insert(out.end(), shards.begin(), shards.end());
+    } else {
+      out.insert(out.end(), ns.shards().begin(), ns.shards().end());
+    }
+    if (covered) {
+      // Every key with the prefix stays in this namespace, but perhaps the prefix itself.
+      if (r.prefix_unmatched) add_key(prefix);
+      return finish();
+    }
+  }
+  // Some keys fall to the default placement.
+  if (tag == Tag::Fixed && distribution_ != Distribution::Random)
+    out.push_back(shard_for_hash(hash_(tag_text)));
+  else
+    out = all_shards();
+  return finish();
+}
+
+std::string ShardMap::describe() const {
+  std::string names;
+  for (const auto& s : shards_) names += (names.empty() ? "" : ", ") + s.name;
+  std::string text = fmt::format("default placement: {} over {} (hash {}, hash tag {})\n",
+                                 distribution_name(distribution_), names, hash_name_,
+                                 hash_tag_.empty() ? std::string("none") : hash_tag_);
+  if (namespaces_.empty()) return text + "namespaces: none: every key uses the default placement\n";
+  text += fmt::format("namespaces: {}, tried in order; keys of none use the default placement\n",
+                      namespaces_.size());
+  for (const auto& ns : namespaces_) text += ns.describe(shards_);
+  return text;
 }
 
 }  // namespace santral::config

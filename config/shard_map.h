@@ -4,17 +4,33 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "config/config.h"
 #include "config/hashkit/ketama.h"
 #include "config/hashkit/modula.h"
+#include "config/namespace/namespace.h"
 
 namespace santral::config {
 
+// Where one key goes, and why (SANTRAL EXPLAIN shows these). The views point into the
+// ShardMap, which must outlive the Placement.
+struct Placement {
+  std::string_view namespace_name;  // "" for the default placement
+  std::string_view strategy;        // "hashed", "slots", "range", "directory", "zone", or the
+                                    // default's distribution ("ketama", "modula", "random")
+  std::string shard_key;            // what was placed (the tag text, the field, or the key)
+  std::string detail;               // "slot 4312", "range [m, t)", "group seller42 -> listed", ...
+  std::size_t shard = 0;
+};
+
 // Where every key lives: the shards and the placement rule, built once from a Config and
 // never changed. A new config builds a new ShardMap that replaces the old one as a whole.
+//
+//   key ──► namespaces, in order: first pattern that matches ──► its strategy ──► shard
+//      └──► no namespace: the default placement (hash + distribution, twemproxy's) ──► shard
 class ShardMap {
  public:
   explicit ShardMap(const Config& config);
@@ -23,22 +39,38 @@ class ShardMap {
   const ShardConfig& shard(std::size_t index) const { return shards_[index]; }
   const std::vector<ShardConfig>& shards() const { return shards_; }
 
-  // The index of the shard that owns `key`.
+  // The index of the shard that owns `key`. No allocation.
   std::size_t shard_for_key(std::string_view key) const;
-  // The index of the shard that owns a hash value (not for distribution: random).
+  // The same, and why.
+  Placement place(std::string_view key) const;
+  // The shards that can hold a key matching the Redis glob (KEYS, SCAN MATCH): sorted, unique,
+  // never missing one that can hold a match; all shards when in doubt.
+  std::vector<std::size_t> shards_for_pattern(std::string_view glob) const;
+  // The default placement, then each namespace and its table (SANTRAL SHARDMAP).
+  std::string describe() const;
+
+  // The default placement: the index of the shard that owns a hash value (not for
+  // distribution: random).
   std::size_t shard_for_hash(std::uint32_t hash) const;
   Distribution distribution() const { return distribution_; }
   // The part of `key` that is hashed: the text inside the hash tag when there is a non-empty
   // one (twemproxy's and Redis Cluster's rule), else the whole key.
   std::string_view hashed_part(std::string_view key) const;
+  const std::vector<Namespace>& namespaces() const { return namespaces_; }
 
  private:
+  const Namespace* namespace_of(std::string_view key, std::string_view& shard_key) const;
+  std::size_t default_shard(std::string_view key) const;
+  std::vector<std::size_t> all_shards() const;
+
   std::vector<ShardConfig> shards_;
   hashkit::HashFunction hash_;
+  std::string hash_name_;
   std::string hash_tag_;
   Distribution distribution_;
   std::optional<hashkit::KetamaRing> ketama_;
   std::optional<hashkit::ModulaTable> modula_;
+  std::vector<Namespace> namespaces_;
 };
 
 }  // namespace santral::config

@@ -61,6 +61,7 @@ enum class LocalHandler : std::uint8_t {
   ClientTrackinginfo,
   ClientUnblock,
   AclWhoami,
+  SantralExplain,
   SantralReload,
   SantralShardmap,
 };

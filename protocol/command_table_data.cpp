@@ -740,6 +740,7 @@ constexpr CommandSpec kPubsubSubcommands[] = {
     {.name = "pubsub|shardnumsub", .arity = -2, .flags = kPubsub | kLoading | kStale, .key_specs = {}, .routing = Routing::Broadcast, .merge = Merge::SumPerName, .local = LocalHandler::None, .stateful = StatefulKind::None, .script = ScriptArg::None, .reason = "", .subcommands = {}},
 };
 constexpr CommandSpec kSantralSubcommands[] = {
+    {.name = "santral|explain", .arity = -3, .flags = 0, .key_specs = {}, .routing = Routing::Local, .merge = Merge::None, .local = LocalHandler::SantralExplain, .stateful = StatefulKind::None, .script = ScriptArg::None, .reason = "", .subcommands = {}},
     {.name = "santral|help", .arity = 2, .flags = 0, .key_specs = {}, .routing = Routing::Local, .merge = Merge::None, .local = LocalHandler::Help, .stateful = StatefulKind::None, .script = ScriptArg::None, .reason = "", .subcommands = {}},
     {.name = "santral|reload", .arity = 2, .flags = 0, .key_specs = {}, .routing = Routing::Local, .merge = Merge::None, .local = LocalHandler::SantralReload, .stateful = StatefulKind::None, .script = ScriptArg::None, .reason = "", .subcommands = {}},
     {.name = "santral|shardmap", .arity = 2, .flags = 0, .key_specs = {}, .routing = Routing::Local, .merge = Merge::None, .local = LocalHandler::SantralShardmap, .stateful = StatefulKind::None, .script = ScriptArg::None, .reason = "", .subcommands = {}},

@@ -61,6 +61,9 @@ constexpr Entry kMessages[] = {
      "ERR santral: '{}' cannot be queued in a transaction through Santral ({}); EXEC will now "
      "fail"},
     {ClientError::InvalidCursor, "ERR invalid cursor"},
+    {ClientError::PinnedConnection,
+     "ERR santral: {} cannot change the database or protocol while WATCH or MULTI holds a "
+     "connection; EXEC, DISCARD or UNWATCH first"},
     {ClientError::AuthNotConfigured,
      "ERR AUTH <password> called without any password configured for the default user. Are "
      "you sure your configuration is correct?"},

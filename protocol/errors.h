@@ -44,6 +44,7 @@ enum class ClientError : std::uint8_t {
   ExecAbort,
   TransactionCrossShard,
   NotInTransaction,
+  PinnedConnection,
   InvalidCursor,
   AuthNotConfigured,
   AuthFailed,

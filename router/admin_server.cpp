@@ -84,7 +84,7 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
       return error(http::status::not_found, "hot-key detection is not part of this build yet");
     if (target != "/stats" && target != "/metrics" && target != "/shards")
       return error(http::status::not_found, "no such page; try /stats, /metrics, /shards, /config");
-    take_snapshot(server_, [self, target](ClusterSnapshot snapshot) {
+    take_snapshot(server_, [self, target](const ClusterSnapshot& snapshot) {
       if (target == "/metrics")
         return self->answer(http::status::ok, prometheus_text(snapshot),
                             "text/plain; version=0.0.4; charset=utf-8");

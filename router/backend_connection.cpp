@@ -59,6 +59,12 @@ void BackendConnection::stop() {
   fail_all(as_reply(error_message(ClientError::ShuttingDown)));
 }
 
+void BackendConnection::mark_down(const std::string& reason) {
+  state_ = State::Down;
+  ejected_ = true;
+  down_reason_ = reason;
+}
+
 void BackendConnection::retarget(std::size_t shard_index, std::string shard_name,
                                  std::shared_ptr<const config::Config> config) {
   target_.shard_index = shard_index;
@@ -77,6 +83,7 @@ void BackendConnection::close_socket() {
 
 void BackendConnection::connect() {
   state_ = State::Connecting;
+  flush_posted_ = false;
   connect_started_ = Clock::now();
   auto generation = ++generation_;
   resolver_.async_resolve(
@@ -102,6 +109,7 @@ void BackendConnection::on_connected() {
   socket_.set_option(asio::socket_base::keep_alive(true), ignored);
   state_ = State::Up;
   last_reply_ = Clock::now();
+  scripts_.clear();  // perhaps a new server process: it has no scripts loaded by us
   handshake();
   // A shard that was marked down is taken back only once it answers: a stopped process
   // still accepts connections in the kernel.
@@ -280,12 +288,14 @@ bool BackendConnection::deliver_frames() {
     auto status = scanner_.scan(input, size);
     if (status == protocol::ScanStatus::NeedMore) return true;
     std::string_view frame = input.substr(0, std::min(size, input.size()));
-    // Messages go to the subscriber; any other push on a connection that asked for none (a
-    // shared RESP3 connection) is dropped rather than taken for somebody's reply.
+    // On a subscriber connection, messages go to the subscriber. Elsewhere only a RESP3 push
+    // can be unasked for (none is expected); an array is always somebody's reply, even one
+    // that happens to start with "message".
+    bool subscriber = role_ == ConnectionRole::Subscriber;
     if (status == protocol::ScanStatus::Complete &&
-        (is_push(frame) || (frame.front() == '>' && role_ != ConnectionRole::Subscriber))) {
+        (subscriber ? is_push(frame) : frame.front() == '>')) {
       inbox_start_ += size;
-      if (push_sink_ && is_push(frame))
+      if (subscriber && push_sink_)
         push_sink_->deliver(kPushSlot, static_cast<std::uint32_t>(target_.shard_index), frame);
       if (generation != generation_) return false;
       continue;
@@ -337,6 +347,7 @@ bool BackendConnection::deliver_frames() {
 }
 
 void BackendConnection::fail_all(const std::string& reply) {
+  // What was queued so far fails; what a sink sends again while hearing of it stays queued.
   auto failed = std::move(pending_);
   pending_.clear();
   outbox_.clear();
@@ -351,13 +362,18 @@ void BackendConnection::fail_all(const std::string& reply) {
 // a late answer to it can never arrive on a connection that serves later requests. A shared
 // connection reconnects at once, unless the failures in a row mark the shard down; a lent one
 // stays down, its owner decides.
+// The connection broke or a reply took too long: everything in flight fails with `reply`, and
+// a late answer to it can never arrive on a connection that serves later requests. A shared
+// connection reconnects at once, unless the failures in a row mark the shard down; a lent one
+// stays down, its owner decides. The new state is set before anyone hears of the failure, so a
+// client that sends again from its error handler queues to the new connection or fails fast.
 void BackendConnection::connection_failed(const std::string& reply, bool counts_as_failure) {
   if (state_ == State::Stopped) return;
   close_socket();
-  fail_all(reply);
   if (role_ != ConnectionRole::Shared) {
     state_ = State::Down;
     down_reason_ = "the connection was lost";
+    fail_all(reply);
     if (auto sink = std::move(push_sink_)) sink->connection_lost(target_.shard_index);
     return;
   }
@@ -367,6 +383,7 @@ void BackendConnection::connection_failed(const std::string& reply, bool counts_
                                std::string_view(reply).substr(1, reply.size() - 3)));
   }
   connect();
+  fail_all(reply);
 }
 
 void BackendConnection::go_down(const std::string& reason) {

@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
@@ -74,6 +75,8 @@ class BackendConnection
   void start();
   // Closes the connection; everything in flight fails with a shutting-down error.
   void stop();
+  // Instead of start(): a connection to a shard known to be down, whose requests fail at once.
+  void mark_down(const std::string& reason);
 
   // Sends one request (complete RESP bytes). Its reply goes to sink->deliver(slot, fragment)
   // later, or at once if the shard is down. An untimed request (a blocking command) may wait
@@ -94,6 +97,12 @@ class BackendConnection
   // Called periodically by the worker: fails requests and connects that took too long, and
   // PINGs connections that have been idle.
   void check_deadlines(std::chrono::steady_clock::time_point now);
+
+  // Lua scripts this connection has loaded on its server since it connected (SCRIPT LOAD
+  // ahead of an EVALSHA keeps the EVALSHA in its place in the pipeline).
+  bool has_script(const std::string& sha) const { return scripts_.contains(sha); }
+  void script_loaded(std::string sha) { scripts_.insert(std::move(sha)); }
+  void script_lost(const std::string& sha) { scripts_.erase(sha); }
 
   State state() const { return state_; }
   // Up, or connecting for the first time: requests may be queued to it.
@@ -147,6 +156,7 @@ class BackendConnection
   std::chrono::milliseconds backoff_{0};
   std::string down_reason_;
   ReplySinkPtr push_sink_;
+  std::unordered_set<std::string> scripts_;
 
   std::deque<Pending> pending_;
   std::string outbox_;   // queued, not yet handed to the socket

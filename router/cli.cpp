@@ -34,8 +34,9 @@ std::optional<int> parse_command_line(int argc, char** argv, CommandLine& out) {
   app.add_option("-l,--log-level", out.log_level,
                  "trace, debug, info, warn, error, critical or off (overrides the config)")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
-  app.add_option("--listen", out.listen,
-                 "Address to serve on, host:port (overrides the config; lets two routers share one)");
+  app.add_option(
+      "--listen", out.listen,
+      "Address to serve on, host:port (overrides the config; lets two routers share one)");
   app.add_option("--admin-listen", out.admin_listen,
                  "Address of the admin HTTP API, host:port (overrides the config)");
   app.add_option("--workers", out.workers, "Worker threads (overrides the config)")

@@ -167,10 +167,13 @@ void ClientSession::process_input() {
     if (status == protocol::ParseStatus::Complete) {
       current_ = {};
       silent_ = state_.reply_off || state_.skip_next;
+      bool skipping = state_.skip_next;
       state_.skip_next = false;
       state_.last_active = std::chrono::steady_clock::now();
       if (dispatch(*this, request) == Dispatched::AfterEarlierReplies) {
-        // Leave the request in the inbox; it is parsed again once every earlier reply is in.
+        // Leave the request in the inbox; it is parsed again once every earlier reply is in,
+        // and a CLIENT REPLY SKIP still applies to it then.
+        state_.skip_next = skipping;
         draining_ = true;
         break;
       }
@@ -293,6 +296,15 @@ void ClientSession::push(std::string_view frame) {
     outbox_.append(frame);
   } else {
     replies_.complete(replies_.open(), frame);  // a slot with no command: not counted
+  }
+  // A subscriber that does not read its messages would otherwise grow Santral's memory
+  // without bound (Redis's client-output-buffer-limit for pubsub does the same).
+  if (outbox_.size() + writing_.size() > worker_.config().limits.max_output_bytes) {
+    spdlog::warn(
+        "client {} ({}): more than limits.max_output_bytes of pub/sub messages unread; "
+        "closing it",
+        state_.id, state_.peer);
+    return close();
   }
   schedule_flush();
 }

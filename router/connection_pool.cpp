@@ -57,7 +57,14 @@ void ConnectionPool::retarget(std::size_t shard, Server& server, const std::stri
 
 void ConnectionPool::apply(const Topology& topology) {
   config_ = topology.config;
+  ConnectionProfile previous = default_profile_;
   default_profile_ = {config_->backend.database, 2};
+  // A new backend.database: the default connections SELECTed the old one.
+  if (!(previous == default_profile_))
+    for (auto& [address, shard] : by_address_) {
+      retire(shard->primary);
+      for (auto& replica : shard->replicas) retire(replica);
+    }
   const auto& map = *topology.map;
   std::map<std::string, std::unique_ptr<Shard>> kept;
   std::vector<Shard*> order;
@@ -101,30 +108,36 @@ void ConnectionPool::apply(const Topology& topology) {
     retire(shard->primary);
     for (auto& replica : shard->replicas) retire(replica);
     for (auto& [profile, idle] : shard->idle)
-      for (auto& connection : idle) connection->stop();
+      for (auto& connection : idle) retired_.push_back(std::move(connection));
   }
   by_address_ = std::move(kept);
   shards_ = std::move(order);
+  // Connections lent out keep their owner; their names follow the new map.
+  for (auto& connection : lent_)
+    for (std::size_t s = 0; s < map.shard_count(); ++s)
+      if (map.shard(s).address.text() == connection->target().address.text())
+        connection->retarget(s, map.shard(s).name, config_);
 }
 
 void ConnectionPool::stop() {
-  auto stop_server = [](Server& server) {
-    for (auto& connection : server.shared) connection->stop();
+  // Stopping tells clients, who may give connections back: collect everything first.
+  std::vector<BackendConnectionPtr> all = std::move(lent_);
+  all.insert(all.end(), retired_.begin(), retired_.end());
+  auto collect = [&all](Server& server) {
+    all.insert(all.end(), server.shared.begin(), server.shared.end());
     for (auto& [profile, connections] : server.profiles)
-      for (auto& connection : connections) connection->stop();
+      all.insert(all.end(), connections.begin(), connections.end());
   };
   for (auto& [address, shard] : by_address_) {
-    stop_server(shard->primary);
-    for (auto& replica : shard->replicas) stop_server(replica);
-    for (auto& [profile, idle] : shard->idle)
-      for (auto& connection : idle) connection->stop();
+    collect(shard->primary);
+    for (auto& replica : shard->replicas) collect(replica);
+    for (auto& [profile, idle] : shard->idle) all.insert(all.end(), idle.begin(), idle.end());
   }
-  for (auto& connection : lent_) connection->stop();
-  for (auto& connection : retired_) connection->stop();
   by_address_.clear();
   shards_.clear();
   lent_.clear();
   retired_.clear();
+  for (auto& connection : all) connection->stop();
 }
 
 BackendConnection& ConnectionPool::pick(std::size_t shard, Server& server,
@@ -162,6 +175,16 @@ BackendConnection& ConnectionPool::for_read(std::size_t shard, const ConnectionP
 
 BackendConnectionPtr ConnectionPool::lend(std::size_t shard, const ConnectionProfile& profile) {
   Shard& entry = *shards_[shard];
+  // A shard marked down: a connection that fails at once, rather than one that waits out
+  // timeouts.connect_ms.
+  if (auto reason = down_reason(shard)) {
+    BackendConnectionPtr connection(new BackendConnection(
+        io_, {shard, entry.primary.name, entry.primary.address, profile}, config_,
+        stats_.shards[entry.primary.name], ConnectionRole::Dedicated));
+    connection->mark_down(*reason);
+    lent_.push_back(connection);
+    return connection;
+  }
   auto& idle = entry.idle[{profile.database, profile.protocol}];
   while (!idle.empty()) {
     BackendConnectionPtr connection = std::move(idle.back());
@@ -190,7 +213,8 @@ void ConnectionPool::give_back(BackendConnectionPtr connection) {
       return;
     }
   }
-  connection->stop();
+  // Not kept: it closes once it has answered what it still carries.
+  retired_.push_back(std::move(connection));
 }
 
 void ConnectionPool::drop(const BackendConnectionPtr& connection) {
@@ -211,20 +235,33 @@ void ConnectionPool::check_deadlines(std::chrono::steady_clock::time_point now) 
     for (auto& [profile, connections] : server.profiles)
       for (auto& connection : connections) connection->check_deadlines(now);
   };
+  // A deadline that passes fails requests, and their clients may lend, give back or drop
+  // connections right then: the lists are copied first.
+  std::vector<BackendConnectionPtr> others = lent_;
   for (Shard* shard : shards_) {
     check_server(shard->primary);
     for (auto& replica : shard->replicas) check_server(replica);
+    for (auto& [profile, idle] : shard->idle)
+      others.insert(others.end(), idle.begin(), idle.end());  // an EXEC may still be in flight
   }
-  for (auto& connection : lent_) connection->check_deadlines(now);
-  // A removed shard's connection closes once it has answered everything it was sent.
-  std::erase_if(retired_, [now](const BackendConnectionPtr& connection) {
+  for (auto& connection : others) connection->check_deadlines(now);
+  // A retired connection closes once it has answered everything it was sent.
+  auto retired = std::move(retired_);
+  retired_.clear();
+  for (auto& connection : retired) {
     if (connection->in_flight() > 0 && connection->state() == BackendConnection::State::Up) {
       connection->check_deadlines(now);
-      return false;
+      retired_.push_back(std::move(connection));
+    } else {
+      connection->stop();
     }
-    connection->stop();
-    return true;
-  });
+  }
+}
+
+std::optional<std::string> ConnectionPool::down_reason(std::size_t shard) const {
+  const auto& connection = *shards_[shard]->primary.shared.front();
+  if (!connection.ejected()) return std::nullopt;
+  return connection.down_reason();
 }
 
 std::vector<ConnectionPool::ServerState> ConnectionPool::servers(std::size_t shard) const {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,6 +56,8 @@ class ConnectionPool {
   BackendConnectionPtr subscriber(std::size_t shard, const ConnectionProfile& profile);
 
   void check_deadlines(std::chrono::steady_clock::time_point now);
+  // Why `shard`'s primary is marked down, if it is: lent connections fail at once then.
+  std::optional<std::string> down_reason(std::size_t shard) const;
 
   // How this worker sees each server of `shard`: the primary first, then the replicas.
   struct ServerState {

@@ -92,6 +92,7 @@ Dispatched dispatch(ClientSession& session, const protocol::Request& request) {
     }
     spec = sub;
   }
+  if (!session.idle() && waits_for_earlier_replies(*spec)) return Dispatched::AfterEarlierReplies;
   session.begin(*spec);
   if (!spec->arity_ok(request.args.size())) {
     session.reply_error(error_message(ClientError::WrongArity, spec->name));
@@ -112,8 +113,6 @@ Dispatched dispatch(ClientSession& session, const protocol::Request& request) {
     route_queued(routed);
     return Dispatched::Done;
   }
-  if (!session.idle() && waits_for_earlier_replies(*spec)) return Dispatched::AfterEarlierReplies;
-
   switch (spec->routing) {
     case Routing::Keyed:
       route_keyed(routed);

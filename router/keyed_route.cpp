@@ -81,7 +81,7 @@ void route_keyed(const Routed& routed) {
       routed.session.worker().remember_script(routed.request.args[1]);
       break;
     case protocol::ScriptArg::Sha:
-      if (forward_with_script_retry(routed, *shard)) return;
+      if (forward_evalsha(routed, *shard)) return;
       break;
     case protocol::ScriptArg::None:
       break;
@@ -98,8 +98,10 @@ void route_channel(const Routed& routed) {
 std::size_t any_shard(const Routed& routed) {
   auto& session = routed.session;
   std::size_t shards = session.worker().shard_map().shard_count();
-  for (std::size_t i = 0; i < shards; ++i)
-    if (session.shared_backend(i).state() == BackendConnection::State::Up) return i;
+  for (std::size_t i = 0; i < shards; ++i) {
+    const auto& connection = session.shared_backend(i);
+    if (connection.state() == BackendConnection::State::Up && !connection.ejected()) return i;
+  }
   return 0;
 }
 

@@ -79,6 +79,8 @@ void select(const Routed& r) {
   int databases = r.session.worker().config().databases;
   if (db < 0 || db >= databases)
     return r.session.reply_error(error_message(ClientError::SelectInvalid, databases - 1));
+  if (r.session.transaction().holds_connection() && db != r.session.state().database)
+    return r.session.reply_error(error_message(ClientError::PinnedConnection, "SELECT"));
   r.session.state().database = static_cast<int>(db);
   ok(r);
 }
@@ -153,6 +155,8 @@ void hello(const Routed& r) {
         "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
         "<proto> AUTH <user> <pass> option can be used to authenticate the client and select "
         "the RESP protocol version at the same time");
+  if (r.session.transaction().holds_connection() && version != state.protocol)
+    return r.session.reply_error(error_message(ClientError::PinnedConnection, "HELLO"));
   if (rename) state.name = std::string(new_name);
   state.protocol = static_cast<int>(version);
   answer(r, [&](RespWriter& w) {
@@ -251,6 +255,7 @@ constexpr HandlerTable kTable = [] {
   set(LocalHandler::ClientTrackinginfo, client_trackinginfo);
   set(LocalHandler::ClientUnblock, client_unblock);
   set(LocalHandler::AclWhoami, acl_whoami);
+  set(LocalHandler::SantralExplain, santral_explain);
   set(LocalHandler::SantralReload, santral_reload);
   set(LocalHandler::SantralShardmap, santral_shardmap);
   return table;

@@ -12,7 +12,7 @@ int main(int argc, char** argv) {
   router::CommandLine options;
   if (auto exit_code = router::parse_command_line(argc, argv, options)) return *exit_code;
 
-  router::ConfigSource source{options.config_path, options.format,  options.pool,
+  router::ConfigSource source{options.config_path, options.format,    options.pool,
                               options.workers,     options.log_level, options.listen,
                               options.admin_listen};
   config::Config config;

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "protocol/command_table.h"
 #include "protocol/request.h"
@@ -43,6 +44,8 @@ void run_local(const Routed& routed);
 // the reason (CROSSSLOT, or keys that cannot be found in malformed arguments). A keyed command
 // with no keys in this call (EVAL with numkeys 0) belongs to the first shard.
 std::optional<std::size_t> single_shard(const Routed& routed);
+// The shards a broadcast goes to: those a KEYS or SCAN MATCH pattern can match, else all.
+std::vector<std::size_t> broadcast_targets(const Routed& routed);
 // The shard an `any` command goes to: the first one whose connection is up.
 std::size_t any_shard(const Routed& routed);
 // The request as bytes to forward: the client's own bytes, or a multibulk re-encoding of an

@@ -18,16 +18,17 @@ void santral_reload(const Routed& routed) {
   auto slot = session.open_slot();
   boost::intrusive_ptr<ClientSession> keep(&session);
   auto& io = session.worker().io();
-  session.worker().shared().control->reload([keep, slot, &io](ControlPlane::ReloadResult result) {
-    std::string message = result.message;
-    for (auto& c : message)
-      if (c == '\r' || c == '\n') c = ' ';
-    std::string reply =
-        (result.ok ? "+OK " : "-ERR santral: reload rejected, the old config keeps serving: ") +
-        message + "\r\n";
-    boost::asio::post(io,
-                      [keep, slot, reply = std::move(reply)] { keep->deliver(slot, 0, reply); });
-  });
+  session.worker().shared().control->reload(
+      [keep, slot, &io](const ControlPlane::ReloadResult& result) {
+        std::string message = result.message;
+        for (auto& c : message)
+          if (c == '\r' || c == '\n') c = ' ';
+        std::string reply =
+            (result.ok ? "+OK " : "-ERR santral: reload rejected, the old config keeps serving: ") +
+            message + "\r\n";
+        boost::asio::post(
+            io, [keep, slot, reply = std::move(reply)] { keep->deliver(slot, 0, reply); });
+      });
 }
 
 void santral_shardmap(const Routed& routed) {
@@ -51,6 +52,7 @@ void santral_shardmap(const Routed& routed) {
                      shard.weight, state);
     }
   }
+  text += topology.map->describe();
   std::string out;
   protocol::RespWriter(out).bulk(text);
   routed.session.reply(out);

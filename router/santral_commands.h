@@ -5,6 +5,7 @@
 namespace santral::router {
 
 // SANTRAL subcommands: Santral's own operations.
+void santral_explain(const Routed& routed);   // SANTRAL EXPLAIN <command> [args ...]
 void santral_reload(const Routed& routed);    // SANTRAL RELOAD
 void santral_shardmap(const Routed& routed);  // SANTRAL SHARDMAP
 

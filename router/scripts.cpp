@@ -17,15 +17,17 @@ namespace {
 class NoScriptRetry final : public ReplySink {
  public:
   NoScriptRetry(boost::intrusive_ptr<ClientSession> session, std::uint64_t slot,
-                BackendConnectionPtr connection, std::string request)
+                BackendConnectionPtr connection, std::string request, std::string sha)
       : session_(std::move(session)),
         slot_(slot),
         connection_(std::move(connection)),
-        request_(std::move(request)) {}
+        request_(std::move(request)),
+        sha_(std::move(sha)) {}
 
   void deliver(std::uint64_t, std::uint32_t fragment, std::string_view reply) override {
     std::string eval;
     if (reply.starts_with("-NOSCRIPT") && as_eval(eval)) {
+      connection_->script_lost(sha_);
       connection_->send(eval, session_, slot_, fragment);
       return;
     }
@@ -53,19 +55,29 @@ class NoScriptRetry final : public ReplySink {
   std::uint64_t slot_;
   BackendConnectionPtr connection_;
   std::string request_;  // the EVALSHA as the client sent it (multibulk)
+  std::string sha_;
 };
 
 }  // namespace
 
-bool forward_with_script_retry(const Routed& routed, std::size_t shard) {
+bool forward_evalsha(const Routed& routed, std::size_t shard) {
   auto& session = routed.session;
-  if (!session.worker().scripts().knows(routed.request.args[1])) return false;
+  const std::string* body = session.worker().scripts().body_of(routed.request.args[1]);
+  if (body == nullptr) return false;
+  std::string sha = ScriptCache::sha1_hex(*body);
   BackendConnection& connection = session.backend(shard);
+  if (!connection.has_script(sha)) {
+    std::string load;
+    std::string_view args[] = {"SCRIPT", "LOAD", *body};
+    protocol::RespWriter(load).command(args);
+    connection.send_silent(load);
+    connection.script_loaded(sha);
+  }
   auto slot = session.open_slot();
   std::string_view bytes = request_bytes(routed);
   boost::intrusive_ptr<ReplySink> sink(
       new NoScriptRetry(boost::intrusive_ptr<ClientSession>(&session), slot,
-                        BackendConnectionPtr(&connection), std::string(bytes)));
+                        BackendConnectionPtr(&connection), std::string(bytes), std::move(sha)));
   connection.send(bytes, std::move(sink), slot, 0);
   return true;
 }

@@ -6,13 +6,12 @@
 
 namespace santral::router {
 
-// Sends an EVALSHA whose script Santral has seen so that, if the shard answers NOSCRIPT (it
-// restarted, or joined after the script was loaded), the call is repeated there as EVAL with
-// the body and the client only sees that answer. False if Santral does not know the script;
-// the caller then forwards it as it is.
-//
-// The retried EVAL runs after whatever this client pipelined to the same shard behind the
-// EVALSHA; a client that needs strict order there should SCRIPT LOAD first.
-bool forward_with_script_retry(const Routed& routed, std::size_t shard);
+// EVALSHA of a script Santral has seen (EVAL or SCRIPT LOAD through it): unless the connection
+// already loaded it on its server, a SCRIPT LOAD goes first on the same connection, so a shard
+// that restarted or joined later never answers NOSCRIPT and the call keeps its place in the
+// client's pipeline. If the shard still answers NOSCRIPT (its script cache was flushed behind
+// Santral's back) the call is repeated as EVAL; that repeat runs after whatever the client
+// pipelined behind it. False when Santral does not know the script: forward it as it is.
+bool forward_evalsha(const Routed& routed, std::size_t shard);
 
 }  // namespace santral::router

@@ -136,9 +136,12 @@ void Server::accept() {
         shared_.rejected_clients.fetch_add(1);
         std::string reply =
             "-" + protocol::error_message(protocol::ClientError::MaxClients, max_clients) + "\r\n";
-        boost::system::error_code ignored;
-        asio::write(socket, asio::buffer(reply), ignored);
-        socket.close(ignored);
+        // The socket belongs to the worker's io_context: only its thread may use it.
+        asio::post(worker.io(), [socket = std::move(socket), reply = std::move(reply)]() mutable {
+          boost::system::error_code ignored;
+          asio::write(socket, asio::buffer(reply), ignored);
+          socket.close(ignored);
+        });
       } else {
         shared_.connected_clients.fetch_add(1);
         auto id = shared_.next_client_id.fetch_add(1);

@@ -26,6 +26,8 @@ class Transaction {
  public:
   bool in_multi() const { return in_multi_; }
   int queued() const { return in_multi_ ? queued_ : -1; }
+  // WATCH or MULTI has a connection lent for the transaction.
+  bool holds_connection() const { return connection_ != nullptr; }
 
   void watch(const Routed& routed);
   void unwatch(const Routed& routed);

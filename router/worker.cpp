@@ -9,6 +9,26 @@ namespace santral::router {
 
 namespace asio = boost::asio;
 
+namespace {
+
+// Whether two topologies put every key and channel on the same server.
+bool same_placement(const Topology& a, const Topology& b) {
+  const auto& x = *a.config;
+  const auto& y = *b.config;
+  if (x.hash_name != y.hash_name || x.distribution != y.distribution || x.hash_tag != y.hash_tag ||
+      x.shards.size() != y.shards.size())
+    return false;
+  for (std::size_t i = 0; i < x.shards.size(); ++i) {
+    const auto& s = x.shards[i];
+    const auto& t = y.shards[i];
+    if (s.address.text() != t.address.text() || s.weight != t.weight || s.ring_name != t.ring_name)
+      return false;
+  }
+  return a.map->describe() == b.map->describe();  // namespaces and their tables
+}
+
+}  // namespace
+
 Worker::Worker(unsigned index, TopologyPtr topology, SharedState& shared)
     : index_(index),
       topology_(std::move(topology)),
@@ -44,8 +64,18 @@ void Worker::stop() {
 }
 
 void Worker::apply(TopologyPtr topology) {
+  bool placement_changed = !same_placement(*topology_, *topology);
   topology_ = std::move(topology);
   pool_.apply(*topology_);
+  if (!placement_changed) return;
+  // A subscription lives on the shard that owned its channel; with channels moving, the
+  // client is closed so that it subscribes again where they now live.
+  for_each_session([](ClientSession& session) {
+    if (!session.subscribed()) return;
+    spdlog::info("client {} ({}): the shard map changed under its subscriptions; closing it",
+                 session.state().id, session.state().peer);
+    session.close();
+  });
 }
 
 void Worker::adopt(asio::ip::tcp::socket socket, std::uint64_t client_id) {

@@ -8,9 +8,9 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
-#include <map>
 #include <sstream>
 #include <thread>
 
@@ -40,7 +40,8 @@ int map_version(RedisClient& client) {
 }
 
 const std::string kQuick =
-    "timeouts:\n  connect_ms: 300\n  request_ms: 300\n  reconnect_min_ms: 50\n  reconnect_max_ms: 200\n";
+    "timeouts:\n  connect_ms: 300\n  request_ms: 300\n  reconnect_min_ms: 50\n  reconnect_max_ms: "
+    "200\n";
 
 }  // namespace
 
@@ -100,13 +101,15 @@ TEST_CASE("a broken config is rejected with file, line and key; the old map keep
   auto reply = client.command({"SANTRAL", "RELOAD"});
   REQUIRE(reply.is_error());
   CHECK(reply.str.find("reload rejected, the old config keeps serving") != std::string::npos);
-  CHECK(reply.str.find(santral.config_path().string() + ":4: shards[0].address") != std::string::npos);
+  CHECK(reply.str.find(santral.config_path().string() + ":4: shards[0].address") !=
+        std::string::npos);
   CHECK(santral.log().find("reload (SANTRAL RELOAD) rejected") != std::string::npos);
   CHECK(client.command({"GET", "k"}).str == "1");
   CHECK(map_version(client) == 1);
   // SIGHUP takes the same path.
   ::kill(santral.process().pid(), SIGHUP);
-  CHECK(wait_until([&] { return santral.log().find("reload (SIGHUP) rejected") != std::string::npos; }, 5000));
+  CHECK(wait_until(
+      [&] { return santral.log().find("reload (SIGHUP) rejected") != std::string::npos; }, 5000));
   CHECK(client.command({"GET", "k"}).str == "1");
 }
 
@@ -125,8 +128,8 @@ TEST_CASE("with the primary down, reads go on from its replica and writes get a 
   RedisServer replica({"--replicaof", "127.0.0.1", std::to_string(primary.port())});
   std::string yaml = "read_from: prefer-replica\n" + kQuick +
                      "health:\n  interval_ms: 100\n  failures: 1\n"
-                     "shards:\n  - name: users\n    address: " + primary.address() +
-                     "\n    replicas: [" + replica.address() + "]\n";
+                     "shards:\n  - name: users\n    address: " +
+                     primary.address() + "\n    replicas: [" + replica.address() + "]\n";
   SantralProcess santral(yaml);
   auto client = santral.client();
   REQUIRE(client.command({"SET", "profile:1", "ada"}).is_ok());
@@ -144,8 +147,8 @@ TEST_CASE("with the primary down, reads go on from its replica and writes get a 
 
 TEST_CASE("ejection turns a hung shard's timeouts into fast errors, and it comes back") {
   RedisServer hung, healthy;
-  std::string yaml = SantralProcess::config_for({&hung, &healthy},
-      kQuick + "health:\n  interval_ms: 100\n  failures: 2\n");
+  std::string yaml = SantralProcess::config_for(
+      {&hung, &healthy}, kQuick + "health:\n  interval_ms: 100\n  failures: 2\n");
   SantralProcess santral(yaml);
   auto client = santral.client();
   auto map = santral::config::ShardMap(santral::config::load_config(santral.config_path()));
@@ -160,10 +163,12 @@ TEST_CASE("ejection turns a hung shard's timeouts into fast errors, and it comes
   auto first = client.command({"GET", key});
   CHECK(first.str.find("did not answer within 300 ms") != std::string::npos);
   CHECK(Clock::now() - started >= std::chrono::milliseconds(250));
-  REQUIRE(wait_until([&] {
-    auto reply = client.command({"GET", key});
-    return reply.str.find("is unavailable") != std::string::npos;
-  }, 5000));
+  REQUIRE(wait_until(
+      [&] {
+        auto reply = client.command({"GET", key});
+        return reply.str.find("is unavailable") != std::string::npos;
+      },
+      5000));
   // Marked down: the error comes at once.
   std::vector<double> latencies_ms;
   for (int i = 0; i < 50; ++i) {
@@ -173,8 +178,9 @@ TEST_CASE("ejection turns a hung shard's timeouts into fast errors, and it comes
     CHECK(reply.str.find("shard0") != std::string::npos);
   }
   std::sort(latencies_ms.begin(), latencies_ms.end());
-  WARN("fast error latency with the shard marked down: median " << latencies_ms[25]
-       << " ms, max " << latencies_ms.back() << " ms (timeouts.request_ms is 300)");
+  WARN("fast error latency with the shard marked down: median "
+       << latencies_ms[25] << " ms, max " << latencies_ms.back()
+       << " ms (timeouts.request_ms is 300)");
   CHECK(latencies_ms[25] < 20);
 
   hung.resume();
@@ -187,8 +193,10 @@ namespace {
 // samples are name{labels} value, every sample's family has a TYPE, histogram buckets are
 // cumulative and end with +Inf equal to _count.
 std::map<std::string, double> parse_prometheus(const std::string& text) {
-  static const std::regex kSample(R"(^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*"(,[a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*")*)\})? (\S+)$)");
-  static const std::regex kType(R"(^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped)$)");
+  static const std::regex kSample(
+      R"(^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*"(,[a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*")*)\})? (\S+)$)");
+  static const std::regex kType(
+      R"(^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped)$)");
   std::map<std::string, double> samples;
   std::map<std::string, std::string> types;
   std::istringstream in(text);
@@ -221,17 +229,20 @@ std::map<std::string, double> parse_prometheus(const std::string& text) {
 TEST_CASE("/stats and /metrics count a known workload; the API wants its token") {
   RedisServer a, b;
   int admin_port = free_loopback_port();
-  std::string yaml = SantralProcess::config_for({&a, &b}, "workers: 2\nadmin:\n  listen: 127.0.0.1:" +
-                                                              std::to_string(admin_port) + "\n  token: t0k3n\n");
+  std::string yaml = SantralProcess::config_for(
+      {&a, &b}, "workers: 2\nadmin:\n  listen: 127.0.0.1:" + std::to_string(admin_port) +
+                    "\n  token: t0k3n\n");
   SantralProcess santral(yaml);
   {
     auto client = santral.client();
     for (int i = 0; i < 100; ++i) client.append({"SET", "stat:" + std::to_string(i), "v"});
     for (int i = 0; i < 100; ++i) REQUIRE(client.get_reply().is_ok());
-    for (int i = 0; i < 40; ++i) REQUIRE(client.command({"GET", "stat:" + std::to_string(i)}).str == "v");
+    for (int i = 0; i < 40; ++i)
+      REQUIRE(client.command({"GET", "stat:" + std::to_string(i)}).str == "v");
     for (int i = 0; i < 7; ++i) REQUIRE(client.command({"GETRANGE", "nosuch"}).is_error());
     auto other = santral.client();  // lands on the other worker
-    for (int i = 0; i < 10; ++i) REQUIRE(other.command({"MGET", "stat:1", "stat:2", "stat:3"}).elements.size() == 3);
+    for (int i = 0; i < 10; ++i)
+      REQUIRE(other.command({"MGET", "stat:1", "stat:2", "stat:3"}).elements.size() == 3);
   }
   CHECK(http_request(admin_port, "GET", "/stats").status == 401);
   CHECK(http_request(admin_port, "GET", "/stats", "wrong").status == 401);
@@ -248,7 +259,8 @@ TEST_CASE("/stats and /metrics count a known workload; the API wants its token")
   CHECK(commands["set"]["latency"]["count"] == 100);
   CHECK(commands["set"]["latency"]["p99_seconds"].get<double>() > 0);
   long long shard_requests = 0;
-  for (auto& [name, shard] : json["total"]["shards"].items()) shard_requests += shard["requests"].get<long long>();
+  for (auto& [name, shard] : json["total"]["shards"].items())
+    shard_requests += shard["requests"].get<long long>();
   CHECK(shard_requests >= 100 + 40 + 10);
   CHECK(json["workers"].size() == 2);
   CHECK(json["config_version"] == 1);
@@ -286,13 +298,16 @@ TEST_CASE("SIGTERM under load answers every request it had read, then exits 0") 
   std::string received;
   REQUIRE(raw.wait_closed(received, 20000));
   std::size_t replies = 0;
-  for (std::size_t at = received.find("\r\n"); at != std::string::npos; at = received.find("\r\n", at + 2)) ++replies;
+  for (std::size_t at = received.find("\r\n"); at != std::string::npos;
+       at = received.find("\r\n", at + 2))
+    ++replies;
   long long executed = std::stoll(shard.client().command({"GET", "counter"}).str);
   INFO("executed " << executed << ", replies " << replies);
   CHECK(replies == static_cast<std::size_t>(executed));  // every executed INCR was answered
   CHECK(received.find('-') == std::string::npos);        // and none with an error
-  int status = santral.process().wait(15000);  // drain_ms is 10 s
-  INFO("status " << status << " signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0) << ": " << santral.log());
+  int status = santral.process().wait(15000);            // drain_ms is 10 s
+  INFO("status " << status << " signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0) << ": "
+                 << santral.log());
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
 }

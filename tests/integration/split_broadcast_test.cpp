@@ -232,6 +232,12 @@ TEST_CASE("SCRIPT LOAD, EXISTS and FLUSH on every shard; EVALSHA survives a shar
   REQUIRE(cluster.shard(1).client().command({"SCRIPT", "FLUSH"}).is_ok());
   CHECK(client.command({"SCRIPT", "EXISTS", sha}).elements.at(0).integer ==
         0);  // not on every shard
+  // Santral loads the script on a connection before its first EVALSHA there.
+  CHECK(client.command({"EVALSHA", sha, "1", key}).str == "hello");
+  CHECK(cluster.shard(1).client().command({"SCRIPT", "EXISTS", sha}).elements.at(0).integer == 1);
+  CHECK(cluster.shard(1).command_calls("eval") == 0);
+  // Lost after that load: NOSCRIPT, and Santral retries once as EVAL with the body.
+  REQUIRE(cluster.shard(1).client().command({"SCRIPT", "FLUSH"}).is_ok());
   CHECK(client.command({"EVALSHA", sha, "1", key}).str == "hello");
   CHECK(cluster.shard(1).command_calls("eval") == 1);
 

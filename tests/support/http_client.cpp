@@ -9,7 +9,8 @@ namespace santral::test {
 HttpResponse http_request(int port, const std::string& method, const std::string& target,
                           const std::string& bearer_token) {
   RawConnection connection(port);
-  std::string request = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
+  std::string request =
+      method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
   if (!bearer_token.empty()) request += "Authorization: Bearer " + bearer_token + "\r\n";
   if (method == "POST") request += "Content-Length: 0\r\n";
   connection.send(request + "\r\n");

@@ -2,9 +2,9 @@
 // file's topology, every file it and the Dockerfiles name, and the routers' shared config.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <algorithm>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -121,14 +121,16 @@ TEST_CASE("the routers' shared config loads, and names only compose services") {
 
 TEST_CASE("Dockerfiles: Debian 12, a non-root user, only the binary and a config in the image") {
   std::string santral = text_of(kDeploy / "Dockerfile");
-  CHECK(std::regex_search(santral, std::regex(R"(^FROM debian:12 AS build$)", std::regex::multiline)));
+  CHECK(std::regex_search(santral,
+                          std::regex(R"(^FROM debian:12 AS build$)", std::regex::multiline)));
   CHECK(std::regex_search(santral, std::regex(R"(^FROM debian:12-slim$)", std::regex::multiline)));
   std::smatch user;
   REQUIRE(std::regex_search(santral, user, std::regex(R"(^USER (\S+)$)", std::regex::multiline)));
   CHECK(user[1] != "root");
   // The final stage takes exactly two things: the binary from the build stage, and a config.
   auto final_stage = santral.substr(santral.find("FROM debian:12-slim"));
-  CHECK(std::regex_search(final_stage, std::regex(R"(COPY --from=build \S+/santral /usr/local/bin/santral)")));
+  CHECK(std::regex_search(final_stage,
+                          std::regex(R"(COPY --from=build \S+/santral /usr/local/bin/santral)")));
   CHECK(copy_sources(final_stage) == std::vector<std::string>{"deploy/santral.yaml"});
   for (const auto& source : copy_sources(santral)) {
     INFO(source);

@@ -1,0 +1,80 @@
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "config/config.h"
+#include "config/namespace/hash_ring.h"
+#include "config/namespace/key_pattern.h"
+#include "config/namespace/range_table.h"
+
+namespace santral::config {
+
+// A slots table: slot -> shard.
+using SlotTable = std::array<std::uint16_t, kSlotCount>;
+
+// One namespace of a ShardMap: which keys belong to it (the pattern), what of the key is
+// placed (the shard key field), and the table that turns the shard key into a shard.
+class Namespace {
+ public:
+  Namespace(const NamespaceConfig& config, const std::vector<ShardConfig>& shards);
+
+  const std::string& name() const { return name_; }
+  Strategy strategy() const { return strategy_; }
+  const KeyPattern& pattern() const { return pattern_; }
+  int shard_key_field() const { return field_; }  // -1: the whole key
+
+  // The shard key field of `key` (or the whole key), when the pattern matches.
+  bool match(std::string_view key, std::string_view& field_value) const;
+  // False when the namespace passes this shard key on (a range table that does not cover it).
+  bool accepts(std::string_view shard_key) const;
+  // Where an accepted shard key goes.
+  std::size_t locate(std::string_view shard_key) const;
+  // Why, in words: "slot 4312", "range [m, t)", "group seller42 -> listed", "zone eu".
+  std::string detail(std::string_view shard_key) const;
+  // True when every key the pattern matches is in the namespace.
+  bool total() const { return !ranges_ || ranges_->total(); }
+
+  // Every shard a key of this namespace can land on (sorted).
+  const std::vector<std::size_t>& shards() const { return shards_; }
+  // The shards that can hold a shard key starting with `prefix` (sorted).
+  std::vector<std::size_t> shards_for_prefix(std::string_view prefix) const;
+  // The table, one line per entry, for SANTRAL SHARDMAP.
+  std::string describe(const std::vector<ShardConfig>& shards) const;
+
+ private:
+  struct Ring {
+    std::vector<std::size_t> shards;
+    std::shared_ptr<const HashRing> ring;  // immutable: copies share it
+  };
+  Ring make_ring(const HashedPlacement& hashed, const std::vector<std::size_t>& members,
+                 const std::vector<ShardConfig>& shards) const;
+  std::size_t hashed_locate(const Ring& ring, std::string_view shard_key) const;
+  const std::pair<std::string, std::size_t>* group(std::string_view shard_key) const;
+
+  std::string name_;
+  Strategy strategy_;
+  KeyPattern pattern_;
+  int field_ = -1;
+  std::string shard_key_;  // the field's name
+  HashedPlacement hashed_;
+  Strategy fallback_ = Strategy::Hashed;
+  std::optional<Ring> ring_;                                 // hashed; directory's hashed fallback
+  std::shared_ptr<const SlotTable> slots_;                   // slots; directory's slots fallback
+  std::vector<SlotRange> slot_ranges_;                       // as configured, for describe()
+  std::optional<RangeTable> ranges_;                         // range
+  std::vector<std::pair<std::string, std::size_t>> groups_;  // sorted: group -> shard or zone
+  std::vector<Zone> zones_;
+  std::vector<Ring> zone_rings_;
+  std::size_t default_zone_ = 0;
+  std::vector<std::size_t> shards_;
+};
+
+}  // namespace santral::config

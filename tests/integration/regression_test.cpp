@@ -1,0 +1,122 @@
+// Defects found in review, each reproduced here against real shards before it was fixed.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "tests/support/cluster.h"
+
+using namespace santral::test;
+using Clock = std::chrono::steady_clock;
+
+TEST_CASE("an array reply that starts with \"message\" is a reply, not a pub/sub message") {
+  Cluster cluster(1, "workers: 1\n");
+  auto a = cluster.client();
+  auto b = cluster.client();
+  REQUIRE(a.command({"RPUSH", "l", "message", "y", "z"}).integer == 3);
+  REQUIRE(a.command({"MSET", "{m}a", "message", "{m}b", "x"}).is_ok());
+  REQUIRE(b.command({"SET", "k", "hello"}).is_ok());
+  for (int i = 0; i < 20; ++i) {
+    a.append({"LRANGE", "l", "0", "-1"});
+    a.append({"MGET", "{m}a", "{m}b", "{m}c"});
+    b.append({"GET", "k"});
+    auto range = a.get_reply();
+    auto values = a.get_reply();
+    auto value = b.get_reply();
+    REQUIRE(range.elements.size() == 3);
+    CHECK(range.elements[0].str == "message");
+    REQUIRE(values.elements.size() == 3);
+    CHECK(values.elements[0].str == "message");
+    CHECK(value.str == "hello");
+  }
+}
+
+TEST_CASE("subscribers of a hung shard cost Santral nothing but their subscriptions") {
+  Cluster cluster(1,
+                  "workers: 1\ntimeouts:\n  request_ms: 300\n  connect_ms: 300\n"
+                  "health:\n  failures: 1\n");
+  auto first = cluster.client();
+  auto second = cluster.client();
+  REQUIRE(first.command({"SUBSCRIBE", "{x}1"}).elements.size() == 3);
+  REQUIRE(second.command({"SUBSCRIBE", "{x}2"}).elements.size() == 3);
+  cluster.shard(0).pause();
+  RawConnection third(cluster.santral().port());
+  third.send("*2\r\n$9\r\nSUBSCRIBE\r\n$4\r\n{x}3\r\n");
+  std::string got;
+  CHECK(third.wait_closed(got, 5000));  // its subscription failed; it is told so and closed
+  cluster.shard(0).resume();
+  CHECK(cluster.santral().process().running());
+  CHECK(cluster.client().command({"PING"}).str == "PONG");
+}
+
+TEST_CASE("more concurrent transactions than the idle pool keeps all commit") {
+  Cluster cluster(1, "workers: 1\n");
+  constexpr int kClients = 24;
+  std::atomic<int> committed{0};
+  std::vector<std::thread> threads;
+  for (int c = 0; c < kClients; ++c) {
+    threads.emplace_back([&, c] {
+      auto client = cluster.client();
+      for (int round = 0; round < 5; ++round) {
+        client.append({"MULTI"});
+        client.append({"SET", "{t}" + std::to_string(c), std::to_string(round)});
+        client.append({"EXEC"});
+        client.get_reply();
+        client.get_reply();
+        if (client.get_reply().elements.size() == 1) ++committed;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(committed == kClients * 5);
+}
+
+TEST_CASE("EVALSHA keeps its place in the pipeline after the shard restarted") {
+  Cluster cluster(1, "timeouts:\n  reconnect_min_ms: 20\n  reconnect_max_ms: 50\n");
+  auto client = cluster.client();
+  auto sha = client.command({"SCRIPT", "LOAD", "return redis.call('SET', KEYS[1], ARGV[1])"}).str;
+  REQUIRE(client.command({"SET", "{k}v", "old"}).is_ok());
+  cluster.shard(0).kill();
+  cluster.shard(0).restart();  // an empty server: no scripts, no keys
+  REQUIRE(wait_until([&] { return client.command({"SET", "{k}v", "old"}).is_ok(); }, 5000));
+  client.append({"EVALSHA", sha, "1", "{k}v", "new"});
+  client.append({"GET", "{k}v"});
+  CHECK(client.get_reply().is_ok());
+  CHECK(client.get_reply().str == "new");  // the script ran before the GET behind it
+}
+
+TEST_CASE("a shard that pauses its clients does not wedge the connection") {
+  Cluster cluster(1,
+                  "workers: 1\ntimeouts:\n  request_ms: 3000\n"
+                  "limits:\n  max_pending_requests: 2\n");
+  auto client = cluster.client();
+  REQUIRE(client.command({"SET", "p", "1"}).is_ok());
+  REQUIRE(cluster.shard(0).client().command({"CLIENT", "PAUSE", "700", "ALL"}).is_ok());
+  auto started = Clock::now();
+  for (int i = 0; i < 6; ++i) client.append({"GET", "p"});
+  for (int i = 0; i < 6; ++i) CHECK(client.get_reply().str == "1");
+  CHECK(Clock::now() - started < std::chrono::milliseconds(2500));
+}
+
+TEST_CASE("SELECT and a protocol change wait until the transaction lets go of its connection") {
+  Cluster cluster(1);
+  auto client = cluster.client();
+  REQUIRE(client.command({"WATCH", "{t}w"}).is_ok());
+  auto select = client.command({"SELECT", "1"});
+  REQUIRE(select.is_error());
+  CHECK(select.str.find("while WATCH or MULTI holds a connection") != std::string::npos);
+  CHECK(client.command({"UNWATCH"}).is_ok());
+  CHECK(client.command({"SELECT", "1"}).is_ok());
+}
+
+TEST_CASE("CLIENT REPLY SKIP still skips a WAIT that waited for earlier replies") {
+  Cluster cluster(1);
+  RawConnection raw(cluster.santral().port());
+  raw.send(
+      "*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\n1\r\n"
+      "*3\r\n$6\r\nCLIENT\r\n$5\r\nREPLY\r\n$4\r\nSKIP\r\n"
+      "*3\r\n$4\r\nWAIT\r\n$1\r\n0\r\n$1\r\n0\r\n"
+      "*1\r\n$4\r\nPING\r\n");
+  CHECK(raw.read_some(12) == "+OK\r\n+PONG\r\n");
+}
