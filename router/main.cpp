@@ -26,7 +26,9 @@ int main(int argc, char** argv) {
   if (options.check_only) {
     std::cout << "config OK: " << config.source.string() << ": listen " << config.listen.text()
               << ", " << config.workers << " workers, " << config.shards.size() << " shards ("
-              << config.hash_name << ")\n";
+              << config.hash_name << ")";
+    if (!config.namespaces.empty()) std::cout << ", " << config.namespaces.size() << " namespaces";
+    std::cout << "\n";
     for (const auto& warning : config.warnings) std::cout << "warning: " << warning << "\n";
     return 0;
   }

@@ -358,6 +358,11 @@ NamespaceConfig NamespaceReader::read() {
                  fmt::format("names no field of match '{}' (its fields: {})", ns.match,
                              names.empty() ? "none" : names));
     }
+  } else {
+    // By default the first field is the shard key: "order:{customer}:{id}" places by customer.
+    // A pattern without fields places by the whole key.
+    for (const auto& s : pattern->segments())
+      if (s.field && ns.shard_key.empty()) ns.shard_key = s.text;
   }
   if (!item_["strategy"])
     errors_.at(item_, at("strategy"), "missing: one of hashed, slots, range, directory, zone");
