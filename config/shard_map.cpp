@@ -97,7 +97,8 @@ std::size_t ShardMap::default_shard(std::string_view key) const {
 std::size_t ShardMap::shard_for_key(std::string_view key) const {
   if (!namespaces_.empty()) {
     std::string_view shard_key;
-    if (const Namespace* ns = namespace_of(key, shard_key)) return ns->locate(shard_key);
+    if (const Namespace* ns = namespace_of(key, shard_key))
+      return ns->locate(shard_key, hashed_part(key));
   }
   return default_shard(key);
 }
@@ -110,7 +111,7 @@ Placement ShardMap::place(std::string_view key) const {
     p.strategy = strategy_name(ns->strategy());
     p.shard_key = std::string(shard_key);
     p.detail = ns->detail(shard_key);
-    p.shard = ns->locate(shard_key);
+    p.shard = ns->locate(shard_key, hashed_part(key));
     return p;
   }
   p.strategy = distribution_name(distribution_);
@@ -173,7 +174,10 @@ std::vector<std::size_t> ShardMap::shards_for_pattern(std::string_view glob) con
       if (ns.accepts(tag_text)) out.push_back(ns.locate(tag_text));
     } else if (tag == Tag::None && r.shard_key) {
       covered = r.covers && ns.accepts(*r.shard_key);
-      if (ns.accepts(*r.shard_key)) out.push_back(ns.locate(*r.shard_key));
+      if (ns.accepts(*r.shard_key)) {
+        auto shards = ns.shards_of(*r.shard_key);
+        out.insert(out.end(), shards.begin(), shards.end());
+      }
     } else if (tag == Tag::None && r.shard_key_prefix) {
       auto shards = ns.shards_for_prefix(*r.shard_key_prefix);
       out.insert(out.end(), shards.begin(), shards.end());

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # clang-format over every source and clang-tidy over the product code (protocol/, config/,
-# router/), with the checks in .clang-tidy; non-zero on any finding.
+# router/, tools/), with the checks in .clang-tidy; non-zero on any finding.
 #   scripts/lint.sh          check
 #   scripts/lint.sh --fix    rewrite the files with clang-format first
 set -euo pipefail
@@ -21,7 +21,7 @@ dir="$root/build-lint"
 CXX=clang++ cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
 # clang-tidy reads the product code; tests get clang-format only (Catch2 makes every test
 # translation unit slow to analyse, and CI time is better spent running them).
-mapfile -t units < <(printf '%s\n' "${sources[@]}" | grep -E '^(protocol|config|router)/.*\.cpp$')
+mapfile -t units < <(printf '%s\n' "${sources[@]}" | grep -E '^(protocol|config|router|tools)/.*\.cpp$')
 printf '%s\n' "${units[@]}" |
   xargs -P "$(nproc)" -n 4 clang-tidy -p "$dir" --quiet 2>/dev/null
 echo "lint: clean"

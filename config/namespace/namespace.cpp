@@ -114,7 +114,7 @@ const std::pair<std::string, std::size_t>* Namespace::group(std::string_view sha
   return it != groups_.end() && it->first == shard_key ? &*it : nullptr;
 }
 
-std::size_t Namespace::locate(std::string_view shard_key) const {
+std::size_t Namespace::locate(std::string_view shard_key, std::string_view spread) const {
   switch (strategy_) {
     case Strategy::Hashed:
       return hashed_locate(*ring_, shard_key);
@@ -128,10 +128,17 @@ std::size_t Namespace::locate(std::string_view shard_key) const {
                                           : hashed_locate(*ring_, shard_key);
     case Strategy::Zone: {
       const auto* g = group(shard_key);
-      return hashed_locate(zone_rings_[g ? g->second : default_zone_], shard_key);
+      return hashed_locate(zone_rings_[g ? g->second : default_zone_],
+                           spread.empty() ? shard_key : spread);
     }
   }
   return 0;
+}
+
+std::vector<std::size_t> Namespace::shards_of(std::string_view shard_key) const {
+  if (strategy_ != Strategy::Zone) return {locate(shard_key)};
+  const auto* g = group(shard_key);
+  return zones_[g ? g->second : default_zone_].shards;
 }
 
 std::string Namespace::detail(std::string_view shard_key) const {

@@ -35,10 +35,13 @@ class Namespace {
   bool match(std::string_view key, std::string_view& field_value) const;
   // False when the namespace passes this shard key on (a range table that does not cover it).
   bool accepts(std::string_view shard_key) const;
-  // Where an accepted shard key goes.
-  std::size_t locate(std::string_view shard_key) const;
+  // Where an accepted shard key goes. `spread` is what a zone hashes within the zone: the key
+  // (or its hash tag), so that one group's keys spread over its zone; empty: the shard key.
+  std::size_t locate(std::string_view shard_key, std::string_view spread = {}) const;
   // Why, in words: "slot 4312", "range [m, t)", "group seller42 -> listed", "zone eu".
   std::string detail(std::string_view shard_key) const;
+  // The shards every key of this shard key can land on: its zone's for a zone, else one.
+  std::vector<std::size_t> shards_of(std::string_view shard_key) const;
   // True when every key the pattern matches is in the namespace.
   bool total() const { return !ranges_ || ranges_->total(); }
 

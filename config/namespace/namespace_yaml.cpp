@@ -62,6 +62,10 @@ class NamespaceReader {
   void read_directory(NamespaceConfig& ns) const;
   void read_zones(NamespaceConfig& ns) const;
   std::string require_string(const YAML::Node& node, const std::string& key) const;
+  // YAML parsers here accept a repeated mapping key; a group listed twice would be placed by
+  // whichever entry sorts first, so moving a group by adding a line would silently not move it.
+  void check_new_group(const NamespaceConfig& ns, const YAML::Node& node,
+                       const std::string& group) const;
 
   const YamlFields& fields_;
   const ConfigErrors& errors_;
@@ -74,6 +78,14 @@ std::string NamespaceReader::require_string(const YAML::Node& node, const std::s
   std::string text = fields_.string(node, key);
   if (text.empty()) errors_.at(node, key, "must not be empty");
   return text;
+}
+
+void NamespaceReader::check_new_group(const NamespaceConfig& ns, const YAML::Node& node,
+                                      const std::string& group) const {
+  for (const auto& listed : ns.groups)
+    if (listed.first == group)
+      errors_.at(node, at("groups." + group),
+                 "group '" + group + "' is listed twice: each group has one place");
 }
 
 void NamespaceReader::check_keys(Strategy strategy) const {
@@ -259,6 +271,7 @@ void NamespaceReader::read_directory(NamespaceConfig& ns) const {
                "expected a mapping of groups to shards, like {seller42: shard1}");
   for (const auto& entry : groups) {
     std::string group = fields_.string(entry.first, at("groups"));
+    check_new_group(ns, entry.first, group);
     ns.groups.emplace_back(group, shard_named(entry.second, at("groups." + group)));
   }
   ns.fallback = Strategy::Hashed;
@@ -309,6 +322,8 @@ void NamespaceReader::read_zones(NamespaceConfig& ns) const {
   for (const auto& entry : zones) {
     std::string name = fields_.string(entry.first, at("zones"));
     std::string k = at("zones." + name);
+    for (const auto& z : ns.zones)
+      if (z.name == name) errors_.at(entry.first, k, "zone '" + name + "' is listed twice");
     if (entry.second.IsSequence() && entry.second.size() == 0)
       errors_.at(entry.second, k, "zone '" + name + "' is empty: list at least one shard");
     ns.zones.push_back({name, shard_list(entry.second, k)});
@@ -327,6 +342,7 @@ void NamespaceReader::read_zones(NamespaceConfig& ns) const {
       errors_.at(groups, at("groups"), "expected a mapping of groups to zones, like {tenantA: eu}");
     for (const auto& entry : groups) {
       std::string group = fields_.string(entry.first, at("groups"));
+      check_new_group(ns, entry.first, group);
       ns.groups.emplace_back(group, zone_named(entry.second, at("groups." + group)));
     }
   }
