@@ -44,6 +44,7 @@ Namespace::Ring Namespace::make_ring(const HashedPlacement& hashed,
                                      const std::vector<std::size_t>& members,
                                      const std::vector<ShardConfig>& shards) const {
   std::vector<HashRing::Member> ring_members;
+  ring_members.reserve(members.size());
   for (auto i : members) ring_members.push_back({{shards[i].name, shards[i].weight}, i});
   return Ring{members, std::make_shared<const HashRing>(ring_members, hashed.vnodes)};
 }
