@@ -4,6 +4,8 @@
 #include <charconv>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
 #include "router/client_session.h"
@@ -293,7 +295,7 @@ void client_unblock(const Routed& r) {
       [](const std::vector<long long>& counts) {
         long long total = 0;
         for (auto n : counts) total += n;
-        return ":" + std::to_string(total) + "\r\n";
+        return fmt::format(":{}\r\n", total);
       });
 }
 
