@@ -8,6 +8,7 @@
 #include "router/hotkeys/salted_route.h"
 
 #include <algorithm>
+#include <charconv>
 #include <functional>
 #include <memory>
 #include <span>
@@ -312,8 +313,8 @@ void set(const SaltedRequest& r) {
   });
 }
 
-// EXPIRE, PEXPIRE, PERSIST: applied to every sub-key; 1 when it applied to any.
-void every_sub_key(const SaltedRequest& r) {
+// The same command on every sub-key; 1 when it applied to any. Returns the call to run.
+SaltedCall on_every_sub_key(const SaltedRequest& r) {
   const SaltedCounter& counter = *r.counters[0];
   SaltedCall call(r.routed);
   for (std::uint32_t k = 0; k < counter.salts; ++k) {
@@ -321,11 +322,56 @@ void every_sub_key(const SaltedRequest& r) {
     args[r.positions[0]] = counter.sub_keys[k];
     call.add(counter.shards[k], std::move(args));
   }
-  call.run([](const Replies& replies, std::string& out) {
-    if (replies.error(out)) return;
-    std::int64_t any = 0;
-    for (const auto& value : replies.values) any = std::max(any, value.integer);
-    RespWriter(out, replies.protocol).integer(any);
+  return call;
+}
+
+void write_any(const Replies& replies, std::string& out) {
+  if (replies.error(out)) return;
+  std::int64_t any = 0;
+  for (const auto& value : replies.values) any = std::max(any, value.integer);
+  RespWriter(out, replies.protocol).integer(any);
+}
+
+// PERSIST: every sub-key.
+void every_sub_key(const SaltedRequest& r) {
+  on_every_sub_key(r).run(write_any);
+}
+
+// EXPIRE, PEXPIRE: every sub-key. A sub-key missing at that moment is then created as 0 with the
+// same time to live (SET NX PX), so that an increment creating it later cannot outlive the
+// counter: INCR keeps the deadline of the key it adds to.
+void expire(const SaltedRequest& r) {
+  const auto& args = r.routed.request.args;
+  std::int64_t ttl = -1;
+  auto [end, ec] = std::from_chars(args[2].data(), args[2].data() + args[2].size(), ttl);
+  bool seconds = r.routed.spec.name == "expire";
+  if (ec != std::errc{} || end != args[2].data() + args[2].size() ||
+      (seconds && __builtin_mul_overflow(ttl, std::int64_t{1000}, &ttl)))
+    ttl = -1;
+  auto& session = r.routed.session;
+  Worker* worker = &session.worker();
+  const SaltedCounter& counter = *r.counters[0];
+  on_every_sub_key(r).run([worker, ttl, profile = session.profile(), client = session.state().id,
+                           sub_keys = counter.sub_keys,
+                           shards = counter.shards](const Replies& replies, std::string& out) {
+    write_any(replies, out);
+    auto is = [&replies](auto test) {
+      return std::any_of(replies.values.begin(), replies.values.end(), test);
+    };
+    bool applied = is([](const ReplyValue& value) {
+      return value.type == ReplyValue::Type::Integer && value.integer == 1;
+    });
+    if (!applied || ttl <= 0 || is([](const ReplyValue& value) { return value.is_error(); }))
+      return;
+    std::string bytes;
+    std::string milliseconds = std::to_string(ttl);
+    for (std::size_t k = 0; k < sub_keys.size(); ++k) {
+      if (replies.values[k].integer != 0) continue;  // it exists: it has the deadline
+      bytes.clear();
+      std::string_view set[] = {"SET", sub_keys[k], "0", "NX", "PX", milliseconds};
+      RespWriter(bytes).command(set);
+      worker->pool().shared(shards[k], profile, client).send_silent(bytes);
+    }
   });
 }
 
@@ -354,8 +400,8 @@ constexpr SaltedCommand kSaltedCommands[] = {
     {"del", count_keys},
     {"unlink", count_keys},
     {"set", set},
-    {"expire", every_sub_key},
-    {"pexpire", every_sub_key},
+    {"expire", expire},
+    {"pexpire", expire},
     {"persist", every_sub_key},
     {"ttl", base_key},
     {"pttl", base_key},

@@ -185,6 +185,24 @@ TEST_CASE("PEXPIRE on a salted counter removes every sub-key at the deadline") {
   CHECK(client.command({"GET", "hits:home"}).is_nil());
 }
 
+TEST_CASE("a sub-key first written after EXPIRE expires with the counter") {
+  Cluster cluster(4, "");
+  auto client = cluster.client();
+  REQUIRE(client.command({"SET", "likes:1", "5"}).is_ok());
+  REQUIRE(client.command({"SANTRAL", "SALT", "likes:1", "4"}).is_ok());
+  REQUIRE(keys_on_all(cluster) == 1);  // only the key itself has been written so far
+  CHECK(client.command({"PEXPIRE", "likes:1", "1500"}).integer == 1);
+  CHECK(client.command({"EXPIRE", "nothing", "10"}).integer == 0);
+  for (int i = 0; i < 100; ++i) REQUIRE(!client.command({"INCR", "likes:1"}).is_error());
+  CHECK(client.command({"GET", "likes:1"}).str == "105");
+  CHECK(keys_on_all(cluster) == 4);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (keys_on_all(cluster) > 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
+  CHECK(keys_on_all(cluster) == 0);
+  CHECK(client.command({"GET", "likes:1"}).is_nil());
+}
+
 TEST_CASE("SANTRAL HOTKEYS names a hammered key with its shard and salting") {
   int admin_port = free_loopback_port();
   Cluster cluster(3,
