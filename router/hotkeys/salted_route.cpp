@@ -24,6 +24,7 @@
 #include "router/hotkeys/counter_sum.h"
 #include "router/hotkeys/salt_table.h"
 #include "router/reply_merge.h"
+#include "router/transaction.h"
 #include "router/worker.h"
 
 namespace santral::router {
@@ -434,7 +435,7 @@ bool route_salted(const Routed& routed) {
   if (first_salted == nullptr) return false;
   std::string_view key = routed.request.args[positions[first_at]];
   if (session.in_transaction()) {
-    session.reply_error(error_message(ClientError::SaltedInTransaction, key));
+    session.transaction().refuse(routed, error_message(ClientError::SaltedInTransaction, key));
     return true;
   }
   Handler handler = handler_for(routed.spec.name);
