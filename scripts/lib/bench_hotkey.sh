@@ -4,7 +4,8 @@
 # 1. redis-benchmark INCR on one key (no -r: a single hot key) through Santral with salting off
 #    and on: requests/s, and the busiest shard's share of all backend commands (the hot-spot
 #    ratio: 100% means one shard does all the work, 25% is an even spread over four).
-# 2. The core SET/GET/INCR rows with hot-key detection on (the default) and off.
+# 2. The core SET/GET/INCR rows with hot-key detection on (the default) and off: requests/s and
+#    Santral's CPU time per request.
 
 hot_key="likes:500"
 
@@ -76,18 +77,35 @@ for pipeline in 1 16; do
 done
 
 echo
-echo "Hot-key detection on (sample_every 16) and off: redis-benchmark -r 100000, Santral w=1"
+echo "Hot-key detection on (sample_every 16) and off: redis-benchmark -r 100000, Santral w=1;"
+echo "requests/s, and Santral's own CPU time per request (less sensitive to a busy machine)"
 echo
-printf "| %-5s | %3s | %14s | %14s | %8s |\n" test P "detection on" "detection off" "on / off"
-printf "|%s|\n" "-------|-----|----------------|----------------|----------"
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+tick_us=$((1000000 / $(getconf CLK_TCK)))
+on_pid="$(pid_on_port "$off_port")"
+off_pid="$(pid_on_port "$nodetect_port")"
+# measure <port> <pid> <pipeline> <test>: "<requests/s> <CPU µs per request>"
+measure() {
+  local before after rate
+  before="$(cpu_ticks "$2")"
+  rate="$(bench_rps "$1" "$3" -r 100000 -t "$4")"
+  after="$(cpu_ticks "$2")"
+  echo "$rate $(awk -v t=$((after - before)) -v us="$tick_us" -v n="$requests" 'BEGIN { printf "%.2f", t * us / n }')"
+}
+printf "| %-5s | %3s | %12s | %13s | %8s | %11s | %12s | %8s |\n" test P "req/s on" "req/s off" "on / off" "CPU µs on" "CPU µs off" "on / off"
+printf "|%s|\n" "-------|-----|--------------|---------------|----------|-------------|--------------|----------"
 for pipeline in 1 16; do
   for t in set get incr; do
-    on="" off=""
+    on="" off="" on_cpu="" off_cpu=""
     for _ in $(seq 1 "$repeat"); do
-      on+=" $(bench_rps "$off_port" "$pipeline" -r 100000 -t "$t")"
-      off+=" $(bench_rps "$nodetect_port" "$pipeline" -r 100000 -t "$t")"
+      read -r rate cpu < <(measure "$off_port" "$on_pid" "$pipeline" "$t")
+      on+=" $rate" on_cpu+=" $cpu"
+      read -r rate cpu < <(measure "$nodetect_port" "$off_pid" "$pipeline" "$t")
+      off+=" $rate" off_cpu+=" $cpu"
     done
     on="$(median <<<"$on")" off="$(median <<<"$off")"
-    printf "| %-5s | %3s | %14.0f | %14.0f | %8s |\n" "${t^^}" "$pipeline" "$on" "$off" "$(ratio "$on" "$off")"
+    on_cpu="$(median <<<"$on_cpu")" off_cpu="$(median <<<"$off_cpu")"
+    printf "| %-5s | %3s | %12.0f | %13.0f | %8s | %11s | %12s | %8s |\n" "${t^^}" "$pipeline" \
+      "$on" "$off" "$(ratio "$on" "$off")" "$on_cpu" "$off_cpu" "$(ratio "$on_cpu" "$off_cpu")"
   done
 done
