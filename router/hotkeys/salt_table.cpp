@@ -2,15 +2,16 @@
 
 namespace santral::router {
 
-void SaltTable::rebuild(const config::Config& config, std::shared_ptr<const config::ShardMap> map,
+void SaltTable::rebuild(std::shared_ptr<const config::Config> config,
+                        std::shared_ptr<const config::ShardMap> map,
                         std::shared_ptr<const SaltOverrides> overrides) {
-  config_ = &config;
+  config_ = std::move(config);
   map_ = std::move(map);
   overrides_ = std::move(overrides);
   exact_.clear();
   layouts_.clear();
   has_patterns_ = false;
-  for (const auto& rule : config.salting) {
+  for (const auto& rule : config_->salting) {
     if (rule.pattern)
       has_patterns_ = true;
     else

@@ -30,7 +30,8 @@ struct SaltOverrides {
 // remembered (a pattern can salt any number of keys, so that memory is bounded).
 class SaltTable {
  public:
-  void rebuild(const config::Config& config, std::shared_ptr<const config::ShardMap> map,
+  void rebuild(std::shared_ptr<const config::Config> config,
+               std::shared_ptr<const config::ShardMap> map,
                std::shared_ptr<const SaltOverrides> overrides);
 
   // Nothing is salted: the request path skips every lookup.
@@ -53,7 +54,7 @@ class SaltTable {
   template <typename T>
   using ByKey = std::unordered_map<std::string, T, KeyHash, std::equal_to<>>;
 
-  const config::Config* config_ = nullptr;
+  std::shared_ptr<const config::Config> config_;
   std::shared_ptr<const config::ShardMap> map_;
   std::shared_ptr<const SaltOverrides> overrides_;
   bool empty_ = true;
