@@ -167,6 +167,45 @@ TEST_CASE("unsalting while 10 clients increment loses no increment") {
   CHECK(cluster.santral().log().find("SANTRAL UNSALT: 'counter'") != std::string::npos);
 }
 
+TEST_CASE("salting and unsalting a live counter while clients increment keeps every increment") {
+  Cluster cluster(4, "workers: 2\n");
+  auto admin = cluster.client();
+  constexpr int kClients = 8;
+  constexpr int kPerClient = 4000;
+  std::atomic<long long> acknowledged{0};
+  std::atomic<int> failed{0};
+  std::vector<std::thread> threads;
+  for (int c = 0; c < kClients; ++c) {
+    threads.emplace_back([&] {
+      try {
+        auto client = cluster.client();
+        for (int sent = 0; sent < kPerClient; sent += 20) {
+          for (int i = 0; i < 20; ++i) client.append({"INCRBY", "live", "2"});
+          for (int i = 0; i < 20; ++i) {
+            if (client.get_reply().type == Reply::Type::Integer)
+              ++acknowledged;
+            else
+              ++failed;
+          }
+        }
+      } catch (const std::exception&) {
+        ++failed;
+      }
+    });
+  }
+  constexpr long long kTotal = static_cast<long long>(kClients) * kPerClient;
+  while (acknowledged < kTotal / 4) std::this_thread::yield();
+  CHECK(admin.command({"SANTRAL", "SALT", "live", "4"}).is_ok());
+  while (acknowledged < kTotal / 2) std::this_thread::yield();
+  CHECK(admin.command({"SANTRAL", "UNSALT", "live"}).is_ok());
+  for (auto& t : threads) t.join();
+  CHECK(failed == 0);
+  CHECK(admin.command({"GET", "live"}).str == std::to_string(2 * kTotal));
+  CHECK(keys_on_all(cluster) == 1);
+  CHECK(cluster.santral().log().find("SANTRAL SALT: 'live' is a salted counter over 4") !=
+        std::string::npos);
+}
+
 TEST_CASE("PEXPIRE on a salted counter removes every sub-key at the deadline") {
   Cluster cluster(4,
                   "salting:\n"
