@@ -9,6 +9,7 @@
 
 #include "config/hashkit/hash_functions.h"
 #include "config/namespace/namespace_config.h"
+#include "config/salting_config.h"
 #include "protocol/request_parser.h"
 
 namespace santral::config {
@@ -108,6 +109,10 @@ struct Config {
   ReadFrom read_from = ReadFrom::Primary;
   Health health;
   Admin admin;
+  HotKeySettings hotkeys;
+  // Hot counters spread over salted sub-keys (router/hotkeys/); SANTRAL SALT adds more at run
+  // time.
+  std::vector<SaltRule> salting;
   bool watch_file = true;                 // reload when the file changes on disk
   std::chrono::milliseconds drain{5000};  // on SIGTERM, wait this long for in-flight work
   std::string log_level = "info";

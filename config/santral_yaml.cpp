@@ -5,6 +5,7 @@
 
 #include "config/loaders.h"
 #include "config/namespace/namespace_yaml.h"
+#include "config/salting_yaml.h"
 #include "config/yaml_fields.h"
 
 namespace santral::config {
@@ -155,9 +156,9 @@ std::vector<YAML::Node> read_shards(const YAML::Node& node, const YamlFields& fi
 Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
   YamlFields fields(errors);
   static constexpr std::string_view kKeys[] = {
-      "listen", "workers", "hash",       "distribution", "hash_tag",  "timeouts",  "backend",
-      "limits", "shards",  "password",   "users",        "databases", "log_level", "read_from",
-      "health", "admin",   "watch_file", "drain_ms",     "namespaces"};
+      "listen", "workers", "hash",       "distribution", "hash_tag",   "timeouts",  "backend",
+      "limits", "shards",  "password",   "users",        "databases",  "log_level", "read_from",
+      "health", "admin",   "watch_file", "drain_ms",     "namespaces", "hotkeys",   "salting"};
   fields.only_keys(root, "", kKeys);
   Config config;
   config.format = ConfigFormat::Santral;
@@ -203,6 +204,8 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
   auto nodes = read_shards(root["shards"], fields, config);
   validate_shards(config, nodes, "shards", errors);
   if (root["namespaces"]) read_namespaces(root["namespaces"], fields, config);
+  if (root["hotkeys"]) read_hotkeys(root["hotkeys"], fields, config.hotkeys);
+  if (root["salting"]) read_salting(root["salting"], fields, config);
   if (config.workers == 0) config.workers = std::max(1u, std::thread::hardware_concurrency());
   return config;
 }

@@ -64,6 +64,9 @@ enum class LocalHandler : std::uint8_t {
   SantralExplain,
   SantralReload,
   SantralShardmap,
+  SantralHotkeys,
+  SantralSalt,
+  SantralUnsalt,
 };
 
 enum class StatefulKind : std::uint8_t { None, Transaction, Blocking, Subscribe };

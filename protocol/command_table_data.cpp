@@ -742,8 +742,11 @@ constexpr CommandSpec kPubsubSubcommands[] = {
 constexpr CommandSpec kSantralSubcommands[] = {
     {.name = "santral|explain", .arity = -3, .flags = 0, .key_specs = {}, .routing = Routing::Local, .merge = Merge::None, .local = LocalHandler::SantralExplain, .stateful = StatefulKind::None, .script = ScriptArg::None, .reason = "", .subcommands = {}},
     {.name = "santral|help", .arity = 2, .flags = 0, .key_specs = {}, .routing = Routing::Local, .merge = Merge::None, .local = LocalHandler::Help, .stateful = StatefulKind::None, .script = ScriptArg::None, .reason = "", .subcommands = {}},
+    {.name = "santral|hotkeys", .arity = -2, .flags = 0, .key_specs = {}, .routing = Routing::Local, .merge = Merge::None, .local = LocalHandler::SantralHotkeys, .stateful = StatefulKind::None, .script = ScriptArg::None, .reason = "", .subcommands = {}},
     {.name = "santral|reload", .arity = 2, .flags = 0, .key_specs = {}, .routing = Routing::Local, .merge = Merge::None, .local = LocalHandler::SantralReload, .stateful = StatefulKind::None, .script = ScriptArg::None, .reason = "", .subcommands = {}},
+    {.name = "santral|salt", .arity = -4, .flags = 0, .key_specs = {}, .routing = Routing::Local, .merge = Merge::None, .local = LocalHandler::SantralSalt, .stateful = StatefulKind::None, .script = ScriptArg::None, .reason = "", .subcommands = {}},
     {.name = "santral|shardmap", .arity = 2, .flags = 0, .key_specs = {}, .routing = Routing::Local, .merge = Merge::None, .local = LocalHandler::SantralShardmap, .stateful = StatefulKind::None, .script = ScriptArg::None, .reason = "", .subcommands = {}},
+    {.name = "santral|unsalt", .arity = 3, .flags = 0, .key_specs = {}, .routing = Routing::Local, .merge = Merge::None, .local = LocalHandler::SantralUnsalt, .stateful = StatefulKind::None, .script = ScriptArg::None, .reason = "", .subcommands = {}},
 };
 constexpr CommandSpec kScriptSubcommands[] = {
     {.name = "script|debug", .arity = 3, .flags = kNoscript, .key_specs = {}, .routing = Routing::Refused, .merge = Merge::None, .local = LocalHandler::None, .stateful = StatefulKind::None, .script = ScriptArg::None, .reason = "the Lua debugger needs a direct connection to one server; run it on the shard directly", .subcommands = {}},

@@ -85,6 +85,32 @@ constexpr Entry kMessages[] = {
     {ClientError::ScanCursorTooLarge,
      "ERR santral: shard '{}' returned the SCAN cursor {}, too large to combine with a shard "
      "number (Santral needs shard cursors below 2^54); scan that shard directly"},
+    {ClientError::SaltedCommand,
+     "ERR santral: '{}' is a salted counter spread over {} sub-keys, so {} cannot run on it; "
+     "it takes INCR, INCRBY, DECR, DECRBY, INCRBYFLOAT, GET, MGET, SET, EXISTS, DEL, UNLINK, "
+     "EXPIRE, PEXPIRE, PERSIST, TTL and PTTL. Run SANTRAL UNSALT {} first to use other "
+     "commands"},
+    {ClientError::SaltedInTransaction,
+     "ERR santral: '{}' is a salted counter whose sub-keys live on several shards, so it "
+     "cannot be used inside MULTI; use it outside the transaction, or SANTRAL UNSALT it"},
+    {ClientError::SaltedNotNumber,
+     "ERR santral: salted counter '{}' holds a value that is not a number in its sub-key "
+     "'{}'; SET the counter to a number or DEL it"},
+    {ClientError::SaltedOverflow,
+     "ERR santral: the sub-keys of salted counter '{}' add up to more than a 64-bit integer "
+     "holds"},
+    {ClientError::SaltCount, "ERR santral: the salt count must be an integer from {} to {}"},
+    {ClientError::SaltSyntax,
+     "ERR santral: syntax error; use SANTRAL SALT <key> <n> [REPLY estimate|exact]"},
+    {ClientError::NotSalted,
+     "ERR santral: '{}' is not salted; SANTRAL HOTKEYS shows which keys are"},
+    {ClientError::AlreadySalted,
+     "ERR santral: '{}' is already salted over {} sub-keys; SANTRAL UNSALT it first to change "
+     "that"},
+    {ClientError::UnsaltFold,
+     "ERR santral: '{}' is no longer salted, but folding its sub-key '{}' back failed ({}); "
+     "{}"},
+    {ClientError::HotKeysSyntax, "ERR santral: syntax error; use SANTRAL HOTKEYS [COUNT <n>]"},
     {ClientError::ShardUnavailable,
      "ERR santral: shard '{}' ({}) is unavailable: {}; Santral keeps retrying in the "
      "background, try again shortly"},

@@ -60,6 +60,17 @@ enum class ClientError : std::uint8_t {
   MergeAnsweredDifferently,
   MergeSumOverflow,
   ScanCursorTooLarge,
+  // Hot keys and salted counters (router/hotkeys/).
+  SaltedCommand,
+  SaltedInTransaction,
+  SaltedNotNumber,
+  SaltedOverflow,
+  SaltCount,
+  SaltSyntax,
+  NotSalted,
+  AlreadySalted,
+  UnsaltFold,
+  HotKeysSyntax,
   // Shards.
   ShardUnavailable,
   ShardTimeout,

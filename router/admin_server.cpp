@@ -8,6 +8,7 @@
 
 #include "router/admin_views.h"
 #include "router/cluster_snapshot.h"
+#include "router/hotkeys/hot_key_report.h"
 #include "router/server.h"
 
 namespace santral::router {
@@ -80,10 +81,10 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
       return error(http::status::method_not_allowed, "only GET, and POST /reload");
     if (target == "/config")
       return answer(http::status::ok, config_json(*server_.topology()).dump(2) + "\n");
-    if (target == "/hotkeys")
-      return error(http::status::not_found, "hot-key detection is not part of this build yet");
+    if (target == "/hotkeys") return hot_keys();
     if (target != "/stats" && target != "/metrics" && target != "/shards")
-      return error(http::status::not_found, "no such page; try /stats, /metrics, /shards, /config");
+      return error(http::status::not_found,
+                   "no such page; try /stats, /metrics, /shards, /config, /hotkeys");
     take_snapshot(server_, [self, target](const ClusterSnapshot& snapshot) {
       if (target == "/metrics")
         return self->answer(http::status::ok, prometheus_text(snapshot),
@@ -91,6 +92,25 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
       if (target == "/shards")
         return self->answer(http::status::ok, shards_json(snapshot).dump(2) + "\n");
       self->answer(http::status::ok, stats_json(snapshot).dump(2) + "\n");
+    });
+  }
+
+  // The hottest keys all workers see, as SANTRAL HOTKEYS COUNT 100 lists them.
+  void hot_keys() {
+    std::vector<Worker*> workers;
+    for (const auto& worker : server_.workers()) workers.push_back(worker.get());
+    collect_hot_keys(workers, server_.io(), [self = shared_from_this()](auto rates) {
+      nlohmann::json keys = nlohmann::json::array();
+      for (std::size_t i = 0; i < rates.size() && i < 100; ++i) {
+        const HotKeyRate& rate = rates[i];
+        keys.push_back({{"key", rate.key},
+                        {"ops_per_sec", rate.ops},
+                        {"reads_per_sec", rate.reads},
+                        {"writes_per_sec", rate.writes},
+                        {"shard", rate.shard},
+                        {"salted", rate.salts}});
+      }
+      self->answer(http::status::ok, nlohmann::json{{"hotkeys", keys}}.dump(2) + "\n");
     });
   }
 

@@ -150,6 +150,14 @@ BackendConnection& ConnectionPool::pick(std::size_t shard, Server& server,
   return *connections[client_id % connections.size()];
 }
 
+std::vector<BackendConnectionPtr> ConnectionPool::shared_connections(std::size_t shard) const {
+  const Server& server = shards_[shard]->primary;
+  std::vector<BackendConnectionPtr> all(server.shared.begin(), server.shared.end());
+  for (const auto& [profile, connections] : server.profiles)
+    all.insert(all.end(), connections.begin(), connections.end());
+  return all;
+}
+
 BackendConnection& ConnectionPool::shared(std::size_t shard, const ConnectionProfile& profile,
                                           std::uint64_t client_id) {
   return pick(shard, shards_[shard]->primary, profile, client_id);

@@ -55,6 +55,10 @@ class ConnectionPool {
   void drop(const BackendConnectionPtr& connection);
   BackendConnectionPtr subscriber(std::size_t shard, const ConnectionProfile& profile);
 
+  // Every shared connection to `shard`'s primary, of every profile: where requests routed
+  // before a salting change may still be in flight (SANTRAL UNSALT waits them out).
+  std::vector<BackendConnectionPtr> shared_connections(std::size_t shard) const;
+
   void check_deadlines(std::chrono::steady_clock::time_point now);
   // Why `shard`'s primary is marked down, if it is: lent connections fail at once then.
   std::optional<std::string> down_reason(std::size_t shard) const;

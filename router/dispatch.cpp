@@ -9,7 +9,12 @@
 #include "protocol/command_table.h"
 #include "protocol/errors.h"
 #include "router/client_session.h"
+#include "router/hotkeys/hot_key_detector.h"
+#include "router/hotkeys/hot_key_observer.h"
+#include "router/hotkeys/salt_table.h"
+#include "router/hotkeys/salted_route.h"
 #include "router/routing.h"
+#include "router/worker.h"
 
 namespace santral::router {
 
@@ -109,6 +114,11 @@ Dispatched dispatch(ClientSession& session, const protocol::Request& request) {
   }
 
   Routed routed{session, request, *spec};
+  if (!spec->key_specs.empty()) {
+    auto& worker = session.worker();
+    if (worker.hotkeys().due()) observe_hot_key(routed);
+    if (!worker.salts().empty() && route_salted(routed)) return Dispatched::Done;
+  }
   if (session.in_transaction() && !runs_inside_multi(*spec)) {
     route_queued(routed);
     return Dispatched::Done;

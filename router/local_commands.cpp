@@ -9,6 +9,7 @@
 #include "protocol/resp_writer.h"
 #include "router/client_commands.h"
 #include "router/client_session.h"
+#include "router/hotkeys/hot_key_commands.h"
 #include "router/routing.h"
 #include "router/santral_commands.h"
 #include "router/subscriptions.h"
@@ -220,7 +221,7 @@ void acl_whoami(const Routed& r) {
   answer(r, [&](RespWriter& w) { w.bulk(r.session.state().user); });
 }
 
-constexpr std::size_t kHandlers = static_cast<std::size_t>(LocalHandler::SantralShardmap) + 1;
+constexpr std::size_t kHandlers = static_cast<std::size_t>(LocalHandler::SantralUnsalt) + 1;
 
 struct HandlerTable {
   std::array<Handler, kHandlers> handlers{};
@@ -258,6 +259,9 @@ constexpr HandlerTable kTable = [] {
   set(LocalHandler::SantralExplain, santral_explain);
   set(LocalHandler::SantralReload, santral_reload);
   set(LocalHandler::SantralShardmap, santral_shardmap);
+  set(LocalHandler::SantralHotkeys, santral_hotkeys);
+  set(LocalHandler::SantralSalt, santral_salt);
+  set(LocalHandler::SantralUnsalt, santral_unsalt);
   return table;
 }();
 

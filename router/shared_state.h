@@ -3,10 +3,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 
 namespace santral::router {
 
 class ControlPlane;
+class SaltOverrides;  // router/hotkeys/salt_table.h
 
 // The little that all workers share; touched on connect and disconnect, never per request.
 struct SharedState {
@@ -16,6 +19,11 @@ struct SharedState {
   std::atomic<std::uint64_t> topology_version{1};
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   ControlPlane* control = nullptr;
+  // SANTRAL SALT / UNSALT: the run-time salting changes, an immutable snapshot replaced as a
+  // whole under the lock (never taken on the request path) and posted to every worker.
+  std::mutex salt_lock;
+  std::shared_ptr<const SaltOverrides> salt_overrides;
+  std::uint64_t salt_version = 0;
 };
 
 }  // namespace santral::router

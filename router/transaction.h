@@ -39,9 +39,10 @@ class Transaction {
   // The client left or sent RESET: a lent connection may still be inside MULTI or WATCH, so
   // it is closed rather than reused.
   void abandon(ClientSession& session);
+  // Answers a command that cannot be queued with `message`; EXEC will answer EXECABORT.
+  void refuse(const Routed& routed, std::string_view message);
 
  private:
-  void refuse(const Routed& routed, std::string_view message);
   void send_queued(const Routed& routed);
   bool pin(ClientSession& session, std::size_t shard);
   void give_back(ClientSession& session);

@@ -4,6 +4,8 @@
 #include <boost/asio/post.hpp>
 
 #include "router/client_session.h"
+#include "router/hotkeys/hot_key_detector.h"
+#include "router/hotkeys/salt_table.h"
 
 namespace santral::router {
 
@@ -35,7 +37,12 @@ Worker::Worker(unsigned index, TopologyPtr topology, SharedState& shared)
       shared_(shared),
       work_(io_.get_executor()),
       ticker_(io_),
-      pool_(io_, stats_) {}
+      pool_(io_, stats_),
+      hotkeys_(std::make_unique<HotKeyDetector>(topology_->config->hotkeys,
+                                                std::chrono::steady_clock::now())),
+      salts_(std::make_unique<SaltTable>()) {
+  refresh_salts();
+}
 
 Worker::~Worker() {
   stop();
@@ -67,6 +74,8 @@ void Worker::apply(TopologyPtr topology) {
   bool placement_changed = !same_placement(*topology_, *topology);
   topology_ = std::move(topology);
   pool_.apply(*topology_);
+  hotkeys_->configure(topology_->config->hotkeys, std::chrono::steady_clock::now());
+  refresh_salts();
   if (!placement_changed) return;
   // A subscription lives on the shard that owned its channel; with channels moving, the
   // client is closed so that it subscribes again where they now live.
@@ -116,6 +125,15 @@ void Worker::remember_script(std::string_view body) {
   }
 }
 
+void Worker::refresh_salts() {
+  std::shared_ptr<const SaltOverrides> overrides;
+  {
+    std::lock_guard lock(shared_.salt_lock);
+    overrides = shared_.salt_overrides;
+  }
+  salts_->rebuild(topology_->config, topology_->map, std::move(overrides));
+}
+
 void Worker::publish() {
   std::uint64_t commands = 0, command_errors = 0;
   for (const auto& [spec, command] : stats_.commands) {
@@ -140,7 +158,9 @@ void Worker::publish() {
 
 // Deadlines are checked on a coarse clock: one timer per worker instead of one per request.
 void Worker::tick() {
-  pool_.check_deadlines(std::chrono::steady_clock::now());
+  auto now = std::chrono::steady_clock::now();
+  pool_.check_deadlines(now);
+  hotkeys_->rotate(now);
   publish();
   auto period = std::clamp(config().timeouts.request / 10, std::chrono::milliseconds(5),
                            std::chrono::milliseconds(100));

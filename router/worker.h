@@ -22,6 +22,8 @@
 namespace santral::router {
 
 class ClientSession;
+class HotKeyDetector;
+class SaltTable;
 
 // One thread with its own io_context, its own clients and its own connections to every shard.
 // Nothing a worker touches on the request path is shared with another worker; workers reach
@@ -53,6 +55,12 @@ class Worker {
   ConnectionPool& pool() { return pool_; }
   WorkerStats& stats() { return stats_; }
   ScriptCache& scripts() { return scripts_; }
+  // Hot-key sampling (router/hotkeys/hotkey_detector.h).
+  HotKeyDetector& hotkeys() { return *hotkeys_; }
+  // Which keys are salted counters here: the config's rules with SANTRAL SALT/UNSALT applied.
+  SaltTable& salts() { return *salts_; }
+  // Takes the run-time salting changes of SharedState (from the worker's own thread).
+  void refresh_salts();
   // Remembers a script body here and tells the other workers about it.
   void remember_script(std::string_view body);
 
@@ -93,6 +101,8 @@ class Worker {
   WorkerStats stats_;
   ConnectionPool pool_;
   ScriptCache scripts_;
+  std::unique_ptr<HotKeyDetector> hotkeys_;
+  std::unique_ptr<SaltTable> salts_;
   std::vector<Worker*> peers_;
   std::unordered_map<std::uint64_t, ClientSession*> sessions_;
   std::function<void()> drained_;  // set while draining

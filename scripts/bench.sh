@@ -3,12 +3,23 @@
 # Santral's memory per idle client connection. Prints one table; ratios come from one run on
 # one machine, so compare them, not the absolute numbers.
 #   scripts/bench.sh            the core table (SET/GET/INCR at -P 1 and -P 16, idle memory)
+#   scripts/bench.sh hotkey     INCR on one hot key with salting off and on (requests/s and the
+#                               busiest shard's share of backend commands), and the core rows
+#                               with hot-key detection on and off
 # Environment: REQUESTS (default 200000), CLIENTS (50), IDLE (10000 idle connections),
-# REPEAT (3 runs per cell, median shown).
+# REPEAT (3 runs per cell, median shown), SANTRAL (a santral binary to use instead of building
+# build-release).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-"$root/scripts/install-deps.sh"
-"$root/scripts/build.sh" "$root/build-release" Release santral-only
+mode="${1:-core}"
+case "$mode" in
+  core | hotkey) ;;
+  *) echo "usage: $0 [hotkey]" >&2; exit 2 ;;
+esac
+if [ -z "${SANTRAL:-}" ]; then
+  "$root/scripts/install-deps.sh"
+  "$root/scripts/build.sh" "$root/build-release" Release santral-only
+fi
 source "$root/scripts/lib/processes.sh"
 ulimit -n "$(ulimit -Hn)"  # 10,000 idle clients need more than the usual 1024
 
@@ -16,7 +27,7 @@ requests="${REQUESTS:-200000}"
 clients="${CLIENTS:-50}"
 idle="${IDLE:-10000}"
 repeat="${REPEAT:-3}"
-santral="$root/build-release/router/santral"
+santral="${SANTRAL:-$root/build-release/router/santral}"
 
 shard_ports=()
 for i in 0 1 2 3; do
@@ -45,6 +56,14 @@ nutcracker_config() {  # <port>
   for i in 0 1 2 3; do echo "   - 127.0.0.1:${shard_ports[$i]}:1 shard$i"; done
 }
 
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+
+if [ "$mode" = hotkey ]; then
+  source "$root/scripts/lib/bench_hotkey.sh"
+  exit 0
+fi
+
 s1_port="$(free_port)"
 santral_config "$s1_port" 1 >"$work_dir/santral-w1.yaml"
 start_santral "$santral" "$work_dir/santral-w1.yaml" "$s1_port"
@@ -64,9 +83,6 @@ rps() {
   redis-benchmark -p "$port" -c "$clients" -n "$requests" -r 100000 -P "$pipeline" -q "${what[@]}" 2>/dev/null |
     tr '\r' '\n' | awk '/requests per second/ {for (i = 1; i <= NF; i++) if ($i == "requests") print $(i-1)}' | tail -1
 }
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
-
 # One table row: <label> <pipeline> <test or command...>. Each target runs $repeat times,
 # interleaved with the others so that a noisy moment hits all of them; the median is shown.
 row() {

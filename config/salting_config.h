@@ -1,0 +1,42 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "config/namespace/key_pattern.h"
+
+namespace santral::config {
+
+// What a write to a salted counter (INCR, INCRBY, ...) answers.
+enum class SaltReply : std::uint8_t {
+  // The written sub-key's new value times the number of sub-keys: one round trip, no extra
+  // reads. See README "Hot keys" for its error.
+  Estimate,
+  // The sum of every sub-key, read after the write: one GET per other sub-key.
+  Exact,
+};
+
+// One `salting:` entry: a hot counter (or a pattern of them) spread over `salts` sub-keys.
+struct SaltRule {
+  std::string key;                    // an exact key, or
+  std::optional<KeyPattern> pattern;  // every key matching `match:` (KeyPattern syntax)
+  std::uint32_t salts = 2;            // sub-keys, the base key counting as the first
+  SaltReply reply = SaltReply::Estimate;
+};
+
+// Bounds of a salt count, for the YAML and SANTRAL SALT alike.
+inline constexpr std::uint32_t kMinSalts = 2;
+inline constexpr std::uint32_t kMaxSalts = 1024;
+
+// Always-on hot-key detection (`hotkeys:`).
+struct HotKeySettings {
+  bool enabled = true;
+  std::uint32_t sample_every = 16;  // one access in this many is counted
+  std::uint32_t capacity = 64;      // keys each worker's sketch tracks
+  std::uint32_t window_s = 10;      // rates are over the last one to two windows
+};
+
+const char* salt_reply_name(SaltReply reply);
+
+}  // namespace santral::config

@@ -1,0 +1,106 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "config/config.h"
+#include "config/config_error.h"
+
+using namespace santral::config;
+
+namespace {
+
+Config load_text(const std::string& text, const std::string& name = "santral.yaml") {
+  auto dir = std::filesystem::temp_directory_path() / "santral-salting-test";
+  std::filesystem::create_directories(dir);
+  auto path = dir / name;
+  std::ofstream(path) << text;
+  return load_config(path);
+}
+
+const std::string kShards =
+    "shards:\n"
+    "  - name: a\n"
+    "    address: 127.0.0.1:7001\n"
+    "  - name: b\n"
+    "    address: 127.0.0.1:7002\n";
+
+}  // namespace
+
+TEST_CASE("hotkeys: and salting: are read, with documented defaults") {
+  Config plain = load_text(kShards);
+  CHECK(plain.hotkeys.enabled);
+  CHECK(plain.hotkeys.sample_every == 16);
+  CHECK(plain.hotkeys.capacity == 64);
+  CHECK(plain.hotkeys.window_s == 10);
+  CHECK(plain.salting.empty());
+
+  Config c = load_text(kShards +
+                       "hotkeys: {enabled: false, sample_every: 4, capacity: 8, window_s: 2}\n"
+                       "salting:\n"
+                       "  - key: likes:500\n"
+                       "    salts: 8\n"
+                       "    reply: exact\n"
+                       "  - match: \"views:{post}\"\n"
+                       "    salts: 4\n");
+  CHECK_FALSE(c.hotkeys.enabled);
+  CHECK(c.hotkeys.sample_every == 4);
+  CHECK(c.hotkeys.capacity == 8);
+  CHECK(c.hotkeys.window_s == 2);
+  REQUIRE(c.salting.size() == 2);
+  CHECK(c.salting[0].key == "likes:500");
+  CHECK(c.salting[0].salts == 8);
+  CHECK(c.salting[0].reply == SaltReply::Exact);
+  REQUIRE(c.salting[1].pattern);
+  CHECK(c.salting[1].pattern->match("views:42"));
+  CHECK(c.salting[1].reply == SaltReply::Estimate);
+}
+
+TEST_CASE("full.yaml shows the hot-key settings") {
+  Config c = load_config(SANTRAL_SOURCE_DIR "/config/examples/full.yaml");
+  CHECK(c.hotkeys.enabled);
+  CHECK(c.hotkeys.sample_every == 16);
+  REQUIRE(c.salting.size() >= 2);
+  CHECK(c.salting[0].reply == SaltReply::Estimate);
+}
+
+TEST_CASE("salting config errors name the file, the line and the key") {
+  struct Case {
+    std::string text;
+    int line;
+    std::string key;
+    std::string says;
+  };
+  const Case cases[] = {
+      {"salting:\n  - key: a\n    salts: 1\n", 8, "salting[0].salts", "out of range"},
+      {"salting:\n  - key: a\n    salts: 2000\n", 8, "salting[0].salts", "out of range"},
+      {"salting:\n  - key: a\n", 7, "salting[0].salts", "missing"},
+      {"salting:\n  - key: a\n    match: b{x}\n    salts: 2\n", 7, "salting[0]", "not both"},
+      {"salting:\n  - salts: 2\n", 7, "salting[0]", "either `key:`"},
+      {"salting:\n  - key: a\n    salts: 2\n    reply: maybe\n", 9, "salting[0].reply",
+       "expected estimate or exact"},
+      {"salting:\n  - match: \"a{\"\n    salts: 2\n", 7, "salting[0].match", "closing"},
+      {"salting:\n  - key: a\n    salts: 2\n  - key: a\n    salts: 3\n", 9, "salting[1]",
+       "salted twice"},
+      {"salting:\n  - key: a\n    salt: 2\n", 8, "salting[0].salt", "unknown key"},
+      {"salting: a\n", 6, "salting", "expected a list"},
+      {"hotkeys:\n  sample_every: 0\n", 7, "hotkeys.sample_every", "out of range"},
+      {"hotkeys:\n  enable: true\n", 7, "hotkeys.enable", "unknown key"},
+  };
+  for (const auto& c : cases) {
+    std::string text = kShards + c.text;
+    INFO(text);
+    try {
+      load_text(text, "bad.yaml");
+      FAIL("config loaded but should have been rejected");
+    } catch (const ConfigError& e) {
+      std::string what = e.what();
+      INFO(what);
+      CHECK(e.line() == c.line);
+      CHECK(e.key() == c.key);
+      CHECK(what.find("bad.yaml:" + std::to_string(c.line)) != std::string::npos);
+      CHECK(what.find(c.says) != std::string::npos);
+    }
+  }
+}
