@@ -181,7 +181,9 @@ TEST_CASE("ejection turns a hung shard's timeouts into fast errors, and it comes
   WARN("fast error latency with the shard marked down: median "
        << latencies_ms[25] << " ms, max " << latencies_ms.back()
        << " ms (timeouts.request_ms is 300)");
-  CHECK(latencies_ms[25] < 20);
+  // Far below the 300 ms a request to a hung shard waits (the figure above is the measure;
+  // this bound only has to tell "at once" from "after the timeout" on a loaded machine).
+  CHECK(latencies_ms[25] < 150);
 
   hung.resume();
   CHECK(wait_until([&] { return client.command({"GET", key}).str == "1"; }, 5000));
