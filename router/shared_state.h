@@ -9,7 +9,7 @@
 namespace santral::router {
 
 class ControlPlane;
-class SaltOverrides;  // router/hotkeys/salt_table.h
+struct SaltOverrides;  // router/hotkeys/salt_table.h
 
 // The little that all workers share; touched on connect and disconnect, never per request.
 struct SharedState {
