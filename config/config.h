@@ -9,6 +9,7 @@
 
 #include "config/hashkit/hash_functions.h"
 #include "config/namespace/namespace_config.h"
+#include "config/read_from.h"
 #include "config/salting_config.h"
 #include "protocol/request_parser.h"
 
@@ -57,13 +58,6 @@ struct ClientLimits {
   // Backpressure: past either cap Santral stops reading from that client until it drains.
   std::size_t max_pending_requests = 4096;
   std::size_t max_output_bytes = 64ull * 1024 * 1024;
-};
-
-// Where read-only commands go when a shard has replicas.
-enum class ReadFrom {
-  Primary,        // always the primary
-  PreferReplica,  // a replica that is up, else the primary
-  Replica,        // only replicas; an error when none is up
 };
 
 // Active and passive health checking of the shards.

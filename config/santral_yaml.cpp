@@ -106,15 +106,6 @@ void read_admin(const YAML::Node& node, const YamlFields& fields, Admin& out) {
   if (node["token"]) out.token = fields.string(node["token"], "admin.token");
 }
 
-ReadFrom read_from(const YAML::Node& node, const YamlFields& fields) {
-  std::string text = fields.string(node, "read_from");
-  if (text == "primary") return ReadFrom::Primary;
-  if (text == "prefer-replica") return ReadFrom::PreferReplica;
-  if (text == "replica") return ReadFrom::Replica;
-  fields.errors().at(node, "read_from",
-                     "expected primary, prefer-replica or replica, got '" + text + "'");
-}
-
 std::vector<YAML::Node> read_shards(const YAML::Node& node, const YamlFields& fields,
                                     Config& config) {
   if (!node.IsSequence() || node.size() == 0)
@@ -184,7 +175,7 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
   if (root["users"]) read_users(root["users"], fields, config);
   if (root["databases"])
     config.databases = static_cast<int>(fields.integer(root["databases"], "databases", 1, 65536));
-  if (root["read_from"]) config.read_from = read_from(root["read_from"], fields);
+  if (root["read_from"]) config.read_from = fields.read_from(root["read_from"], "read_from");
   if (root["health"]) read_health(root["health"], fields, config.health);
   if (root["admin"]) read_admin(root["admin"], fields, config.admin);
   if (root["watch_file"]) config.watch_file = fields.boolean(root["watch_file"], "watch_file");

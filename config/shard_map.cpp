@@ -40,7 +40,10 @@ ShardMap::ShardMap(const Config& config)
   auto nodes = ring_nodes(shards_);
   if (distribution_ == Distribution::Ketama) ketama_.emplace(nodes);
   if (distribution_ == Distribution::Modula) modula_.emplace(nodes);
-  for (const auto& ns : config.namespaces) namespaces_.emplace_back(ns, shards_);
+  for (const auto& ns : config.namespaces) {
+    namespaces_.emplace_back(ns, shards_);
+    any_read_from_ = any_read_from_ || ns.read_from.has_value();
+  }
 }
 
 std::string_view ShardMap::hashed_part(std::string_view key) const {
@@ -196,6 +199,13 @@ std::vector<std::size_t> ShardMap::shards_for_pattern(std::string_view glob) con
   else
     out = all_shards();
   return finish();
+}
+
+std::optional<ReadFrom> ShardMap::read_from_of(std::string_view key) const {
+  if (!any_read_from_) return std::nullopt;
+  std::string_view shard_key;
+  const Namespace* ns = namespace_of(key, shard_key);
+  return ns != nullptr ? ns->read_from() : std::nullopt;
 }
 
 std::string ShardMap::describe() const {

@@ -48,6 +48,9 @@ class ShardMap {
   std::vector<std::size_t> shards_for_pattern(std::string_view glob) const;
   // The default placement, then each namespace and its table (SANTRAL SHARDMAP).
   std::string describe() const;
+  // Where a read-only command on `key` goes when its namespace says (read_from); nullopt: the
+  // config's read_from.
+  std::optional<ReadFrom> read_from_of(std::string_view key) const;
 
   // The default placement: the index of the shard that owns a hash value (not for
   // distribution: random).
@@ -71,6 +74,7 @@ class ShardMap {
   std::optional<hashkit::KetamaRing> ketama_;
   std::optional<hashkit::ModulaTable> modula_;
   std::vector<Namespace> namespaces_;
+  bool any_read_from_ = false;  // some namespace sets read_from
 };
 
 }  // namespace santral::config

@@ -88,6 +88,14 @@ bool YamlFields::boolean(const YAML::Node& node, const std::string& key) const {
   errors_.at(node, key, "expected true or false");
 }
 
+ReadFrom YamlFields::read_from(const YAML::Node& node, const std::string& key) const {
+  std::string text = string(node, key);
+  if (text == "primary") return ReadFrom::Primary;
+  if (text == "prefer-replica") return ReadFrom::PreferReplica;
+  if (text == "replica") return ReadFrom::Replica;
+  errors_.at(node, key, "expected primary, prefer-replica or replica, got '" + text + "'");
+}
+
 std::uint64_t YamlFields::bytes(const YAML::Node& node, const std::string& key) const {
   static const std::map<std::string, std::uint64_t> units = {{"", 1},
                                                              {"b", 1},

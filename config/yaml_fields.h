@@ -27,6 +27,8 @@ class YamlFields {
   std::int64_t integer(const YAML::Node& node, const std::string& key, std::int64_t min,
                        std::int64_t max) const;
   bool boolean(const YAML::Node& node, const std::string& key) const;
+  // primary, prefer-replica or replica.
+  ReadFrom read_from(const YAML::Node& node, const std::string& key) const;
   // A size in bytes: a number, or a number with a k/kb/m/mb/g/gb suffix as in redis.conf.
   std::uint64_t bytes(const YAML::Node& node, const std::string& key) const;
   std::chrono::milliseconds millis(const YAML::Node& node, const std::string& key) const;

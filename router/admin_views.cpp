@@ -240,9 +240,7 @@ json config_json(const Topology& topology) {
                       {"weight", s.weight},
                       {"replicas", replicas}});
   }
-  const char* read_from = c.read_from == config::ReadFrom::Primary         ? "primary"
-                          : c.read_from == config::ReadFrom::PreferReplica ? "prefer-replica"
-                                                                           : "replica";
+  const char* read_from = config::read_from_name(c.read_from);
   const char* distribution = c.distribution == config::Distribution::Ketama   ? "ketama"
                              : c.distribution == config::Distribution::Modula ? "modula"
                                                                               : "random";

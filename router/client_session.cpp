@@ -237,6 +237,7 @@ void ClientSession::reply_protocol_error() {
 
 void ClientSession::begin(const protocol::CommandSpec& command) {
   current_ = {&command, std::chrono::steady_clock::now()};
+  read_from_.reset();
   ++worker_.stats().commands[&command].calls;
 }
 
@@ -277,7 +278,8 @@ BackendConnection& ClientSession::shared_backend(std::size_t shard) {
 
 BackendConnection& ClientSession::backend(std::size_t shard) {
   if (current_.command != nullptr && current_.command->has(protocol::kReadonly))
-    return worker_.pool().for_read(shard, profile(), state_.id);
+    return worker_.pool().for_read(shard, profile(), state_.id,
+                                   read_from_.value_or(worker_.config().read_from));
   return shared_backend(shard);
 }
 

@@ -2,12 +2,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <boost/asio/ip/tcp.hpp>
 
+#include "config/read_from.h"
 #include "protocol/request_parser.h"
 #include "router/backend_connection.h"
 #include "router/client_state.h"
@@ -59,6 +61,8 @@ class ClientSession final : public ReplySink {
   BackendConnection& shared_backend(std::size_t shard);
   // The command being handled; dispatch sets it before the strategy runs.
   void begin(const protocol::CommandSpec& command);
+  // The current request's key belongs to a namespace with its own read_from.
+  void read_from(std::optional<config::ReadFrom> read_from) { read_from_ = read_from; }
   // After the current reply is written, close the connection (QUIT, protocol errors).
   void close_after_replies();
   // A blocking command of this client waiting on its own lent connection. `timeout_reply` is
@@ -119,6 +123,7 @@ class ClientSession final : public ReplySink {
   bool flush_posted_ = false;
   bool silent_ = false;          // the current request's reply is dropped (CLIENT REPLY OFF/SKIP)
   ReplyQueue::Request current_;  // the command being handled, for its slot and statistics
+  std::optional<config::ReadFrom> read_from_;  // the current key's namespace's, if it says
 
   bool reading_ = false;
   bool processing_ = false;

@@ -164,9 +164,9 @@ BackendConnection& ConnectionPool::shared(std::size_t shard, const ConnectionPro
 }
 
 BackendConnection& ConnectionPool::for_read(std::size_t shard, const ConnectionProfile& profile,
-                                            std::uint64_t client_id) {
+                                            std::uint64_t client_id, config::ReadFrom read_from) {
   Shard& entry = *shards_[shard];
-  if (config_->read_from == config::ReadFrom::Primary || entry.replicas.empty())
+  if (read_from == config::ReadFrom::Primary || entry.replicas.empty())
     return pick(shard, entry.primary, profile, client_id);
   // Start at a replica chosen by the client, so that clients spread over the replicas.
   std::size_t count = entry.replicas.size();
@@ -175,7 +175,7 @@ BackendConnection& ConnectionPool::for_read(std::size_t shard, const ConnectionP
     BackendConnection& connection = pick(shard, replica, profile, client_id);
     if (healthy(connection)) return connection;
   }
-  if (config_->read_from == config::ReadFrom::PreferReplica)
+  if (read_from == config::ReadFrom::PreferReplica)
     return pick(shard, entry.primary, profile, client_id);
   // replica only: none is up, so this one fails fast with its reason.
   return pick(shard, entry.replicas[client_id % count], profile, client_id);

@@ -42,10 +42,10 @@ class ConnectionPool {
   // always gets the same one, so its requests to a shard keep their order.
   BackendConnection& shared(std::size_t shard, const ConnectionProfile& profile,
                             std::uint64_t client_id);
-  // Where a read-only command for `shard` goes, by read_from: a replica that is up, or the
-  // primary.
+  // Where a read-only command for `shard` goes, by `read_from` (the key's namespace's, or the
+  // config's): a replica that is up, or the primary.
   BackendConnection& for_read(std::size_t shard, const ConnectionProfile& profile,
-                              std::uint64_t client_id);
+                              std::uint64_t client_id, config::ReadFrom read_from);
   // A connection for one client's exclusive use until give_back() or drop().
   BackendConnectionPtr lend(std::size_t shard, const ConnectionProfile& profile);
   // Takes a lent connection back; it is reused when it is up, else closed.

@@ -47,6 +47,8 @@ std::optional<std::size_t> single_shard(const Routed& routed) {
   }
   if (positions.empty()) return 0;
   std::size_t shard = map.shard_for_key(args[positions.front()]);
+  if (routed.spec.has(protocol::kReadonly))
+    session.read_from(map.read_from_of(args[positions.front()]));
   for (std::size_t i = 1; i < positions.size(); ++i) {
     std::size_t other = map.shard_for_key(args[positions[i]]);
     if (other == shard) continue;

@@ -52,6 +52,7 @@ Namespace::Ring Namespace::make_ring(const HashedPlacement& hashed,
 Namespace::Namespace(const NamespaceConfig& config, const std::vector<ShardConfig>& shards)
     : name_(config.name),
       strategy_(config.strategy),
+      read_from_(config.read_from),
       hashed_(config.hashed),
       fallback_(config.fallback),
       slot_ranges_(config.slots),
@@ -222,6 +223,7 @@ std::string Namespace::describe(const std::vector<ShardConfig>& shards) const {
         text += fmt::format("  group {} -> zone {}\n", group, zones_[zone].name);
       break;
   }
+  if (read_from_) text += fmt::format("  read_from: {}\n", read_from_name(*read_from_));
   return text;
 }
 

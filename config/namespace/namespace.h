@@ -30,6 +30,8 @@ class Namespace {
   Strategy strategy() const { return strategy_; }
   const KeyPattern& pattern() const { return pattern_; }
   int shard_key_field() const { return field_; }  // -1: the whole key
+  // Where this namespace's read-only commands go; unset: the config's read_from.
+  std::optional<ReadFrom> read_from() const { return read_from_; }
 
   // The shard key field of `key` (or the whole key), when the pattern matches.
   bool match(std::string_view key, std::string_view& field_value) const;
@@ -67,6 +69,7 @@ class Namespace {
   KeyPattern pattern_;
   int field_ = -1;
   std::string shard_key_;  // the field's name
+  std::optional<ReadFrom> read_from_;
   HashedPlacement hashed_;
   Strategy fallback_ = Strategy::Hashed;
   std::optional<Ring> ring_;                                 // hashed; directory's hashed fallback

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "config/hashkit/hash_functions.h"
+#include "config/read_from.h"
 
 namespace santral::config {
 
@@ -51,8 +52,9 @@ struct Zone {
 // One `namespaces:` entry, validated: every shard index is valid, tables are complete.
 struct NamespaceConfig {
   std::string name;
-  std::string match;      // "order:{customer}:{id}"
-  std::string shard_key;  // a field of `match`; empty: the whole key
+  std::string match;                  // "order:{customer}:{id}"
+  std::string shard_key;              // a field of `match`; empty: the whole key
+  std::optional<ReadFrom> read_from;  // for this namespace's keys; unset: the config's
   Strategy strategy = Strategy::Hashed;
   HashedPlacement hashed;        // hashed; zone (within a zone); directory's hashed fallback
   std::vector<SlotRange> slots;  // slots; directory's slots fallback. Sorted, no gaps.

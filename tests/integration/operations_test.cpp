@@ -145,6 +145,38 @@ TEST_CASE("with the primary down, reads go on from its replica and writes get a 
   for (int i = 0; i < 20; ++i) CHECK(client.command({"GET", "profile:1"}).str == "ada");
 }
 
+TEST_CASE("read_from per namespace: its reads go to the replica, other keys' to the primary") {
+  RedisServer primary({"--repl-diskless-sync-delay", "0"});
+  RedisServer replica({"--replicaof", "127.0.0.1", std::to_string(primary.port())});
+  std::string yaml =
+      "read_from: primary\n"
+      "shards:\n  - name: users\n    address: " +
+      primary.address() + "\n    replicas: [" + replica.address() +
+      "]\n"
+      "namespaces:\n"
+      "  - name: profiles\n    match: \"profile:{id}\"\n    strategy: hashed\n"
+      "    read_from: replica\n";
+  SantralProcess santral(yaml);
+  auto client = santral.client();
+  REQUIRE(client.command({"SET", "profile:1", "ada"}).is_ok());
+  REQUIRE(client.command({"SET", "cart:1", "x"}).is_ok());
+  REQUIRE(
+      wait_until([&] { return replica.has_key("profile:1") && replica.has_key("cart:1"); }, 10000));
+  long long primary_reads = primary.command_calls("get");
+  long long replica_reads = replica.command_calls("get");
+  for (int i = 0; i < 5; ++i) CHECK(client.command({"GET", "profile:1"}).str == "ada");
+  CHECK(replica.command_calls("get") == replica_reads + 5);
+  CHECK(primary.command_calls("get") == primary_reads);
+  for (int i = 0; i < 3; ++i) CHECK(client.command({"GET", "cart:1"}).str == "x");
+  CHECK(primary.command_calls("get") == primary_reads + 3);
+  CHECK(replica.command_calls("get") == replica_reads + 5);
+  // Writes to the namespace still go to the primary.
+  CHECK(client.command({"INCR", "profile:n"}).integer == 1);
+  CHECK(primary.command_calls("incr") == 1);
+  CHECK(client.command({"SANTRAL", "SHARDMAP"}).str.find("read_from: replica") !=
+        std::string::npos);
+}
+
 TEST_CASE("ejection turns a hung shard's timeouts into fast errors, and it comes back") {
   RedisServer hung, healthy;
   std::string yaml = SantralProcess::config_for(

@@ -901,7 +901,8 @@ TEST_CASE("namespace list and entry errors") {
       {N + entry("s", "x:{id}", "slots", "    order: numeric  #<\n"), "namespaces[0].order",
        "is a setting of the range strategy, not of slots"},
       {N + entry("s", "x:{id}", "hashed", "    color: red  #<\n"), "namespaces[0].color",
-       "unknown key (expected one of: name, match, shard_key, strategy, hash, vnodes, shards)"},
+       "unknown key (expected one of: name, match, shard_key, strategy, read_from, hash, vnodes, "
+       "shards)"},
       {N + entry("s", "x:{id}", "hashed") + entry("s  #<", "y:{id}", "hashed"),
        "namespaces[1].name", "namespace name 's' is already used by namespaces[0]"},
   };
@@ -1366,4 +1367,19 @@ TEST_CASE("shards_for_pattern narrows by range, group and tag") {
   CHECK(narrow.shards_for_pattern("c:*") == V{A, B, C, D});
   // A leading field pinned by its literal: that group's zone.
   CHECK(tricky.shards_for_pattern("fr/x*") == V{A, B});
+}
+
+TEST_CASE("read_from per namespace: for its keys only; a bad value names the key") {
+  ShardMap map =
+      map_of(header() + N + entry("p", "profile:{id}", "hashed", "    read_from: replica\n") +
+             entry("s", "session:{id}", "hashed"));
+  CHECK(map.read_from_of("profile:1") == santral::config::ReadFrom::Replica);
+  CHECK_FALSE(map.read_from_of("session:1").has_value());  // the config's read_from
+  CHECK_FALSE(map.read_from_of("other").has_value());
+  CHECK_THAT(map.describe(), Catch::Contains("read_from: replica"));
+  CHECK_FALSE(map_of(header() + N + entry("s", "session:{id}", "hashed"))
+                  .read_from_of("session:1")
+                  .has_value());
+  check_error({N + entry("p", "profile:{id}", "hashed", "    read_from: nowhere  #<\n"),
+               "namespaces[0].read_from", "expected primary, prefer-replica or replica"});
 }
