@@ -43,10 +43,9 @@ class UnsaltFold final : public ReplySink {
                                      "its part of the count, {}, was taken from it and "
                                      "must be added to the key by hand",
                                      taken_);
-      return finish("-" +
-                    error_message(ClientError::UnsaltFold, counter_.sub_keys[0],
-                                  counter_.sub_keys[sub_key_], why, advice) +
-                    "\r\n");
+      return finish(
+          fmt::format("-{}\r\n", error_message(ClientError::UnsaltFold, counter_.sub_keys[0],
+                                               counter_.sub_keys[sub_key_], why, advice)));
     }
     if (step_ == Step::Take && value.type != protocol::ReplyValue::Type::Null) {
       taken_ = std::string(value.text);
