@@ -58,8 +58,10 @@ std::string_view ShardMap::hashed_part(std::string_view key) const {
 // This is where "a hash tag still wins" is decided for namespaces: the pattern picks the
 // namespace, but a key with a non-empty tag is placed by the tag's text instead of its shard
 // key field, so keys that share a tag share a shard within a namespace (as in Redis Cluster).
-const Namespace* ShardMap::namespace_of(std::string_view key, std::string_view& shard_key) const {
+const Namespace* ShardMap::namespace_of(std::string_view key, std::string_view& shard_key,
+                                        std::string_view* spread) const {
   std::string_view tag = hashed_part(key);
+  if (spread != nullptr) *spread = tag;
   bool tagged = tag.size() != key.size();
   for (const auto& ns : namespaces_) {
     std::string_view field;
@@ -99,22 +101,22 @@ std::size_t ShardMap::default_shard(std::string_view key) const {
 
 std::size_t ShardMap::shard_for_key(std::string_view key) const {
   if (!namespaces_.empty()) {
-    std::string_view shard_key;
-    if (const Namespace* ns = namespace_of(key, shard_key))
-      return ns->locate(shard_key, hashed_part(key));
+    std::string_view shard_key, spread;
+    if (const Namespace* ns = namespace_of(key, shard_key, &spread))
+      return ns->locate(shard_key, spread);
   }
   return default_shard(key);
 }
 
 Placement ShardMap::place(std::string_view key) const {
   Placement p;
-  std::string_view shard_key;
-  if (const Namespace* ns = namespace_of(key, shard_key)) {
+  std::string_view shard_key, spread;
+  if (const Namespace* ns = namespace_of(key, shard_key, &spread)) {
     p.namespace_name = ns->name();
     p.strategy = strategy_name(ns->strategy());
     p.shard_key = std::string(shard_key);
     p.detail = ns->detail(shard_key);
-    p.shard = ns->locate(shard_key, hashed_part(key));
+    p.shard = ns->locate(shard_key, spread);
     return p;
   }
   p.strategy = distribution_name(distribution_);

@@ -62,7 +62,10 @@ class ShardMap {
   const std::vector<Namespace>& namespaces() const { return namespaces_; }
 
  private:
-  const Namespace* namespace_of(std::string_view key, std::string_view& shard_key) const;
+  // The namespace that places `key`, its shard key, and (`spread`) the part of the key a hash
+  // tag leaves: the tag's text, or the whole key.
+  const Namespace* namespace_of(std::string_view key, std::string_view& shard_key,
+                                std::string_view* spread = nullptr) const;
   std::size_t default_shard(std::string_view key) const;
   std::vector<std::size_t> all_shards() const;
 

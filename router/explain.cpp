@@ -38,13 +38,15 @@ void add_shard(Explanation& e, std::size_t shard) {
     e.shards.push_back(shard);
 }
 
+void place_key(Explanation& e, const config::ShardMap& map, std::string_view key) {
+  e.keys.push_back(map.place(key));
+  e.key_texts.emplace_back(key);
+  add_shard(e, e.keys.back().shard);
+}
+
 void place_keys(Explanation& e, const config::ShardMap& map, std::span<const std::string_view> args,
                 const std::vector<std::uint32_t>& positions) {
-  for (auto p : positions) {
-    e.keys.push_back(map.place(args[p]));
-    e.key_texts.emplace_back(args[p]);
-    add_shard(e, e.keys.back().shard);
-  }
+  for (auto p : positions) place_key(e, map, args[p]);
 }
 
 bool block_option(std::span<const std::string_view> args) {
@@ -116,9 +118,7 @@ Explanation explain(const Routed& outer, std::span<const std::string_view> args)
       return e;
     case Routing::Channel:
       e.kind = "SINGLE_SHARD";
-      e.keys.push_back(map.place(args[1]));
-      e.key_texts.emplace_back(args[1]);
-      add_shard(e, e.keys.back().shard);
+      place_key(e, map, args[1]);
       e.note = "routed by the channel name";
       return e;
     case Routing::Local:
@@ -159,11 +159,7 @@ Explanation explain(const Routed& outer, std::span<const std::string_view> args)
       if (patterns) {
         for (std::size_t s = 0; s < map.shard_count(); ++s) add_shard(e, s);
       } else {
-        for (std::size_t i = 1; i < args.size(); ++i) {
-          e.keys.push_back(map.place(args[i]));
-          e.key_texts.emplace_back(args[i]);
-          add_shard(e, e.keys.back().shard);
-        }
+        for (std::size_t i = 1; i < args.size(); ++i) place_key(e, map, args[i]);
       }
       e.note = patterns ? "patterns listen on every shard"
                         : "each channel on the shard that owns its name";
