@@ -213,8 +213,9 @@ void ConnectionPool::give_back(BackendConnectionPtr connection) {
   const auto& target = connection->target();
   auto it = by_address_.find(target.address.text());
   // A connection may come back with a reply still in flight (the EXEC that ended a
-  // transaction): the next borrower's requests simply queue behind it.
-  if (it != by_address_.end() && healthy(*connection)) {
+  // transaction), even before it has connected: the next borrower's requests simply queue
+  // behind it.
+  if (it != by_address_.end() && connection->usable()) {
     auto& idle = it->second->idle[{target.profile.database, target.profile.protocol}];
     if (idle.size() < kMaxIdle) {
       idle.push_back(std::move(connection));
@@ -253,11 +254,12 @@ void ConnectionPool::check_deadlines(std::chrono::steady_clock::time_point now) 
       others.insert(others.end(), idle.begin(), idle.end());  // an EXEC may still be in flight
   }
   for (auto& connection : others) connection->check_deadlines(now);
-  // A retired connection closes once it has answered everything it was sent.
+  // A retired connection closes once it has answered everything it was sent; one still
+  // connecting has yet to send it.
   auto retired = std::move(retired_);
   retired_.clear();
   for (auto& connection : retired) {
-    if (connection->in_flight() > 0 && connection->state() == BackendConnection::State::Up) {
+    if (connection->in_flight() > 0 && connection->usable()) {
       connection->check_deadlines(now);
       retired_.push_back(std::move(connection));
     } else {

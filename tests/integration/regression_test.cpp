@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <cstdio>
 #include <chrono>
 #include <thread>
 
@@ -62,9 +63,15 @@ TEST_CASE("more concurrent transactions than the idle pool keeps all commit") {
         client.append({"MULTI"});
         client.append({"SET", "{t}" + std::to_string(c), std::to_string(round)});
         client.append({"EXEC"});
-        client.get_reply();
-        client.get_reply();
-        if (client.get_reply().elements.size() == 1) ++committed;
+        auto multi = client.get_reply();
+        auto queued = client.get_reply();
+        auto exec = client.get_reply();
+        if (exec.elements.size() == 1) {
+          ++committed;
+        } else {
+          std::fprintf(stderr, "client %d round %d: MULTI %s / SET %s / EXEC type %d %s\n", c, round,
+                       multi.str.c_str(), queued.str.c_str(), static_cast<int>(exec.type), exec.str.c_str());
+        }
       }
     });
   }
