@@ -2,9 +2,14 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
-#include <cstdio>
 #include <chrono>
+#include <cstdio>
 #include <thread>
+
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "tests/support/cluster.h"
 
@@ -69,14 +74,77 @@ TEST_CASE("more concurrent transactions than the idle pool keeps all commit") {
         if (exec.elements.size() == 1) {
           ++committed;
         } else {
-          std::fprintf(stderr, "client %d round %d: MULTI %s / SET %s / EXEC type %d %s\n", c, round,
-                       multi.str.c_str(), queued.str.c_str(), static_cast<int>(exec.type), exec.str.c_str());
+          std::fprintf(stderr, "client %d round %d: MULTI %s / SET %s / EXEC type %d %s\n", c,
+                       round, multi.str.c_str(), queued.str.c_str(), static_cast<int>(exec.type),
+                       exec.str.c_str());
         }
       }
     });
   }
   for (auto& t : threads) t.join();
   CHECK(committed == kClients * 5);
+}
+
+namespace {
+
+// Fills a paused server's accept queue, so that the next connection to it stays in SYN_SENT
+// (the kernel drops its SYN; the client retries after a second) until the server is resumed.
+class FullAcceptQueue {
+ public:
+  explicit FullAcceptQueue(int port) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    for (int i = 0; i < 16; ++i) {
+      int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+      fds_.push_back(fd);
+      ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+      pollfd p{fd, POLLOUT, 0};
+      if (::poll(&p, 1, 300) == 0) {  // not accepted by the kernel: the queue is full
+        full_ = true;
+        return;
+      }
+    }
+  }
+  ~FullAcceptQueue() {
+    for (int fd : fds_) ::close(fd);
+  }
+  FullAcceptQueue(const FullAcceptQueue&) = delete;
+  FullAcceptQueue& operator=(const FullAcceptQueue&) = delete;
+  bool full() const { return full_; }
+
+ private:
+  std::vector<int> fds_;
+  bool full_ = false;
+};
+
+}  // namespace
+
+TEST_CASE(
+    "a transaction on a connection that is still connecting when EXEC gives it back commits") {
+  RedisServer shard({"--tcp-backlog", "1"});
+  SantralProcess santral(
+      SantralProcess::config_for({&shard},
+                                 "workers: 1\ntimeouts:\n  connect_ms: 10000\n  request_ms: 10000\n"
+                                 "health:\n  failures: 1000\n"));
+  RawConnection client(santral.port());
+  client.send("*1\r\n$4\r\nPING\r\n");
+  REQUIRE(client.read_some(7) == "+PONG\r\n");
+  shard.pause();
+  FullAcceptQueue queue(shard.port());
+  REQUIRE(queue.full());
+  // MULTI is answered by Santral; SET opens a dedicated connection, which cannot connect yet;
+  // EXEC gives it back to the pool with both requests still on it.
+  client.send(
+      "*1\r\n$5\r\nMULTI\r\n*3\r\n$3\r\nSET\r\n$4\r\n{t}c\r\n$1\r\n1\r\n"
+      "*1\r\n$4\r\nEXEC\r\n");
+  // Several of Santral's 100 ms deadline checks pass while the connection is connecting: none
+  // may close it.
+  CHECK(client.read_some(1000, 600) == "+OK\r\n");
+  shard.resume();
+  const std::string rest = "+QUEUED\r\n*1\r\n+OK\r\n";
+  CHECK(client.read_some(rest.size(), 8000) == rest);
 }
 
 TEST_CASE("EVALSHA keeps its place in the pipeline after the shard restarted") {
