@@ -87,7 +87,7 @@ shard_load() {
   for port in "${shard_ports[@]}"; do
     counts+=("$(redis-cli -p "$port" info stats | tr -d '\r' | awk -F: '/^total_commands_processed/ {print $2}')")
   done
-  printf '%s\n' "${counts[@]}" | awk '{ s += $1; if ($1 > m) m = $1 } END { if (s > 0) printf "%.0f %d", 100 * m / s, s; else print "0 0" }'
+  printf '%s\n' "${counts[@]}" | awk '{ s += $1; if ($1 > m) m = $1 } END { if (s > 0) printf "%.0f %d\n", 100 * m / s, s; else print "0 0" }'
 }
 
 hot_read="post:1"
