@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,8 @@
 #include "tests/support/free_port.h"
 #include "tests/support/http_client.h"
 #include "tests/support/process.h"
+#include "tests/support/redis_server.h"
+#include "tests/support/santral_process.h"
 
 using namespace santral::test;
 using Clock = std::chrono::steady_clock;
@@ -20,11 +23,12 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 // One worker (one cache), every keyed request sampled, a key admitted once read at 1/s.
-const std::string kCacheOn =
+const std::string kBase =
     "workers: 1\n"
     "timeouts: {connect_ms: 300, request_ms: 400, reconnect_min_ms: 20, reconnect_max_ms: 200}\n"
-    "hotkeys: {sample_every: 1, capacity: 1000}\n"
-    "near_cache: {enabled: true, min_reads_per_sec: 1, max_bytes: 64kb}\n";
+    "hotkeys: {sample_every: 1, capacity: 1000}\n";
+const std::string kCacheOn =
+    kBase + "near_cache: {enabled: true, min_reads_per_sec: 1, max_bytes: 64kb}\n";
 
 long long info_field(RedisClient& client, const std::string& name) {
   std::string info = client.command({"INFO", "santral"}).str;
@@ -235,4 +239,56 @@ TEST_CASE("the near cache is off by default: no hits, no tracking connections") 
   CHECK(info_field(client, "near_cache_keys") == 0);
   std::string clients = cluster.shard(0).client().command({"CLIENT", "LIST"}).str;
   CHECK(clients.find("flags=t") == std::string::npos);
+}
+
+TEST_CASE("a namespace's near_cache: false keeps its keys out of the cache") {
+  Cluster cluster(1, kCacheOn +
+                         "namespaces:\n"
+                         "  - name: sessions\n"
+                         "    match: \"session:{id}\"\n"
+                         "    strategy: hashed\n"
+                         "    near_cache: false\n");
+  auto client = cluster.client();
+  REQUIRE(client.command({"SET", "session:1", "s"}).is_ok());
+  REQUIRE(client.command({"SET", "post:1", "p"}).is_ok());
+  REQUIRE(wait_cached(client, "post:1", "p"));
+  long long gets_before = cluster.shard(0).command_calls("get");
+  for (int i = 0; i < 100; ++i) REQUIRE(client.command({"GET", "session:1"}).str == "s");
+  CHECK(cluster.shard(0).command_calls("get") == gets_before + 100);
+  CHECK(info_field(client, "near_cache_keys") == 1);
+}
+
+TEST_CASE("a reload empties the cache; turning it off closes the tracking connections") {
+  RedisServer shard;
+  auto config = [&](const std::string& near_cache) {
+    return SantralProcess::config_for({&shard}, kBase + "watch_file: false\n" + near_cache);
+  };
+  const std::string on = "near_cache: {enabled: true, min_reads_per_sec: 1}\n";
+  SantralProcess santral(config(on));
+  auto client = santral.client();
+  REQUIRE(client.command({"SET", "hot", "v1"}).is_ok());
+  REQUIRE(wait_cached(client, "hot", "v1"));
+
+  auto rewrite = [&](const std::string& near_cache) {
+    std::ofstream(santral.config_path()) << "listen: 127.0.0.1:" << santral.port() << "\n"
+                                         << config(near_cache);
+    auto reloaded = client.command({"SANTRAL", "RELOAD"});
+    INFO(reloaded.str);
+    REQUIRE(reloaded.str.starts_with("OK"));
+  };
+  rewrite("near_cache: {enabled: false}\n");
+  CHECK(wait_until([&] { return info_field(client, "near_cache_keys") == 0; }, 2000));
+  auto tracked = [&] {
+    return shard.client().command({"CLIENT", "LIST"}).str.find("flags=t") != std::string::npos;
+  };
+  CHECK(wait_until([&] { return !tracked(); }, 2000));
+  long long hits = info_field(client, "near_cache_hits");
+  long long gets_before = shard.command_calls("get");
+  for (int i = 0; i < 50; ++i) REQUIRE(client.command({"GET", "hot"}).str == "v1");
+  CHECK(shard.command_calls("get") == gets_before + 50);
+  CHECK(info_field(client, "near_cache_hits") == hits);
+
+  rewrite(on);
+  REQUIRE(wait_cached(client, "hot", "v1"));
+  CHECK(tracked());
 }
