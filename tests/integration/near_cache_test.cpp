@@ -163,6 +163,24 @@ TEST_CASE("a write through Santral is seen at once, pipelined or not") {
   CHECK(client.command({"GET", "hot"}).str == "v4");
 }
 
+TEST_CASE("two workers: a write through one invalidates the other's cache") {
+  std::string two_workers = kCacheOn;
+  two_workers.replace(two_workers.find("workers: 1"), 10, "workers: 2");
+  Cluster cluster(2, two_workers);
+  auto first = cluster.client();  // clients are handed to the workers in turn
+  auto second = cluster.client();
+  REQUIRE(first.command({"SET", "hot", "v1"}).is_ok());
+  REQUIRE(wait_cached(first, "hot", "v1"));
+  REQUIRE(wait_cached(second, "hot", "v1"));
+  CHECK(wait_until([&] { return info_field(first, "near_cache_keys") == 2; }, 2000));
+
+  REQUIRE(first.command({"SET", "hot", "v2"}).is_ok());
+  auto written = Clock::now();
+  CHECK(first.command({"GET", "hot"}).str == "v2");  // its own worker evicted at once
+  REQUIRE(wait_until([&] { return second.command({"GET", "hot"}).str == "v2"; }, 2000));
+  CHECK(Clock::now() - written < std::chrono::milliseconds(500));
+}
+
 TEST_CASE("a missing hot key reads as nil in RESP2 through the tracking connection") {
   Cluster cluster(1, kCacheOn);
   auto client = cluster.client();
