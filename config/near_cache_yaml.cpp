@@ -1,7 +1,5 @@
 #include "config/near_cache_yaml.h"
 
-#include <algorithm>
-
 namespace santral::config {
 
 namespace {

@@ -37,8 +37,9 @@ bool NearCache::finish_fill(std::string_view key, std::size_t shard, std::uint64
   bool fresh = !spoiled(key, shard, seq);
   if (auto found = fills_.find(key); found != fills_.end() && --found->second.outstanding == 0)
     fills_.erase(found);
-  // Only a value is kept: not nil (`$-1`, RESP3 `_`), not an error such as WRONGTYPE.
-  bool value = reply.starts_with('$') && !reply.starts_with("$-");
+  // A value, or the RESP3 nil of a missing key (Redis tracks a key read while missing too, so
+  // its creation invalidates); not an error such as WRONGTYPE.
+  bool value = (reply.starts_with('$') && !reply.starts_with("$-")) || reply == kNil;
   if (!fresh || !value || reply.size() > max_value_bytes()) return false;
   if (auto found = index_.find(key); found != index_.end()) erase(found->second);
   Entry entry{std::string(key), std::string(reply), shard};

@@ -28,6 +28,8 @@ class NearCache {
  public:
   // Bookkeeping charged per entry besides its key and value (list and map nodes, strings).
   static constexpr std::size_t kEntryOverhead = 128;
+  // How a missing key is kept: the tracking connection's RESP3 nil (`$-1` for RESP2 clients).
+  static constexpr std::string_view kNil = "_\r\n";
 
   struct Counters {
     std::uint64_t hits = 0;

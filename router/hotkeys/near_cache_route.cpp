@@ -29,7 +29,7 @@ class NearCacheFill final : public ReplySink {
                std::string_view reply) override {
     session_->worker().near_cache().finish_fill(key_, shard_, seq_, reply);
     session_->fill_finished();
-    if (reply == "_\r\n" && session_->state().protocol == 2) reply = "$-1\r\n";
+    if (reply == NearCache::kNil && session_->state().protocol == 2) reply = "$-1\r\n";
     session_->deliver(slot_, 0, reply);
   }
 
@@ -56,7 +56,8 @@ bool route_near_cache(const Routed& routed) {
     return false;
   auto& cache = worker.near_cache();
   if (const std::string* reply = cache.find(key)) {
-    session.reply(*reply);
+    bool resp2_nil = *reply == NearCache::kNil && session.state().protocol == 2;
+    session.reply(resp2_nil ? std::string_view("$-1\r\n") : std::string_view(*reply));
     return true;
   }
   if (!cache.admitted(key)) return false;

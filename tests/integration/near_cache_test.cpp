@@ -51,21 +51,6 @@ bool wait_cached(RedisClient& client, const std::string& key, const std::string&
       5000);
 }
 
-// The shard has a tracking connection (CLIENT TRACKING ON) whose last command was a GET.
-bool tracking_read(RedisServer& shard) {
-  std::string clients = shard.client().command({"CLIENT", "LIST"}).str;
-  std::size_t start = 0;
-  while (start < clients.size()) {
-    std::size_t end = clients.find('\n', start);
-    std::string line = clients.substr(start, end - start);
-    if (line.find("flags=t") != std::string::npos && line.find("cmd=get") != std::string::npos)
-      return true;
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
-  return false;
-}
-
 }  // namespace
 
 TEST_CASE("hot GETs are answered by the near cache: hits rise, the shard sees no more GETs") {
@@ -181,21 +166,32 @@ TEST_CASE("two workers: a write through one invalidates the other's cache") {
   CHECK(Clock::now() - written < std::chrono::milliseconds(500));
 }
 
-TEST_CASE("a missing hot key reads as nil in RESP2 through the tracking connection") {
+TEST_CASE("a missing hot key is cached as nil, and its creation on the shard is seen") {
   Cluster cluster(1, kCacheOn);
   auto client = cluster.client();
-  REQUIRE(wait_until(
-      [&] {
-        REQUIRE(client.command({"GET", "absent"}).is_nil());
-        return tracking_read(cluster.shard(0));
-      },
-      5000));
+  REQUIRE(wait_cached(client, "absent", ""));  // nil reads as ""
+  REQUIRE(client.command({"GET", "absent"}).is_nil());
+  CHECK(info_field(client, "near_cache_keys") == 1);
+
+  // Answered from the cache: RESP2 gets `$-1`, a RESP3 client its own nil.
+  long long gets_before = cluster.shard(0).command_calls("get");
   RawConnection raw(cluster.santral().port());
   for (int i = 0; i < 10; ++i) {
     raw.send("*2\r\n$3\r\nGET\r\n$6\r\nabsent\r\n");
     CHECK(raw.read_some(5) == "$-1\r\n");
   }
-  CHECK(info_field(client, "near_cache_keys") == 0);
+  RawConnection resp3(cluster.santral().port());
+  resp3.send(
+      "*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n*2\r\n$3\r\nGET\r\n$6\r\nabsent\r\n"
+      "*2\r\n$4\r\nECHO\r\n$3\r\nend\r\n");
+  std::string replies;
+  for (int i = 0; i < 100 && !replies.ends_with("$3\r\nend\r\n"); ++i)
+    replies += resp3.read_some(1);
+  CHECK(replies.ends_with("_\r\n$3\r\nend\r\n"));
+  CHECK(cluster.shard(0).command_calls("get") == gets_before);
+
+  REQUIRE(cluster.shard(0).client().command({"SET", "absent", "now"}).is_ok());
+  CHECK(wait_until([&] { return client.command({"GET", "absent"}).str == "now"; }, 500));
 }
 
 TEST_CASE("many distinct hot keys stay within max_bytes, evictions counted") {

@@ -36,17 +36,18 @@ TEST_CASE("a filled value is found, counted as a hit; an unknown key is a miss")
   CHECK(cache.counters().bytes == 1 + bulk("v1").size() + NearCache::kEntryOverhead);
 }
 
-TEST_CASE("only values are stored: not nil, not errors, not values over 1/8 of the bound") {
+TEST_CASE("values and RESP3 nil are stored; not errors, not values over 1/8 of the bound") {
   NearCache cache(64 * 1024);
   auto seq = cache.begin_fill("a");
-  CHECK_FALSE(cache.finish_fill("a", 0, seq, "$-1\r\n"));
-  seq = cache.begin_fill("a");
-  CHECK_FALSE(cache.finish_fill("a", 0, seq, "_\r\n"));
+  CHECK_FALSE(cache.finish_fill("a", 0, seq, "$-1\r\n"));  // the tracking connection is RESP3
+  seq = cache.begin_fill("missing");
+  CHECK(cache.finish_fill("missing", 0, seq, "_\r\n"));
+  CHECK(*cache.find("missing") == "_\r\n");
   seq = cache.begin_fill("a");
   CHECK_FALSE(cache.finish_fill("a", 0, seq, "-WRONGTYPE Operation against a key\r\n"));
   CHECK_FALSE(fill(cache, "a", std::string(8 * 1024 + 1, 'x')));
   CHECK(fill(cache, "a", std::string(8 * 1024 - 16, 'x')));
-  CHECK(cache.counters().keys == 1);
+  CHECK(cache.counters().keys == 2);
 }
 
 TEST_CASE("the byte bound evicts the least recently used entries and is never exceeded") {
