@@ -9,6 +9,7 @@
 
 #include "config/hashkit/hash_functions.h"
 #include "config/namespace/namespace_config.h"
+#include "config/near_cache_config.h"
 #include "config/read_from.h"
 #include "config/salting_config.h"
 #include "protocol/request_parser.h"
@@ -107,6 +108,7 @@ struct Config {
   // Hot counters spread over salted sub-keys (router/hotkeys/); SANTRAL SALT adds more at run
   // time.
   std::vector<SaltRule> salting;
+  NearCacheSettings near_cache;           // hot reads answered by each worker (router/hotkeys/)
   bool watch_file = true;                 // reload when the file changes on disk
   std::chrono::milliseconds drain{5000};  // on SIGTERM, wait this long for in-flight work
   std::string log_level = "info";

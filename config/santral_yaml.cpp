@@ -5,6 +5,7 @@
 
 #include "config/loaders.h"
 #include "config/namespace/namespace_yaml.h"
+#include "config/near_cache_yaml.h"
 #include "config/salting_yaml.h"
 #include "config/yaml_fields.h"
 
@@ -147,9 +148,10 @@ std::vector<YAML::Node> read_shards(const YAML::Node& node, const YamlFields& fi
 Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
   YamlFields fields(errors);
   static constexpr std::string_view kKeys[] = {
-      "listen", "workers", "hash",       "distribution", "hash_tag",   "timeouts",  "backend",
-      "limits", "shards",  "password",   "users",        "databases",  "log_level", "read_from",
-      "health", "admin",   "watch_file", "drain_ms",     "namespaces", "hotkeys",   "salting"};
+      "listen",     "workers",   "hash",    "distribution", "hash_tag",   "timeouts",
+      "backend",    "limits",    "shards",  "password",     "users",      "databases",
+      "log_level",  "read_from", "health",  "admin",        "watch_file", "drain_ms",
+      "namespaces", "hotkeys",   "salting", "near_cache"};
   fields.only_keys(root, "", kKeys);
   Config config;
   config.format = ConfigFormat::Santral;
@@ -197,6 +199,8 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
   if (root["namespaces"]) read_namespaces(root["namespaces"], fields, config);
   if (root["hotkeys"]) read_hotkeys(root["hotkeys"], fields, config.hotkeys);
   if (root["salting"]) read_salting(root["salting"], fields, config);
+  if (root["near_cache"]) read_near_cache(root["near_cache"], fields, config.near_cache);
+  check_near_cache(root, config, errors);
   if (config.workers == 0) config.workers = std::max(1u, std::thread::hardware_concurrency());
   return config;
 }

@@ -36,13 +36,17 @@ ShardMap::ShardMap(const Config& config)
       hash_(config.hash),
       hash_name_(config.hash_name),
       hash_tag_(config.hash_tag),
-      distribution_(config.distribution) {
+      distribution_(config.distribution),
+      near_cache_default_(config.near_cache.enabled),
+      near_cache_anywhere_(config.near_cache.enabled) {
   auto nodes = ring_nodes(shards_);
   if (distribution_ == Distribution::Ketama) ketama_.emplace(nodes);
   if (distribution_ == Distribution::Modula) modula_.emplace(nodes);
   for (const auto& ns : config.namespaces) {
     namespaces_.emplace_back(ns, shards_);
     any_read_from_ = any_read_from_ || ns.read_from.has_value();
+    any_near_cache_ = any_near_cache_ || ns.near_cache.has_value();
+    near_cache_anywhere_ = near_cache_anywhere_ || ns.near_cache.value_or(false);
   }
 }
 
@@ -208,6 +212,13 @@ std::optional<ReadFrom> ShardMap::read_from_of(std::string_view key) const {
   std::string_view shard_key;
   const Namespace* ns = namespace_of(key, shard_key);
   return ns != nullptr ? ns->read_from() : std::nullopt;
+}
+
+bool ShardMap::near_cached(std::string_view key) const {
+  if (!any_near_cache_) return near_cache_default_;
+  std::string_view shard_key;
+  const Namespace* ns = namespace_of(key, shard_key);
+  return ns != nullptr ? ns->near_cache().value_or(near_cache_default_) : near_cache_default_;
 }
 
 std::string ShardMap::describe() const {

@@ -51,6 +51,11 @@ class ShardMap {
   // Where a read-only command on `key` goes when its namespace says (read_from); nullopt: the
   // config's read_from.
   std::optional<ReadFrom> read_from_of(std::string_view key) const;
+  // Whether GET on `key` may be answered by the near cache: its namespace's near_cache, or
+  // the top-level near_cache.enabled.
+  bool near_cached(std::string_view key) const;
+  // Whether any key may be (the near cache is on somewhere).
+  bool near_cache_anywhere() const { return near_cache_anywhere_; }
 
   // The default placement: the index of the shard that owns a hash value (not for
   // distribution: random).
@@ -78,6 +83,9 @@ class ShardMap {
   std::optional<hashkit::ModulaTable> modula_;
   std::vector<Namespace> namespaces_;
   bool any_read_from_ = false;  // some namespace sets read_from
+  bool near_cache_default_ = false;
+  bool near_cache_anywhere_ = false;
+  bool any_near_cache_ = false;  // some namespace sets near_cache
 };
 
 }  // namespace santral::config

@@ -101,12 +101,30 @@ void family(std::string& out, std::string_view name, std::string_view type, std:
   fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
 }
 
+json near_cache_json(const NearCache::Counters& c) {
+  return {{"hits", c.hits},           {"misses", c.misses},
+          {"evictions", c.evictions}, {"invalidations", c.invalidations},
+          {"bytes", c.bytes},         {"keys", c.keys}};
+}
+
 }  // namespace
 
 json stats_json(const ClusterSnapshot& snapshot) {
   json workers = json::array();
-  for (const auto& worker : snapshot.workers) workers.push_back(worker_json(worker.stats));
+  NearCache::Counters cache;
+  for (const auto& worker : snapshot.workers) {
+    json one = worker_json(worker.stats);
+    one["near_cache"] = near_cache_json(worker.near_cache);
+    workers.push_back(std::move(one));
+    cache.hits += worker.near_cache.hits;
+    cache.misses += worker.near_cache.misses;
+    cache.evictions += worker.near_cache.evictions;
+    cache.invalidations += worker.near_cache.invalidations;
+    cache.bytes += worker.near_cache.bytes;
+    cache.keys += worker.near_cache.keys;
+  }
   json total = worker_json(snapshot.total);
+  total["near_cache"] = near_cache_json(cache);
   return {{"version", kVersion},
           {"config_version", snapshot.topology->version},
           {"uptime_seconds", snapshot.uptime_seconds},

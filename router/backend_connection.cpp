@@ -142,6 +142,12 @@ void BackendConnection::handshake() {
     writer.command(args);
     ++commands;
   }
+  if (role_ == ConnectionRole::Tracking) {
+    // Every key read here from now on is tracked; Redis pushes `invalidate` when it changes.
+    std::string_view args[] = {"CLIENT", "TRACKING", "ON"};
+    writer.command(args);
+    ++commands;
+  }
   if (target_.profile.database != 0) {
     std::string db = std::to_string(target_.profile.database);
     std::string_view args[] = {"SELECT", db};
@@ -295,7 +301,7 @@ bool BackendConnection::deliver_frames() {
     if (status == protocol::ScanStatus::Complete &&
         (subscriber ? is_push(frame) : frame.front() == '>')) {
       inbox_start_ += size;
-      if (subscriber && push_sink_)
+      if ((subscriber || role_ == ConnectionRole::Tracking) && push_sink_)
         push_sink_->deliver(kPushSlot, static_cast<std::uint32_t>(target_.shard_index), frame);
       if (generation != generation_) return false;
       continue;
@@ -370,7 +376,8 @@ void BackendConnection::fail_all(const std::string& reply) {
 void BackendConnection::connection_failed(const std::string& reply, bool counts_as_failure) {
   if (state_ == State::Stopped) return;
   close_socket();
-  if (role_ != ConnectionRole::Shared) {
+  tracking_lost();
+  if (role_ != ConnectionRole::Shared && role_ != ConnectionRole::Tracking) {
     state_ = State::Down;
     down_reason_ = "the connection was lost";
     fail_all(reply);
@@ -386,16 +393,24 @@ void BackendConnection::connection_failed(const std::string& reply, bool counts_
   fail_all(reply);
 }
 
+// A tracking connection's server forgets what it tracked for it when the connection ends:
+// whatever was cached through it must go before anyone can be answered from it again.
+void BackendConnection::tracking_lost() {
+  if (role_ == ConnectionRole::Tracking && push_sink_)
+    push_sink_->connection_lost(target_.shard_index);
+}
+
 void BackendConnection::go_down(const std::string& reason) {
   if (state_ == State::Stopped) return;
   close_socket();
+  tracking_lost();
   bool first = !ejected_;
   down_reason_ = reason;
   state_ = State::Down;
   ejected_ = true;
   fail_all(as_reply(
       error_message(ClientError::ShardUnavailable, target_.shard_name, address_text(), reason)));
-  if (role_ != ConnectionRole::Shared) {
+  if (role_ != ConnectionRole::Shared && role_ != ConnectionRole::Tracking) {
     if (auto sink = std::move(push_sink_)) sink->connection_lost(target_.shard_index);
     return;
   }
@@ -435,8 +450,8 @@ void BackendConnection::check_deadlines(Clock::time_point now) {
   }
   // Active health check: an idle shared connection says PING now and then, so a shard that
   // died quietly is noticed before a client needs it.
-  if (role_ == ConnectionRole::Shared && pending_.empty() && !ejected_ &&
-      now - last_reply_ > config_->health.interval) {
+  if ((role_ == ConnectionRole::Shared || role_ == ConnectionRole::Tracking) && pending_.empty() &&
+      !ejected_ && now - last_reply_ > config_->health.interval) {
     last_reply_ = now;
     probe();
   }

@@ -42,6 +42,9 @@ enum class ConnectionRole {
   Dedicated,   // lent to one client at a time (transactions, blocking commands); never
                // reconnects, because a new connection would silently lose MULTI or WATCH state
   Subscriber,  // one client's pub/sub connection: messages are pushed to the client
+  Tracking,    // a worker's near-cache connection to a shard: RESP3 with CLIENT TRACKING ON;
+               // reconnects like a shared one; invalidations go to the push sink, which also
+               // hears (connection_lost) whenever the connection, and so the tracking, is lost
 };
 
 // One connection from a worker to a shard. Requests are written back to back; replies come
@@ -85,8 +88,8 @@ class BackendConnection
             bool timed = true);
   // Sends a request whose reply Santral drops (the MULTI that opens a pinned transaction).
   void send_silent(std::string_view request);
-  // Subscriber connections: where pushed messages go (deliver with kPushSlot), and who hears
-  // when the connection is lost.
+  // Subscriber and tracking connections: where pushed messages go (deliver with kPushSlot),
+  // and who hears when the connection is lost.
   void set_push_sink(ReplySinkPtr sink) { push_sink_ = std::move(sink); }
 
   // After a reload: the shard's place in the new map, and the settings to use from now on
@@ -136,6 +139,7 @@ class BackendConnection
   void fail_all(const std::string& reply);
   void connection_failed(const std::string& reply, bool counts_as_failure);
   void go_down(const std::string& reason);
+  void tracking_lost();
   void close_socket();
   std::string address_text() const { return target_.address.text(); }
 

@@ -269,6 +269,8 @@ void ClientSession::reply_error(std::string_view message) {
 std::uint64_t ClientSession::open_slot(std::uint32_t fragments, std::unique_ptr<ReplyMerge> merge) {
   auto slot = replies_.open(fragments, std::move(merge), current_);
   if (silent_) replies_.silence(slot);
+  if (current_.command != nullptr && !current_.command->has(protocol::kReadonly))
+    after_last_write_ = slot + 1;
   return slot;
 }
 

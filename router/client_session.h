@@ -78,6 +78,15 @@ class ClientSession final : public ReplySink {
   // A pub/sub message (or anything else unasked for) to pass on in order.
   void push(std::string_view frame);
   bool idle() const { return replies_.empty(); }
+  // Every write this client sent has been answered (its later reads may use the near cache).
+  bool writes_answered() const {
+    return replies_.empty() || replies_.head_id() >= after_last_write_;
+  }
+  // Near-cache fills of this client in flight on tracking connections: a later write must
+  // wait for them, or it could overtake them on its own connection.
+  void fill_started() { ++fills_in_flight_; }
+  void fill_finished() { --fills_in_flight_; }
+  std::uint32_t fills_in_flight() const { return fills_in_flight_; }
 
   Transaction& transaction();
   bool in_transaction() const;
@@ -124,6 +133,8 @@ class ClientSession final : public ReplySink {
   bool silent_ = false;          // the current request's reply is dropped (CLIENT REPLY OFF/SKIP)
   ReplyQueue::Request current_;  // the command being handled, for its slot and statistics
   std::optional<config::ReadFrom> read_from_;  // the current key's namespace's, if it says
+  std::uint64_t after_last_write_ = 0;  // the first reply slot after this client's last write
+  std::uint32_t fills_in_flight_ = 0;
 
   bool reading_ = false;
   bool processing_ = false;

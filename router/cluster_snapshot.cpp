@@ -4,6 +4,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "router/hotkeys/near_cache.h"
 #include "router/server.h"
 
 namespace santral::router {
@@ -31,6 +32,7 @@ void take_snapshot(Server& server, std::function<void(ClusterSnapshot)> done) {
       WorkerSnapshot report;
       report.stats = worker->stats();
       report.clients = worker->session_count();
+      report.near_cache = worker->near_cache().counters();
       report.stats.connected_clients = report.clients;
       for (std::size_t s = 0; s < worker->shard_map().shard_count(); ++s)
         report.servers.push_back(worker->pool().servers(s));

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "router/connection_pool.h"
+#include "router/hotkeys/near_cache.h"
 #include "router/stats.h"
 #include "router/topology.h"
 
@@ -16,6 +17,7 @@ struct WorkerSnapshot {
   WorkerStats stats;
   std::size_t clients = 0;
   std::vector<std::vector<ConnectionPool::ServerState>> servers;  // [shard][primary, replicas]
+  NearCache::Counters near_cache;
 };
 
 // Every worker's report, taken on each worker's own thread and put together on the server's.

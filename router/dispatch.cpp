@@ -11,6 +11,7 @@
 #include "router/client_session.h"
 #include "router/hotkeys/hot_key_detector.h"
 #include "router/hotkeys/hot_key_observer.h"
+#include "router/hotkeys/near_cache_route.h"
 #include "router/hotkeys/salt_table.h"
 #include "router/hotkeys/salted_route.h"
 #include "router/routing.h"
@@ -98,6 +99,8 @@ Dispatched dispatch(ClientSession& session, const protocol::Request& request) {
     spec = sub;
   }
   if (!session.idle() && waits_for_earlier_replies(*spec)) return Dispatched::AfterEarlierReplies;
+  if (session.fills_in_flight() > 0 && !spec->has(protocol::kReadonly))
+    return Dispatched::AfterEarlierReplies;
   session.begin(*spec);
   if (!spec->arity_ok(request.args.size())) {
     session.reply_error(error_message(ClientError::WrongArity, spec->name));
@@ -117,12 +120,17 @@ Dispatched dispatch(ClientSession& session, const protocol::Request& request) {
   if (!spec->key_specs.empty()) {
     auto& worker = session.worker();
     if (worker.hotkeys().due()) observe_hot_key(routed);
+    // Anything not read-only may change its keys (a script's included).
+    if (worker.shard_map().near_cache_anywhere() && !spec->has(protocol::kReadonly))
+      forget_written_keys(routed);
     if (!worker.salts().empty() && route_salted(routed)) return Dispatched::Done;
   }
   if (session.in_transaction() && !runs_inside_multi(*spec)) {
     route_queued(routed);
     return Dispatched::Done;
   }
+  if (session.worker().shard_map().near_cache_anywhere() && route_near_cache(routed))
+    return Dispatched::Done;
   switch (spec->routing) {
     case Routing::Keyed:
       route_keyed(routed);

@@ -57,7 +57,7 @@ std::string santral_info_section(Worker& worker) {
   line("connected_clients", shared.connected_clients.load());
   line("total_connections_received", shared.next_client_id.load() - 1);
   line("rejected_connections", shared.rejected_clients.load());
-  std::uint64_t totals[7] = {};
+  std::uint64_t totals[13] = {};
   for (const Worker* peer : worker.peers()) {
     const auto& p = peer->published();
     auto relaxed = std::memory_order_relaxed;
@@ -68,6 +68,12 @@ std::string santral_info_section(Worker& worker) {
     totals[4] += p.shard_timeouts.load(relaxed);
     totals[5] += p.client_bytes_in.load(relaxed);
     totals[6] += p.client_bytes_out.load(relaxed);
+    totals[7] += p.near_cache_hits.load(relaxed);
+    totals[8] += p.near_cache_misses.load(relaxed);
+    totals[9] += p.near_cache_evictions.load(relaxed);
+    totals[10] += p.near_cache_invalidations.load(relaxed);
+    totals[11] += p.near_cache_bytes.load(relaxed);
+    totals[12] += p.near_cache_keys.load(relaxed);
   }
   line("total_commands_processed", totals[0]);
   line("total_error_replies", totals[1]);
@@ -76,6 +82,12 @@ std::string santral_info_section(Worker& worker) {
   line("total_shard_timeouts", totals[4]);
   line("total_net_input_bytes", totals[5]);
   line("total_net_output_bytes", totals[6]);
+  line("near_cache_hits", totals[7]);
+  line("near_cache_misses", totals[8]);
+  line("near_cache_evictions", totals[9]);
+  line("near_cache_invalidations", totals[10]);
+  line("near_cache_bytes", totals[11]);
+  line("near_cache_keys", totals[12]);
   line("hash", config.hash_name);
   line("distribution", distribution);
   line("hash_tag", config.hash_tag);

@@ -57,6 +57,8 @@ class ReplyQueue {
 
   bool empty() const { return slots_.empty(); }
   std::size_t size() const { return slots_.size(); }
+  // The id of the oldest slot still queued (the next one opened, when empty).
+  std::uint64_t head_id() const { return head_; }
   // True when `slot` is the head and only waits for one reply: its reply may go straight to
   // the client's output, skipping the slot's buffer (the common, in-order case).
   bool is_simple_head(std::uint64_t slot) const;

@@ -5,7 +5,9 @@
 
 #include "router/client_session.h"
 #include "router/hotkeys/hot_key_detector.h"
+#include "router/hotkeys/near_cache.h"
 #include "router/hotkeys/salt_table.h"
+#include "router/hotkeys/tracking_connections.h"
 
 namespace santral::router {
 
@@ -40,7 +42,9 @@ Worker::Worker(unsigned index, TopologyPtr topology, SharedState& shared)
       pool_(io_, stats_),
       hotkeys_(std::make_unique<HotKeyDetector>(topology_->config->hotkeys,
                                                 std::chrono::steady_clock::now())),
-      salts_(std::make_unique<SaltTable>()) {
+      salts_(std::make_unique<SaltTable>()),
+      near_cache_(std::make_unique<NearCache>(topology_->config->near_cache.max_bytes)),
+      tracking_(std::make_unique<TrackingConnections>(io_, stats_, *near_cache_)) {
   refresh_salts();
 }
 
@@ -51,6 +55,7 @@ Worker::~Worker() {
 void Worker::start() {
   asio::post(io_, [this] {
     pool_.apply(*topology_);
+    tracking_->apply(*topology_);
     tick();
   });
   thread_ = std::thread([this] { io_.run(); });
@@ -64,6 +69,7 @@ void Worker::stop() {
     for (auto& [id, session] : sessions_) open.push_back(session);
     for (ClientSession* session : open) session->close();
     pool_.stop();
+    tracking_->stop();
     work_.reset();
     io_.stop();
   });
@@ -76,6 +82,10 @@ void Worker::apply(TopologyPtr topology) {
   pool_.apply(*topology_);
   hotkeys_->configure(topology_->config->hotkeys, std::chrono::steady_clock::now());
   refresh_salts();
+  // A new map may move keys and change what is cached: start the near cache afresh.
+  near_cache_->invalidate_all();
+  near_cache_->set_max_bytes(topology_->config->near_cache.max_bytes);
+  tracking_->apply(*topology_);
   if (!placement_changed) return;
   // A subscription lives on the shard that owned its channel; with channels moving, the
   // client is closed so that it subscribes again where they now live.
@@ -154,13 +164,34 @@ void Worker::publish() {
   published_.shard_timeouts.store(timeouts, relaxed);
   published_.client_bytes_in.store(stats_.client_bytes_in, relaxed);
   published_.client_bytes_out.store(stats_.client_bytes_out, relaxed);
+  const auto& cache = near_cache_->counters();
+  published_.near_cache_hits.store(cache.hits, relaxed);
+  published_.near_cache_misses.store(cache.misses, relaxed);
+  published_.near_cache_evictions.store(cache.evictions, relaxed);
+  published_.near_cache_invalidations.store(cache.invalidations, relaxed);
+  published_.near_cache_bytes.store(cache.bytes, relaxed);
+  published_.near_cache_keys.store(cache.keys, relaxed);
+}
+
+// The near cache admits the keys this worker's detector sees read at least
+// near_cache.min_reads_per_sec; a key that cools down is no longer filled (what is cached
+// stays until evicted or invalidated).
+void Worker::admit_hot_reads(std::chrono::steady_clock::time_point now) {
+  if (!shard_map().near_cache_anywhere()) return;
+  double threshold = config().near_cache.min_reads_per_sec;
+  std::vector<std::string> hot;
+  for (auto& rate : hotkeys_->rates(now))
+    if (rate.reads >= threshold) hot.push_back(std::move(rate.key));
+  near_cache_->admit(std::move(hot));
 }
 
 // Deadlines are checked on a coarse clock: one timer per worker instead of one per request.
 void Worker::tick() {
   auto now = std::chrono::steady_clock::now();
   pool_.check_deadlines(now);
+  tracking_->check_deadlines(now);
   hotkeys_->rotate(now);
+  admit_hot_reads(now);
   publish();
   auto period = std::clamp(config().timeouts.request / 10, std::chrono::milliseconds(5),
                            std::chrono::milliseconds(100));

@@ -23,6 +23,8 @@ namespace santral::router {
 
 class ClientSession;
 class HotKeyDetector;
+class NearCache;
+class TrackingConnections;
 class SaltTable;
 
 // One thread with its own io_context, its own clients and its own connections to every shard.
@@ -59,6 +61,10 @@ class Worker {
   HotKeyDetector& hotkeys() { return *hotkeys_; }
   // Which keys are salted counters here: the config's rules with SANTRAL SALT/UNSALT applied.
   SaltTable& salts() { return *salts_; }
+  // Hot reads answered here, and the connections that keep them coherent (near_cache:).
+  NearCache& near_cache() { return *near_cache_; }
+  const NearCache& near_cache() const { return *near_cache_; }
+  TrackingConnections& tracking() { return *tracking_; }
   // Takes the run-time salting changes of SharedState (from the worker's own thread).
   void refresh_salts();
   // Remembers a script body here and tells the other workers about it.
@@ -78,6 +84,12 @@ class Worker {
     std::atomic<std::uint64_t> shard_timeouts{0};
     std::atomic<std::uint64_t> client_bytes_in{0};
     std::atomic<std::uint64_t> client_bytes_out{0};
+    std::atomic<std::uint64_t> near_cache_hits{0};
+    std::atomic<std::uint64_t> near_cache_misses{0};
+    std::atomic<std::uint64_t> near_cache_evictions{0};
+    std::atomic<std::uint64_t> near_cache_invalidations{0};
+    std::atomic<std::uint64_t> near_cache_bytes{0};
+    std::atomic<std::uint64_t> near_cache_keys{0};
   };
   const Published& published() const { return published_; }
 
@@ -89,6 +101,7 @@ class Worker {
  private:
   void tick();
   void publish();
+  void admit_hot_reads(std::chrono::steady_clock::time_point now);
 
   unsigned index_;
   TopologyPtr topology_;
@@ -103,6 +116,8 @@ class Worker {
   ScriptCache scripts_;
   std::unique_ptr<HotKeyDetector> hotkeys_;
   std::unique_ptr<SaltTable> salts_;
+  std::unique_ptr<NearCache> near_cache_;
+  std::unique_ptr<TrackingConnections> tracking_;
   std::vector<Worker*> peers_;
   std::unordered_map<std::uint64_t, ClientSession*> sessions_;
   std::function<void()> drained_;  // set while draining

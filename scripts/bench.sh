@@ -4,8 +4,9 @@
 # one machine, so compare them, not the absolute numbers.
 #   scripts/bench.sh            the core table (SET/GET/INCR at -P 1 and -P 16, idle memory)
 #   scripts/bench.sh hotkey     INCR on one hot key with salting off and on (requests/s and the
-#                               busiest shard's share of backend commands), and the core rows
-#                               with hot-key detection on and off
+#                               busiest shard's share of backend commands), GET on one hot
+#                               key with the near cache off and on, and the core rows with
+#                               hot-key detection on and off
 # Environment: REQUESTS (default 200000), CLIENTS (50), IDLE (10000 idle connections),
 # REPEAT (3 runs per cell, median shown), SANTRAL (a santral binary to use instead of building
 # build-release).

@@ -53,6 +53,7 @@ Namespace::Namespace(const NamespaceConfig& config, const std::vector<ShardConfi
     : name_(config.name),
       strategy_(config.strategy),
       read_from_(config.read_from),
+      near_cache_(config.near_cache),
       hashed_(config.hashed),
       fallback_(config.fallback),
       slot_ranges_(config.slots),

@@ -32,6 +32,8 @@ class Namespace {
   int shard_key_field() const { return field_; }  // -1: the whole key
   // Where this namespace's read-only commands go; unset: the config's read_from.
   std::optional<ReadFrom> read_from() const { return read_from_; }
+  // Whether its GETs may be near-cached; unset: the config's near_cache.enabled.
+  std::optional<bool> near_cache() const { return near_cache_; }
 
   // The shard key field of `key` (or the whole key), when the pattern matches.
   bool match(std::string_view key, std::string_view& field_value) const;
@@ -70,6 +72,7 @@ class Namespace {
   int field_ = -1;
   std::string shard_key_;  // the field's name
   std::optional<ReadFrom> read_from_;
+  std::optional<bool> near_cache_;
   HashedPlacement hashed_;
   Strategy fallback_ = Strategy::Hashed;
   std::optional<Ring> ring_;                                 // hashed; directory's hashed fallback

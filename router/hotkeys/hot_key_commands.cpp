@@ -79,7 +79,7 @@ void santral_hotkeys(const Routed& routed) {
                      protocol::RespWriter writer(out, protocol);
                      writer.array_header(rates.size());
                      for (const auto& rate : rates) {
-                       writer.map_header(6);
+                       writer.map_header(7);
                        writer.bulk("key");
                        writer.bulk(rate.key);
                        writer.bulk("ops_per_sec");
@@ -92,6 +92,8 @@ void santral_hotkeys(const Routed& routed) {
                        writer.bulk(rate.shard);
                        writer.bulk("salted");
                        writer.integer(rate.salts);
+                       writer.bulk("cached");
+                       writer.integer(rate.cached ? 1 : 0);
                      }
                      keep->deliver(slot, 0, out);
                    });

@@ -45,7 +45,7 @@ std::vector<HotKeyRate> HotKeyDetector::rates(Clock::time_point now) const {
   auto add = [&](const HotKeySketch& sketch) {
     for (const auto& entry : sketch.entries()) {
       auto [it, fresh] = at.try_emplace(entry.key, out.size());
-      if (fresh) out.push_back({entry.key, 0, 0, 0, 0, {}});
+      if (fresh) out.push_back({entry.key, 0, 0, 0, 0, {}, false});
       HotKeyRate& rate = out[it->second];
       double seen = static_cast<double>(entry.reads + entry.writes);
       double ops = static_cast<double>(entry.count) / seconds;
@@ -79,6 +79,7 @@ void merge_rates(std::vector<HotKeyRate>& into, std::vector<HotKeyRate> more) {
     sum.reads += rate.reads;
     sum.writes += rate.writes;
     sum.salts = std::max(sum.salts, rate.salts);
+    sum.cached = sum.cached || rate.cached;
   }
   std::sort(into.begin(), into.end(),
             [](const HotKeyRate& a, const HotKeyRate& b) { return a.ops > b.ops; });

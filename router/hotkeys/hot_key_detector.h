@@ -19,6 +19,7 @@ struct HotKeyRate {
   double writes = 0;
   std::uint32_t salts = 0;  // sub-keys when salted, else 0
   std::string shard;        // the shard that owns the key (its base key when salted)
+  bool cached = false;      // in the near cache (of any worker)
 };
 
 // One worker's hot-key detection: one request in `sample_every` that names a key has its first

@@ -4,6 +4,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "router/hotkeys/near_cache.h"
 #include "router/hotkeys/salt_table.h"
 #include "router/worker.h"
 
@@ -17,6 +18,7 @@ std::vector<HotKeyRate> worker_rates(Worker& worker) {
   for (auto& rate : rates) {
     const SaltedCounter* counter = worker.salts().find(rate.key);
     rate.salts = counter != nullptr ? counter->salts : 0;
+    rate.cached = worker.near_cache().contains(rate.key);
     rate.shard =
         map.shard(counter != nullptr ? counter->shards[0] : map.shard_for_key(rate.key)).name;
   }

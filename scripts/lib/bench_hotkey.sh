@@ -4,7 +4,10 @@
 # 1. redis-benchmark INCR on one key (no -r: a single hot key) through Santral with salting off
 #    and on: requests/s, and the busiest shard's share of all backend commands (the hot-spot
 #    ratio: 100% means one shard does all the work, 25% is an even spread over four).
-# 2. The core SET/GET/INCR rows with hot-key detection on (the default) and off: requests/s and
+# 2. redis-benchmark GET on one key through Santral with the near cache off and on: requests/s,
+#    the busiest shard's share and the commands all shards processed (with the cache on, the
+#    hot key's reads stop reaching its shard).
+# 3. The core SET/GET/INCR rows with hot-key detection on (the default) and off: requests/s and
 #    Santral's CPU time per request.
 
 hot_key="likes:500"
@@ -27,6 +30,8 @@ start_variant exact "salting: [{key: \"$hot_key\", salts: 4, reply: exact}]"
 exact_port="$variant_port"
 start_variant nodetect "hotkeys: {enabled: false}"
 nodetect_port="$variant_port"
+start_variant nearcache "near_cache: {enabled: true}"
+nearcache_port="$variant_port"
 
 # requests/s of one redis-benchmark run: <port> <pipeline> <redis-benchmark args...>
 bench_rps() {
@@ -74,6 +79,48 @@ for pipeline in 1 16; do
       "$(median <<<"${rates[$variant]}")" "$(median <<<"${shares[$variant]}")"
   done
   unset rates shares
+done
+
+# The busiest shard's commands and all shards' commands since the reset: "<share%> <total>".
+shard_load() {
+  local counts=()
+  for port in "${shard_ports[@]}"; do
+    counts+=("$(redis-cli -p "$port" info stats | tr -d '\r' | awk -F: '/^total_commands_processed/ {print $2}')")
+  done
+  printf '%s\n' "${counts[@]}" | awk '{ s += $1; if ($1 > m) m = $1 } END { if (s > 0) printf "%.0f %d\n", 100 * m / s, s; else print "0 0" }'
+}
+
+hot_read="post:1"
+redis-cli -p "$off_port" set "$hot_read" "$(head -c 100 /dev/zero | tr '\0' x)" >/dev/null
+echo
+echo "Hot read: redis-benchmark GET $hot_read (one key, 100-byte value) through Santral w=1,"
+echo "4 shards, near cache off and on, -c $clients -n $requests, median of $repeat interleaved runs;"
+echo "shard commands: all the shards processed during one run (health checks included)"
+echo
+printf "| %-10s | %3s | %12s | %21s | %14s |\n" "near cache" P "requests/s" "busiest shard's share" "shard commands"
+printf "|%s|\n" "------------|-----|--------------|-----------------------|----------------"
+# Warm up: the key becomes hot and is admitted within a tick.
+redis-benchmark -p "$nearcache_port" -c "$clients" -n 20000 -q GET "$hot_read" >/dev/null 2>&1
+for pipeline in 1 16; do
+  declare -A rates=() shares=() totals=()
+  for _ in $(seq 1 "$repeat"); do
+    for variant in off nearcache; do
+      port_var="${variant}_port"
+      reset_shard_stats
+      rates[$variant]+=" $(bench_rps "${!port_var}" "$pipeline" GET "$hot_read")"
+      read -r share total < <(shard_load)
+      shares[$variant]+=" $share"
+      totals[$variant]+=" $total"
+    done
+  done
+  for variant in off nearcache; do
+    label="off"
+    [ "$variant" = nearcache ] && label="on"
+    printf "| %-10s | %3s | %12.0f | %20s%% | %14s |\n" "$label" "$pipeline" \
+      "$(median <<<"${rates[$variant]}")" "$(median <<<"${shares[$variant]}")" \
+      "$(median <<<"${totals[$variant]}")"
+  done
+  unset rates shares totals
 done
 
 echo
