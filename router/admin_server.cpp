@@ -108,7 +108,8 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
                         {"reads_per_sec", rate.reads},
                         {"writes_per_sec", rate.writes},
                         {"shard", rate.shard},
-                        {"salted", rate.salts}});
+                        {"salted", rate.salts},
+                        {"salted_by", rate.salts > 0 ? salted_by_name(rate.salted_by) : ""}});
       }
       self->answer(http::status::ok, nlohmann::json{{"hotkeys", keys}}.dump(2) + "\n");
     });

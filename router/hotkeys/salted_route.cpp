@@ -386,6 +386,7 @@ using Handler = void (*)(const SaltedRequest&);
 struct SaltedCommand {
   std::string_view name;
   Handler handler;
+  bool counter = true;  // see counter_command()
 };
 
 // What works on a salted counter; anything else is refused with an error naming the key.
@@ -400,7 +401,8 @@ constexpr SaltedCommand kSaltedCommands[] = {
     {"exists", count_keys},
     {"del", count_keys},
     {"unlink", count_keys},
-    {"set", set},
+    // Replaces the whole value: a key that sees SET is not salted automatically.
+    {"set", set, false},
     {"expire", expire},
     {"pexpire", expire},
     {"persist", every_sub_key},
@@ -408,9 +410,9 @@ constexpr SaltedCommand kSaltedCommands[] = {
     {"pttl", base_key},
 };
 
-Handler handler_for(std::string_view name) {
+const SaltedCommand* salted_command(std::string_view name) {
   for (const auto& command : kSaltedCommands)
-    if (command.name == name) return command.handler;
+    if (command.name == name) return &command;
   return nullptr;
 }
 
@@ -438,15 +440,20 @@ bool route_salted(const Routed& routed) {
     session.transaction().refuse(routed, error_message(ClientError::SaltedInTransaction, key));
     return true;
   }
-  Handler handler = handler_for(routed.spec.name);
-  if (handler == nullptr) {
+  const SaltedCommand* command = salted_command(routed.spec.name);
+  if (command == nullptr) {
     session.reply_error(error_message(ClientError::SaltedCommand, key, first_salted->salts,
                                       upper_name(routed.spec), key));
     return true;
   }
   std::vector<std::uint32_t> keys(positions.begin(), positions.end());
-  handler(SaltedRequest{routed, keys, counters});
+  command->handler(SaltedRequest{routed, keys, counters});
   return true;
+}
+
+bool counter_command(std::string_view command) {
+  const SaltedCommand* found = salted_command(command);
+  return found != nullptr && found->counter;
 }
 
 }  // namespace santral::router

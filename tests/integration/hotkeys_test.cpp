@@ -288,3 +288,149 @@ TEST_CASE("SANTRAL HOTKEYS names a hammered key with its shard and salting") {
   CHECK(keys[1]["key"] == "votes");
   CHECK(keys[1]["salted"] == 3);
 }
+
+namespace {
+
+// Hot-key detection that sees every access, short windows and fast checks, so that automatic
+// salting decides within a second or two.
+const std::string kAutoSalt =
+    "workers: 2\n"
+    "hotkeys:\n"
+    "  sample_every: 1\n"
+    "  window_s: 1\n"
+    "  auto_salt: {enabled: true, writes_per_sec: 200, for_s: 1, salts: 4, "
+    "cold_writes_per_sec: 50, cold_for_s: 1, check_ms: 100}\n";
+
+// Keeps sending pipelined batches of `batch` from another thread until stopped; counts the
+// INCRs acknowledged.
+class Hammer {
+ public:
+  Hammer(Cluster& cluster, std::vector<std::vector<std::string>> batch)
+      : thread_([this, &cluster, batch = std::move(batch)] {
+          try {
+            auto client = cluster.client();
+            while (!stop_) {
+              for (const auto& command : batch) client.append(command);
+              for (const auto& command : batch) {
+                Reply reply = client.get_reply();
+                if (reply.is_error()) ++failed_;
+                if (command[0] == "INCR" && command[1] == batch[0][1] &&
+                    reply.type == Reply::Type::Integer)
+                  ++counted_;
+              }
+            }
+          } catch (const std::exception&) {
+            ++failed_;
+          }
+        }) {}
+  ~Hammer() { stop(); }
+
+  // Stops and returns the INCRs of the batch's first key acknowledged.
+  long long stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    return counted_;
+  }
+  int failed() const { return failed_; }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::atomic<long long> counted_{0};
+  std::atomic<int> failed_{0};
+  std::thread thread_;
+};
+
+// The HOTKEYS entry of `key`, or an empty reply.
+Reply hot_entry(RedisClient& client, const std::string& key) {
+  auto hot = client.command({"SANTRAL", "HOTKEYS", "COUNT", "100"});
+  for (const auto& entry : hot.elements)
+    if (field(entry, "key") == key) return entry;
+  return {};
+}
+
+long long keys_named(Cluster& cluster, std::size_t shard, const std::string& pattern) {
+  return static_cast<long long>(
+      cluster.shard(shard).client().command({"KEYS", pattern}).elements.size());
+}
+
+}  // namespace
+
+TEST_CASE("a hot counter is salted automatically, then unsalted once cold, every INCR kept") {
+  Cluster cluster(4, kAutoSalt);
+  auto client = cluster.client();
+  REQUIRE(client.command({"SANTRAL", "SALT", "manual", "2"}).is_ok());
+  std::vector<std::vector<std::string>> batch;
+  for (int i = 0; i < 20; ++i) batch.push_back({"INCR", "likes:auto"});
+  // As hot, but also SET: not only a counter, so never salted automatically.
+  for (int i = 0; i < 19; ++i) batch.push_back({"INCR", "mixed"});
+  batch.push_back({"SET", "mixed", "0"});
+  Hammer hammer(cluster, batch);
+
+  REQUIRE(
+      wait_until([&] { return field(hot_entry(client, "likes:auto"), "salted") == "4"; }, 8000));
+  CHECK(field(hot_entry(client, "likes:auto"), "salted_by") == "auto");
+  CHECK(field(hot_entry(client, "mixed"), "salted") == "0");
+  // The writes now land on sub-keys on every shard.
+  REQUIRE(wait_until(
+      [&] {
+        for (std::size_t s = 0; s < cluster.size(); ++s)
+          if (keys_named(cluster, s, "likes:auto*") != 1) return false;
+        return true;
+      },
+      5000));
+  long long total = hammer.stop();
+  CHECK(hammer.failed() == 0);
+  CHECK(total > 0);
+  CHECK(client.command({"GET", "likes:auto"}).str == std::to_string(total));
+  std::string log = cluster.santral().log();
+  CHECK(log.find("auto-salting: 'likes:auto' is a salted counter over 4 sub-keys") !=
+        std::string::npos);
+  CHECK(log.find("stayed above 200/s for 1 s") != std::string::npos);
+
+  // Cold: folded back into the key, total kept.
+  REQUIRE(wait_until(
+      [&] {
+        return cluster.santral().log().find("auto-unsalting: 'likes:auto' folded") !=
+               std::string::npos;
+      },
+      8000));
+  CHECK(client.command({"GET", "likes:auto"}).str == std::to_string(total));
+  long long left = 0;
+  for (std::size_t s = 0; s < cluster.size(); ++s) left += keys_named(cluster, s, "likes:auto*");
+  CHECK(left == 1);
+  log = cluster.santral().log();
+  CHECK(log.find("stayed below 50/s for 1 s") != std::string::npos);
+  CHECK(log.find("'mixed' is a salted counter") == std::string::npos);
+  // What an operator salted stays salted.
+  CHECK(client.command({"SANTRAL", "SALT", "manual", "2"}).str.find("already salted") !=
+        std::string::npos);
+}
+
+TEST_CASE("automatic salting is off by default") {
+  // Thresholds set low, `enabled` left out.
+  Cluster cluster(4,
+                  "workers: 1\n"
+                  "hotkeys:\n"
+                  "  sample_every: 1\n"
+                  "  window_s: 1\n"
+                  "  auto_salt: {writes_per_sec: 200, for_s: 1, cold_writes_per_sec: 50, "
+                  "check_ms: 100}\n");
+  auto client = cluster.client();
+  std::vector<std::vector<std::string>> batch(20, {"INCR", "likes:plain"});
+  Hammer hammer(cluster, batch);
+  // Hot for 3 s, three times what automatic salting would need were it on.
+  auto start = std::chrono::steady_clock::now();
+  bool hot = false;
+  while (std::chrono::steady_clock::now() - start < std::chrono::seconds(3)) {
+    Reply entry = hot_entry(client, "likes:plain");
+    hot = hot || field(entry, "key") == "likes:plain";
+    REQUIRE(field(entry, "salted") != "4");
+  }
+  long long total = hammer.stop();
+  CHECK(hot);
+  CHECK(client.command({"GET", "likes:plain"}).str == std::to_string(total));
+  CHECK(cluster.santral().log().find("auto-salting") == std::string::npos);
+  long long keys = 0;
+  for (std::size_t s = 0; s < cluster.size(); ++s) keys += keys_named(cluster, s, "likes:plain*");
+  CHECK(keys == 1);
+}
