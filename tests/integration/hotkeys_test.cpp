@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -433,4 +434,141 @@ TEST_CASE("automatic salting is off by default") {
   long long keys = 0;
   for (std::size_t s = 0; s < cluster.size(); ++s) keys += keys_named(cluster, s, "likes:plain*");
   CHECK(keys == 1);
+}
+
+TEST_CASE("20 clients HINCRBY one field of a salted hash: exact sums, fields on every shard") {
+  Cluster cluster(4,
+                  "workers: 2\n"
+                  "salting:\n"
+                  "  - key: stats:post\n"
+                  "    salts: 4\n");
+  constexpr int kClients = 20;
+  constexpr int kPerClient = 1000;
+  constexpr int kBatch = 50;
+  std::atomic<int> failed{0};
+  std::vector<std::thread> threads;
+  for (int c = 0; c < kClients; ++c) {
+    threads.emplace_back([&] {
+      try {
+        auto client = cluster.client();
+        for (int sent = 0; sent < kPerClient; sent += kBatch) {
+          for (int i = 0; i < kBatch; ++i) client.append({"HINCRBY", "stats:post", "likes", "1"});
+          client.append({"HINCRBY", "stats:post", "views", "3"});
+          for (int i = 0; i <= kBatch; ++i)
+            if (client.get_reply().type != Reply::Type::Integer) ++failed;
+        }
+      } catch (const std::exception&) {
+        ++failed;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  REQUIRE(failed == 0);
+  constexpr int kLikes = kClients * kPerClient;
+  constexpr int kViews = 3 * kClients * (kPerClient / kBatch);
+  auto client = cluster.client();
+  CHECK(client.command({"HGET", "stats:post", "likes"}).str == std::to_string(kLikes));
+  CHECK(client.command({"HGET", "stats:post", "views"}).str == std::to_string(kViews));
+  CHECK(client.command({"HGET", "stats:post", "shares"}).is_nil());
+  CHECK(client.command({"HGET", "nothing", "likes"}).is_nil());
+
+  // Every shard holds a sub-key and took HINCRBYs; none took them all.
+  std::size_t shards_written = 0;
+  for (std::size_t s = 0; s < cluster.size(); ++s) {
+    long long calls = cluster.shard(s).command_calls("hincrby");
+    if (calls > 0) ++shards_written;
+    CHECK(calls < kLikes / 2);
+  }
+  CHECK(shards_written == 4);
+  CHECK(keys_on_all(cluster) == 4);
+
+  auto all = client.command({"HGETALL", "stats:post"});
+  REQUIRE(all.elements.size() == 4);
+  std::map<std::string, std::string> fields;
+  for (std::size_t i = 0; i + 1 < all.elements.size(); i += 2)
+    fields[all.elements[i].str] = all.elements[i + 1].str;
+  CHECK(fields["likes"] == std::to_string(kLikes));
+  CHECK(fields["views"] == std::to_string(kViews));
+  CHECK(client.command({"HLEN", "stats:post"}).integer == 2);
+  CHECK(client.command({"HKEYS", "stats:post"}).elements.size() == 2);
+  CHECK(client.command({"HEXISTS", "stats:post", "views"}).integer == 1);
+  CHECK(client.command({"HEXISTS", "stats:post", "shares"}).integer == 0);
+  CHECK(client.command({"HGETALL", "nothing"}).elements.empty());
+  // Estimate: the written sub-key's new value times 4.
+  auto ratio = client.command({"HINCRBYFLOAT", "stats:post", "ratio", "0.5"});
+  CHECK(ratio.str == "2");
+  CHECK(client.command({"HGET", "stats:post", "ratio"}).str == "0.5");
+  auto refused = client.command({"HSET", "stats:post", "likes", "0"});
+  CHECK(refused.str.find("'stats:post' is a salted counter") != std::string::npos);
+  CHECK(client.command({"DEL", "stats:post"}).integer == 1);
+  CHECK(keys_on_all(cluster) == 0);
+}
+
+TEST_CASE("a salted hash with exact replies, and STRLEN of a salted counter") {
+  Cluster cluster(3, "workers: 1\n");
+  auto client = cluster.client();
+  REQUIRE(client.command({"SANTRAL", "SALT", "h", "3", "REPLY", "exact"}).is_ok());
+  for (int i = 1; i <= 30; ++i) REQUIRE(client.command({"HINCRBY", "h", "f", "1"}).integer == i);
+  CHECK(client.command({"HINCRBYFLOAT", "h", "f", "0.25"}).str == "30.25");
+  CHECK(client.command({"HINCRBY", "h", "f", "x"}).is_error());
+  auto unsalted = client.command({"SANTRAL", "UNSALT", "h"});
+  INFO(unsalted.str);
+  REQUIRE(unsalted.is_ok());
+  CHECK(client.command({"HGET", "h", "f"}).str == "30.25");
+  CHECK(keys_on_all(cluster) == 1);
+
+  REQUIRE(client.command({"SANTRAL", "SALT", "n", "3"}).is_ok());
+  CHECK(client.command({"STRLEN", "n"}).integer == 0);
+  for (int i = 0; i < 12; ++i) REQUIRE(!client.command({"INCRBY", "n", "100"}).is_error());
+  CHECK(client.command({"STRLEN", "n"}).integer == 4);  // 1200
+  REQUIRE(!client.command({"INCRBYFLOAT", "n", "0.25"}).is_error());
+  CHECK(client.command({"STRLEN", "n"}).integer == 7);  // 1200.25
+  CHECK(client.command({"STRLEN", "h"}).is_error());    // WRONGTYPE, as Redis
+  // The fold adds an integer sub-key onto a key holding a fraction (INCRBY would refuse).
+  REQUIRE(client.command({"SANTRAL", "UNSALT", "n"}).is_ok());
+  CHECK(client.command({"GET", "n"}).str == "1200.25");
+}
+
+TEST_CASE("unsalting a salted hash while 10 clients HINCRBY loses no increment") {
+  Cluster cluster(4, "workers: 2\n");
+  auto admin = cluster.client();
+  REQUIRE(admin.command({"SANTRAL", "SALT", "tally", "4"}).is_ok());
+  constexpr int kClients = 10;
+  constexpr int kPerClient = 2000;
+  std::atomic<long long> acknowledged{0};
+  std::atomic<int> failed{0};
+  std::vector<std::thread> threads;
+  for (int c = 0; c < kClients; ++c) {
+    threads.emplace_back([&] {
+      try {
+        auto client = cluster.client();
+        for (int sent = 0; sent < kPerClient; sent += 10) {
+          for (int i = 0; i < 10; ++i) {
+            client.append({"HINCRBY", "tally", "up", "1"});
+            client.append({"HINCRBY", "tally", "down", "-2"});
+          }
+          for (int i = 0; i < 20; ++i) {
+            if (client.get_reply().type == Reply::Type::Integer)
+              ++acknowledged;
+            else
+              ++failed;
+          }
+        }
+      } catch (const std::exception&) {
+        ++failed;
+      }
+    });
+  }
+  constexpr long long kTotal = static_cast<long long>(kClients) * kPerClient;
+  while (acknowledged < kTotal / 2) std::this_thread::yield();
+  auto unsalted = admin.command({"SANTRAL", "UNSALT", "tally"});
+  long long at_unsalt = acknowledged;
+  for (auto& t : threads) t.join();
+  INFO(unsalted.str);
+  CHECK(unsalted.is_ok());
+  CHECK(at_unsalt < 2 * kTotal);  // the fold really raced with writes
+  CHECK(failed == 0);
+  CHECK(admin.command({"HGET", "tally", "up"}).str == std::to_string(kTotal));
+  CHECK(admin.command({"HGET", "tally", "down"}).str == std::to_string(-2 * kTotal));
+  CHECK(keys_on_all(cluster) == 1);
 }
