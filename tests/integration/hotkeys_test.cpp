@@ -275,6 +275,8 @@ TEST_CASE("SANTRAL HOTKEYS names a hammered key with its shard and salting") {
   const Reply& second = hot.elements[1];
   CHECK(field(second, "key") == "votes");
   CHECK(field(second, "salted") == "3");
+  CHECK(field(second, "salted_by") == "config");
+  CHECK(field(first, "salted_by").empty());
   CHECK(field(second, "shard") == "shard" + std::to_string(cluster.owner("votes")));
   CHECK(std::stod(field(second, "reads_per_sec")) == 0);
   CHECK(client.command({"SANTRAL", "HOTKEYS", "COUNT", "0"}).is_error());
@@ -288,6 +290,7 @@ TEST_CASE("SANTRAL HOTKEYS names a hammered key with its shard and salting") {
   CHECK(keys[0]["shard"] == "shard" + std::to_string(cluster.owner("viral:post")));
   CHECK(keys[1]["key"] == "votes");
   CHECK(keys[1]["salted"] == 3);
+  CHECK(keys[1]["salted_by"] == "config");
 }
 
 namespace {
