@@ -48,6 +48,7 @@ TEST_CASE("50 clients, 100,000 INCRs on one salted key: exact total, writes on e
   constexpr int kBatch = 100;
   std::atomic<int> failed{0};
   std::vector<std::thread> threads;
+  threads.reserve(kClients);
   for (int c = 0; c < kClients; ++c) {
     threads.emplace_back([&] {
       try {
@@ -136,6 +137,7 @@ TEST_CASE("unsalting while 10 clients increment loses no increment") {
   std::atomic<long long> acknowledged{0};
   std::atomic<int> failed{0};
   std::vector<std::thread> threads;
+  threads.reserve(kClients);
   for (int c = 0; c < kClients; ++c) {
     threads.emplace_back([&] {
       try {
@@ -176,6 +178,7 @@ TEST_CASE("salting and unsalting a live counter while clients increment keeps ev
   std::atomic<long long> acknowledged{0};
   std::atomic<int> failed{0};
   std::vector<std::thread> threads;
+  threads.reserve(kClients);
   for (int c = 0; c < kClients; ++c) {
     threads.emplace_back([&] {
       try {
@@ -363,10 +366,9 @@ TEST_CASE("a hot counter is salted automatically, then unsalted once cold, every
   Cluster cluster(4, kAutoSalt);
   auto client = cluster.client();
   REQUIRE(client.command({"SANTRAL", "SALT", "manual", "2"}).is_ok());
-  std::vector<std::vector<std::string>> batch;
-  for (int i = 0; i < 20; ++i) batch.push_back({"INCR", "likes:auto"});
+  std::vector<std::vector<std::string>> batch(20, {"INCR", "likes:auto"});
   // As hot, but also SET: not only a counter, so never salted automatically.
-  for (int i = 0; i < 19; ++i) batch.push_back({"INCR", "mixed"});
+  batch.insert(batch.end(), 19, {"INCR", "mixed"});
   batch.push_back({"SET", "mixed", "0"});
   Hammer hammer(cluster, batch);
 
@@ -450,6 +452,7 @@ TEST_CASE("20 clients HINCRBY one field of a salted hash: exact sums, fields on 
   constexpr int kBatch = 50;
   std::atomic<int> failed{0};
   std::vector<std::thread> threads;
+  threads.reserve(kClients);
   for (int c = 0; c < kClients; ++c) {
     threads.emplace_back([&] {
       try {
@@ -541,6 +544,7 @@ TEST_CASE("unsalting a salted hash while 10 clients HINCRBY loses no increment")
   std::atomic<long long> acknowledged{0};
   std::atomic<int> failed{0};
   std::vector<std::thread> threads;
+  threads.reserve(kClients);
   for (int c = 0; c < kClients; ++c) {
     threads.emplace_back([&] {
       try {
