@@ -29,12 +29,27 @@ struct SaltRule {
 inline constexpr std::uint32_t kMinSalts = 2;
 inline constexpr std::uint32_t kMaxSalts = 1024;
 
+// Automatic salting (`hotkeys.auto_salt:`): a key that only sees counter commands and whose
+// write rate stays above `writes_per_sec` for `for_s` seconds is salted; once its write rate
+// stays below `cold_writes_per_sec` for `cold_for_s` seconds it is unsalted (folded back).
+struct AutoSaltSettings {
+  bool enabled = false;
+  std::uint32_t writes_per_sec = 10'000;
+  std::uint32_t for_s = 10;
+  std::uint32_t salts = 4;
+  SaltReply reply = SaltReply::Estimate;
+  std::uint32_t cold_writes_per_sec = 1'000;
+  std::uint32_t cold_for_s = 60;
+  std::uint32_t check_ms = 1'000;  // how often the workers' rates are merged and checked
+};
+
 // Always-on hot-key detection (`hotkeys:`).
 struct HotKeySettings {
   bool enabled = true;
   std::uint32_t sample_every = 16;  // one access in this many is counted
   std::uint32_t capacity = 64;      // keys each worker's sketch tracks
   std::uint32_t window_s = 10;      // rates are over the last one to two windows
+  AutoSaltSettings auto_salt;
 };
 
 const char* salt_reply_name(SaltReply reply);

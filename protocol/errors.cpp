@@ -87,9 +87,9 @@ constexpr Entry kMessages[] = {
      "number (Santral needs shard cursors below 2^54); scan that shard directly"},
     {ClientError::SaltedCommand,
      "ERR santral: '{}' is a salted counter spread over {} sub-keys, so {} cannot run on it; "
-     "it takes INCR, INCRBY, DECR, DECRBY, INCRBYFLOAT, GET, MGET, SET, EXISTS, DEL, UNLINK, "
-     "EXPIRE, PEXPIRE, PERSIST, TTL and PTTL. Run SANTRAL UNSALT {} first to use other "
-     "commands"},
+     "it takes INCR, INCRBY, DECR, DECRBY, INCRBYFLOAT, GET, MGET, STRLEN, SET, EXISTS, DEL, "
+     "UNLINK, EXPIRE, PEXPIRE, PERSIST, TTL and PTTL, and on a hash HINCRBY, HINCRBYFLOAT, HGET, "
+     "HGETALL, HKEYS, HLEN and HEXISTS. Run SANTRAL UNSALT {} first to use other commands"},
     {ClientError::SaltedInTransaction,
      "ERR santral: '{}' is a salted counter whose sub-keys live on several shards, so it "
      "cannot be used inside MULTI; use it outside the transaction, or SANTRAL UNSALT it"},

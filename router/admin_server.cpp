@@ -109,7 +109,8 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
                         {"writes_per_sec", rate.writes},
                         {"shard", rate.shard},
                         {"salted", rate.salts},
-                        {"cached", rate.cached}});
+                        {"cached", rate.cached},
+                        {"salted_by", rate.salts > 0 ? salted_by_name(rate.salted_by) : ""}});
       }
       self->answer(http::status::ok, nlohmann::json{{"hotkeys", keys}}.dump(2) + "\n");
     });

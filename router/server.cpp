@@ -11,6 +11,7 @@
 #include "config/placement_change.h"
 #include "protocol/errors.h"
 #include "router/admin_server.h"
+#include "router/hotkeys/hot_key_report.h"
 #include "santral/version.h"
 
 namespace santral::router {
@@ -70,7 +71,8 @@ Server::Server(ConfigSource source, config::Config config)
       acceptor_(io_),
       signals_(io_, SIGINT, SIGTERM, SIGHUP),
       watch_timer_(io_),
-      drain_timer_(io_) {
+      drain_timer_(io_),
+      auto_salt_timer_(io_) {
   shared_.control = this;
   for (unsigned i = 0; i < topology_->config->workers; ++i)
     workers_.push_back(std::make_unique<Worker>(i, topology_, shared_));
@@ -117,6 +119,7 @@ int Server::run() {
   for (auto& worker : workers_) worker->start();
   wait_for_signals();
   watch_file();
+  check_auto_salting();
   accept();
   io_.run();
   for (auto& worker : workers_) worker->stop();
@@ -183,6 +186,7 @@ void Server::begin_shutdown(int signal) {
   boost::system::error_code ignored;
   acceptor_.close(ignored);
   watch_timer_.cancel();
+  auto_salt_timer_.cancel();
   if (admin_) admin_->close();
   for (auto& worker : workers_) {
     Worker* w = worker.get();
@@ -269,6 +273,39 @@ void Server::watch_file() {
   watch_timer_.expires_after(kWatchPeriod);
   watch_timer_.async_wait([this](boost::system::error_code error) {
     if (!error) watch_file();
+  });
+}
+
+// hotkeys.auto_salt: every check_ms, merges the workers' rates and salts or unsalts what
+// AutoSalting decides, on the first worker (as SANTRAL SALT/UNSALT would). Off: checks once a
+// second whether a reload turned it on.
+void Server::check_auto_salting() {
+  auto rearm = [this](std::chrono::milliseconds after) {
+    if (shutting_down_) return;
+    auto_salt_timer_.expires_after(after);
+    auto_salt_timer_.async_wait([this](boost::system::error_code error) {
+      if (!error) check_auto_salting();
+    });
+  };
+  const auto& settings = topology_->config->hotkeys.auto_salt;
+  if (!settings.enabled || workers_.empty()) {
+    auto_salting_.clear();
+    return rearm(kWatchPeriod);
+  }
+  std::vector<Worker*> workers;
+  for (auto& worker : workers_) workers.push_back(worker.get());
+  collect_hot_keys(workers, io_, [this, rearm](const std::vector<HotKeyRate>& rates) {
+    const auto& settings = topology_->config->hotkeys.auto_salt;
+    Worker* home = workers_.front().get();
+    if (settings.enabled && !shutting_down_) {
+      auto decisions = auto_salting_.check(settings, rates, auto_salted_keys(*home),
+                                           std::chrono::steady_clock::now());
+      for (auto& decision : decisions)
+        asio::post(home->io(), [home, decision = std::move(decision), settings] {
+          carry_out(*home, decision, settings);
+        });
+    }
+    rearm(std::chrono::milliseconds(settings.check_ms));
   });
 }
 

@@ -14,6 +14,7 @@
 
 #include "config/config.h"
 #include "router/control_plane.h"
+#include "router/hotkeys/auto_salt.h"
 #include "router/shared_state.h"
 #include "router/topology.h"
 #include "router/worker.h"
@@ -57,6 +58,7 @@ class Server final : public ControlPlane {
  private:
   ReloadResult reload_now(std::string_view why);
   void watch_file();
+  void check_auto_salting();
   void wait_for_signals();
   void begin_shutdown(int signal);
   void finish_shutdown();
@@ -73,6 +75,8 @@ class Server final : public ControlPlane {
   boost::asio::signal_set signals_;
   boost::asio::steady_timer watch_timer_;
   boost::asio::steady_timer drain_timer_;
+  boost::asio::steady_timer auto_salt_timer_;
+  AutoSalting auto_salting_;
   std::optional<std::filesystem::file_time_type> file_time_;
   std::uintmax_t file_size_ = 0;
   std::unique_ptr<AdminServer> admin_;

@@ -1,21 +1,17 @@
 #include "router/hotkeys/hot_key_commands.h"
 
 #include <strings.h>
-#include <algorithm>
 #include <charconv>
 #include <memory>
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
-#include <boost/asio/post.hpp>
 
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
 #include "router/client_session.h"
 #include "router/hotkeys/hot_key_report.h"
-#include "router/hotkeys/salt_fence.h"
 #include "router/hotkeys/salt_table.h"
-#include "router/hotkeys/unsalt_fold.h"
+#include "router/hotkeys/salting_change.h"
 #include "router/worker.h"
 
 namespace santral::router {
@@ -32,24 +28,6 @@ bool equals_nocase(std::string_view a, std::string_view b) {
 bool to_count(std::string_view text, long long& out) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
   return ec == std::errc{} && end == text.data() + text.size() && !text.empty();
-}
-
-// Replaces the run-time salting of `key` (nullopt: not salted) and tells every worker; this
-// worker takes it at once, so the client's next command already sees it.
-void change_salting(Worker& worker, std::string_view key,
-                    std::optional<SaltOverrides::Salting> salting) {
-  auto& shared = worker.shared();
-  {
-    std::lock_guard lock(shared.salt_lock);
-    auto next = shared.salt_overrides ? std::make_shared<SaltOverrides>(*shared.salt_overrides)
-                                      : std::make_shared<SaltOverrides>();
-    next->by_key[std::string(key)] = salting;
-    shared.salt_overrides = std::move(next);
-    ++shared.salt_version;
-  }
-  worker.refresh_salts();
-  for (Worker* peer : worker.peers())
-    if (peer != &worker) boost::asio::post(peer->io(), [peer] { peer->refresh_salts(); });
 }
 
 std::string rate_text(double rate) {
@@ -79,7 +57,7 @@ void santral_hotkeys(const Routed& routed) {
                      protocol::RespWriter writer(out, protocol);
                      writer.array_header(rates.size());
                      for (const auto& rate : rates) {
-                       writer.map_header(7);
+                       writer.map_header(8);
                        writer.bulk("key");
                        writer.bulk(rate.key);
                        writer.bulk("ops_per_sec");
@@ -94,6 +72,8 @@ void santral_hotkeys(const Routed& routed) {
                        writer.integer(rate.salts);
                        writer.bulk("cached");
                        writer.integer(rate.cached ? 1 : 0);
+                       writer.bulk("salted_by");
+                       writer.bulk(rate.salts > 0 ? salted_by_name(rate.salted_by) : "");
                      }
                      keep->deliver(slot, 0, out);
                    });
@@ -116,38 +96,25 @@ void santral_salt(const Routed& routed) {
   auto& worker = session.worker();
   if (const SaltedCounter* counter = worker.salts().find(key))
     return session.reply_error(error_message(ClientError::AlreadySalted, key, counter->salts));
-  change_salting(worker, key, SaltOverrides::Salting{static_cast<std::uint32_t>(salts), reply});
-  const SaltedCounter* counter = worker.salts().find(key);
-  std::string shards;
-  for (std::size_t shard : counter->shards)
-    shards += (shards.empty() ? "" : ", ") + worker.shard_map().shard(shard).name;
-  spdlog::info(
-      "SANTRAL SALT: '{}' is a salted counter over {} sub-keys on shards {} (reply {}), "
-      "by client {} ({})",
-      key, salts, shards, config::salt_reply_name(reply), session.state().id, session.state().peer);
+  salt_key(worker, key,
+           SaltOverrides::Salting{static_cast<std::uint32_t>(salts), reply, SaltedBy::Command},
+           fmt::format("by client {} ({})", session.state().id, session.state().peer));
   session.reply("+OK\r\n");
 }
 
 void santral_unsalt(const Routed& routed) {
   auto& session = routed.session;
   std::string_view key = routed.request.args[2];
-  auto& worker = session.worker();
-  const SaltedCounter* current = worker.salts().find(key);
-  if (current == nullptr) return session.reply_error(error_message(ClientError::NotSalted, key));
-  SaltedCounter counter = *current;
-  change_salting(worker, key, std::nullopt);
-  spdlog::info(
-      "SANTRAL UNSALT: '{}' is no longer salted, by client {} ({}); folding its {} "
-      "sub-keys back into it",
-      key, session.state().id, session.state().peer, counter.salts);
+  if (session.worker().salts().find(key) == nullptr)
+    return session.reply_error(error_message(ClientError::NotSalted, key));
   auto slot = session.open_slot();
   boost::intrusive_ptr<ClientSession> keep(&session);
-  std::vector<std::size_t> shards = counter.shards;
-  std::sort(shards.begin(), shards.end());
-  shards.erase(std::unique(shards.begin(), shards.end()), shards.end());
-  fence_salting(worker, shards, [keep, slot, counter = std::move(counter)]() mutable {
-    fold_sub_keys(keep, slot, std::move(counter));
-  });
+  UnsaltFoldTarget target{
+      session.profile(), session.state().id,
+      [keep, slot](const std::string& reply) { keep->deliver(slot, 0, reply); }};
+  unsalt_key(session.worker(), key, false,
+             fmt::format("by client {} ({})", session.state().id, session.state().peer),
+             std::move(target));
 }
 
 }  // namespace santral::router

@@ -45,11 +45,12 @@ std::vector<HotKeyRate> HotKeyDetector::rates(Clock::time_point now) const {
   auto add = [&](const HotKeySketch& sketch) {
     for (const auto& entry : sketch.entries()) {
       auto [it, fresh] = at.try_emplace(entry.key, out.size());
-      if (fresh) out.push_back({entry.key, 0, 0, 0, 0, {}, false});
+      if (fresh) out.push_back({entry.key, 0, 0, 0, 0, {}, false, SaltedBy::Config, false});
       HotKeyRate& rate = out[it->second];
       double seen = static_cast<double>(entry.reads + entry.writes);
       double ops = static_cast<double>(entry.count) / seconds;
       rate.ops += ops;
+      rate.non_counter = rate.non_counter || entry.non_counter;
       // The overcount is not attributed to reads or writes: split in the proportion seen.
       if (seen > 0) {
         rate.reads += ops * static_cast<double>(entry.reads) / seen;
@@ -78,8 +79,10 @@ void merge_rates(std::vector<HotKeyRate>& into, std::vector<HotKeyRate> more) {
     sum.ops += rate.ops;
     sum.reads += rate.reads;
     sum.writes += rate.writes;
+    if (rate.salts > sum.salts) sum.salted_by = rate.salted_by;
     sum.salts = std::max(sum.salts, rate.salts);
     sum.cached = sum.cached || rate.cached;
+    sum.non_counter = sum.non_counter || rate.non_counter;
   }
   std::sort(into.begin(), into.end(),
             [](const HotKeyRate& a, const HotKeyRate& b) { return a.ops > b.ops; });

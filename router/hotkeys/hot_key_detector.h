@@ -8,6 +8,7 @@
 
 #include "config/salting_config.h"
 #include "router/hotkeys/hot_key_sketch.h"
+#include "router/hotkeys/salted_layout.h"
 
 namespace santral::router {
 
@@ -17,9 +18,11 @@ struct HotKeyRate {
   double ops = 0;  // requests per second (an upper estimate, see HotKeySketch)
   double reads = 0;
   double writes = 0;
-  std::uint32_t salts = 0;  // sub-keys when salted, else 0
-  std::string shard;        // the shard that owns the key (its base key when salted)
-  bool cached = false;      // in the near cache (of any worker)
+  std::uint32_t salts = 0;                // sub-keys when salted, else 0
+  std::string shard;                      // the shard that owns the key (its base key when salted)
+  bool cached = false;                    // in the near cache (of any worker)
+  SaltedBy salted_by = SaltedBy::Config;  // when salted: who salted it
+  bool non_counter = false;               // some sampled access was not a counter command
 };
 
 // One worker's hot-key detection: one request in `sample_every` that names a key has its first
@@ -41,7 +44,9 @@ class HotKeyDetector {
     countdown_ = sample_every_;
     return true;
   }
-  void record(std::string_view key, bool write) { current_.add(key, sample_every_, write); }
+  void record(std::string_view key, bool write, bool counter = true) {
+    current_.add(key, sample_every_, write, counter);
+  }
   // Called on the worker's tick: starts a new window when the current one is over.
   void rotate(Clock::time_point now);
 

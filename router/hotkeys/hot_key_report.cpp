@@ -19,6 +19,7 @@ std::vector<HotKeyRate> worker_rates(Worker& worker) {
     const SaltedCounter* counter = worker.salts().find(rate.key);
     rate.salts = counter != nullptr ? counter->salts : 0;
     rate.cached = worker.near_cache().contains(rate.key);
+    if (counter != nullptr) rate.salted_by = counter->salted_by;
     rate.shard =
         map.shard(counter != nullptr ? counter->shards[0] : map.shard_for_key(rate.key)).name;
   }

@@ -4,14 +4,14 @@
 
 namespace santral::router {
 
-void HotKeySketch::add(std::string_view key, std::uint64_t weight, bool write) {
+void HotKeySketch::add(std::string_view key, std::uint64_t weight, bool write, bool counter) {
   auto found = index_.find(key);
   std::uint32_t at = 0;
   if (found != index_.end()) {
     at = found->second;
   } else if (entries_.size() < capacity_) {
     at = static_cast<std::uint32_t>(entries_.size());
-    entries_.push_back({std::string(key), 0, 0, 0, 0});
+    entries_.push_back({std::string(key), 0, 0, 0, 0, false});
     index_.emplace(entries_.back().key, at);
   } else {
     // The least counted key makes room; a linear scan is cheap at sketch sizes and sampled
@@ -23,11 +23,13 @@ void HotKeySketch::add(std::string_view key, std::uint64_t weight, bool write) {
     least->key.assign(key);
     least->overcount = least->count;
     least->reads = least->writes = 0;
+    least->non_counter = false;
     index_.emplace(least->key, at);
   }
   Entry& entry = entries_[at];
   entry.count += weight;
   (write ? entry.writes : entry.reads) += weight;
+  entry.non_counter |= !counter;
 }
 
 void HotKeySketch::clear() {

@@ -21,11 +21,13 @@ class HotKeySketch {
     std::uint64_t overcount = 0;  // count - overcount is a lower bound
     std::uint64_t reads = 0;      // what was seen of the key itself, split by kind
     std::uint64_t writes = 0;
+    bool non_counter = false;  // a sampled access was not a counter command (auto-salting)
   };
 
   explicit HotKeySketch(std::size_t capacity) : capacity_(capacity) {}
 
-  void add(std::string_view key, std::uint64_t weight, bool write);
+  // `counter`: the access was a counter command (router/hotkeys/salted_route.h).
+  void add(std::string_view key, std::uint64_t weight, bool write, bool counter = true);
   void clear();
   const std::vector<Entry>& entries() const { return entries_; }
   std::size_t capacity() const { return capacity_; }

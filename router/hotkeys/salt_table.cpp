@@ -15,7 +15,7 @@ void SaltTable::rebuild(std::shared_ptr<const config::Config> config,
     if (rule.pattern)
       has_patterns_ = true;
     else
-      exact_[rule.key] = {rule.salts, rule.reply};
+      exact_[rule.key] = {rule.salts, rule.reply, SaltedBy::Config};
   }
   bool any_override = false;
   if (overrides_)
@@ -36,7 +36,7 @@ std::optional<SaltOverrides::Salting> SaltTable::salting_of(std::string_view key
   if (overrides_ && overrides_->by_key.contains(std::string(key))) return std::nullopt;  // unsalted
   for (const auto& rule : config_->salting)
     if (rule.pattern && rule.pattern->match(key))
-      return SaltOverrides::Salting{rule.salts, rule.reply};
+      return SaltOverrides::Salting{rule.salts, rule.reply, SaltedBy::Config};
   return std::nullopt;
 }
 
@@ -49,7 +49,10 @@ const SaltedCounter* SaltTable::find(std::string_view key) {
     if (layouts_.size() >= kMaxRemembered) layouts_.clear();
     auto salting = salting_of(key);
     SaltedCounter counter;
-    if (salting) counter = lay_out_counter(key, salting->salts, salting->reply, *map_);
+    if (salting) {
+      counter = lay_out_counter(key, salting->salts, salting->reply, *map_);
+      counter.salted_by = salting->by;
+    }
     found = layouts_.emplace(std::string(key), std::move(counter)).first;
   }
   return found->second.salts == 0 ? nullptr : &found->second;

@@ -14,13 +14,15 @@
 
 namespace santral::router {
 
-// SANTRAL SALT and UNSALT since start-up: key -> its salting, or nullopt where UNSALT took a
-// key out of the config's salting (an exact key or a pattern's). An immutable snapshot: a
-// change makes a new one (SharedState holds the latest) and every worker takes it.
+// SANTRAL SALT and UNSALT (and automatic salting) since start-up: key -> its salting, or
+// nullopt where UNSALT took a key out of salting (the config's, an exact key or a pattern's).
+// Automatic unsalting removes its key instead: the key is then as the config says. An immutable
+// snapshot: a change makes a new one (SharedState holds the latest) and every worker takes it.
 struct SaltOverrides {
   struct Salting {
     std::uint32_t salts;
     config::SaltReply reply;
+    SaltedBy by = SaltedBy::Command;
   };
   std::unordered_map<std::string, std::optional<Salting>> by_key;
 };

@@ -58,4 +58,16 @@ SaltedCounter lay_out_counter(std::string_view key, std::uint32_t salts, config:
   return counter;
 }
 
+const char* salted_by_name(SaltedBy by) {
+  switch (by) {
+    case SaltedBy::Config:
+      return "config";
+    case SaltedBy::Command:
+      return "command";
+    case SaltedBy::Auto:
+      return "auto";
+  }
+  return "?";
+}
+
 }  // namespace santral::router

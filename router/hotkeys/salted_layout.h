@@ -19,8 +19,14 @@ namespace santral::router {
 //
 // A key with a hash tag keeps its text around the tag and salts the tag itself:
 // {user42}:likes -> {user42:s1}:likes, so the sub-keys do not all share the key's shard.
+// Who salted a key: the config's `salting:`, SANTRAL SALT, or automatic salting (only these
+// are ever unsalted automatically).
+enum class SaltedBy : std::uint8_t { Config, Command, Auto };
+const char* salted_by_name(SaltedBy by);
+
 struct SaltedCounter {
   std::uint32_t salts = 0;
+  SaltedBy salted_by = SaltedBy::Config;
   config::SaltReply reply = config::SaltReply::Estimate;
   std::vector<std::string> sub_keys;  // [0] is the key
   std::vector<std::size_t> shards;    // of each sub-key

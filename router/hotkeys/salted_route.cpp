@@ -5,6 +5,9 @@
 //     -> INCRBY likes:500:s3 3 on one sub-key,          -> GET on each of the 4 sub-keys
 //        chosen uniformly at random                     <- their sum (nil only if all nil)
 //     <- its new value x 4
+//
+// A salted key may hold a hash (the salting does not know the type, the command does):
+// HINCRBY goes to one sub-key as INCRBY does, HGET adds the field up over every sub-key.
 #include "router/hotkeys/salted_route.h"
 
 #include <algorithm>
@@ -13,7 +16,10 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "protocol/errors.h"
 #include "protocol/key_extraction.h"
@@ -165,8 +171,10 @@ CounterSum::Status add_parts(const Replies& replies, std::size_t first, std::siz
   return CounterSum::Status::Ok;
 }
 
-// INCR, INCRBY, DECR, DECRBY, INCRBYFLOAT: one sub-key chosen at random takes the write.
-void increment(const SaltedRequest& r) {
+// INCR, INCRBY, DECR, DECRBY, INCRBYFLOAT, and HINCRBY, HINCRBYFLOAT on a salted hash: one
+// sub-key chosen at random takes the write. `read` is the command that reads a sub-key's
+// value (GET, or HGET with the field), for an exact reply.
+void increment_with(const SaltedRequest& r, std::vector<std::string_view> read, bool as_float) {
   const SaltedCounter& counter = *r.counters[0];
   auto& worker = r.routed.session.worker();
   std::uint32_t pick = worker.salts().pick(counter.salts);
@@ -180,10 +188,10 @@ void increment(const SaltedRequest& r) {
   if (exact)
     for (std::uint32_t k = 0; k < counter.salts; ++k) {
       if (k == pick) continue;
-      call.add(counter.shards[k], {"GET", counter.sub_keys[k]});
+      read[1] = counter.sub_keys[k];
+      call.add(counter.shards[k], read);
       names.push_back(counter.sub_keys[k]);
     }
-  bool as_float = r.routed.spec.name == "incrbyfloat";
   std::uint32_t salts = counter.salts;
   call.run(
       [names = std::move(names), exact, as_float, salts](const Replies& replies, std::string& out) {
@@ -204,19 +212,145 @@ void increment(const SaltedRequest& r) {
       });
 }
 
-// GET: the sum of every sub-key.
-void get(const SaltedRequest& r) {
+void increment(const SaltedRequest& r) {
+  increment_with(r, {"GET", ""}, r.routed.spec.name == "incrbyfloat");
+}
+
+void hash_increment(const SaltedRequest& r) {
+  increment_with(r, {"HGET", "", r.routed.request.args[2]}, r.routed.spec.name == "hincrbyfloat");
+}
+
+// 1 when the command applied to any sub-key (its integer reply is 1 on one of them).
+void write_any(const Replies& replies, std::string& out) {
+  if (replies.error(out)) return;
+  std::int64_t any = 0;
+  for (const auto& value : replies.values) any = std::max(any, value.integer);
+  RespWriter(out, replies.protocol).integer(any);
+}
+
+// Sends `read` (its key replaced) to every sub-key of the request's counter.
+SaltedCall read_every_sub_key(const SaltedRequest& r, std::vector<std::string_view> read) {
   const SaltedCounter& counter = *r.counters[0];
   SaltedCall call(r.routed);
-  for (std::uint32_t k = 0; k < counter.salts; ++k)
-    call.add(counter.shards[k], {"GET", counter.sub_keys[k]});
-  call.run([names = counter.sub_keys](const Replies& replies, std::string& out) {
+  for (std::uint32_t k = 0; k < counter.salts; ++k) {
+    read[1] = counter.sub_keys[k];
+    call.add(counter.shards[k], read);
+  }
+  return call;
+}
+
+// GET, and HGET on a salted hash: the sum of every sub-key's value (of the field).
+void sum_of(const SaltedRequest& r, std::vector<std::string_view> read) {
+  read_every_sub_key(r, std::move(read))
+      .run([names = r.counters[0]->sub_keys](const Replies& replies, std::string& out) {
+        if (replies.error(out)) return;
+        CounterSum sum;
+        std::string bad;
+        auto status = add_parts(replies, 0, names.size(), names, sum, bad);
+        write_sum(sum, status, names[0], bad, replies.protocol, out);
+      });
+}
+
+void get(const SaltedRequest& r) {
+  sum_of(r, {"GET", ""});
+}
+
+void hash_get(const SaltedRequest& r) {
+  sum_of(r, {"HGET", "", r.routed.request.args[2]});
+}
+
+// STRLEN: the length of the sum as GET writes it; 0 when every sub-key is missing.
+void strlen_of_sum(const SaltedRequest& r) {
+  read_every_sub_key(r, {"GET", ""})
+      .run([names = r.counters[0]->sub_keys](const Replies& replies, std::string& out) {
+        if (replies.error(out)) return;
+        CounterSum sum;
+        std::string bad;
+        auto status = add_parts(replies, 0, names.size(), names, sum, bad);
+        if (status != CounterSum::Status::Ok) {
+          write_sum(sum, status, names[0], bad, replies.protocol, out);
+          return;
+        }
+        RespWriter(out, replies.protocol)
+            .integer(sum.missing() ? 0 : static_cast<std::int64_t>(sum.text().size()));
+      });
+}
+
+// A salted hash's fields, each with the sum of its values over the sub-keys, in the order
+// first seen. From HGETALL replies (field, value, ...; a RESP3 map is the same flat list).
+struct FieldSums {
+  std::vector<std::string> fields;
+  std::vector<CounterSum> sums;
+  std::unordered_map<std::string, std::size_t> at;
+
+  // Adds one sub-key's reply; on a value that is not a number, or an overflow, names the field
+  // in `bad`.
+  CounterSum::Status add(const ReplyValue& reply, std::string& bad) {
+    for (std::size_t i = 0; i + 1 < reply.elements.size(); i += 2) {
+      std::size_t index = slot(reply.elements[i].text);
+      auto status = sums[index].add(reply.elements[i + 1]);
+      if (status != CounterSum::Status::Ok) {
+        bad = fields[index];
+        return status;
+      }
+    }
+    return CounterSum::Status::Ok;
+  }
+  // Notes a field (from HKEYS replies).
+  std::size_t slot(std::string_view field) {
+    auto [found, fresh] = at.try_emplace(std::string(field), fields.size());
+    if (fresh) {
+      fields.emplace_back(field);
+      sums.emplace_back();
+    }
+    return found->second;
+  }
+};
+
+// HGETALL on a salted hash: every field of any sub-key, with its values added up.
+void hash_get_all(const SaltedRequest& r) {
+  read_every_sub_key(r, {"HGETALL", ""})
+      .run([names = r.counters[0]->sub_keys](const Replies& replies, std::string& out) {
+        if (replies.error(out)) return;
+        FieldSums all;
+        for (std::size_t k = 0; k < replies.values.size(); ++k) {
+          std::string field;
+          auto status = all.add(replies.values[k], field);
+          if (status == CounterSum::Status::NotNumber)
+            return RespWriter(out, replies.protocol)
+                .error(error_message(ClientError::SaltedNotNumber, names[0],
+                                     fmt::format("{}' field '{}", names[k], field)));
+          if (status == CounterSum::Status::Overflow)
+            return RespWriter(out, replies.protocol)
+                .error(error_message(ClientError::SaltedOverflow, names[0]));
+        }
+        RespWriter writer(out, replies.protocol);
+        writer.map_header(all.fields.size());
+        for (std::size_t i = 0; i < all.fields.size(); ++i) {
+          writer.bulk(all.fields[i]);
+          writer.bulk(all.sums[i].text());
+        }
+      });
+}
+
+// HKEYS, HLEN on a salted hash: the fields of any sub-key, each once.
+void hash_fields(const SaltedRequest& r) {
+  bool count = r.routed.spec.name == "hlen";
+  read_every_sub_key(r, {"HKEYS", ""}).run([count](const Replies& replies, std::string& out) {
     if (replies.error(out)) return;
-    CounterSum sum;
-    std::string bad;
-    auto status = add_parts(replies, 0, names.size(), names, sum, bad);
-    write_sum(sum, status, names[0], bad, replies.protocol, out);
+    FieldSums all;
+    for (const auto& reply : replies.values)
+      for (const auto& field : reply.elements) all.slot(field.text);
+    RespWriter writer(out, replies.protocol);
+    if (count) return writer.integer(static_cast<std::int64_t>(all.fields.size()));
+    writer.array_header(all.fields.size());
+    for (const auto& field : all.fields) writer.bulk(field);
   });
+}
+
+// HEXISTS on a salted hash: 1 if any sub-key has the field.
+void hash_exists(const SaltedRequest& r) {
+  read_every_sub_key(r, {"HEXISTS", "", r.routed.request.args[2]}).run(write_any);
 }
 
 // Per key of a multi-key request: the fragments it took, and the sub-keys they went to.
@@ -326,13 +460,6 @@ SaltedCall on_every_sub_key(const SaltedRequest& r) {
   return call;
 }
 
-void write_any(const Replies& replies, std::string& out) {
-  if (replies.error(out)) return;
-  std::int64_t any = 0;
-  for (const auto& value : replies.values) any = std::max(any, value.integer);
-  RespWriter(out, replies.protocol).integer(any);
-}
-
 // PERSIST: every sub-key.
 void every_sub_key(const SaltedRequest& r) {
   on_every_sub_key(r).run(write_any);
@@ -386,6 +513,7 @@ using Handler = void (*)(const SaltedRequest&);
 struct SaltedCommand {
   std::string_view name;
   Handler handler;
+  bool counter = true;  // see counter_command()
 };
 
 // What works on a salted counter; anything else is refused with an error naming the key.
@@ -400,17 +528,27 @@ constexpr SaltedCommand kSaltedCommands[] = {
     {"exists", count_keys},
     {"del", count_keys},
     {"unlink", count_keys},
-    {"set", set},
+    // Replaces the whole value: a key that sees SET is not salted automatically.
+    {"set", set, false},
     {"expire", expire},
     {"pexpire", expire},
     {"persist", every_sub_key},
     {"ttl", base_key},
     {"pttl", base_key},
+    {"strlen", strlen_of_sum},
+    // A salted key may hold a hash of counters: the same, field by field.
+    {"hincrby", hash_increment},
+    {"hincrbyfloat", hash_increment},
+    {"hget", hash_get},
+    {"hgetall", hash_get_all},
+    {"hkeys", hash_fields},
+    {"hlen", hash_fields},
+    {"hexists", hash_exists},
 };
 
-Handler handler_for(std::string_view name) {
+const SaltedCommand* salted_command(std::string_view name) {
   for (const auto& command : kSaltedCommands)
-    if (command.name == name) return command.handler;
+    if (command.name == name) return &command;
   return nullptr;
 }
 
@@ -438,15 +576,20 @@ bool route_salted(const Routed& routed) {
     session.transaction().refuse(routed, error_message(ClientError::SaltedInTransaction, key));
     return true;
   }
-  Handler handler = handler_for(routed.spec.name);
-  if (handler == nullptr) {
+  const SaltedCommand* command = salted_command(routed.spec.name);
+  if (command == nullptr) {
     session.reply_error(error_message(ClientError::SaltedCommand, key, first_salted->salts,
                                       upper_name(routed.spec), key));
     return true;
   }
   std::vector<std::uint32_t> keys(positions.begin(), positions.end());
-  handler(SaltedRequest{routed, keys, counters});
+  command->handler(SaltedRequest{routed, keys, counters});
   return true;
+}
+
+bool counter_command(std::string_view command) {
+  const SaltedCommand* found = salted_command(command);
+  return found != nullptr && found->counter;
 }
 
 }  // namespace santral::router

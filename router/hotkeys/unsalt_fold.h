@@ -1,24 +1,34 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
 
-#include <boost/intrusive_ptr.hpp>
-
+#include "router/backend_connection.h"
 #include "router/hotkeys/salted_layout.h"
 
 namespace santral::router {
 
-class ClientSession;
+class Worker;
 
-// SANTRAL UNSALT's last step, once no request can reach a sub-key any more (salt_fence.h):
-// each sub-key in turn is taken with GETDEL and added onto the key with INCRBY (INCRBYFLOAT for
-// a value that is not an integer), one after the other on this worker. The client's reply slot
-// gets +OK when all are folded, or the error that stopped the fold.
+// Where a fold's requests go, and what hears its reply (+OK, or the error that stopped it).
+struct UnsaltFoldTarget {
+  ConnectionProfile profile;
+  std::uint64_t client_id = 0;
+  std::function<void(const std::string& reply)> done;
+};
+
+// UNSALT's last step, once no request can reach a sub-key any more (salt_fence.h): each
+// sub-key in turn is emptied and added onto the key, one after the other on `worker`:
 //
+//   string counter: GETDEL sub-key            -> INCRBY (INCRBYFLOAT for a fraction) key value
+//   hash:           HGETALL + DEL (one EVAL)  -> HINCRBY (HINCRBYFLOAT) key field value, each
+//
+// (GETDEL answers WRONGTYPE on a hash and leaves it untouched: the hash way is then taken.)
 // A GET meanwhile reads the key alone: it may see less than the true total (the sub-keys not
-// folded yet, and a value between its GETDEL and its INCRBY), never more; once UNSALT has
-// answered, it sees everything.
-void fold_sub_keys(boost::intrusive_ptr<ClientSession> client, std::uint64_t slot,
-                   SaltedCounter counter);
+// folded yet, and a value between its taking and its adding), never more; once the fold is
+// done, it sees everything. `log_prefix` starts its log lines.
+void fold_sub_keys(Worker& worker, const char* log_prefix, SaltedCounter counter,
+                   UnsaltFoldTarget target);
 
 }  // namespace santral::router

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -47,6 +48,7 @@ TEST_CASE("50 clients, 100,000 INCRs on one salted key: exact total, writes on e
   constexpr int kBatch = 100;
   std::atomic<int> failed{0};
   std::vector<std::thread> threads;
+  threads.reserve(kClients);
   for (int c = 0; c < kClients; ++c) {
     threads.emplace_back([&] {
       try {
@@ -135,6 +137,7 @@ TEST_CASE("unsalting while 10 clients increment loses no increment") {
   std::atomic<long long> acknowledged{0};
   std::atomic<int> failed{0};
   std::vector<std::thread> threads;
+  threads.reserve(kClients);
   for (int c = 0; c < kClients; ++c) {
     threads.emplace_back([&] {
       try {
@@ -175,6 +178,7 @@ TEST_CASE("salting and unsalting a live counter while clients increment keeps ev
   std::atomic<long long> acknowledged{0};
   std::atomic<int> failed{0};
   std::vector<std::thread> threads;
+  threads.reserve(kClients);
   for (int c = 0; c < kClients; ++c) {
     threads.emplace_back([&] {
       try {
@@ -274,6 +278,8 @@ TEST_CASE("SANTRAL HOTKEYS names a hammered key with its shard and salting") {
   const Reply& second = hot.elements[1];
   CHECK(field(second, "key") == "votes");
   CHECK(field(second, "salted") == "3");
+  CHECK(field(second, "salted_by") == "config");
+  CHECK(field(first, "salted_by").empty());
   CHECK(field(second, "shard") == "shard" + std::to_string(cluster.owner("votes")));
   CHECK(std::stod(field(second, "reads_per_sec")) == 0);
   CHECK(client.command({"SANTRAL", "HOTKEYS", "COUNT", "0"}).is_error());
@@ -287,4 +293,289 @@ TEST_CASE("SANTRAL HOTKEYS names a hammered key with its shard and salting") {
   CHECK(keys[0]["shard"] == "shard" + std::to_string(cluster.owner("viral:post")));
   CHECK(keys[1]["key"] == "votes");
   CHECK(keys[1]["salted"] == 3);
+  CHECK(keys[1]["salted_by"] == "config");
+}
+
+namespace {
+
+// Hot-key detection that sees every access, short windows and fast checks, so that automatic
+// salting decides within a second or two.
+const std::string kAutoSalt =
+    "workers: 2\n"
+    "hotkeys:\n"
+    "  sample_every: 1\n"
+    "  window_s: 1\n"
+    "  auto_salt: {enabled: true, writes_per_sec: 200, for_s: 1, salts: 4, "
+    "cold_writes_per_sec: 50, cold_for_s: 1, check_ms: 100}\n";
+
+// Keeps sending pipelined batches of `batch` from another thread until stopped; counts the
+// INCRs acknowledged.
+class Hammer {
+ public:
+  Hammer(Cluster& cluster, std::vector<std::vector<std::string>> batch)
+      : thread_([this, &cluster, batch = std::move(batch)] {
+          try {
+            auto client = cluster.client();
+            while (!stop_) {
+              for (const auto& command : batch) client.append(command);
+              for (const auto& command : batch) {
+                Reply reply = client.get_reply();
+                if (reply.is_error()) ++failed_;
+                if (command[0] == "INCR" && command[1] == batch[0][1] &&
+                    reply.type == Reply::Type::Integer)
+                  ++counted_;
+              }
+            }
+          } catch (const std::exception&) {
+            ++failed_;
+          }
+        }) {}
+  ~Hammer() { stop(); }
+
+  // Stops and returns the INCRs of the batch's first key acknowledged.
+  long long stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    return counted_;
+  }
+  int failed() const { return failed_; }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::atomic<long long> counted_{0};
+  std::atomic<int> failed_{0};
+  std::thread thread_;
+};
+
+// The HOTKEYS entry of `key`, or an empty reply.
+Reply hot_entry(RedisClient& client, const std::string& key) {
+  auto hot = client.command({"SANTRAL", "HOTKEYS", "COUNT", "100"});
+  for (const auto& entry : hot.elements)
+    if (field(entry, "key") == key) return entry;
+  return {};
+}
+
+long long keys_named(Cluster& cluster, std::size_t shard, const std::string& pattern) {
+  return static_cast<long long>(
+      cluster.shard(shard).client().command({"KEYS", pattern}).elements.size());
+}
+
+}  // namespace
+
+TEST_CASE("a hot counter is salted automatically, then unsalted once cold, every INCR kept") {
+  Cluster cluster(4, kAutoSalt);
+  auto client = cluster.client();
+  REQUIRE(client.command({"SANTRAL", "SALT", "manual", "2"}).is_ok());
+  std::vector<std::vector<std::string>> batch(20, {"INCR", "likes:auto"});
+  // As hot, but also SET: not only a counter, so never salted automatically.
+  batch.insert(batch.end(), 19, {"INCR", "mixed"});
+  batch.push_back({"SET", "mixed", "0"});
+  Hammer hammer(cluster, batch);
+
+  REQUIRE(
+      wait_until([&] { return field(hot_entry(client, "likes:auto"), "salted") == "4"; }, 8000));
+  CHECK(field(hot_entry(client, "likes:auto"), "salted_by") == "auto");
+  CHECK(field(hot_entry(client, "mixed"), "salted") == "0");
+  // The writes now land on sub-keys on every shard.
+  REQUIRE(wait_until(
+      [&] {
+        for (std::size_t s = 0; s < cluster.size(); ++s)
+          if (keys_named(cluster, s, "likes:auto*") != 1) return false;
+        return true;
+      },
+      5000));
+  long long total = hammer.stop();
+  CHECK(hammer.failed() == 0);
+  CHECK(total > 0);
+  CHECK(client.command({"GET", "likes:auto"}).str == std::to_string(total));
+  std::string log = cluster.santral().log();
+  CHECK(log.find("auto-salting: 'likes:auto' is a salted counter over 4 sub-keys") !=
+        std::string::npos);
+  CHECK(log.find("stayed above 200/s for 1 s") != std::string::npos);
+
+  // Cold: folded back into the key, total kept.
+  REQUIRE(wait_until(
+      [&] {
+        return cluster.santral().log().find("auto-unsalting: 'likes:auto' folded") !=
+               std::string::npos;
+      },
+      8000));
+  CHECK(client.command({"GET", "likes:auto"}).str == std::to_string(total));
+  long long left = 0;
+  for (std::size_t s = 0; s < cluster.size(); ++s) left += keys_named(cluster, s, "likes:auto*");
+  CHECK(left == 1);
+  log = cluster.santral().log();
+  CHECK(log.find("stayed below 50/s for 1 s") != std::string::npos);
+  CHECK(log.find("'mixed' is a salted counter") == std::string::npos);
+  // What an operator salted stays salted.
+  CHECK(client.command({"SANTRAL", "SALT", "manual", "2"}).str.find("already salted") !=
+        std::string::npos);
+}
+
+TEST_CASE("automatic salting is off by default") {
+  // Thresholds set low, `enabled` left out.
+  Cluster cluster(4,
+                  "workers: 1\n"
+                  "hotkeys:\n"
+                  "  sample_every: 1\n"
+                  "  window_s: 1\n"
+                  "  auto_salt: {writes_per_sec: 200, for_s: 1, cold_writes_per_sec: 50, "
+                  "check_ms: 100}\n");
+  auto client = cluster.client();
+  std::vector<std::vector<std::string>> batch(20, {"INCR", "likes:plain"});
+  Hammer hammer(cluster, batch);
+  // Hot for 3 s, three times what automatic salting would need were it on.
+  auto start = std::chrono::steady_clock::now();
+  bool hot = false;
+  while (std::chrono::steady_clock::now() - start < std::chrono::seconds(3)) {
+    Reply entry = hot_entry(client, "likes:plain");
+    hot = hot || field(entry, "key") == "likes:plain";
+    REQUIRE(field(entry, "salted") != "4");
+  }
+  long long total = hammer.stop();
+  CHECK(hot);
+  CHECK(client.command({"GET", "likes:plain"}).str == std::to_string(total));
+  CHECK(cluster.santral().log().find("auto-salting") == std::string::npos);
+  long long keys = 0;
+  for (std::size_t s = 0; s < cluster.size(); ++s) keys += keys_named(cluster, s, "likes:plain*");
+  CHECK(keys == 1);
+}
+
+TEST_CASE("20 clients HINCRBY one field of a salted hash: exact sums, fields on every shard") {
+  Cluster cluster(4,
+                  "workers: 2\n"
+                  "salting:\n"
+                  "  - key: stats:post\n"
+                  "    salts: 4\n");
+  constexpr int kClients = 20;
+  constexpr int kPerClient = 1000;
+  constexpr int kBatch = 50;
+  std::atomic<int> failed{0};
+  std::vector<std::thread> threads;
+  threads.reserve(kClients);
+  for (int c = 0; c < kClients; ++c) {
+    threads.emplace_back([&] {
+      try {
+        auto client = cluster.client();
+        for (int sent = 0; sent < kPerClient; sent += kBatch) {
+          for (int i = 0; i < kBatch; ++i) client.append({"HINCRBY", "stats:post", "likes", "1"});
+          client.append({"HINCRBY", "stats:post", "views", "3"});
+          for (int i = 0; i <= kBatch; ++i)
+            if (client.get_reply().type != Reply::Type::Integer) ++failed;
+        }
+      } catch (const std::exception&) {
+        ++failed;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  REQUIRE(failed == 0);
+  constexpr int kLikes = kClients * kPerClient;
+  constexpr int kViews = 3 * kClients * (kPerClient / kBatch);
+  auto client = cluster.client();
+  CHECK(client.command({"HGET", "stats:post", "likes"}).str == std::to_string(kLikes));
+  CHECK(client.command({"HGET", "stats:post", "views"}).str == std::to_string(kViews));
+  CHECK(client.command({"HGET", "stats:post", "shares"}).is_nil());
+  CHECK(client.command({"HGET", "nothing", "likes"}).is_nil());
+
+  // Every shard holds a sub-key and took HINCRBYs; none took them all.
+  std::size_t shards_written = 0;
+  for (std::size_t s = 0; s < cluster.size(); ++s) {
+    long long calls = cluster.shard(s).command_calls("hincrby");
+    if (calls > 0) ++shards_written;
+    CHECK(calls < kLikes / 2);
+  }
+  CHECK(shards_written == 4);
+  CHECK(keys_on_all(cluster) == 4);
+
+  auto all = client.command({"HGETALL", "stats:post"});
+  REQUIRE(all.elements.size() == 4);
+  std::map<std::string, std::string> fields;
+  for (std::size_t i = 0; i + 1 < all.elements.size(); i += 2)
+    fields[all.elements[i].str] = all.elements[i + 1].str;
+  CHECK(fields["likes"] == std::to_string(kLikes));
+  CHECK(fields["views"] == std::to_string(kViews));
+  CHECK(client.command({"HLEN", "stats:post"}).integer == 2);
+  CHECK(client.command({"HKEYS", "stats:post"}).elements.size() == 2);
+  CHECK(client.command({"HEXISTS", "stats:post", "views"}).integer == 1);
+  CHECK(client.command({"HEXISTS", "stats:post", "shares"}).integer == 0);
+  CHECK(client.command({"HGETALL", "nothing"}).elements.empty());
+  // Estimate: the written sub-key's new value times 4.
+  auto ratio = client.command({"HINCRBYFLOAT", "stats:post", "ratio", "0.5"});
+  CHECK(ratio.str == "2");
+  CHECK(client.command({"HGET", "stats:post", "ratio"}).str == "0.5");
+  auto refused = client.command({"HSET", "stats:post", "likes", "0"});
+  CHECK(refused.str.find("'stats:post' is a salted counter") != std::string::npos);
+  CHECK(client.command({"DEL", "stats:post"}).integer == 1);
+  CHECK(keys_on_all(cluster) == 0);
+}
+
+TEST_CASE("a salted hash with exact replies, and STRLEN of a salted counter") {
+  Cluster cluster(3, "workers: 1\n");
+  auto client = cluster.client();
+  REQUIRE(client.command({"SANTRAL", "SALT", "h", "3", "REPLY", "exact"}).is_ok());
+  for (int i = 1; i <= 30; ++i) REQUIRE(client.command({"HINCRBY", "h", "f", "1"}).integer == i);
+  CHECK(client.command({"HINCRBYFLOAT", "h", "f", "0.25"}).str == "30.25");
+  CHECK(client.command({"HINCRBY", "h", "f", "x"}).is_error());
+  auto unsalted = client.command({"SANTRAL", "UNSALT", "h"});
+  INFO(unsalted.str);
+  REQUIRE(unsalted.is_ok());
+  CHECK(client.command({"HGET", "h", "f"}).str == "30.25");
+  CHECK(keys_on_all(cluster) == 1);
+
+  REQUIRE(client.command({"SANTRAL", "SALT", "n", "3"}).is_ok());
+  CHECK(client.command({"STRLEN", "n"}).integer == 0);
+  for (int i = 0; i < 12; ++i) REQUIRE(!client.command({"INCRBY", "n", "100"}).is_error());
+  CHECK(client.command({"STRLEN", "n"}).integer == 4);  // 1200
+  REQUIRE(!client.command({"INCRBYFLOAT", "n", "0.25"}).is_error());
+  CHECK(client.command({"STRLEN", "n"}).integer == 7);  // 1200.25
+  CHECK(client.command({"STRLEN", "h"}).is_error());    // WRONGTYPE, as Redis
+  // The fold adds an integer sub-key onto a key holding a fraction (INCRBY would refuse).
+  REQUIRE(client.command({"SANTRAL", "UNSALT", "n"}).is_ok());
+  CHECK(client.command({"GET", "n"}).str == "1200.25");
+}
+
+TEST_CASE("unsalting a salted hash while 10 clients HINCRBY loses no increment") {
+  Cluster cluster(4, "workers: 2\n");
+  auto admin = cluster.client();
+  REQUIRE(admin.command({"SANTRAL", "SALT", "tally", "4"}).is_ok());
+  constexpr int kClients = 10;
+  constexpr int kPerClient = 2000;
+  std::atomic<long long> acknowledged{0};
+  std::atomic<int> failed{0};
+  std::vector<std::thread> threads;
+  threads.reserve(kClients);
+  for (int c = 0; c < kClients; ++c) {
+    threads.emplace_back([&] {
+      try {
+        auto client = cluster.client();
+        for (int sent = 0; sent < kPerClient; sent += 10) {
+          for (int i = 0; i < 10; ++i) {
+            client.append({"HINCRBY", "tally", "up", "1"});
+            client.append({"HINCRBY", "tally", "down", "-2"});
+          }
+          for (int i = 0; i < 20; ++i) {
+            if (client.get_reply().type == Reply::Type::Integer)
+              ++acknowledged;
+            else
+              ++failed;
+          }
+        }
+      } catch (const std::exception&) {
+        ++failed;
+      }
+    });
+  }
+  constexpr long long kTotal = static_cast<long long>(kClients) * kPerClient;
+  while (acknowledged < kTotal / 2) std::this_thread::yield();
+  auto unsalted = admin.command({"SANTRAL", "UNSALT", "tally"});
+  long long at_unsalt = acknowledged;
+  for (auto& t : threads) t.join();
+  INFO(unsalted.str);
+  CHECK(unsalted.is_ok());
+  CHECK(at_unsalt < 2 * kTotal);  // the fold really raced with writes
+  CHECK(failed == 0);
+  CHECK(admin.command({"HGET", "tally", "up"}).str == std::to_string(kTotal));
+  CHECK(admin.command({"HGET", "tally", "down"}).str == std::to_string(-2 * kTotal));
+  CHECK(keys_on_all(cluster) == 1);
 }

@@ -80,7 +80,7 @@ TEST_CASE("hot GETs are answered by the near cache: hits rise, the shard sees no
   auto hotkeys = client.command({"SANTRAL", "HOTKEYS", "COUNT", "1"});
   REQUIRE(hotkeys.elements.size() == 1);
   const auto& entry = hotkeys.elements[0].elements;
-  REQUIRE(entry.size() == 14);
+  REQUIRE(entry.size() == 16);
   CHECK(entry[1].str == "hot");
   CHECK(entry[12].str == "cached");
   CHECK(entry[13].integer == 1);

@@ -85,3 +85,15 @@ TEST_CASE("workers' rates add up key by key, hottest first") {
   CHECK(total[1].key == "a");
   CHECK(total[2].key == "c");
 }
+
+TEST_CASE("a tracked key remembers a non-counter access until it is replaced") {
+  HotKeySketch sketch(1);
+  sketch.add("likes", 1, true, true);
+  sketch.add("likes", 1, false, true);
+  CHECK_FALSE(sketch.entries()[0].non_counter);
+  sketch.add("likes", 1, true, false);  // a SET, say
+  CHECK(sketch.entries()[0].non_counter);
+  sketch.add("other", 1, true, true);  // takes the only place
+  CHECK(sketch.entries()[0].key == "other");
+  CHECK_FALSE(sketch.entries()[0].non_counter);
+}
