@@ -12,6 +12,7 @@
 #include "protocol/errors.h"
 #include "router/admin_server.h"
 #include "router/hotkeys/hot_key_report.h"
+#include "router/hotkeys/salting_change.h"
 #include "santral/version.h"
 
 namespace santral::router {
@@ -193,7 +194,7 @@ void Server::begin_shutdown(int signal) {
     asio::post(w->io(), [this, w] {
       w->drain([this] {
         asio::post(io_, [this] {
-          if (++drained_workers_ == workers_.size()) finish_shutdown();
+          if (++drained_workers_ == workers_.size()) fold_run_time_salting();
         });
       });
     });
@@ -203,6 +204,31 @@ void Server::begin_shutdown(int signal) {
     if (ec) return;
     spdlog::warn("drain_ms passed with clients still waiting for replies; closing them");
     finish_shutdown();
+  });
+}
+
+// Salting made at run time (SANTRAL SALT, automatic) lasts until exit: it is folded back once
+// the clients are gone, or the next start would read those counters without their sub-keys.
+// Bounded by the same drain_ms.
+void Server::fold_run_time_salting() {
+  Worker* home = workers_.front().get();
+  asio::post(home->io(), [this, home] {
+    auto keys = run_time_salted_keys(*home, false);
+    auto left = std::make_shared<std::size_t>(keys.size() + 1);
+    auto one_done = [this, left] {
+      if (--*left == 0) asio::post(io_, [this] { finish_shutdown(); });
+    };
+    for (const auto& key : keys) {
+      auto done = [one_done, key](const std::string& reply) {
+        if (!reply.starts_with("+OK"))
+          spdlog::error("folding '{}' before exiting failed: {}", key, reply);
+        one_done();
+      };
+      if (!unsalt_key(*home, key, false, "before exiting (salting made at run time ends with it)",
+                      UnsaltFoldTarget{home->pool().default_profile(), 0, done}))
+        one_done();
+    }
+    one_done();
   });
 }
 
@@ -298,7 +324,7 @@ void Server::check_auto_salting() {
     const auto& settings = topology_->config->hotkeys.auto_salt;
     Worker* home = workers_.front().get();
     if (settings.enabled && !shutting_down_) {
-      auto decisions = auto_salting_.check(settings, rates, auto_salted_keys(*home),
+      auto decisions = auto_salting_.check(settings, rates, run_time_salted_keys(*home, true),
                                            std::chrono::steady_clock::now());
       for (auto& decision : decisions)
         asio::post(home->io(), [home, decision = std::move(decision), settings] {

@@ -61,6 +61,7 @@ class Server final : public ControlPlane {
   void check_auto_salting();
   void wait_for_signals();
   void begin_shutdown(int signal);
+  void fold_run_time_salting();
   void finish_shutdown();
   void accept();
 

@@ -109,7 +109,8 @@ void Worker::adopt(asio::ip::tcp::socket socket, std::uint64_t client_id) {
 void Worker::drain(std::function<void()> drained) {
   drained_ = std::move(drained);
   for_each_session([](ClientSession& session) { session.drain(); });
-  if (sessions_.empty()) std::exchange(drained_, nullptr)();
+  // An idle session closes at once, and the last one to go has already passed `drained` on.
+  if (drained_ && sessions_.empty()) std::exchange(drained_, nullptr)();
 }
 
 void Worker::forget(ClientSession& session) {

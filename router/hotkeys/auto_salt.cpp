@@ -1,6 +1,5 @@
 #include "router/hotkeys/auto_salt.h"
 
-#include <mutex>
 #include <utility>
 
 #include <fmt/format.h>
@@ -74,19 +73,6 @@ void carry_out(Worker& worker, const AutoSaltDecision& decision,
       fmt::format("automatically: its write rate, {:.1f}/s, stayed below {}/s for {} s",
                   decision.writes_per_sec, settings.cold_writes_per_sec, settings.cold_for_s),
       UnsaltFoldTarget{worker.pool().default_profile(), 0, nullptr});
-}
-
-std::vector<std::string> auto_salted_keys(Worker& worker) {
-  std::shared_ptr<const SaltOverrides> overrides;
-  {
-    std::lock_guard lock(worker.shared().salt_lock);
-    overrides = worker.shared().salt_overrides;
-  }
-  std::vector<std::string> keys;
-  if (!overrides) return keys;
-  for (const auto& [key, salting] : overrides->by_key)
-    if (salting && salting->by == SaltedBy::Auto) keys.push_back(key);
-  return keys;
 }
 
 }  // namespace santral::router

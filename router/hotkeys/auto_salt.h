@@ -50,7 +50,4 @@ class AutoSalting {
 void carry_out(Worker& worker, const AutoSaltDecision& decision,
                const config::AutoSaltSettings& settings);
 
-// The keys salted automatically now (from the run-time salting changes every worker shares).
-std::vector<std::string> auto_salted_keys(Worker& worker);
-
 }  // namespace santral::router

@@ -12,9 +12,13 @@ void observe_hot_key(const Routed& routed) {
   auto& positions = routed.session.key_positions();
   if (!protocol::find_keys(routed.spec, routed.request.args, positions) || positions.empty())
     return;
-  routed.session.worker().hotkeys().record(routed.request.args[positions.front()],
-                                           routed.spec.has(protocol::kWrite),
-                                           counter_command(routed.spec.name));
+  auto& worker = routed.session.worker();
+  // Automatic salting folds back in the default database only: a counter used in another one
+  // is never a candidate.
+  bool counter = counter_command(routed.spec.name) &&
+                 routed.session.state().database == worker.config().backend.database;
+  worker.hotkeys().record(routed.request.args[positions.front()], routed.spec.has(protocol::kWrite),
+                          counter);
 }
 
 }  // namespace santral::router

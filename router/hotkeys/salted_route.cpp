@@ -536,14 +536,16 @@ constexpr SaltedCommand kSaltedCommands[] = {
     {"ttl", base_key},
     {"pttl", base_key},
     {"strlen", strlen_of_sum},
-    // A salted key may hold a hash of counters: the same, field by field.
-    {"hincrby", hash_increment},
-    {"hincrbyfloat", hash_increment},
-    {"hget", hash_get},
-    {"hgetall", hash_get_all},
-    {"hkeys", hash_fields},
-    {"hlen", hash_fields},
-    {"hexists", hash_exists},
+    // A salted key may hold a hash of counters: the same, field by field. Salted by the config
+    // or SANTRAL SALT only, never automatically: a hash may mix counters with text fields
+    // (written rarely, so perhaps never sampled), which salted HGET and HGETALL cannot sum.
+    {"hincrby", hash_increment, false},
+    {"hincrbyfloat", hash_increment, false},
+    {"hget", hash_get, false},
+    {"hgetall", hash_get_all, false},
+    {"hkeys", hash_fields, false},
+    {"hlen", hash_fields, false},
+    {"hexists", hash_exists, false},
 };
 
 const SaltedCommand* salted_command(std::string_view name) {

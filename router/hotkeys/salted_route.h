@@ -12,7 +12,8 @@ namespace santral::router {
 bool route_salted(const Routed& routed);
 
 // Whether `command` (a command table name) is one a counter sees: a key sampled only with such
-// commands may be salted automatically. Everything salted keys support but SET.
+// commands may be salted automatically. The string-counter commands salted keys support,
+// but SET.
 bool counter_command(std::string_view command);
 
 }  // namespace santral::router

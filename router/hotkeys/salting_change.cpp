@@ -87,4 +87,17 @@ bool unsalt_key(Worker& worker, std::string_view key, bool only_auto, std::strin
   return true;
 }
 
+std::vector<std::string> run_time_salted_keys(Worker& worker, bool only_auto) {
+  std::shared_ptr<const SaltOverrides> overrides;
+  {
+    std::lock_guard lock(worker.shared().salt_lock);
+    overrides = worker.shared().salt_overrides;
+  }
+  std::vector<std::string> keys;
+  if (!overrides) return keys;
+  for (const auto& [key, salting] : overrides->by_key)
+    if (salting && (!only_auto || salting->by == SaltedBy::Auto)) keys.push_back(key);
+  return keys;
+}
+
 }  // namespace santral::router

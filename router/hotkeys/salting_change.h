@@ -1,6 +1,8 @@
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "router/hotkeys/salt_table.h"
 #include "router/hotkeys/unsalt_fold.h"
@@ -23,5 +25,9 @@ const SaltedCounter* salt_key(Worker& worker, std::string_view key, SaltOverride
 // when the key is not salted, or `only_auto` and it was not salted automatically.
 bool unsalt_key(Worker& worker, std::string_view key, bool only_auto, std::string_view why,
                 UnsaltFoldTarget target);
+
+// The keys salted at run time (by SANTRAL SALT or automatically; only the automatic ones when
+// `only_auto`), from the changes every worker shares.
+std::vector<std::string> run_time_salted_keys(Worker& worker, bool only_auto);
 
 }  // namespace santral::router

@@ -105,7 +105,10 @@ class UnsaltFold final : public ReplySink {
   }
 
   void fail(const std::string& why) {
-    std::string advice = "that sub-key still holds its part of the count";
+    // Santral's own error (connection lost, timeout, shard down) rather than the shard's: the
+    // request may have run before the failure, and nobody can tell.
+    bool unknown = why.starts_with("ERR santral:");
+    std::string advice;
     if (step_ == Step::Add) {
       std::string left;
       for (std::size_t i = added_; i < taken_.size(); ++i)
@@ -113,9 +116,22 @@ class UnsaltFold final : public ReplySink {
             (left.empty() ? "" : ", ") +
             (hash_ ? fmt::format("{} {}", taken_[i].first, taken_[i].second) : taken_[i].second);
       advice = fmt::format(
-          "its part of the count, {}, was taken from it and must be added to the key by hand",
-          left);
+          "its part of the count, {}, was taken from it and must be added to the key by hand{}",
+          left, unknown ? " (unless the failed request was carried out: check the key first)" : "");
+    } else {
+      advice = unknown ? "if the shard took that sub-key's part before the failure, the part is "
+                         "lost; otherwise the sub-key still holds it"
+                       : "that sub-key still holds its part of the count";
     }
+    std::string rest;
+    for (std::uint32_t k = sub_key_ + (step_ == Step::Add ? 1 : 0); k < counter_.salts; ++k)
+      rest += (rest.empty() ? "'" : ", '") + counter_.sub_keys[k] + "'";
+    if (!rest.empty() || step_ != Step::Add)
+      advice += fmt::format(
+          "; to fold what is left{}, salt it again with the same count and unsalt it (SANTRAL "
+          "SALT {} {}, then SANTRAL UNSALT {}) before the shard map changes",
+          rest.empty() ? "" : " (also " + rest + ")", counter_.sub_keys[0], counter_.salts,
+          counter_.sub_keys[0]);
     finish(fmt::format("-{}\r\n", error_message(ClientError::UnsaltFold, counter_.sub_keys[0],
                                                 counter_.sub_keys[sub_key_], why, advice)));
   }

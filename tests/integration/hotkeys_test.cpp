@@ -2,6 +2,9 @@
 // real redis-server shards.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+#include <sys/wait.h>
+
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -370,12 +373,20 @@ TEST_CASE("a hot counter is salted automatically, then unsalted once cold, every
   // As hot, but also SET: not only a counter, so never salted automatically.
   batch.insert(batch.end(), 19, {"INCR", "mixed"});
   batch.push_back({"SET", "mixed", "0"});
+  // As hot, but a hash (which may mix counters with text), or in another database (folded back
+  // in the default one only): never salted automatically either.
+  batch.insert(batch.end(), 20, {"HINCRBY", "likes:hash", "f", "1"});
+  batch.push_back({"SELECT", "1"});
+  batch.insert(batch.end(), 20, {"INCR", "likes:db1"});
+  batch.push_back({"SELECT", "0"});
   Hammer hammer(cluster, batch);
 
   REQUIRE(
       wait_until([&] { return field(hot_entry(client, "likes:auto"), "salted") == "4"; }, 8000));
   CHECK(field(hot_entry(client, "likes:auto"), "salted_by") == "auto");
   CHECK(field(hot_entry(client, "mixed"), "salted") == "0");
+  CHECK(field(hot_entry(client, "likes:hash"), "salted") == "0");
+  CHECK(field(hot_entry(client, "likes:db1"), "salted") == "0");
   // The writes now land on sub-keys on every shard.
   REQUIRE(wait_until(
       [&] {
@@ -407,8 +418,66 @@ TEST_CASE("a hot counter is salted automatically, then unsalted once cold, every
   log = cluster.santral().log();
   CHECK(log.find("stayed below 50/s for 1 s") != std::string::npos);
   CHECK(log.find("'mixed' is a salted counter") == std::string::npos);
+  CHECK(log.find("'likes:hash' is a salted counter") == std::string::npos);
+  CHECK(log.find("'likes:db1' is a salted counter") == std::string::npos);
   // What an operator salted stays salted.
   CHECK(client.command({"SANTRAL", "SALT", "manual", "2"}).str.find("already salted") !=
+        std::string::npos);
+}
+
+TEST_CASE("salting made at run time is folded back before Santral exits") {
+  Cluster cluster(4);
+  auto client = cluster.client();
+  REQUIRE(client.command({"SANTRAL", "SALT", "likes:runtime", "4"}).is_ok());
+  REQUIRE(client.command({"HSET", "plain", "f", "v"}).integer == 1);
+  constexpr int kIncrements = 400;
+  for (int i = 0; i < kIncrements; ++i) client.append({"INCR", "likes:runtime"});
+  for (int i = 0; i < kIncrements; ++i) REQUIRE(client.get_reply().type == Reply::Type::Integer);
+  long long sub_keys = 0;
+  for (std::size_t s = 0; s < cluster.size(); ++s) sub_keys += keys_named(cluster, s, "likes:*");
+  REQUIRE(sub_keys == 4);  // the increments are spread over the sub-keys
+
+  ::kill(cluster.santral().process().pid(), SIGTERM);
+  int status = cluster.santral().process().wait(10000);
+  INFO("status " << status << "; log:\n" << cluster.santral().log());
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  // The next start (which does not know this run's SANTRAL SALT) reads the key alone: it holds
+  // every increment, and no sub-key is left behind.
+  std::size_t home = cluster.owner("likes:runtime");
+  CHECK(cluster.shard(home).client().command({"GET", "likes:runtime"}).str ==
+        std::to_string(kIncrements));
+  sub_keys = 0;
+  for (std::size_t s = 0; s < cluster.size(); ++s) sub_keys += keys_named(cluster, s, "likes:*");
+  CHECK(sub_keys == 1);
+  CHECK(cluster.santral().log().find("'likes:runtime' is no longer salted, before exiting") !=
+        std::string::npos);
+}
+
+TEST_CASE("a fold that fails says what was taken and how to fold the rest") {
+  Cluster cluster(4);
+  auto client = cluster.client();
+  REQUIRE(client.command({"SANTRAL", "SALT", "likes:broken", "4"}).is_ok());
+  for (int i = 0; i < 200; ++i) client.append({"INCR", "likes:broken"});
+  for (int i = 0; i < 200; ++i) REQUIRE(client.get_reply().type == Reply::Type::Integer);
+  // Every sub-key but the key itself now holds text, written on the shards directly.
+  int spoiled = 0;
+  for (std::size_t s = 0; s < cluster.size(); ++s) {
+    auto shard = cluster.shard(s).client();
+    for (const auto& name : shard.command({"KEYS", "likes:broken:s*"}).elements) {
+      REQUIRE(shard.command({"SET", name.str, "abc"}).is_ok());
+      ++spoiled;
+    }
+  }
+  REQUIRE(spoiled == 3);
+  auto unsalt = client.command({"SANTRAL", "UNSALT", "likes:broken"});
+  REQUIRE(unsalt.is_error());
+  INFO(unsalt.str);
+  CHECK(unsalt.str.find("its part of the count, abc, was taken from it and must be added to the "
+                        "key by hand") != std::string::npos);
+  // The two sub-keys after the failed one are named, with the way to fold them.
+  CHECK(unsalt.str.find("to fold what is left (also 'likes:broken:s") != std::string::npos);
+  CHECK(unsalt.str.find("SANTRAL SALT likes:broken 4, then SANTRAL UNSALT likes:broken") !=
         std::string::npos);
 }
 

@@ -8,7 +8,9 @@
 
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tests/support/cluster.h"
@@ -194,4 +196,17 @@ TEST_CASE("CLIENT REPLY SKIP still skips a WAIT that waited for earlier replies"
       "*3\r\n$4\r\nWAIT\r\n$1\r\n0\r\n$1\r\n0\r\n"
       "*1\r\n$4\r\nPING\r\n");
   CHECK(raw.read_some(12) == "+OK\r\n+PONG\r\n");
+}
+
+TEST_CASE("SIGTERM with idle clients connected exits 0") {
+  Cluster cluster(1, "workers: 2\n");
+  auto first = cluster.client();
+  auto second = cluster.client();
+  REQUIRE(first.command({"PING"}).str == "PONG");
+  REQUIRE(second.command({"PING"}).str == "PONG");
+  ::kill(cluster.santral().process().pid(), SIGTERM);
+  int status = cluster.santral().process().wait(10000);
+  INFO("status " << status << "; log:\n" << cluster.santral().log());
+  REQUIRE(WIFEXITED(status));  // an idle session closing at once used to end in std::terminate
+  CHECK(WEXITSTATUS(status) == 0);
 }
