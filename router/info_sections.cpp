@@ -1,8 +1,10 @@
 #include "router/info_sections.h"
 
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <iterator>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -35,6 +37,31 @@ InfoRequest parse_info_request(std::span<const std::string_view> args) {
   return wanted;
 }
 
+namespace {
+
+// The counters every worker publishes, summed into INFO's santral section.
+struct Total {
+  std::string_view name;
+  std::atomic<std::uint64_t> Worker::Published::*counter;
+};
+constexpr Total kTotals[] = {
+    {"total_commands_processed", &Worker::Published::commands},
+    {"total_error_replies", &Worker::Published::command_errors},
+    {"total_shard_requests", &Worker::Published::shard_requests},
+    {"total_shard_errors", &Worker::Published::shard_errors},
+    {"total_shard_timeouts", &Worker::Published::shard_timeouts},
+    {"total_net_input_bytes", &Worker::Published::client_bytes_in},
+    {"total_net_output_bytes", &Worker::Published::client_bytes_out},
+    {"near_cache_hits", &Worker::Published::near_cache_hits},
+    {"near_cache_misses", &Worker::Published::near_cache_misses},
+    {"near_cache_evictions", &Worker::Published::near_cache_evictions},
+    {"near_cache_invalidations", &Worker::Published::near_cache_invalidations},
+    {"near_cache_bytes", &Worker::Published::near_cache_bytes},
+    {"near_cache_keys", &Worker::Published::near_cache_keys},
+};
+
+}  // namespace
+
 std::string santral_info_section(Worker& worker) {
   const auto& config = worker.config();
   const auto& map = worker.shard_map();
@@ -57,37 +84,12 @@ std::string santral_info_section(Worker& worker) {
   line("connected_clients", shared.connected_clients.load());
   line("total_connections_received", shared.next_client_id.load() - 1);
   line("rejected_connections", shared.rejected_clients.load());
-  std::uint64_t totals[13] = {};
-  for (const Worker* peer : worker.peers()) {
-    const auto& p = peer->published();
-    auto relaxed = std::memory_order_relaxed;
-    totals[0] += p.commands.load(relaxed);
-    totals[1] += p.command_errors.load(relaxed);
-    totals[2] += p.shard_requests.load(relaxed);
-    totals[3] += p.shard_errors.load(relaxed);
-    totals[4] += p.shard_timeouts.load(relaxed);
-    totals[5] += p.client_bytes_in.load(relaxed);
-    totals[6] += p.client_bytes_out.load(relaxed);
-    totals[7] += p.near_cache_hits.load(relaxed);
-    totals[8] += p.near_cache_misses.load(relaxed);
-    totals[9] += p.near_cache_evictions.load(relaxed);
-    totals[10] += p.near_cache_invalidations.load(relaxed);
-    totals[11] += p.near_cache_bytes.load(relaxed);
-    totals[12] += p.near_cache_keys.load(relaxed);
+  for (const auto& [name, counter] : kTotals) {
+    std::uint64_t total = 0;
+    for (const Worker* peer : worker.peers())
+      total += (peer->published().*counter).load(std::memory_order_relaxed);
+    line(name, total);
   }
-  line("total_commands_processed", totals[0]);
-  line("total_error_replies", totals[1]);
-  line("total_shard_requests", totals[2]);
-  line("total_shard_errors", totals[3]);
-  line("total_shard_timeouts", totals[4]);
-  line("total_net_input_bytes", totals[5]);
-  line("total_net_output_bytes", totals[6]);
-  line("near_cache_hits", totals[7]);
-  line("near_cache_misses", totals[8]);
-  line("near_cache_evictions", totals[9]);
-  line("near_cache_invalidations", totals[10]);
-  line("near_cache_bytes", totals[11]);
-  line("near_cache_keys", totals[12]);
   line("hash", config.hash_name);
   line("distribution", distribution);
   line("hash_tag", config.hash_tag);

@@ -333,9 +333,8 @@ void hash_get_all(const SaltedRequest& r) {
       });
 }
 
-// HKEYS, HLEN on a salted hash: the fields of any sub-key, each once.
-void hash_fields(const SaltedRequest& r) {
-  bool count = r.routed.spec.name == "hlen";
+// HKEYS, HLEN on a salted hash: the fields of any sub-key, each once (or their number).
+void hash_fields(const SaltedRequest& r, bool count) {
   read_every_sub_key(r, {"HKEYS", ""}).run([count](const Replies& replies, std::string& out) {
     if (replies.error(out)) return;
     FieldSums all;
@@ -346,6 +345,14 @@ void hash_fields(const SaltedRequest& r) {
     writer.array_header(all.fields.size());
     for (const auto& field : all.fields) writer.bulk(field);
   });
+}
+
+void hash_keys(const SaltedRequest& r) {
+  hash_fields(r, false);
+}
+
+void hash_length(const SaltedRequest& r) {
+  hash_fields(r, true);
 }
 
 // HEXISTS on a salted hash: 1 if any sub-key has the field.
@@ -543,8 +550,8 @@ constexpr SaltedCommand kSaltedCommands[] = {
     {"hincrbyfloat", hash_increment, false},
     {"hget", hash_get, false},
     {"hgetall", hash_get_all, false},
-    {"hkeys", hash_fields, false},
-    {"hlen", hash_fields, false},
+    {"hkeys", hash_keys, false},
+    {"hlen", hash_length, false},
     {"hexists", hash_exists, false},
 };
 
