@@ -160,6 +160,21 @@ void BackendConnection::handshake() {
   outbox_.insert(0, prefix);
 }
 
+// The shard answered the handshake with an error: the connection is down until it accepts.
+void BackendConnection::handshake_refused(std::string_view frame) {
+  std::string why(frame.substr(1, frame.size() - 3));
+  // Tracking needs what shared connections do not: HELLO 3 and CLIENT TRACKING.
+  std::string advice = role_ == ConnectionRole::Tracking
+                           ? "the near cache needs Redis >= 6 and permission for CLIENT TRACKING; "
+                             "or set near_cache.enabled: false; its GETs go the usual way meanwhile"
+                           : "check backend.password / backend.database";
+  if (!ejected_)  // once, not on every retry
+    spdlog::error("shard '{}' ({}) refused Santral's {}handshake: {} ({})", target_.shard_name,
+                  address_text(), role_ == ConnectionRole::Tracking ? "near-cache tracking " : "",
+                  why, advice);
+  go_down("handshake failed: " + why + " (" + advice + ")");
+}
+
 void BackendConnection::probe() {
   auto now = Clock::now();
   outbox_.append(kPing);
@@ -329,10 +344,7 @@ bool BackendConnection::deliver_frames() {
         break;
       case Owner::Handshake:
         if (is_error(frame)) {
-          std::string why(frame.substr(1, frame.size() - 3));
-          spdlog::error("shard '{}' ({}) refused Santral's handshake: {}", target_.shard_name,
-                        address_text(), why);
-          go_down("handshake failed: " + why + " (check backend.password / backend.database)");
+          handshake_refused(frame);
           return false;
         }
         break;

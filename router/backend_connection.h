@@ -111,6 +111,10 @@ class BackendConnection
   // Up, or connecting for the first time: requests may be queued to it.
   bool usable() const { return !ejected_ && (state_ == State::Up || state_ == State::Connecting); }
   bool ejected() const { return ejected_; }
+  // Up, but the replies to its handshake (HELLO, AUTH, CLIENT TRACKING, SELECT) are not all in.
+  bool handshaking() const {
+    return state_ == State::Up && !pending_.empty() && pending_.front().owner == Owner::Handshake;
+  }
   const std::string& down_reason() const { return down_reason_; }
   const BackendTarget& target() const { return target_; }
   std::size_t in_flight() const { return pending_.size(); }
@@ -129,6 +133,7 @@ class BackendConnection
   void connect();
   void on_connected();
   void handshake();
+  void handshake_refused(std::string_view frame);
   void probe();
   void schedule_flush();
   void flush();

@@ -7,6 +7,7 @@
 
 #include "protocol/errors.h"
 #include "router/dispatch.h"
+#include "router/hotkeys/near_cache.h"
 #include "router/subscriptions.h"
 #include "router/transaction.h"
 #include "router/worker.h"
@@ -86,6 +87,7 @@ void ClientSession::close() {
   auto calls = std::move(blocked_);
   blocked_.clear();
   for (auto& call : calls) pool.drop(call.connection);
+  written_keys_.clear();
   worker_.forget(*this);
 }
 
@@ -253,8 +255,11 @@ void ClientSession::reply(std::string_view resp) {
   if (replies_.empty()) {
     outbox_.append(resp);
     finished(current_, !resp.empty() && resp.front() == '-');
+    if (answers_writes()) forget_answered_writes(true);
   } else {
-    replies_.complete(replies_.open(1, nullptr, current_), resp);
+    auto slot = replies_.open(1, nullptr, current_);
+    if (answers_writes()) attach_written(slot);
+    replies_.complete(slot, resp);
   }
   schedule_flush();
 }
@@ -271,7 +276,44 @@ std::uint64_t ClientSession::open_slot(std::uint32_t fragments, std::unique_ptr<
   if (silent_) replies_.silence(slot);
   if (current_.command != nullptr && !current_.command->has(protocol::kReadonly))
     after_last_write_ = slot + 1;
+  if (answers_writes()) attach_written(slot);
   return slot;
+}
+
+// Whether the current request's reply tells the client its writes are done: a write's, but
+// inside MULTI only EXEC's (or DISCARD's), not QUEUED.
+bool ClientSession::answers_writes() const {
+  if (written_keys_.empty() || current_.command == nullptr ||
+      current_.command->has(protocol::kReadonly))
+    return false;
+  return !in_transaction() || current_.command->stateful == protocol::StatefulKind::Transaction;
+}
+
+void ClientSession::forget_when_answered(std::string_view key, bool all) {
+  written_keys_.push_back({WrittenKey::kNoSlot, std::string(key), all});
+}
+
+void ClientSession::attach_written(std::uint64_t slot) {
+  for (auto it = written_keys_.rbegin();
+       it != written_keys_.rend() && it->slot == WrittenKey::kNoSlot; ++it)
+    it->slot = slot;
+}
+
+// Evicts again the keys of writes whose replies have left the queue (and with `now`, those of
+// the write answered this moment), and spoils their fills in flight.
+void ClientSession::forget_answered_writes(bool now) {
+  auto& cache = worker_.near_cache();
+  while (!written_keys_.empty()) {
+    const auto& written = written_keys_.front();
+    bool answered = written.slot == WrittenKey::kNoSlot ? now : written.slot < replies_.head_id();
+    if (!answered) break;
+    if (written.all) {
+      cache.invalidate_all();
+    } else {
+      cache.invalidate(written.key);
+    }
+    written_keys_.pop_front();
+  }
 }
 
 BackendConnection& ClientSession::shared_backend(std::size_t shard) {
@@ -329,6 +371,8 @@ void ClientSession::deliver(std::uint64_t slot, std::uint32_t fragment, std::str
   } else if (replies_.fill(slot, fragment, reply)) {
     replies_.drain(outbox_, left);
   }
+  // Before this client can send its next request: it must not read what it just overwrote.
+  forget_answered_writes();
   // With nothing else outstanding no other reply can join this write, so it need not wait for
   // the end of the loop turn.
   if (replies_.empty() && !processing_) {

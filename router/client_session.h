@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -87,6 +88,10 @@ class ClientSession final : public ReplySink {
   void fill_started() { ++fills_in_flight_; }
   void fill_finished() { --fills_in_flight_; }
   std::uint32_t fills_in_flight() const { return fills_in_flight_; }
+  // A near-cache key the current write changes (or, `all`, every key: FLUSHALL): evicted again
+  // when the write's reply reaches this client. Redis's invalidation of a fill that read the
+  // old value may still be unread on the tracking connection by then.
+  void forget_when_answered(std::string_view key, bool all = false);
 
   Transaction& transaction();
   bool in_transaction() const;
@@ -115,6 +120,9 @@ class ClientSession final : public ReplySink {
   void make_room();
   void finished(const ReplyQueue::Request& request, bool error);
   bool done_draining() const;
+  bool answers_writes() const;
+  void attach_written(std::uint64_t slot);
+  void forget_answered_writes(bool now = false);
 
   Worker& worker_;
   boost::asio::ip::tcp::socket socket_;
@@ -135,6 +143,15 @@ class ClientSession final : public ReplySink {
   std::optional<config::ReadFrom> read_from_;  // the current key's namespace's, if it says
   std::uint64_t after_last_write_ = 0;  // the first reply slot after this client's last write
   std::uint32_t fills_in_flight_ = 0;
+  // Keys of writes whose replies have not reached the client, by reply slot (kNoSlot: the
+  // write has not opened its slot yet, e.g. queued in MULTI until EXEC); slots ascending.
+  struct WrittenKey {
+    static constexpr std::uint64_t kNoSlot = ~std::uint64_t{0};
+    std::uint64_t slot = kNoSlot;
+    std::string key;
+    bool all = false;
+  };
+  std::deque<WrittenKey> written_keys_;
 
   bool reading_ = false;
   bool processing_ = false;

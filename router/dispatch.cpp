@@ -124,6 +124,8 @@ Dispatched dispatch(ClientSession& session, const protocol::Request& request) {
     if (worker.shard_map().near_cache_anywhere() && !spec->has(protocol::kReadonly))
       forget_written_keys(routed);
     if (!worker.salts().empty() && route_salted(routed)) return Dispatched::Done;
+  } else if (spec->has(protocol::kWrite) && session.worker().shard_map().near_cache_anywhere()) {
+    forget_all_keys(routed);
   }
   if (session.in_transaction() && !runs_inside_multi(*spec)) {
     route_queued(routed);

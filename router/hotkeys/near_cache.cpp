@@ -7,8 +7,13 @@ void NearCache::set_max_bytes(std::size_t max_bytes) {
   evict_to(max_bytes_);
 }
 
-const std::string* NearCache::find(std::string_view key) {
+const std::string* NearCache::find(std::string_view key, Clock::time_point now) {
   auto found = index_.find(key);
+  if (found != index_.end() && found->second->expires <= now) {
+    ++counters_.invalidations;  // expired in Redis too, which has not noticed yet
+    erase(found->second);
+    found = index_.end();
+  }
   if (found == index_.end()) {
     ++counters_.misses;
     return nullptr;
@@ -32,17 +37,21 @@ bool NearCache::spoiled(std::string_view key, std::size_t shard, std::uint64_t s
   return found != fills_.end() && seq <= found->second.spoiled_upto;
 }
 
-bool NearCache::finish_fill(std::string_view key, std::size_t shard, std::uint64_t seq,
-                            std::string_view reply) {
-  bool fresh = !spoiled(key, shard, seq);
-  if (auto found = fills_.find(key); found != fills_.end() && --found->second.outstanding == 0)
-    fills_.erase(found);
+bool NearCache::storable(std::string_view reply) const {
   // A value, or the RESP3 nil of a missing key (Redis tracks a key read while missing too, so
   // its creation invalidates); not an error such as WRONGTYPE.
   bool value = (reply.starts_with('$') && !reply.starts_with("$-")) || reply == kNil;
-  if (!fresh || !value || reply.size() > max_value_bytes()) return false;
+  return value && reply.size() <= max_value_bytes();
+}
+
+bool NearCache::finish_fill(std::string_view key, std::size_t shard, std::uint64_t seq,
+                            std::string_view reply, Clock::time_point expires) {
+  bool fresh = !spoiled(key, shard, seq);
+  if (auto found = fills_.find(key); found != fills_.end() && --found->second.outstanding == 0)
+    fills_.erase(found);
+  if (!fresh || !storable(reply)) return false;
   if (auto found = index_.find(key); found != index_.end()) erase(found->second);
-  Entry entry{std::string(key), std::string(reply), shard};
+  Entry entry{std::string(key), std::string(reply), shard, expires};
   std::size_t bytes = entry.bytes();
   if (bytes > max_bytes_) return false;
   evict_to(max_bytes_ - bytes);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -24,8 +25,12 @@ namespace santral::router {
 //
 //   fill k (seq 7) --> shard          invalidate k --> spoiled_upto(k) = 7
 //   reply v (seq 7) <-- shard          7 <= 7: v goes to the client, not into the cache
+//
+// A hit never reaches Redis, so Redis's lazy expiry never fires for a cached key: each entry
+// keeps its own deadline (the fill's send time plus the key's PTTL) and is a miss past it.
 class NearCache {
  public:
+  using Clock = std::chrono::steady_clock;
   // Bookkeeping charged per entry besides its key and value (list and map nodes, strings).
   static constexpr std::size_t kEntryOverhead = 128;
   // How a missing key is kept: the tracking connection's RESP3 nil (`$-1` for RESP2 clients).
@@ -48,15 +53,19 @@ class NearCache {
   // The largest value stored: one entry may not crowd out the rest.
   std::size_t max_value_bytes() const { return max_bytes_ / 8; }
 
-  // The cached reply for `key`, counted as a hit (and made most recent) or a miss.
-  const std::string* find(std::string_view key);
+  // The cached reply for `key`, counted as a hit (and made most recent) or a miss; an entry
+  // whose deadline has passed is dropped and is a miss.
+  const std::string* find(std::string_view key, Clock::time_point now = Clock::now());
   bool contains(std::string_view key) const { return index_.contains(key); }
 
   // A GET of `key` is sent to fill the cache; returns its sequence number.
   std::uint64_t begin_fill(std::string_view key);
-  // Its reply: stored when nothing spoiled the fill and it fits; true when stored.
+  // Whether a GET reply may be stored: a value that fits, or the nil of a missing key.
+  bool storable(std::string_view reply) const;
+  // Its reply: stored, until `expires`, when nothing spoiled the fill and it is storable;
+  // true when stored.
   bool finish_fill(std::string_view key, std::size_t shard, std::uint64_t seq,
-                   std::string_view reply);
+                   std::string_view reply, Clock::time_point expires = Clock::time_point::max());
 
   // Redis said `key` changed (or Santral routed a write to it).
   void invalidate(std::string_view key);
@@ -68,6 +77,10 @@ class NearCache {
   // Which keys may enter: those the hot-key detector counts as read often enough.
   void admit(std::vector<std::string> keys);
   bool admitted(std::string_view key) const { return admitted_.contains(key); }
+  // Whether `key` is cached, being filled, or may be filled (admitted).
+  bool may_hold(std::string_view key) const {
+    return admitted_.contains(key) || index_.contains(key) || fills_.contains(key);
+  }
 
   const Counters& counters() const { return counters_; }
 
@@ -76,6 +89,7 @@ class NearCache {
     std::string key;
     std::string reply;
     std::size_t shard;
+    Clock::time_point expires;
     std::size_t bytes() const { return key.size() + reply.size() + kEntryOverhead; }
   };
   struct Fill {

@@ -83,8 +83,11 @@ void TrackingConnections::check_deadlines(std::chrono::steady_clock::time_point 
 BackendConnection* TrackingConnections::ready(std::size_t shard) const {
   if (shard >= connections_.size()) return nullptr;
   BackendConnection* connection = connections_[shard].get();
-  return connection->state() == BackendConnection::State::Up && !connection->ejected() ? connection
-                                                                                       : nullptr;
+  // Not while its handshake is unanswered: if the shard refuses tracking, the fills queued
+  // behind it would fail with the shard's error instead of going the usual way.
+  bool up = connection->state() == BackendConnection::State::Up && !connection->ejected() &&
+            !connection->handshaking();
+  return up ? connection : nullptr;
 }
 
 }  // namespace santral::router

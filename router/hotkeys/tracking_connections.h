@@ -29,7 +29,8 @@ class TrackingConnections {
   void stop();
   void check_deadlines(std::chrono::steady_clock::time_point now);
 
-  // The shard's connection when it is up and may carry a fill; else nullptr.
+  // The shard's connection when it is up, tracking (handshake answered) and may carry a fill;
+  // else nullptr.
   BackendConnection* ready(std::size_t shard) const;
 
  private:

@@ -51,6 +51,16 @@ bool wait_cached(RedisClient& client, const std::string& key, const std::string&
       5000);
 }
 
+// The id of the shard's tracking connection (Santral's near-cache connection), from CLIENT LIST.
+std::string tracking_client_id(RedisClient& direct) {
+  std::string clients = direct.command({"CLIENT", "LIST"}).str;
+  auto flags = clients.find("flags=t");
+  REQUIRE(flags != std::string::npos);
+  auto line = clients.rfind('\n', flags);
+  auto id = clients.find("id=", line == std::string::npos ? 0 : line + 1) + 3;
+  return clients.substr(id, clients.find(' ', id) - id);
+}
+
 }  // namespace
 
 TEST_CASE("hot GETs are answered by the near cache: hits rise, the shard sees no more GETs") {
@@ -194,6 +204,77 @@ TEST_CASE("a missing hot key is cached as nil, and its creation on the shard is 
   CHECK(wait_until([&] { return client.command({"GET", "absent"}).str == "now"; }, 500));
 }
 
+TEST_CASE("a cached value expires with its key's TTL, though no read reaches the shard") {
+  // Active expiry off: only a read that reaches the shard would expire the key there.
+  RedisServer shard({"--enable-debug-command", "yes"});
+  REQUIRE(shard.client().command({"DEBUG", "SET-ACTIVE-EXPIRE", "0"}).is_ok());
+  SantralProcess santral(SantralProcess::config_for({&shard}, kCacheOn));
+  auto client = santral.client();
+  REQUIRE(client.command({"SET", "hot", "forever"}).is_ok());
+  REQUIRE(wait_cached(client, "hot", "forever"));
+
+  // The write evicts; the next fill reads the TTL along with the value.
+  constexpr auto kTtl = std::chrono::milliseconds(1000);
+  REQUIRE(client.command({"SET", "hot", "brief", "PX", std::to_string(kTtl.count())}).is_ok());
+  auto written = Clock::now();
+  REQUIRE(wait_cached(client, "hot", "brief"));
+  REQUIRE(Clock::now() - written < kTtl);
+  REQUIRE(wait_until([&] { return client.command({"GET", "hot"}).is_nil(); }, 3000));
+  CHECK(Clock::now() - written < kTtl + std::chrono::milliseconds(300));
+  CHECK(shard.dbsize() == 0);  // the fill's read expired it on the shard
+}
+
+TEST_CASE("a shard that refuses CLIENT TRACKING: GETs go the usual way, no client sees an error") {
+  RedisServer shard;
+  SantralProcess santral(SantralProcess::config_for(
+      {&shard},
+      "workers: 1\n"
+      "timeouts: {connect_ms: 300, request_ms: 5000, reconnect_min_ms: 20, reconnect_max_ms: 200}\n"
+      "hotkeys: {sample_every: 1, capacity: 1000}\n"
+      "near_cache: {enabled: true, min_reads_per_sec: 1, max_bytes: 64kb}\n"));
+  auto client = santral.client();
+  auto observer = santral.client();
+  REQUIRE(client.command({"SET", "hot", "v"}).is_ok());
+  REQUIRE(wait_cached(client, "hot", "v"));
+
+  // The shard stops allowing CLIENT TRACKING and cuts the tracking connection: Santral
+  // reconnects at once, and the new handshake waits out a pause before it is refused.
+  auto direct = shard.client();
+  REQUIRE(direct.command({"ACL", "SETUSER", "default", "-client|tracking"}).is_ok());
+  direct.append({"CLIENT", "KILL", "ID", tracking_client_id(direct)});
+  direct.append({"CLIENT", "PAUSE", "1500", "ALL"});
+  REQUIRE(direct.get_reply().integer == 1);
+  REQUIRE(direct.get_reply().is_ok());
+  auto paused = Clock::now();
+  REQUIRE(wait_until([&] { return info_field(observer, "near_cache_keys") == 0; }, 500));
+
+  // GETs of the hot key while the handshake is unanswered: none may wait on that connection.
+  int sent = 0;
+  wait_until(
+      [&] {
+        client.append({"GET", "hot"});
+        ++sent;
+        return Clock::now() - paused > std::chrono::milliseconds(700);
+      },
+      1000);
+  for (int i = 0; i < sent; ++i) {
+    auto reply = client.get_reply();
+    INFO(reply.str);
+    CHECK(reply.str == "v");
+  }
+  CHECK(wait_until(
+      [&] {
+        return santral.log().find(
+                   "the near cache needs Redis >= 6 and permission for CLIENT "
+                   "TRACKING") != std::string::npos;
+      },
+      2000));
+  long long hits = info_field(observer, "near_cache_hits");
+  for (int i = 0; i < 20; ++i) REQUIRE(client.command({"GET", "hot"}).str == "v");
+  CHECK(info_field(observer, "near_cache_keys") == 0);
+  CHECK(info_field(observer, "near_cache_hits") == hits);
+}
+
 TEST_CASE("many distinct hot keys stay within max_bytes, evictions counted") {
   Cluster cluster(2, kCacheOn);
   auto client = cluster.client();
@@ -235,8 +316,10 @@ TEST_CASE("a restarted shard: nothing cached from before is served") {
       5000));
   CHECK(reply.is_nil());
 
-  // Tracking works on the new connection: cached again, and a direct write invalidates.
-  REQUIRE(client.command({"SET", "hot", "after"}).is_ok());
+  // Tracking works on the new connection: cached again, and a direct write invalidates. (The
+  // GET may have been answered by the tracking connection while the shared one still waits
+  // out its reconnect backoff.)
+  REQUIRE(wait_until([&] { return client.command({"SET", "hot", "after"}).is_ok(); }, 5000));
   REQUIRE(wait_cached(client, "hot", "after"));
   REQUIRE(cluster.shard(owner).client().command({"SET", "hot", "direct"}).is_ok());
   CHECK(wait_until([&] { return client.command({"GET", "hot"}).str == "direct"; }, 500));

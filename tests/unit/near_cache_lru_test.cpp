@@ -2,6 +2,7 @@
 // arrive while they are in flight.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <string>
 
 #include "router/hotkeys/near_cache.h"
@@ -108,6 +109,45 @@ TEST_CASE("a fill invalidated while in flight is not stored; one sent after is")
   auto before_flush = cache.begin_fill("z");
   cache.invalidate_all();
   CHECK_FALSE(cache.finish_fill("z", 0, before_flush, bulk("1")));
+}
+
+TEST_CASE("an entry is served until its key's deadline, then dropped as a miss") {
+  NearCache cache(64 * 1024);
+  auto now = NearCache::Clock::now();
+  auto seq = cache.begin_fill("brief");
+  REQUIRE(cache.finish_fill("brief", 0, seq, bulk("v"), now + std::chrono::milliseconds(300)));
+  REQUIRE(fill(cache, "forever", "v"));
+  CHECK(cache.find("brief", now + std::chrono::milliseconds(299)) != nullptr);
+  CHECK(cache.find("brief", now + std::chrono::milliseconds(300)) == nullptr);
+  CHECK_FALSE(cache.contains("brief"));
+  CHECK(cache.counters().keys == 1);
+  CHECK(cache.counters().hits == 1);
+  CHECK(cache.counters().misses == 1);
+  CHECK(cache.find("forever", now + std::chrono::hours(24 * 365)) != nullptr);
+}
+
+TEST_CASE("a write's reply evicts again: a fill that read before the write, stored or in flight") {
+  // Santral invalidates a written key when it routes the write and again when the write's
+  // reply reaches its client, for Redis's own invalidation may still be unread then.
+  NearCache cache(64 * 1024);
+  cache.admit({"k"});
+  CHECK(cache.may_hold("k"));
+  CHECK_FALSE(cache.may_hold("cold"));
+  cache.invalidate("k");  // the write is routed
+  auto stored = cache.begin_fill("k");
+  REQUIRE(cache.finish_fill("k", 0, stored, bulk("old")));  // read before the write ran
+  auto in_flight = cache.begin_fill("k");
+  cache.invalidate("k");  // the write's reply reaches its client
+  CHECK_FALSE(cache.contains("k"));
+  CHECK_FALSE(cache.finish_fill("k", 0, in_flight, bulk("old")));
+  CHECK_FALSE(cache.contains("k"));
+  CHECK(fill(cache, "k", "new"));
+
+  // FLUSHALL's reply: the same for everything.
+  auto flushed = cache.begin_fill("other");
+  cache.invalidate_all();
+  CHECK_FALSE(cache.contains("k"));
+  CHECK_FALSE(cache.finish_fill("other", 0, flushed, bulk("old")));
 }
 
 TEST_CASE("admission follows the last list of hot keys") {
