@@ -116,12 +116,7 @@ json stats_json(const ClusterSnapshot& snapshot) {
     json one = worker_json(worker.stats);
     one["near_cache"] = near_cache_json(worker.near_cache);
     workers.push_back(std::move(one));
-    cache.hits += worker.near_cache.hits;
-    cache.misses += worker.near_cache.misses;
-    cache.evictions += worker.near_cache.evictions;
-    cache.invalidations += worker.near_cache.invalidations;
-    cache.bytes += worker.near_cache.bytes;
-    cache.keys += worker.near_cache.keys;
+    cache += worker.near_cache;
   }
   json total = worker_json(snapshot.total);
   total["near_cache"] = near_cache_json(cache);

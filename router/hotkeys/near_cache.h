@@ -43,6 +43,16 @@ class NearCache {
     std::uint64_t invalidations = 0;  // entries dropped because the key changed or may have
     std::uint64_t bytes = 0;
     std::uint64_t keys = 0;
+
+    Counters& operator+=(const Counters& other) {
+      hits += other.hits;
+      misses += other.misses;
+      evictions += other.evictions;
+      invalidations += other.invalidations;
+      bytes += other.bytes;
+      keys += other.keys;
+      return *this;
+    }
   };
 
   explicit NearCache(std::size_t max_bytes = 0) : max_bytes_(max_bytes) {}
