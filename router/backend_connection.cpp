@@ -469,4 +469,17 @@ void BackendConnection::check_deadlines(Clock::time_point now) {
   }
 }
 
+void close_answered(std::vector<BackendConnectionPtr>& retired, Clock::time_point now) {
+  auto all = std::move(retired);
+  retired.clear();
+  for (auto& connection : all) {
+    if (connection->in_flight() > 0 && connection->usable()) {
+      connection->check_deadlines(now);
+      retired.push_back(std::move(connection));
+    } else {
+      connection->stop();
+    }
+  }
+}
+
 }  // namespace santral::router

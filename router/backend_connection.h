@@ -181,4 +181,10 @@ class BackendConnection
 
 using BackendConnectionPtr = boost::intrusive_ptr<BackendConnection>;
 
+// Connections taken out of service (a removed shard, a pool that is full, a reload): each one
+// closes once it has answered everything it was sent (one still connecting has yet to send
+// it); until then its deadlines are checked. Called on every worker tick.
+void close_answered(std::vector<BackendConnectionPtr>& retired,
+                    std::chrono::steady_clock::time_point now);
+
 }  // namespace santral::router

@@ -254,18 +254,7 @@ void ConnectionPool::check_deadlines(std::chrono::steady_clock::time_point now) 
       others.insert(others.end(), idle.begin(), idle.end());  // an EXEC may still be in flight
   }
   for (auto& connection : others) connection->check_deadlines(now);
-  // A retired connection closes once it has answered everything it was sent; one still
-  // connecting has yet to send it.
-  auto retired = std::move(retired_);
-  retired_.clear();
-  for (auto& connection : retired) {
-    if (connection->in_flight() > 0 && connection->usable()) {
-      connection->check_deadlines(now);
-      retired_.push_back(std::move(connection));
-    } else {
-      connection->stop();
-    }
-  }
+  close_answered(retired_, now);
 }
 
 std::optional<std::string> ConnectionPool::down_reason(std::size_t shard) const {

@@ -68,16 +68,7 @@ void TrackingConnections::stop() {
 
 void TrackingConnections::check_deadlines(std::chrono::steady_clock::time_point now) {
   for (auto& connection : connections_) connection->check_deadlines(now);
-  auto retired = std::move(retired_);
-  retired_.clear();
-  for (auto& connection : retired) {
-    if (connection->in_flight() > 0 && connection->usable()) {
-      connection->check_deadlines(now);
-      retired_.push_back(std::move(connection));
-    } else {
-      connection->stop();
-    }
-  }
+  close_answered(retired_, now);
 }
 
 BackendConnection* TrackingConnections::ready(std::size_t shard) const {

@@ -1,43 +1,26 @@
 #include <catch2/catch.hpp>
 
-#include <filesystem>
-#include <fstream>
 #include <string>
 
 #include "config/config.h"
 #include "config/config_error.h"
 #include "config/shard_map.h"
+#include "tests/support/config_text.h"
 
 using namespace santral::config;
-
-namespace {
-
-Config load_text(const std::string& text, const std::string& name = "santral.yaml") {
-  auto dir = std::filesystem::temp_directory_path() / "santral-near-cache-test";
-  std::filesystem::create_directories(dir);
-  auto path = dir / name;
-  std::ofstream(path) << text;
-  return load_config(path);
-}
-
-const std::string kShards =
-    "shards:\n"
-    "  - name: a\n"
-    "    address: 127.0.0.1:7001\n"
-    "  - name: b\n"
-    "    address: 127.0.0.1:7002\n";
-
-}  // namespace
+using santral::test::check_config_errors;
+using santral::test::kTwoShards;
+using santral::test::load_config_text;
 
 TEST_CASE("near_cache: is off by default and read with its settings") {
-  Config plain = load_text(kShards);
+  Config plain = load_config_text(kTwoShards);
   CHECK_FALSE(plain.near_cache.enabled);
   CHECK(plain.near_cache.max_bytes == 64ull * 1024 * 1024);
   CHECK(plain.near_cache.min_reads_per_sec == 100);
   CHECK_FALSE(ShardMap(plain).near_cache_anywhere());
 
-  Config c =
-      load_text(kShards + "near_cache: {enabled: true, max_bytes: 1mb, min_reads_per_sec: 5}\n");
+  Config c = load_config_text(
+      kTwoShards + "near_cache: {enabled: true, max_bytes: 1mb, min_reads_per_sec: 5}\n");
   CHECK(c.near_cache.enabled);
   CHECK(c.near_cache.max_bytes == 1024 * 1024);
   CHECK(c.near_cache.min_reads_per_sec == 5);
@@ -57,13 +40,13 @@ TEST_CASE("a namespace's near_cache overrides the top-level setting for its keys
       "    match: \"post:{id}\"\n"
       "    strategy: hashed\n"
       "    near_cache: true\n";
-  Config on = load_text(kShards + namespaces + "near_cache: {enabled: true}\n");
+  Config on = load_config_text(kTwoShards + namespaces + "near_cache: {enabled: true}\n");
   ShardMap map_on(on);
   CHECK_FALSE(map_on.near_cached("session:1"));
   CHECK(map_on.near_cached("post:1"));
   CHECK(map_on.near_cached("other"));
 
-  Config off = load_text(kShards + namespaces);
+  Config off = load_config_text(kTwoShards + namespaces);
   ShardMap map_off(off);
   CHECK(map_off.near_cache_anywhere());  // posts asks for it
   CHECK_FALSE(map_off.near_cached("session:1"));
@@ -78,13 +61,7 @@ TEST_CASE("full.yaml shows the near-cache settings") {
 }
 
 TEST_CASE("near_cache config errors name the file, the line and the key") {
-  struct Case {
-    std::string text;
-    int line;
-    std::string key;
-    std::string says;
-  };
-  const Case cases[] = {
+  check_config_errors({
       {"near_cache:\n  enabled: maybe\n", 7, "near_cache.enabled", ""},
       {"near_cache:\n  max_bytes: 1kb\n", 7, "near_cache.max_bytes", "at least 64kb"},
       {"near_cache:\n  max_bytes: lots\n", 7, "near_cache.max_bytes", ""},
@@ -99,20 +76,5 @@ TEST_CASE("near_cache config errors name the file, the line and the key") {
       {"namespaces:\n  - name: p\n    match: \"p:{id}\"\n    strategy: hashed\n"
        "    near_cache: often\n",
        10, "namespaces[0].near_cache", ""},
-  };
-  for (const auto& c : cases) {
-    std::string text = kShards + c.text;
-    INFO(text);
-    try {
-      load_text(text, "bad.yaml");
-      FAIL("config loaded but should have been rejected");
-    } catch (const ConfigError& e) {
-      std::string what = e.what();
-      INFO(what);
-      CHECK(e.line() == c.line);
-      CHECK(e.key() == c.key);
-      CHECK(what.find("bad.yaml:" + std::to_string(c.line)) != std::string::npos);
-      CHECK(what.find(c.says) != std::string::npos);
-    }
-  }
+  });
 }

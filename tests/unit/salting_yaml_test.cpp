@@ -1,35 +1,18 @@
 #include <catch2/catch.hpp>
 
-#include <filesystem>
-#include <fstream>
 #include <string>
 
 #include "config/config.h"
 #include "config/config_error.h"
+#include "tests/support/config_text.h"
 
 using namespace santral::config;
-
-namespace {
-
-Config load_text(const std::string& text, const std::string& name = "santral.yaml") {
-  auto dir = std::filesystem::temp_directory_path() / "santral-salting-test";
-  std::filesystem::create_directories(dir);
-  auto path = dir / name;
-  std::ofstream(path) << text;
-  return load_config(path);
-}
-
-const std::string kShards =
-    "shards:\n"
-    "  - name: a\n"
-    "    address: 127.0.0.1:7001\n"
-    "  - name: b\n"
-    "    address: 127.0.0.1:7002\n";
-
-}  // namespace
+using santral::test::check_config_errors;
+using santral::test::kTwoShards;
+using santral::test::load_config_text;
 
 TEST_CASE("hotkeys: and salting: are read, with documented defaults") {
-  Config plain = load_text(kShards);
+  Config plain = load_config_text(kTwoShards);
   CHECK(plain.hotkeys.enabled);
   CHECK(plain.hotkeys.sample_every == 16);
   CHECK(plain.hotkeys.capacity == 64);
@@ -44,7 +27,8 @@ TEST_CASE("hotkeys: and salting: are read, with documented defaults") {
   CHECK(plain.hotkeys.auto_salt.cold_for_s == 60);
   CHECK(plain.hotkeys.auto_salt.check_ms == 1000);
 
-  Config c = load_text(kShards +
+  Config c =
+      load_config_text(kTwoShards +
                        "hotkeys: {enabled: false, sample_every: 4, capacity: 8, window_s: 2}\n"
                        "salting:\n"
                        "  - key: likes:500\n"
@@ -64,7 +48,8 @@ TEST_CASE("hotkeys: and salting: are read, with documented defaults") {
   CHECK(c.salting[1].pattern->match("views:42"));
   CHECK(c.salting[1].reply == SaltReply::Estimate);
 
-  Config a = load_text(kShards +
+  Config a =
+      load_config_text(kTwoShards +
                        "hotkeys:\n"
                        "  auto_salt: {enabled: true, writes_per_sec: 500, for_s: 2, salts: 8, "
                        "reply: exact, cold_writes_per_sec: 10, cold_for_s: 5, check_ms: 50}\n");
@@ -90,13 +75,7 @@ TEST_CASE("full.yaml shows the hot-key settings") {
 }
 
 TEST_CASE("salting config errors name the file, the line and the key") {
-  struct Case {
-    std::string text;
-    int line;
-    std::string key;
-    std::string says;
-  };
-  const Case cases[] = {
+  check_config_errors({
       {"salting:\n  - key: a\n    salts: 1\n", 8, "salting[0].salts", "out of range"},
       {"salting:\n  - key: a\n    salts: 2000\n", 8, "salting[0].salts", "out of range"},
       {"salting:\n  - key: a\n", 7, "salting[0].salts", "missing"},
@@ -126,20 +105,5 @@ TEST_CASE("salting config errors name the file, the line and the key") {
        "hotkeys.auto_salt.cold_writes_per_sec", "must be below writes_per_sec (500)"},
       {"hotkeys:\n  enabled: false\n  auto_salt: {enabled: true}\n", 8, "hotkeys.auto_salt.enabled",
        "needs hot-key detection"},
-  };
-  for (const auto& c : cases) {
-    std::string text = kShards + c.text;
-    INFO(text);
-    try {
-      load_text(text, "bad.yaml");
-      FAIL("config loaded but should have been rejected");
-    } catch (const ConfigError& e) {
-      std::string what = e.what();
-      INFO(what);
-      CHECK(e.line() == c.line);
-      CHECK(e.key() == c.key);
-      CHECK(what.find("bad.yaml:" + std::to_string(c.line)) != std::string::npos);
-      CHECK(what.find(c.says) != std::string::npos);
-    }
-  }
+  });
 }
