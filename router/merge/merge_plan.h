@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "protocol/command_table.h"
-#include "router/reply_merge.h"
+#include "router/merge/reply_merge.h"
 
 namespace santral::router {
 

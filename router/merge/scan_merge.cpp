@@ -5,7 +5,7 @@
 #include "protocol/reply_encoder.h"
 #include "router/merge/collecting_merge.h"
 #include "router/merge/merge_kinds.h"
-#include "router/scan_cursor.h"
+#include "router/merge/scan_cursor.h"
 
 namespace santral::router {
 namespace {

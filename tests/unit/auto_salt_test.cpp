@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "router/hotkeys/auto_salt.h"
+#include "router/hotkeys/salting/auto_salt.h"
 
 using namespace santral::router;
 using Kind = AutoSaltDecision::Kind;

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <string>
 
-#include "router/hotkeys/hot_key_detector.h"
-#include "router/hotkeys/hot_key_sketch.h"
+#include "router/hotkeys/detection/hot_key_detector.h"
+#include "router/hotkeys/detection/hot_key_sketch.h"
 
 using namespace santral::router;
 

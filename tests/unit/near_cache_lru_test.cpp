@@ -5,7 +5,7 @@
 #include <chrono>
 #include <string>
 
-#include "router/hotkeys/near_cache.h"
+#include "router/hotkeys/near_cache/near_cache.h"
 
 using santral::router::NearCache;
 

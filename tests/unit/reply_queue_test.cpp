@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "router/reply_queue.h"
+#include "router/session/reply_queue.h"
 
 using santral::router::ReplyMerge;
 using santral::router::ReplyQueue;

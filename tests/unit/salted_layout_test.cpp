@@ -6,8 +6,8 @@
 #include "config/config.h"
 #include "config/shard_map.h"
 #include "protocol/reply_value.h"
-#include "router/hotkeys/counter_sum.h"
-#include "router/hotkeys/salted_layout.h"
+#include "router/hotkeys/salting/counter_sum.h"
+#include "router/hotkeys/salting/salted_layout.h"
 
 using namespace santral;
 using namespace santral::router;

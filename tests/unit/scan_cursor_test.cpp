@@ -1,4 +1,4 @@
-#include "router/scan_cursor.h"
+#include "router/merge/scan_cursor.h"
 
 #include <catch2/catch.hpp>
 

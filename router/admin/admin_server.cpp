@@ -1,0 +1,162 @@
+#include "router/admin/admin_server.h"
+
+#include <memory>
+
+#include <spdlog/spdlog.h>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include "router/admin/admin_views.h"
+#include "router/process/cluster_snapshot.h"
+#include "router/hotkeys/detection/hot_key_report.h"
+#include "router/process/server.h"
+
+namespace santral::router {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using asio::ip::tcp;
+
+namespace {
+
+using Request = http::request<http::string_body>;
+using Response = http::response<http::string_body>;
+
+// One admin connection: read a request, answer it, repeat while the client keeps it alive.
+class AdminSession : public std::enable_shared_from_this<AdminSession> {
+ public:
+  AdminSession(tcp::socket socket, Server& server, const std::string& token)
+      : stream_(std::move(socket)), server_(server), token_(token) {}
+
+  void start() { read(); }
+
+ private:
+  void read() {
+    request_ = {};
+    stream_.expires_after(std::chrono::seconds(30));
+    http::async_read(stream_, buffer_, request_,
+                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                       if (ec) return;
+                       self->handle();
+                     });
+  }
+
+  void answer(http::status status, std::string body, std::string_view type = "application/json") {
+    auto response = std::make_shared<Response>(status, request_.version());
+    response->set(http::field::server, "santral");
+    response->set(http::field::content_type, type);
+    response->keep_alive(request_.keep_alive());
+    response->body() = std::move(body);
+    response->prepare_payload();
+    http::async_write(stream_, *response,
+                      [self = shared_from_this(), response](beast::error_code ec, std::size_t) {
+                        if (ec || !response->keep_alive()) {
+                          beast::error_code ignored;
+                          self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+                          return;
+                        }
+                        self->read();
+                      });
+  }
+
+  void error(http::status status, std::string_view message) {
+    answer(status, nlohmann::json{{"error", message}}.dump() + "\n");
+  }
+
+  void handle() {
+    if (!token_.empty() && request_[http::field::authorization] != "Bearer " + token_)
+      return error(http::status::unauthorized,
+                   "send the admin token as 'Authorization: Bearer <token>' (admin.token)");
+    std::string target(request_.target());
+    if (auto query = target.find('?'); query != std::string::npos) target.resize(query);
+    auto self = shared_from_this();
+    if (request_.method() == http::verb::post && target == "/reload") {
+      return server_.reload([self](ControlPlane::ReloadResult result) {
+        self->answer(result.ok ? http::status::ok : http::status::unprocessable_entity,
+                     nlohmann::json{{"ok", result.ok}, {"message", result.message}}.dump() + "\n");
+      });
+    }
+    if (request_.method() != http::verb::get)
+      return error(http::status::method_not_allowed, "only GET, and POST /reload");
+    if (target == "/config")
+      return answer(http::status::ok, config_json(*server_.topology()).dump(2) + "\n");
+    if (target == "/hotkeys") return hot_keys();
+    if (target != "/stats" && target != "/metrics" && target != "/shards")
+      return error(http::status::not_found,
+                   "no such page; try /stats, /metrics, /shards, /config, /hotkeys");
+    take_snapshot(server_, [self, target](const ClusterSnapshot& snapshot) {
+      if (target == "/metrics")
+        return self->answer(http::status::ok, prometheus_text(snapshot),
+                            "text/plain; version=0.0.4; charset=utf-8");
+      if (target == "/shards")
+        return self->answer(http::status::ok, shards_json(snapshot).dump(2) + "\n");
+      self->answer(http::status::ok, stats_json(snapshot).dump(2) + "\n");
+    });
+  }
+
+  // The hottest keys all workers see, as SANTRAL HOTKEYS COUNT 100 lists them.
+  void hot_keys() {
+    std::vector<Worker*> workers;
+    for (const auto& worker : server_.workers()) workers.push_back(worker.get());
+    collect_hot_keys(workers, server_.io(), [self = shared_from_this()](auto rates) {
+      nlohmann::json keys = nlohmann::json::array();
+      for (std::size_t i = 0; i < rates.size() && i < 100; ++i) {
+        const HotKeyRate& rate = rates[i];
+        keys.push_back({{"key", rate.key},
+                        {"ops_per_sec", rate.ops},
+                        {"reads_per_sec", rate.reads},
+                        {"writes_per_sec", rate.writes},
+                        {"shard", rate.shard},
+                        {"salted", rate.salts},
+                        {"cached", rate.cached},
+                        {"salted_by", rate.salts > 0 ? salted_by_name(rate.salted_by) : ""}});
+      }
+      self->answer(http::status::ok, nlohmann::json{{"hotkeys", keys}}.dump(2) + "\n");
+    });
+  }
+
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  Request request_;
+  Server& server_;
+  const std::string& token_;
+};
+
+}  // namespace
+
+AdminServer::AdminServer(asio::io_context& io, Server& server)
+    : io_(io), server_(server), acceptor_(io) {}
+
+AdminServer::~AdminServer() = default;
+
+std::string AdminServer::listen(const config::Admin& admin) {
+  token_ = admin.token;
+  tcp::resolver resolver(io_);
+  boost::system::error_code ec;
+  auto endpoints = resolver.resolve(admin.listen.host, std::to_string(admin.listen.port), ec);
+  if (ec || endpoints.empty()) return "cannot resolve " + admin.listen.text() + ": " + ec.message();
+  tcp::endpoint endpoint = *endpoints.begin();
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return ec.message();
+  accept();
+  return {};
+}
+
+void AdminServer::close() {
+  boost::system::error_code ignored;
+  acceptor_.close(ignored);
+}
+
+void AdminServer::accept() {
+  acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
+    if (ec == asio::error::operation_aborted) return;
+    if (!ec) std::make_shared<AdminSession>(std::move(socket), server_, token_)->start();
+    accept();
+  });
+}
+
+}  // namespace santral::router

@@ -1,0 +1,17 @@
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "router/process/cluster_snapshot.h"
+
+namespace santral::router {
+
+// The admin API's documents, built from one snapshot of every worker.
+nlohmann::json stats_json(const ClusterSnapshot& snapshot);    // /stats
+std::string prometheus_text(const ClusterSnapshot& snapshot);  // /metrics
+nlohmann::json shards_json(const ClusterSnapshot& snapshot);   // /shards
+nlohmann::json config_json(const config::Topology& topology);          // /config
+
+}  // namespace santral::router

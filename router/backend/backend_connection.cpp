@@ -1,0 +1,485 @@
+#include "router/backend/backend_connection.h"
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+
+#include "protocol/errors.h"
+#include "protocol/resp_writer.h"
+
+namespace santral::router {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using protocol::ClientError;
+using protocol::error_message;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr std::size_t kInboxInitial = 16 * 1024;
+constexpr std::string_view kPing = "*1\r\n$4\r\nPING\r\n";
+
+std::string as_reply(const std::string& message) {
+  return "-" + message + "\r\n";
+}
+
+bool is_error(std::string_view frame) {
+  return !frame.empty() && (frame.front() == '-' || frame.front() == '!');
+}
+
+}  // namespace
+
+BackendConnection::BackendConnection(asio::io_context& io, BackendTarget target,
+                                     std::shared_ptr<const config::Config> config,
+                                     ShardStats& stats, ConnectionRole role)
+    : io_(io),
+      target_(std::move(target)),
+      config_(std::move(config)),
+      stats_(&stats),
+      role_(role),
+      socket_(io),
+      resolver_(io),
+      retry_timer_(io),
+      inbox_(kInboxInitial) {}
+
+void BackendConnection::start() {
+  connect();
+}
+
+void BackendConnection::stop() {
+  state_ = State::Stopped;
+  close_socket();
+  resolver_.cancel();
+  retry_timer_.cancel();
+  push_sink_.reset();
+  fail_all(as_reply(error_message(ClientError::ShuttingDown)));
+}
+
+void BackendConnection::mark_down(const std::string& reason) {
+  state_ = State::Down;
+  ejected_ = true;
+  down_reason_ = reason;
+}
+
+void BackendConnection::retarget(std::size_t shard_index, std::string shard_name,
+                                 std::shared_ptr<const config::Config> config) {
+  target_.shard_index = shard_index;
+  target_.shard_name = std::move(shard_name);
+  config_ = std::move(config);
+}
+
+void BackendConnection::close_socket() {
+  ++generation_;
+  boost::system::error_code ignored;
+  socket_.close(ignored);
+  write_in_flight_ = false;
+  writing_.clear();
+  flush_posted_ = false;
+}
+
+void BackendConnection::connect() {
+  state_ = State::Connecting;
+  flush_posted_ = false;
+  connect_started_ = Clock::now();
+  auto generation = ++generation_;
+  resolver_.async_resolve(
+      target_.address.host, std::to_string(target_.address.port),
+      [self = BackendConnectionPtr(this), generation](boost::system::error_code ec,
+                                                      const tcp::resolver::results_type& results) {
+        if (generation != self->generation_) return;
+        if (ec)
+          return self->go_down("cannot resolve " + self->target_.address.host + ": " +
+                               ec.message());
+        asio::async_connect(self->socket_, results,
+                            [self, generation](boost::system::error_code ec, const tcp::endpoint&) {
+                              if (generation != self->generation_) return;
+                              if (ec) return self->go_down(ec.message());
+                              self->on_connected();
+                            });
+      });
+}
+
+void BackendConnection::on_connected() {
+  boost::system::error_code ignored;
+  socket_.set_option(tcp::no_delay(true), ignored);
+  socket_.set_option(asio::socket_base::keep_alive(true), ignored);
+  state_ = State::Up;
+  last_reply_ = Clock::now();
+  scripts_.clear();  // perhaps a new server process: it has no scripts loaded by us
+  handshake();
+  // A shard that was marked down is taken back only once it answers: a stopped process
+  // still accepts connections in the kernel.
+  if (ejected_) probe();
+  inbox_start_ = inbox_end_ = 0;
+  scanner_.reset();
+  read();
+  schedule_flush();
+}
+
+// HELLO/AUTH and SELECT go first on every new connection; their replies are checked, not
+// forwarded.
+void BackendConnection::handshake() {
+  const auto& backend = config_->backend;
+  std::string prefix;
+  protocol::RespWriter writer(prefix);
+  std::size_t commands = 0;
+  std::string_view user = backend.username.empty() ? std::string_view("default") : backend.username;
+  if (target_.profile.protocol == 3) {
+    if (backend.password.empty()) {
+      std::string_view args[] = {"HELLO", "3"};
+      writer.command(args);
+    } else {
+      std::string_view args[] = {"HELLO", "3", "AUTH", user, backend.password};
+      writer.command(args);
+    }
+    ++commands;
+  } else if (!backend.password.empty()) {
+    std::string_view args[] = {"AUTH", user, backend.password};
+    writer.command(args);
+    ++commands;
+  }
+  if (role_ == ConnectionRole::Tracking) {
+    // Every key read here from now on is tracked; Redis pushes `invalidate` when it changes.
+    std::string_view args[] = {"CLIENT", "TRACKING", "ON"};
+    writer.command(args);
+    ++commands;
+  }
+  if (target_.profile.database != 0) {
+    std::string db = std::to_string(target_.profile.database);
+    std::string_view args[] = {"SELECT", db};
+    writer.command(args);
+    ++commands;
+  }
+  auto now = Clock::now();
+  for (std::size_t i = 0; i < commands; ++i)
+    pending_.push_front({nullptr, 0, 0, Owner::Handshake, now, now + config_->timeouts.request});
+  outbox_.insert(0, prefix);
+}
+
+// The shard answered the handshake with an error: the connection is down until it accepts.
+void BackendConnection::handshake_refused(std::string_view frame) {
+  std::string why(frame.substr(1, frame.size() - 3));
+  // Tracking needs what shared connections do not: HELLO 3 and CLIENT TRACKING.
+  std::string advice = role_ == ConnectionRole::Tracking
+                           ? "the near cache needs Redis >= 6 and permission for CLIENT TRACKING; "
+                             "or set near_cache.enabled: false; its GETs go the usual way meanwhile"
+                           : "check backend.password / backend.database";
+  if (!ejected_)  // once, not on every retry
+    spdlog::error("shard '{}' ({}) refused Santral's {}handshake: {} ({})", target_.shard_name,
+                  address_text(), role_ == ConnectionRole::Tracking ? "near-cache tracking " : "",
+                  why, advice);
+  go_down("handshake failed: " + why + " (" + advice + ")");
+}
+
+void BackendConnection::probe() {
+  auto now = Clock::now();
+  outbox_.append(kPing);
+  pending_.push_back({nullptr, 0, 0, Owner::Probe, now, now + config_->timeouts.request});
+  schedule_flush();
+}
+
+void BackendConnection::send(std::string_view request, ReplySinkPtr sink, std::uint64_t slot,
+                             std::uint32_t fragment, bool timed) {
+  if (ejected_ || state_ == State::Down || state_ == State::Stopped) {
+    std::string reply =
+        state_ == State::Stopped
+            ? as_reply(error_message(ClientError::ShuttingDown))
+            : as_reply(error_message(ClientError::ShardUnavailable, target_.shard_name,
+                                     address_text(), down_reason_));
+    ++stats_->errors;
+    sink->deliver(slot, fragment, reply);
+    return;
+  }
+  auto now = Clock::now();
+  outbox_.append(request);
+  ++stats_->requests;
+  stats_->bytes_sent += request.size();
+  auto deadline = timed ? now + config_->timeouts.request : Clock::time_point::max();
+  pending_.push_back({std::move(sink), slot, fragment, Owner::Client, now, deadline});
+  if (state_ == State::Up) schedule_flush();
+}
+
+void BackendConnection::send_silent(std::string_view request) {
+  if (ejected_ || state_ == State::Down || state_ == State::Stopped) return;
+  auto now = Clock::now();
+  outbox_.append(request);
+  pending_.push_back({nullptr, 0, 0, Owner::Silent, now, now + config_->timeouts.request});
+  if (state_ == State::Up) schedule_flush();
+}
+
+// Defers the write to the end of this event-loop turn, so that every request queued by every
+// client in the turn leaves in one write.
+void BackendConnection::schedule_flush() {
+  if (flush_posted_ || write_in_flight_) return;
+  flush_posted_ = true;
+  asio::post(io_, [self = BackendConnectionPtr(this), generation = generation_] {
+    if (generation != self->generation_) return;
+    self->flush_posted_ = false;
+    self->flush();
+  });
+}
+
+void BackendConnection::flush() {
+  if (write_in_flight_ || outbox_.empty() || state_ != State::Up) return;
+  writing_.swap(outbox_);
+  write_in_flight_ = true;
+  asio::async_write(
+      socket_, asio::buffer(writing_),
+      [self = BackendConnectionPtr(this), generation = generation_](boost::system::error_code ec,
+                                                                    std::size_t) {
+        if (generation != self->generation_) return;
+        self->write_in_flight_ = false;
+        self->writing_.clear();
+        if (ec)
+          return self->connection_failed(
+              as_reply(error_message(ClientError::ShardConnectionLost, self->target_.shard_name,
+                                     self->address_text(), ec.message())),
+              true);
+        self->flush();
+      });
+}
+
+void BackendConnection::read() {
+  if (inbox_end_ == inbox_.size()) {
+    if (inbox_start_ > 0) {
+      // Keep the unfinished frame, drop what was delivered; the scanner counts from the
+      // frame's start, so moving it is safe.
+      std::copy(inbox_.begin() + static_cast<std::ptrdiff_t>(inbox_start_),
+                inbox_.begin() + static_cast<std::ptrdiff_t>(inbox_end_), inbox_.begin());
+      inbox_end_ -= inbox_start_;
+      inbox_start_ = 0;
+    } else {
+      inbox_.resize(inbox_.size() * 2);
+    }
+  }
+  socket_.async_read_some(
+      asio::buffer(inbox_.data() + inbox_end_, inbox_.size() - inbox_end_),
+      [self = BackendConnectionPtr(this), generation = generation_](boost::system::error_code ec,
+                                                                    std::size_t bytes) {
+        if (generation != self->generation_) return;
+        if (ec) {
+          std::string why =
+              ec == asio::error::eof ? "the shard closed the connection" : ec.message();
+          return self->connection_failed(
+              as_reply(error_message(ClientError::ShardConnectionLost, self->target_.shard_name,
+                                     self->address_text(), why)),
+              true);
+        }
+        self->on_read(bytes);
+      });
+}
+
+void BackendConnection::on_read(std::size_t bytes) {
+  inbox_end_ += bytes;
+  stats_->bytes_received += bytes;
+  if (!deliver_frames()) return;
+  if (inbox_start_ == inbox_end_) {
+    inbox_start_ = inbox_end_ = 0;
+    if (inbox_.size() > 4 * kInboxInitial) {
+      inbox_.resize(kInboxInitial);
+      inbox_.shrink_to_fit();
+    }
+  }
+  read();
+}
+
+// A pub/sub message rather than a reply: a RESP2 array or RESP3 push whose first element is
+// message, pmessage or smessage (Redis writes them exactly in this form). Subscribe
+// confirmations are replies to the (P|S)SUBSCRIBE that asked for them.
+bool BackendConnection::is_push(std::string_view frame) const {
+  if (frame.size() < 4 || (frame[0] != '*' && frame[0] != '>')) return false;
+  std::string_view rest = frame.substr(1);
+  return rest.starts_with("3\r\n$7\r\nmessage\r\n") ||
+         rest.starts_with("4\r\n$8\r\npmessage\r\n") || rest.starts_with("3\r\n$8\r\nsmessage\r\n");
+}
+
+// Hands every complete reply in the inbox to the request that owns it. False when the
+// connection had to be reset.
+bool BackendConnection::deliver_frames() {
+  BackendConnectionPtr keep(this);  // a sink may drop the last other reference
+  auto generation = generation_;
+  auto now = Clock::now();
+  while (inbox_start_ < inbox_end_) {
+    std::size_t size = 0;
+    std::string_view input(inbox_.data() + inbox_start_, inbox_end_ - inbox_start_);
+    auto status = scanner_.scan(input, size);
+    if (status == protocol::ScanStatus::NeedMore) return true;
+    std::string_view frame = input.substr(0, std::min(size, input.size()));
+    // On a subscriber connection, messages go to the subscriber. Elsewhere only a RESP3 push
+    // can be unasked for (none is expected); an array is always somebody's reply, even one
+    // that happens to start with "message".
+    bool subscriber = role_ == ConnectionRole::Subscriber;
+    if (status == protocol::ScanStatus::Complete &&
+        (subscriber ? is_push(frame) : frame.front() == '>')) {
+      inbox_start_ += size;
+      if ((subscriber || role_ == ConnectionRole::Tracking) && push_sink_)
+        push_sink_->deliver(kPushSlot, static_cast<std::uint32_t>(target_.shard_index), frame);
+      if (generation != generation_) return false;
+      continue;
+    }
+    if (status == protocol::ScanStatus::Error || pending_.empty()) {
+      spdlog::error("shard '{}' ({}) sent {}; resetting the connection", target_.shard_name,
+                    address_text(),
+                    status == protocol::ScanStatus::Error ? "bytes that are not RESP"
+                                                          : "a reply nobody asked for");
+      connection_failed(as_reply(error_message(ClientError::ShardProtocolError, target_.shard_name,
+                                               address_text())),
+                        true);
+      return false;
+    }
+    inbox_start_ += size;
+    last_reply_ = now;
+    failures_ = 0;
+    Pending owner = std::move(pending_.front());
+    pending_.pop_front();
+    switch (owner.owner) {
+      case Owner::Client:
+        stats_->latency.record(now - owner.sent);
+        if (is_error(frame)) ++stats_->errors;
+        owner.sink->deliver(owner.slot, owner.fragment, frame);
+        break;
+      case Owner::Handshake:
+        if (is_error(frame)) {
+          handshake_refused(frame);
+          return false;
+        }
+        break;
+      case Owner::Probe:
+        if (ejected_) {
+          ejected_ = false;
+          backoff_ = std::chrono::milliseconds(0);
+          spdlog::info("shard '{}' ({}) is up again", target_.shard_name, address_text());
+          down_reason_.clear();
+        }
+        break;
+      case Owner::Silent:
+        break;
+    }
+    if (generation != generation_) return false;
+  }
+  return true;
+}
+
+void BackendConnection::fail_all(const std::string& reply) {
+  // What was queued so far fails; what a sink sends again while hearing of it stays queued.
+  auto failed = std::move(pending_);
+  pending_.clear();
+  outbox_.clear();
+  for (auto& p : failed) {
+    if (p.owner != Owner::Client) continue;
+    ++stats_->errors;
+    p.sink->deliver(p.slot, p.fragment, reply);
+  }
+}
+
+// The connection broke or a reply took too long: everything in flight fails with `reply`, and
+// a late answer to it can never arrive on a connection that serves later requests. A shared
+// connection reconnects at once, unless the failures in a row mark the shard down; a lent one
+// stays down, its owner decides.
+// The connection broke or a reply took too long: everything in flight fails with `reply`, and
+// a late answer to it can never arrive on a connection that serves later requests. A shared
+// connection reconnects at once, unless the failures in a row mark the shard down; a lent one
+// stays down, its owner decides. The new state is set before anyone hears of the failure, so a
+// client that sends again from its error handler queues to the new connection or fails fast.
+void BackendConnection::connection_failed(const std::string& reply, bool counts_as_failure) {
+  if (state_ == State::Stopped) return;
+  close_socket();
+  tracking_lost();
+  if (role_ != ConnectionRole::Shared && role_ != ConnectionRole::Tracking) {
+    state_ = State::Down;
+    down_reason_ = "the connection was lost";
+    fail_all(reply);
+    if (auto sink = std::move(push_sink_)) sink->connection_lost(target_.shard_index);
+    return;
+  }
+  if (counts_as_failure) ++failures_;
+  if (ejected_ || failures_ >= config_->health.failures) {
+    return go_down(fmt::format("{} failures in a row, the last: {}", failures_,
+                               std::string_view(reply).substr(1, reply.size() - 3)));
+  }
+  connect();
+  fail_all(reply);
+}
+
+// A tracking connection's server forgets what it tracked for it when the connection ends:
+// whatever was cached through it must go before anyone can be answered from it again.
+void BackendConnection::tracking_lost() {
+  if (role_ == ConnectionRole::Tracking && push_sink_)
+    push_sink_->connection_lost(target_.shard_index);
+}
+
+void BackendConnection::go_down(const std::string& reason) {
+  if (state_ == State::Stopped) return;
+  close_socket();
+  tracking_lost();
+  bool first = !ejected_;
+  down_reason_ = reason;
+  state_ = State::Down;
+  ejected_ = true;
+  fail_all(as_reply(
+      error_message(ClientError::ShardUnavailable, target_.shard_name, address_text(), reason)));
+  if (role_ != ConnectionRole::Shared && role_ != ConnectionRole::Tracking) {
+    if (auto sink = std::move(push_sink_)) sink->connection_lost(target_.shard_index);
+    return;
+  }
+  backoff_ = backoff_.count() == 0 ? config_->timeouts.reconnect_min
+                                   : std::min(backoff_ * 2, config_->timeouts.reconnect_max);
+  if (first)
+    spdlog::warn("shard '{}' ({}) is down: {}; its requests fail at once until it answers again",
+                 target_.shard_name, address_text(), reason);
+  retry_timer_.expires_after(backoff_);
+  retry_timer_.async_wait(
+      [self = BackendConnectionPtr(this), generation = generation_](boost::system::error_code ec) {
+        if (ec || generation != self->generation_) return;
+        self->connect();
+      });
+}
+
+void BackendConnection::check_deadlines(Clock::time_point now) {
+  if (state_ == State::Connecting && now - connect_started_ > config_->timeouts.connect) {
+    go_down("no connection within " + std::to_string(config_->timeouts.connect.count()) +
+            " ms (timeouts.connect_ms)");
+    return;
+  }
+  if (state_ != State::Up) return;
+  if (!pending_.empty() && now > pending_.front().deadline) {
+    bool client = pending_.front().owner == Owner::Client;
+    if (client) {
+      ++stats_->timeouts;
+      spdlog::warn(
+          "shard '{}' ({}) did not answer within {} ms; dropping {} in-flight requests "
+          "and reconnecting",
+          target_.shard_name, address_text(), config_->timeouts.request.count(), pending_.size());
+    }
+    connection_failed(as_reply(error_message(ClientError::ShardTimeout, target_.shard_name,
+                                             address_text(), config_->timeouts.request.count())),
+                      true);
+    return;
+  }
+  // Active health check: an idle shared connection says PING now and then, so a shard that
+  // died quietly is noticed before a client needs it.
+  if ((role_ == ConnectionRole::Shared || role_ == ConnectionRole::Tracking) && pending_.empty() &&
+      !ejected_ && now - last_reply_ > config_->health.interval) {
+    last_reply_ = now;
+    probe();
+  }
+}
+
+void close_answered(std::vector<BackendConnectionPtr>& retired, Clock::time_point now) {
+  auto all = std::move(retired);
+  retired.clear();
+  for (auto& connection : all) {
+    if (connection->in_flight() > 0 && connection->usable()) {
+      connection->check_deadlines(now);
+      retired.push_back(std::move(connection));
+    } else {
+      connection->stop();
+    }
+  }
+}
+
+}  // namespace santral::router

@@ -1,0 +1,190 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/intrusive_ptr.hpp>
+#include <boost/smart_ptr/intrusive_ref_counter.hpp>
+
+#include "config/config.h"
+#include "protocol/reply_scanner.h"
+#include "router/backend/reply_sink.h"
+#include "router/metrics/stats.h"
+
+namespace santral::router {
+
+// What kind of client a connection serves: the database it has SELECTed and the RESP version
+// it speaks (HELLO 3 makes the shard itself produce RESP3, so replies need no conversion).
+struct ConnectionProfile {
+  int database = 0;
+  int protocol = 2;
+  bool operator==(const ConnectionProfile&) const = default;
+};
+
+struct BackendTarget {
+  std::size_t shard_index;
+  std::string shard_name;  // for messages: "shard0", or "shard0 replica 127.0.0.1:7101"
+  config::Endpoint address;
+  ConnectionProfile profile;
+};
+
+enum class ConnectionRole {
+  Shared,      // pipelined for all of a worker's clients; reconnects by itself
+  Dedicated,   // lent to one client at a time (transactions, blocking commands); never
+               // reconnects, because a new connection would silently lose MULTI or WATCH state
+  Subscriber,  // one client's pub/sub connection: messages are pushed to the client
+  Tracking,    // a worker's near-cache connection to a shard: RESP3 with CLIENT TRACKING ON;
+               // reconnects like a shared one; invalidations go to the push sink, which also
+               // hears (connection_lost) whenever the connection, and so the tracking, is lost
+};
+
+// One connection from a worker to a shard. Requests are written back to back; replies come
+// back in the same order, so the oldest in-flight request owns the next reply. Everything
+// queued in one event-loop turn leaves in one write.
+//
+// Failure handling (shared connections):
+//   - a request not answered within timeouts.request fails, and the connection is dropped
+//     and reopened so that its late reply can never reach a later request;
+//   - an idle connection is PINGed every health.interval, and that PING counts like a request;
+//   - health.failures failures in a row, or a refused connection, mark the shard down
+//     (ejected): its requests fail at once with the reason instead of waiting out timeouts;
+//   - a down shard is retried in the background with exponential backoff, and taken back
+//     only when a PING on the new connection is answered.
+//
+//   Connecting --connected--> Up --N failures--> Down --retry--> Connecting --PONG--> Up
+//                                                  ^------------ no PONG ----------'
+class BackendConnection
+    : public boost::intrusive_ref_counter<BackendConnection, boost::thread_unsafe_counter> {
+ public:
+  enum class State { Connecting, Up, Down, Stopped };
+  // deliver()'s slot for a pub/sub message pushed by a Subscriber connection.
+  static constexpr std::uint64_t kPushSlot = std::numeric_limits<std::uint64_t>::max();
+
+  BackendConnection(boost::asio::io_context& io, BackendTarget target,
+                    std::shared_ptr<const config::Config> config, ShardStats& stats,
+                    ConnectionRole role = ConnectionRole::Shared);
+  BackendConnection(const BackendConnection&) = delete;
+  BackendConnection& operator=(const BackendConnection&) = delete;
+
+  void start();
+  // Closes the connection; everything in flight fails with a shutting-down error.
+  void stop();
+  // Instead of start(): a connection to a shard known to be down, whose requests fail at once.
+  void mark_down(const std::string& reason);
+
+  // Sends one request (complete RESP bytes). Its reply goes to sink->deliver(slot, fragment)
+  // later, or at once if the shard is down. An untimed request (a blocking command) may wait
+  // for its reply as long as the shard takes.
+  void send(std::string_view request, ReplySinkPtr sink, std::uint64_t slot, std::uint32_t fragment,
+            bool timed = true);
+  // Sends a request whose reply Santral drops (the MULTI that opens a pinned transaction).
+  void send_silent(std::string_view request);
+  // Subscriber and tracking connections: where pushed messages go (deliver with kPushSlot),
+  // and who hears when the connection is lost.
+  void set_push_sink(ReplySinkPtr sink) { push_sink_ = std::move(sink); }
+
+  // After a reload: the shard's place in the new map, and the settings to use from now on
+  // (credentials and database apply from the next connection).
+  void retarget(std::size_t shard_index, std::string shard_name,
+                std::shared_ptr<const config::Config> config);
+
+  // Called periodically by the worker: fails requests and connects that took too long, and
+  // PINGs connections that have been idle.
+  void check_deadlines(std::chrono::steady_clock::time_point now);
+
+  // Lua scripts this connection has loaded on its server since it connected (SCRIPT LOAD
+  // ahead of an EVALSHA keeps the EVALSHA in its place in the pipeline).
+  bool has_script(const std::string& sha) const { return scripts_.contains(sha); }
+  void script_loaded(std::string sha) { scripts_.insert(std::move(sha)); }
+  void script_lost(const std::string& sha) { scripts_.erase(sha); }
+
+  State state() const { return state_; }
+  // Up, or connecting for the first time: requests may be queued to it.
+  bool usable() const { return !ejected_ && (state_ == State::Up || state_ == State::Connecting); }
+  bool ejected() const { return ejected_; }
+  // Up, but the replies to its handshake (HELLO, AUTH, CLIENT TRACKING, SELECT) are not all in.
+  bool handshaking() const {
+    return state_ == State::Up && !pending_.empty() && pending_.front().owner == Owner::Handshake;
+  }
+  const std::string& down_reason() const { return down_reason_; }
+  const BackendTarget& target() const { return target_; }
+  std::size_t in_flight() const { return pending_.size(); }
+
+ private:
+  enum class Owner : std::uint8_t { Client, Handshake, Silent, Probe };
+  struct Pending {
+    ReplySinkPtr sink;
+    std::uint64_t slot;
+    std::uint32_t fragment;
+    Owner owner;
+    std::chrono::steady_clock::time_point sent;
+    std::chrono::steady_clock::time_point deadline;
+  };
+
+  void connect();
+  void on_connected();
+  void handshake();
+  void handshake_refused(std::string_view frame);
+  void probe();
+  void schedule_flush();
+  void flush();
+  void read();
+  void on_read(std::size_t bytes);
+  bool deliver_frames();
+  bool is_push(std::string_view frame) const;
+  void fail_all(const std::string& reply);
+  void connection_failed(const std::string& reply, bool counts_as_failure);
+  void go_down(const std::string& reason);
+  void tracking_lost();
+  void close_socket();
+  std::string address_text() const { return target_.address.text(); }
+
+  boost::asio::io_context& io_;
+  BackendTarget target_;
+  std::shared_ptr<const config::Config> config_;
+  ShardStats* stats_;
+  ConnectionRole role_;
+  boost::asio::ip::tcp::socket socket_;
+  boost::asio::ip::tcp::resolver resolver_;
+  boost::asio::steady_timer retry_timer_;
+  State state_ = State::Connecting;
+  bool ejected_ = false;          // marked down; traffic only after a PING is answered
+  std::uint32_t failures_ = 0;    // in a row
+  std::uint64_t generation_ = 0;  // bumped on every reset; stale handlers compare and bail
+  std::chrono::steady_clock::time_point connect_started_;
+  std::chrono::steady_clock::time_point last_reply_;
+  std::chrono::milliseconds backoff_{0};
+  std::string down_reason_;
+  ReplySinkPtr push_sink_;
+  std::unordered_set<std::string> scripts_;
+
+  std::deque<Pending> pending_;
+  std::string outbox_;   // queued, not yet handed to the socket
+  std::string writing_;  // handed to the socket, write in progress
+  bool write_in_flight_ = false;
+  bool flush_posted_ = false;
+
+  std::vector<char> inbox_;
+  std::size_t inbox_start_ = 0;  // first byte of the frame being scanned
+  std::size_t inbox_end_ = 0;
+  protocol::ReplyScanner scanner_;
+};
+
+using BackendConnectionPtr = boost::intrusive_ptr<BackendConnection>;
+
+// Connections taken out of service (a removed shard, a pool that is full, a reload): each one
+// closes once it has answered everything it was sent (one still connecting has yet to send
+// it); until then its deadlines are checked. Called on every worker tick.
+void close_answered(std::vector<BackendConnectionPtr>& retired,
+                    std::chrono::steady_clock::time_point now);
+
+}  // namespace santral::router

@@ -1,0 +1,281 @@
+#include "router/backend/connection_pool.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace santral::router {
+
+namespace {
+
+// Idle dedicated connections kept per shard and profile, per worker.
+constexpr std::size_t kMaxIdle = 16;
+
+bool healthy(const BackendConnection& connection) {
+  return connection.state() == BackendConnection::State::Up && !connection.ejected();
+}
+
+}  // namespace
+
+ConnectionPool::ConnectionPool(boost::asio::io_context& io, WorkerStats& stats)
+    : io_(io), stats_(stats) {}
+
+BackendConnectionPtr ConnectionPool::open(std::size_t shard, const Server& server,
+                                          const ConnectionProfile& profile, ConnectionRole role) {
+  BackendConnectionPtr connection(
+      new BackendConnection(io_, {shard, server.name, server.address, profile}, config_,
+                            stats_.shards[server.name], role));
+  connection->start();
+  return connection;
+}
+
+// Opens or closes default-profile connections until there are connections_per_shard.
+void ConnectionPool::fill(std::size_t shard, Server& server) {
+  auto wanted = static_cast<std::size_t>(config_->backend.connections_per_shard);
+  while (server.shared.size() > wanted) {
+    retired_.push_back(std::move(server.shared.back()));
+    server.shared.pop_back();
+  }
+  while (server.shared.size() < wanted)
+    server.shared.push_back(open(shard, server, default_profile_, ConnectionRole::Shared));
+}
+
+void ConnectionPool::retire(Server& server) {
+  for (auto& connection : server.shared) retired_.push_back(std::move(connection));
+  for (auto& [profile, connections] : server.profiles)
+    for (auto& connection : connections) retired_.push_back(std::move(connection));
+  server.shared.clear();
+  server.profiles.clear();
+}
+
+void ConnectionPool::retarget(std::size_t shard, Server& server, const std::string& name) {
+  server.name = name;
+  for (auto& connection : server.shared) connection->retarget(shard, name, config_);
+  for (auto& [profile, connections] : server.profiles)
+    for (auto& connection : connections) connection->retarget(shard, name, config_);
+}
+
+void ConnectionPool::apply(const config::Topology& topology) {
+  config_ = topology.config;
+  ConnectionProfile previous = default_profile_;
+  default_profile_ = {config_->backend.database, 2};
+  // A new backend.database: the default connections SELECTed the old one.
+  if (!(previous == default_profile_))
+    for (auto& [address, shard] : by_address_) {
+      retire(shard->primary);
+      for (auto& replica : shard->replicas) retire(replica);
+    }
+  const auto& map = *topology.map;
+  std::map<std::string, std::unique_ptr<Shard>> kept;
+  std::vector<Shard*> order;
+  for (std::size_t s = 0; s < map.shard_count(); ++s) {
+    const auto& shard = map.shard(s);
+    std::string address = shard.address.text();
+    auto it = by_address_.find(address);
+    std::unique_ptr<Shard> entry;
+    if (it != by_address_.end()) {
+      entry = std::move(it->second);
+      by_address_.erase(it);
+      retarget(s, entry->primary, shard.name);
+      for (auto& [profile, idle] : entry->idle)
+        for (auto& connection : idle) connection->retarget(s, shard.name, config_);
+    } else {
+      entry = std::make_unique<Shard>();
+      entry->primary.name = shard.name;
+      entry->primary.address = shard.address;
+    }
+    fill(s, entry->primary);
+    // Replicas are few; a change in the list reopens them.
+    bool same_replicas = entry->replicas.size() == shard.replicas.size();
+    for (std::size_t r = 0; same_replicas && r < shard.replicas.size(); ++r)
+      same_replicas = entry->replicas[r].address.text() == shard.replicas[r].text();
+    if (!same_replicas) {
+      for (auto& replica : entry->replicas) retire(replica);
+      entry->replicas.clear();
+      for (const auto& address_r : shard.replicas)
+        entry->replicas.push_back(
+            {fmt::format("{} replica {}", shard.name, address_r.text()), address_r, {}, {}});
+    }
+    for (auto& replica : entry->replicas) {
+      retarget(s, replica, fmt::format("{} replica {}", shard.name, replica.address.text()));
+      fill(s, replica);
+    }
+    order.push_back(entry.get());
+    kept.emplace(std::move(address), std::move(entry));
+  }
+  // Shards no longer in the map: what they carry finishes, then they close.
+  for (auto& [address, shard] : by_address_) {
+    retire(shard->primary);
+    for (auto& replica : shard->replicas) retire(replica);
+    for (auto& [profile, idle] : shard->idle)
+      for (auto& connection : idle) retired_.push_back(std::move(connection));
+  }
+  by_address_ = std::move(kept);
+  shards_ = std::move(order);
+  // Connections lent out keep their owner; their names follow the new map.
+  for (auto& connection : lent_)
+    for (std::size_t s = 0; s < map.shard_count(); ++s)
+      if (map.shard(s).address.text() == connection->target().address.text())
+        connection->retarget(s, map.shard(s).name, config_);
+}
+
+void ConnectionPool::stop() {
+  // Stopping tells clients, who may give connections back: collect everything first.
+  std::vector<BackendConnectionPtr> all = std::move(lent_);
+  all.insert(all.end(), retired_.begin(), retired_.end());
+  auto collect = [&all](Server& server) {
+    all.insert(all.end(), server.shared.begin(), server.shared.end());
+    for (auto& [profile, connections] : server.profiles)
+      all.insert(all.end(), connections.begin(), connections.end());
+  };
+  for (auto& [address, shard] : by_address_) {
+    collect(shard->primary);
+    for (auto& replica : shard->replicas) collect(replica);
+    for (auto& [profile, idle] : shard->idle) all.insert(all.end(), idle.begin(), idle.end());
+  }
+  by_address_.clear();
+  shards_.clear();
+  lent_.clear();
+  retired_.clear();
+  for (auto& connection : all) connection->stop();
+}
+
+BackendConnection& ConnectionPool::pick(std::size_t shard, Server& server,
+                                        const ConnectionProfile& profile, std::uint64_t client_id) {
+  if (profile == default_profile_) return *server.shared[client_id % server.shared.size()];
+  auto& connections = server.profiles[{profile.database, profile.protocol}];
+  if (connections.empty())
+    for (std::uint32_t c = 0; c < config_->backend.connections_per_shard; ++c)
+      connections.push_back(open(shard, server, profile, ConnectionRole::Shared));
+  return *connections[client_id % connections.size()];
+}
+
+std::vector<BackendConnectionPtr> ConnectionPool::shared_connections(std::size_t shard) const {
+  const Server& server = shards_[shard]->primary;
+  std::vector<BackendConnectionPtr> all(server.shared.begin(), server.shared.end());
+  for (const auto& [profile, connections] : server.profiles)
+    all.insert(all.end(), connections.begin(), connections.end());
+  return all;
+}
+
+BackendConnection& ConnectionPool::shared(std::size_t shard, const ConnectionProfile& profile,
+                                          std::uint64_t client_id) {
+  return pick(shard, shards_[shard]->primary, profile, client_id);
+}
+
+BackendConnection& ConnectionPool::for_read(std::size_t shard, const ConnectionProfile& profile,
+                                            std::uint64_t client_id, config::ReadFrom read_from) {
+  Shard& entry = *shards_[shard];
+  if (read_from == config::ReadFrom::Primary || entry.replicas.empty())
+    return pick(shard, entry.primary, profile, client_id);
+  // Start at a replica chosen by the client, so that clients spread over the replicas.
+  std::size_t count = entry.replicas.size();
+  for (std::size_t i = 0; i < count; ++i) {
+    auto& replica = entry.replicas[(client_id + i) % count];
+    BackendConnection& connection = pick(shard, replica, profile, client_id);
+    if (healthy(connection)) return connection;
+  }
+  if (read_from == config::ReadFrom::PreferReplica)
+    return pick(shard, entry.primary, profile, client_id);
+  // replica only: none is up, so this one fails fast with its reason.
+  return pick(shard, entry.replicas[client_id % count], profile, client_id);
+}
+
+BackendConnectionPtr ConnectionPool::lend(std::size_t shard, const ConnectionProfile& profile) {
+  Shard& entry = *shards_[shard];
+  // A shard marked down: a connection that fails at once, rather than one that waits out
+  // timeouts.connect_ms.
+  if (auto reason = down_reason(shard)) {
+    BackendConnectionPtr connection(new BackendConnection(
+        io_, {shard, entry.primary.name, entry.primary.address, profile}, config_,
+        stats_.shards[entry.primary.name], ConnectionRole::Dedicated));
+    connection->mark_down(*reason);
+    lent_.push_back(connection);
+    return connection;
+  }
+  auto& idle = entry.idle[{profile.database, profile.protocol}];
+  while (!idle.empty()) {
+    BackendConnectionPtr connection = std::move(idle.back());
+    idle.pop_back();
+    if (connection->usable()) {
+      lent_.push_back(connection);
+      return connection;
+    }
+    connection->stop();
+  }
+  auto connection = open(shard, entry.primary, profile, ConnectionRole::Dedicated);
+  lent_.push_back(connection);
+  return connection;
+}
+
+void ConnectionPool::give_back(BackendConnectionPtr connection) {
+  std::erase(lent_, connection);
+  const auto& target = connection->target();
+  auto it = by_address_.find(target.address.text());
+  // A connection may come back with a reply still in flight (the EXEC that ended a
+  // transaction), even before it has connected: the next borrower's requests simply queue
+  // behind it.
+  if (it != by_address_.end() && connection->usable()) {
+    auto& idle = it->second->idle[{target.profile.database, target.profile.protocol}];
+    if (idle.size() < kMaxIdle) {
+      idle.push_back(std::move(connection));
+      return;
+    }
+  }
+  // Not kept: it closes once it has answered what it still carries.
+  retired_.push_back(std::move(connection));
+}
+
+void ConnectionPool::drop(const BackendConnectionPtr& connection) {
+  std::erase(lent_, connection);
+  connection->stop();
+}
+
+BackendConnectionPtr ConnectionPool::subscriber(std::size_t shard,
+                                                const ConnectionProfile& profile) {
+  auto connection = open(shard, shards_[shard]->primary, profile, ConnectionRole::Subscriber);
+  lent_.push_back(connection);
+  return connection;
+}
+
+void ConnectionPool::check_deadlines(std::chrono::steady_clock::time_point now) {
+  auto check_server = [now](Server& server) {
+    for (auto& connection : server.shared) connection->check_deadlines(now);
+    for (auto& [profile, connections] : server.profiles)
+      for (auto& connection : connections) connection->check_deadlines(now);
+  };
+  // A deadline that passes fails requests, and their clients may lend, give back or drop
+  // connections right then: the lists are copied first.
+  std::vector<BackendConnectionPtr> others = lent_;
+  for (Shard* shard : shards_) {
+    check_server(shard->primary);
+    for (auto& replica : shard->replicas) check_server(replica);
+    for (auto& [profile, idle] : shard->idle)
+      others.insert(others.end(), idle.begin(), idle.end());  // an EXEC may still be in flight
+  }
+  for (auto& connection : others) connection->check_deadlines(now);
+  close_answered(retired_, now);
+}
+
+std::optional<std::string> ConnectionPool::down_reason(std::size_t shard) const {
+  const auto& connection = *shards_[shard]->primary.shared.front();
+  if (!connection.ejected()) return std::nullopt;
+  return connection.down_reason();
+}
+
+std::vector<ConnectionPool::ServerState> ConnectionPool::servers(std::size_t shard) const {
+  std::vector<ServerState> out;
+  auto describe = [&out](const Server& server, bool replica) {
+    const BackendConnection& connection = *server.shared.front();
+    std::size_t in_flight = 0;
+    for (const auto& c : server.shared) in_flight += c->in_flight();
+    out.push_back({server.name, server.address.text(), replica, connection.state(),
+                   connection.ejected(), connection.down_reason(), in_flight});
+  };
+  const Shard& entry = *shards_[shard];
+  describe(entry.primary, false);
+  for (const auto& replica : entry.replicas) describe(replica, true);
+  return out;
+}
+
+}  // namespace santral::router

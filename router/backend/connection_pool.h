@@ -1,0 +1,110 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+#include "router/backend/backend_connection.h"
+#include "router/metrics/stats.h"
+#include "config/topology.h"
+
+namespace santral::router {
+
+// One worker's connections to the shards:
+// - shared, pipelined connections per server (a shard's primary and each replica) and profile
+//   (database, RESP version), created at start for the default profile and on first use for
+//   the others;
+// - dedicated connections lent to one client at a time (a transaction, a blocking command)
+//   and taken back for the next one when they come back clean, so a MULTI or a BLPOP does not
+//   cost a new TCP connection;
+// - subscriber connections, owned by one client for as long as it is subscribed.
+// Connections belong to a server address, not to a place in the map: a reload keeps the
+// connections of shards it keeps, opens the new ones, and lets the removed ones finish what
+// they carry before closing them.
+class ConnectionPool {
+ public:
+  ConnectionPool(boost::asio::io_context& io, WorkerStats& stats);
+
+  // Brings the connections in line with `topology` (the first call opens them all).
+  void apply(const config::Topology& topology);
+  void stop();
+
+  ConnectionProfile default_profile() const { return default_profile_; }
+
+  // The shared connection that carries this client's requests to `shard`'s primary. A client
+  // always gets the same one, so its requests to a shard keep their order.
+  BackendConnection& shared(std::size_t shard, const ConnectionProfile& profile,
+                            std::uint64_t client_id);
+  // Where a read-only command for `shard` goes, by `read_from` (the key's namespace's, or the
+  // config's): a replica that is up, or the primary.
+  BackendConnection& for_read(std::size_t shard, const ConnectionProfile& profile,
+                              std::uint64_t client_id, config::ReadFrom read_from);
+  // A connection for one client's exclusive use until give_back() or drop().
+  BackendConnectionPtr lend(std::size_t shard, const ConnectionProfile& profile);
+  // Takes a lent connection back; it is reused when it is up, else closed.
+  void give_back(BackendConnectionPtr connection);
+  // Closes a lent or subscriber connection that must not be reused (it may still be inside a
+  // transaction or blocked).
+  void drop(const BackendConnectionPtr& connection);
+  BackendConnectionPtr subscriber(std::size_t shard, const ConnectionProfile& profile);
+
+  // Every shared connection to `shard`'s primary, of every profile: where requests routed
+  // before a salting change may still be in flight (SANTRAL UNSALT waits them out).
+  std::vector<BackendConnectionPtr> shared_connections(std::size_t shard) const;
+
+  void check_deadlines(std::chrono::steady_clock::time_point now);
+  // Why `shard`'s primary is marked down, if it is: lent connections fail at once then.
+  std::optional<std::string> down_reason(std::size_t shard) const;
+
+  // How this worker sees each server of `shard`: the primary first, then the replicas.
+  struct ServerState {
+    std::string name;
+    std::string address;
+    bool replica;
+    BackendConnection::State state;
+    bool ejected;
+    std::string reason;
+    std::size_t in_flight;
+  };
+  std::vector<ServerState> servers(std::size_t shard) const;
+
+ private:
+  using Profile = std::pair<int, int>;  // database, protocol
+  struct Server {
+    std::string name;  // for messages and statistics
+    config::Endpoint address;
+    std::vector<BackendConnectionPtr> shared;  // default profile
+    std::map<Profile, std::vector<BackendConnectionPtr>> profiles;
+  };
+  struct Shard {
+    Server primary;
+    std::vector<Server> replicas;
+    std::map<Profile, std::vector<BackendConnectionPtr>> idle;  // dedicated, for lend()
+  };
+
+  BackendConnectionPtr open(std::size_t shard, const Server& server,
+                            const ConnectionProfile& profile, ConnectionRole role);
+  void fill(std::size_t shard, Server& server);
+  void retire(Server& server);
+  void retarget(std::size_t shard, Server& server, const std::string& name);
+  BackendConnection& pick(std::size_t shard, Server& server, const ConnectionProfile& profile,
+                          std::uint64_t client_id);
+
+  boost::asio::io_context& io_;
+  WorkerStats& stats_;
+  std::shared_ptr<const config::Config> config_;
+  ConnectionProfile default_profile_;
+  std::map<std::string, std::unique_ptr<Shard>> by_address_;  // by primary address
+  std::vector<Shard*> shards_;                                // in the map's order
+  std::vector<BackendConnectionPtr> lent_;                    // lent and subscriber connections
+  std::vector<BackendConnectionPtr> retired_;                 // of removed shards, closed once idle
+};
+
+}  // namespace santral::router

@@ -1,0 +1,302 @@
+#include "router/commands/client_commands.h"
+
+#include <strings.h>
+#include <charconv>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "protocol/errors.h"
+#include "protocol/resp_writer.h"
+#include "router/session/client_session.h"
+#include "router/process/worker.h"
+#include "router/process/fan_out.h"
+
+namespace santral::router {
+
+using protocol::ClientError;
+using protocol::error_message;
+using protocol::RespWriter;
+
+namespace {
+
+bool equals_nocase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && ::strncasecmp(a.data(), b.data(), a.size()) == 0;
+}
+
+std::optional<long long> to_int(std::string_view text) {
+  long long value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
+void reply_bulk(ClientSession& session, std::string_view text) {
+  std::string out;
+  RespWriter(out).bulk(text);
+  session.reply(out);
+}
+
+// Which clients a CLIENT KILL or CLIENT LIST names.
+struct ClientFilter {
+  std::vector<std::uint64_t> ids;
+  std::string addr, laddr, user, type;
+  std::optional<long long> max_age;
+  std::uint64_t skip = 0;  // SKIPME: the caller's id, or 0
+
+  bool matches(ClientSession& session) const {
+    const auto& state = session.state();
+    if (state.id == skip) return false;
+    if (!ids.empty() && std::find(ids.begin(), ids.end(), state.id) == ids.end()) return false;
+    if (!addr.empty() && state.peer != addr) return false;
+    if (!laddr.empty() && state.local != laddr) return false;
+    if (!user.empty() && state.user != user) return false;
+    if (type == "pubsub" && !session.subscribed()) return false;
+    if ((type == "master" || type == "replica" || type == "slave")) return false;
+    if (type == "normal" && session.subscribed()) return false;
+    if (max_age) {
+      auto age = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() -
+                                                                  state.connected_at);
+      if (age.count() < *max_age) return false;
+    }
+    return true;
+  }
+};
+
+// Answers the current request later, on this worker, once `work` has run on every worker.
+template <typename T>
+void across_workers(const Routed& routed, std::function<T(Worker&)> collect,
+                    std::function<std::string(std::vector<T>)> answer) {
+  auto& session = routed.session;
+  auto slot = session.open_slot();
+  boost::intrusive_ptr<ClientSession> keep(&session);
+  gather<T>(session.worker(), std::move(collect),
+            [keep, slot, answer = std::move(answer)](std::vector<T> results) {
+              keep->deliver(slot, 0, answer(std::move(results)));
+            });
+}
+
+}  // namespace
+
+bool valid_client_name(std::string_view name) {
+  for (char c : name)
+    if (c < '!' || c > '~') return false;
+  return true;
+}
+
+void client_getname(const Routed& r) {
+  const auto& name = r.session.state().name;
+  std::string out;
+  RespWriter writer(out, r.session.state().protocol);
+  if (name.empty()) {
+    writer.null();
+  } else {
+    writer.bulk(name);
+  }
+  r.session.reply(out);
+}
+
+void client_setname(const Routed& r) {
+  std::string_view name = r.request.args[2];
+  if (!valid_client_name(name))
+    return r.session.reply_error(
+        "ERR Client names cannot contain spaces, newlines or special characters.");
+  r.session.state().name = std::string(name);
+  r.session.reply("+OK\r\n");
+}
+
+void client_id(const Routed& r) {
+  std::string out;
+  RespWriter(out).integer(static_cast<std::int64_t>(r.session.state().id));
+  r.session.reply(out);
+}
+
+void client_info(const Routed& r) {
+  reply_bulk(r.session, r.session.describe() + "\n");
+}
+
+void client_getredir(const Routed& r) {
+  r.session.reply(":-1\r\n");
+}
+
+void client_trackinginfo(const Routed& r) {
+  std::string out;
+  RespWriter writer(out, r.session.state().protocol);
+  writer.map_header(3);
+  writer.bulk("flags");
+  writer.array_header(1);
+  writer.bulk("off");
+  writer.bulk("redirect");
+  writer.integer(-1);
+  writer.bulk("prefixes");
+  writer.array_header(0);
+  r.session.reply(out);
+}
+
+void client_no_evict(const Routed& r) {
+  std::string_view mode = r.request.args[2];
+  if (!equals_nocase(mode, "on") && !equals_nocase(mode, "off"))
+    return r.session.reply_error("ERR syntax error");
+  r.session.reply("+OK\r\n");  // eviction of client memory is the shards' business
+}
+
+// CLIENT REPLY ON|OFF|SKIP: ON is answered even after OFF; OFF and SKIP are not answered.
+void client_reply(const Routed& r) {
+  auto& state = r.session.state();
+  std::string_view mode = r.request.args[2];
+  if (equals_nocase(mode, "on")) {
+    state.reply_off = false;
+    r.session.set_silent(false);
+    r.session.reply("+OK\r\n");
+  } else if (equals_nocase(mode, "off")) {
+    state.reply_off = true;
+    r.session.set_silent(true);
+  } else if (equals_nocase(mode, "skip")) {
+    state.skip_next = true;
+    r.session.set_silent(true);
+  } else {
+    r.session.reply_error("ERR syntax error");
+  }
+}
+
+// CLIENT LIST [TYPE normal|pubsub|master|replica] [ID id ...]
+void client_list(const Routed& r) {
+  const auto& args = r.request.args;
+  auto filter = std::make_shared<ClientFilter>();
+  for (std::size_t i = 2; i < args.size(); ++i) {
+    if (equals_nocase(args[i], "type") && i + 1 < args.size()) {
+      filter->type = std::string(args[++i]);
+      for (auto& c : filter->type)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else if (equals_nocase(args[i], "id") && i + 1 < args.size()) {
+      while (i + 1 < args.size()) {
+        auto id = to_int(args[++i]);
+        if (!id || *id <= 0) return r.session.reply_error("ERR Invalid client ID");
+        filter->ids.push_back(static_cast<std::uint64_t>(*id));
+      }
+    } else {
+      return r.session.reply_error("ERR syntax error");
+    }
+  }
+  across_workers<std::string>(
+      r,
+      [filter](Worker& worker) {
+        std::string lines;
+        worker.for_each_session([&](ClientSession& session) {
+          if (!session.closed() && filter->matches(session)) lines += session.describe() + "\n";
+        });
+        return lines;
+      },
+      [](const std::vector<std::string>& parts) {
+        std::string text;
+        for (const auto& part : parts) text += part;
+        std::string out;
+        RespWriter(out).bulk(text);
+        return out;
+      });
+}
+
+// CLIENT KILL addr:port | CLIENT KILL [ID id] [ADDR a] [LADDR a] [USER u] [TYPE t]
+//                                     [SKIPME yes|no] [MAXAGE s]
+void client_kill(const Routed& r) {
+  const auto& args = r.request.args;
+  auto filter = std::make_shared<ClientFilter>();
+  bool old_form = args.size() == 3;
+  if (old_form) {
+    filter->addr = std::string(args[2]);
+  } else {
+    filter->skip = r.session.state().id;
+    if ((args.size() - 2) % 2 != 0) return r.session.reply_error("ERR syntax error");
+    for (std::size_t i = 2; i + 1 < args.size(); i += 2) {
+      std::string_view option = args[i];
+      std::string value(args[i + 1]);
+      if (equals_nocase(option, "id")) {
+        auto id = to_int(value);
+        if (!id || *id <= 0) return r.session.reply_error("ERR client-id should be greater than 0");
+        filter->ids.push_back(static_cast<std::uint64_t>(*id));
+      } else if (equals_nocase(option, "addr")) {
+        filter->addr = value;
+      } else if (equals_nocase(option, "laddr")) {
+        filter->laddr = value;
+      } else if (equals_nocase(option, "user")) {
+        filter->user = value;
+      } else if (equals_nocase(option, "type")) {
+        for (auto& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        filter->type = value;
+      } else if (equals_nocase(option, "skipme")) {
+        if (equals_nocase(value, "yes")) {
+          filter->skip = r.session.state().id;
+        } else if (equals_nocase(value, "no")) {
+          filter->skip = 0;
+        } else {
+          return r.session.reply_error("ERR syntax error");
+        }
+      } else if (equals_nocase(option, "maxage")) {
+        auto age = to_int(value);
+        if (!age) return r.session.reply_error("ERR syntax error");
+        filter->max_age = *age;
+      } else {
+        return r.session.reply_error("ERR syntax error");
+      }
+    }
+  }
+  std::uint64_t self = r.session.state().id;
+  across_workers<long long>(
+      r,
+      [filter, self](Worker& worker) {
+        long long killed = 0;
+        worker.for_each_session([&](ClientSession& session) {
+          if (session.closed() || !filter->matches(session)) return;
+          ++killed;
+          // The caller itself is closed once its reply is out.
+          if (session.state().id == self) {
+            session.close_after_replies();
+          } else {
+            session.close();
+          }
+        });
+        return killed;
+      },
+      [old_form](const std::vector<long long>& counts) {
+        long long total = 0;
+        for (auto n : counts) total += n;
+        if (old_form) return std::string(total > 0 ? "+OK\r\n" : "-ERR No such client\r\n");
+        std::string out;
+        RespWriter(out).integer(total);
+        return out;
+      });
+}
+
+// CLIENT UNBLOCK id [TIMEOUT|ERROR]
+void client_unblock(const Routed& r) {
+  const auto& args = r.request.args;
+  auto id = to_int(args[2]);
+  if (!id) return r.session.reply_error("ERR value is not an integer or out of range");
+  bool with_error = false;
+  if (args.size() == 4) {
+    if (equals_nocase(args[3], "error")) {
+      with_error = true;
+    } else if (!equals_nocase(args[3], "timeout")) {
+      return r.session.reply_error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+    }
+  } else if (args.size() > 4) {
+    return r.session.reply_error("ERR syntax error");
+  }
+  auto target = static_cast<std::uint64_t>(*id);
+  across_workers<long long>(
+      r,
+      [target, with_error](Worker& worker) {
+        long long unblocked = 0;
+        worker.for_each_session([&](ClientSession& session) {
+          if (session.state().id == target && session.unblock(with_error)) unblocked = 1;
+        });
+        return unblocked;
+      },
+      [](const std::vector<long long>& counts) {
+        long long total = 0;
+        for (auto n : counts) total += n;
+        return fmt::format(":{}\r\n", total);
+      });
+}
+
+}  // namespace santral::router

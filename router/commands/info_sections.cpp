@@ -1,0 +1,112 @@
+#include "router/commands/info_sections.h"
+
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <iterator>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "router/backend/connection_pool.h"
+#include "router/process/worker.h"
+#include "santral/version.h"
+
+namespace santral::router {
+
+InfoRequest parse_info_request(std::span<const std::string_view> args) {
+  InfoRequest wanted;
+  if (args.size() <= 1) {
+    wanted.santral = true;
+    return wanted;
+  }
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    std::string section(args[i]);
+    for (auto& c : section) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (section == "santral") {
+      wanted.santral = true;
+    } else if (section == "shards") {
+      wanted.shards = true;
+    } else {
+      if (section == "all" || section == "everything") wanted.santral = wanted.shards = true;
+      if (section == "default") wanted.santral = true;
+      wanted.backend_sections.push_back(std::move(section));
+    }
+  }
+  wanted.only_santral = wanted.backend_sections.empty() && !wanted.shards;
+  return wanted;
+}
+
+namespace {
+
+// The counters every worker publishes, summed into INFO's santral section.
+struct Total {
+  std::string_view name;
+  std::atomic<std::uint64_t> Worker::Published::*counter;
+};
+constexpr Total kTotals[] = {
+    {"total_commands_processed", &Worker::Published::commands},
+    {"total_error_replies", &Worker::Published::command_errors},
+    {"total_shard_requests", &Worker::Published::shard_requests},
+    {"total_shard_errors", &Worker::Published::shard_errors},
+    {"total_shard_timeouts", &Worker::Published::shard_timeouts},
+    {"total_net_input_bytes", &Worker::Published::client_bytes_in},
+    {"total_net_output_bytes", &Worker::Published::client_bytes_out},
+    {"near_cache_hits", &Worker::Published::near_cache_hits},
+    {"near_cache_misses", &Worker::Published::near_cache_misses},
+    {"near_cache_evictions", &Worker::Published::near_cache_evictions},
+    {"near_cache_invalidations", &Worker::Published::near_cache_invalidations},
+    {"near_cache_bytes", &Worker::Published::near_cache_bytes},
+    {"near_cache_keys", &Worker::Published::near_cache_keys},
+};
+
+}  // namespace
+
+std::string santral_info_section(Worker& worker) {
+  const auto& config = worker.config();
+  const auto& map = worker.shard_map();
+  auto& shared = worker.shared();
+  auto uptime = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() -
+                                                                 shared.started)
+                    .count();
+  const char* distribution = config.distribution == config::Distribution::Ketama   ? "ketama"
+                             : config.distribution == config::Distribution::Modula ? "modula"
+                                                                                   : "random";
+  std::string out = "# Santral\r\n";
+  auto line = [&out](std::string_view key, const auto& value) {
+    fmt::format_to(std::back_inserter(out), "{}:{}\r\n", key, value);
+  };
+  line("santral_version", kVersion);
+  line("config_file", config.source.string());
+  line("config_version", worker.topology().version);
+  line("uptime_in_seconds", uptime);
+  line("workers", config.workers);
+  line("connected_clients", shared.connected_clients.load());
+  line("total_connections_received", shared.next_client_id.load() - 1);
+  line("rejected_connections", shared.rejected_clients.load());
+  for (const auto& [name, counter] : kTotals) {
+    std::uint64_t total = 0;
+    for (const Worker* peer : worker.peers())
+      total += (peer->published().*counter).load(std::memory_order_relaxed);
+    line(name, total);
+  }
+  line("hash", config.hash_name);
+  line("distribution", distribution);
+  line("hash_tag", config.hash_tag);
+  line("shards", map.shard_count());
+  for (std::size_t s = 0; s < map.shard_count(); ++s) {
+    for (const auto& server : worker.pool().servers(s)) {
+      const char* state = server.ejected                                         ? "down"
+                          : server.state == BackendConnection::State::Up         ? "up"
+                          : server.state == BackendConnection::State::Connecting ? "connecting"
+                                                                                 : "down";
+      fmt::format_to(std::back_inserter(out),
+                     "shard{}:name={},address={},role={},weight={},state={}\r\n", s,
+                     map.shard(s).name, server.address, server.replica ? "replica" : "primary",
+                     map.shard(s).weight, state);
+    }
+  }
+  return out;
+}
+
+}  // namespace santral::router

@@ -1,0 +1,282 @@
+// Commands Santral answers itself, one handler per LocalHandler of the command table.
+#include <strings.h>
+#include <array>
+#include <charconv>
+
+#include "protocol/command_table.h"
+#include "protocol/command_table_data.h"
+#include "protocol/errors.h"
+#include "protocol/resp_writer.h"
+#include "router/commands/client_commands.h"
+#include "router/session/client_session.h"
+#include "router/hotkeys/detection/hot_key_commands.h"
+#include "router/routes/routing.h"
+#include "router/commands/santral_commands.h"
+#include "router/routes/subscriptions.h"
+#include "router/routes/transaction.h"
+#include "router/process/worker.h"
+#include "santral/version.h"
+
+namespace santral::router {
+
+using protocol::ClientError;
+using protocol::error_message;
+using protocol::LocalHandler;
+using protocol::RespWriter;
+
+namespace {
+
+using Handler = void (*)(const Routed&);
+
+bool equals_nocase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && ::strncasecmp(a.data(), b.data(), a.size()) == 0;
+}
+
+bool to_int(std::string_view text, long long& out) {
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc{} && end == text.data() + text.size() && !text.empty();
+}
+
+template <typename Compose>
+void answer(const Routed& r, Compose&& compose) {
+  std::string out;
+  RespWriter writer(out, r.session.state().protocol);
+  compose(writer);
+  r.session.reply(out);
+}
+
+void ok(const Routed& r) {
+  r.session.reply("+OK\r\n");
+}
+
+void ping(const Routed& r) {
+  std::string_view message = r.request.args.size() > 1 ? r.request.args[1] : std::string_view{};
+  // A subscribed RESP2 client gets PING's pub/sub form, as from Redis.
+  if (r.session.state().protocol == 2 && r.session.subscribed()) {
+    return answer(r, [&](RespWriter& w) {
+      w.array_header(2);
+      w.bulk("pong");
+      w.bulk(message);
+    });
+  }
+  if (r.request.args.size() == 1) return r.session.reply("+PONG\r\n");
+  answer(r, [&](RespWriter& w) { w.bulk(message); });
+}
+
+void echo(const Routed& r) {
+  answer(r, [&](RespWriter& w) { w.bulk(r.request.args[1]); });
+}
+
+void quit(const Routed& r) {
+  r.session.reply("+OK\r\n");
+  r.session.close_after_replies();
+}
+
+// SELECT n: later requests use connections that have SELECTed n on every shard.
+void select(const Routed& r) {
+  long long db = 0;
+  if (!to_int(r.request.args[1], db))
+    return r.session.reply_error(error_message(ClientError::SelectNotInteger));
+  int databases = r.session.worker().config().databases;
+  if (db < 0 || db >= databases)
+    return r.session.reply_error(error_message(ClientError::SelectInvalid, databases - 1));
+  if (r.session.transaction().holds_connection() && db != r.session.state().database)
+    return r.session.reply_error(error_message(ClientError::PinnedConnection, "SELECT"));
+  r.session.state().database = static_cast<int>(db);
+  ok(r);
+}
+
+// Checks a user and password against the config; answers the client itself on failure.
+bool authenticate(const Routed& r, std::string_view user, std::string_view password, bool named) {
+  const auto& config = r.session.worker().config();
+  bool valid = false;
+  if (user == "default") {
+    if (config.password.empty() && config.users.empty()) {
+      // Like Redis's `nopass` default user: a named AUTH succeeds, a bare one is a mistake.
+      if (!named) {
+        r.session.reply_error(error_message(ClientError::AuthNotConfigured));
+        return false;
+      }
+      valid = true;
+    } else {
+      valid = !config.password.empty() && password == config.password;
+    }
+  } else {
+    for (const auto& u : config.users) valid = valid || (u.name == user && u.password == password);
+  }
+  if (!valid) {
+    r.session.reply_error(error_message(ClientError::AuthFailed));
+    return false;
+  }
+  r.session.state().authenticated = true;
+  r.session.state().user = std::string(user);
+  return true;
+}
+
+void auth(const Routed& r) {
+  const auto& args = r.request.args;
+  if (args.size() > 3) return r.session.reply_error("ERR syntax error");
+  bool named = args.size() == 3;
+  if (authenticate(r, named ? args[1] : "default", args.back(), named)) ok(r);
+}
+
+// HELLO [protover [AUTH user pass] [SETNAME name]]. A RESP3 client's requests go over
+// connections that said HELLO 3 to the shards, so their replies are RESP3 as sent.
+void hello(const Routed& r) {
+  const auto& args = r.request.args;
+  auto& state = r.session.state();
+  long long version = state.protocol;
+  std::size_t i = 1;
+  if (args.size() > 1) {
+    if (!to_int(args[1], version))
+      return r.session.reply_error("ERR Protocol version is not an integer or out of range");
+    i = 2;
+    if (version != 2 && version != 3)
+      return r.session.reply_error(error_message(ClientError::NoProto));
+  }
+  std::string_view new_name;
+  bool rename = false;
+  for (; i < args.size(); ++i) {
+    if (equals_nocase(args[i], "AUTH") && i + 2 < args.size()) {
+      if (!authenticate(r, args[i + 1], args[i + 2], true)) return;
+      i += 2;
+    } else if (equals_nocase(args[i], "SETNAME") && i + 1 < args.size()) {
+      new_name = args[++i];
+      rename = true;
+      if (!valid_client_name(new_name))
+        return r.session.reply_error(
+            "ERR Client names cannot contain spaces, newlines or special characters.");
+    } else {
+      return r.session.reply_error("ERR Syntax error in HELLO option '" + std::string(args[i]) +
+                                   "'");
+    }
+  }
+  if (!state.authenticated)
+    return r.session.reply_error(
+        "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
+        "<proto> AUTH <user> <pass> option can be used to authenticate the client and select "
+        "the RESP protocol version at the same time");
+  if (r.session.transaction().holds_connection() && version != state.protocol)
+    return r.session.reply_error(error_message(ClientError::PinnedConnection, "HELLO"));
+  if (rename) state.name = std::string(new_name);
+  state.protocol = static_cast<int>(version);
+  answer(r, [&](RespWriter& w) {
+    w.map_header(7);
+    w.bulk("server");
+    w.bulk("redis");
+    w.bulk("version");
+    w.bulk(protocol::generated_from_version());
+    w.bulk("proto");
+    w.integer(state.protocol);
+    w.bulk("id");
+    w.integer(static_cast<std::int64_t>(state.id));
+    w.bulk("mode");
+    w.bulk("standalone");
+    w.bulk("role");
+    w.bulk("master");
+    w.bulk("modules");
+    w.array_header(0);
+  });
+}
+
+// RESET: as a fresh connection: no transaction, no subscriptions, database and protocol back
+// to their defaults, CLIENT REPLY ON, and unauthenticated if the config requires AUTH.
+void reset(const Routed& r) {
+  auto& session = r.session;
+  auto& state = session.state();
+  session.transaction().abandon(session);
+  session.subscriptions().abandon(session);
+  const auto& config = session.worker().config();
+  state.name.clear();
+  state.protocol = 2;
+  state.database = config.backend.database;
+  state.reply_off = state.skip_next = false;
+  state.user = "default";
+  state.authenticated = config.password.empty() && config.users.empty();
+  session.set_silent(false);
+  session.reply("+RESET\r\n");
+}
+
+void help(const Routed& r) {
+  const auto* container = protocol::find_command(r.request.args[0]);
+  answer(r, [&](RespWriter& w) {
+    std::vector<std::string> lines;
+    lines.push_back(upper_name(*container) + " <subcommand> [<arg> ...]. Through Santral:");
+    for (const auto& sub : container->subcommands) {
+      if (sub.routing == protocol::Routing::Refused) continue;
+      lines.push_back("  " + upper_name(sub).substr(container->name.size() + 1));
+    }
+    w.array_header(lines.size());
+    for (const auto& line : lines) w.simple(line);
+  });
+}
+
+void command_count(const Routed& r) {
+  answer(r, [&](RespWriter& w) {
+    w.integer(static_cast<std::int64_t>(protocol::all_commands().size()));
+  });
+}
+
+void acl_whoami(const Routed& r) {
+  answer(r, [&](RespWriter& w) { w.bulk(r.session.state().user); });
+}
+
+constexpr std::size_t kHandlers = static_cast<std::size_t>(LocalHandler::SantralUnsalt) + 1;
+
+struct HandlerTable {
+  std::array<Handler, kHandlers> handlers{};
+  std::array<bool, kHandlers> present{};
+};
+
+constexpr HandlerTable kTable = [] {
+  HandlerTable table;
+  auto set = [&table](LocalHandler h, Handler f) {
+    table.handlers[static_cast<std::size_t>(h)] = f;
+    table.present[static_cast<std::size_t>(h)] = true;
+  };
+  set(LocalHandler::Ok, ok);
+  set(LocalHandler::Ping, ping);
+  set(LocalHandler::Echo, echo);
+  set(LocalHandler::Quit, quit);
+  set(LocalHandler::Hello, hello);
+  set(LocalHandler::Auth, auth);
+  set(LocalHandler::Select, select);
+  set(LocalHandler::Reset, reset);
+  set(LocalHandler::Help, help);
+  set(LocalHandler::CommandCount, command_count);
+  set(LocalHandler::ClientGetname, client_getname);
+  set(LocalHandler::ClientSetname, client_setname);
+  set(LocalHandler::ClientGetredir, client_getredir);
+  set(LocalHandler::ClientId, client_id);
+  set(LocalHandler::ClientInfo, client_info);
+  set(LocalHandler::ClientKill, client_kill);
+  set(LocalHandler::ClientList, client_list);
+  set(LocalHandler::ClientNoEvict, client_no_evict);
+  set(LocalHandler::ClientReply, client_reply);
+  set(LocalHandler::ClientTrackinginfo, client_trackinginfo);
+  set(LocalHandler::ClientUnblock, client_unblock);
+  set(LocalHandler::AclWhoami, acl_whoami);
+  set(LocalHandler::SantralExplain, santral_explain);
+  set(LocalHandler::SantralReload, santral_reload);
+  set(LocalHandler::SantralShardmap, santral_shardmap);
+  set(LocalHandler::SantralHotkeys, santral_hotkeys);
+  set(LocalHandler::SantralSalt, santral_salt);
+  set(LocalHandler::SantralUnsalt, santral_unsalt);
+  return table;
+}();
+
+static_assert(
+    [] {
+      for (std::size_t i = 1; i < kHandlers; ++i)
+        if (!kTable.present[i]) return false;
+      return true;
+    }(),
+    "every LocalHandler needs a handler");
+
+}  // namespace
+
+void run_local(const Routed& routed) {
+  kTable.handlers[static_cast<std::size_t>(routed.spec.local)](routed);
+}
+
+}  // namespace santral::router

@@ -1,0 +1,12 @@
+#pragma once
+
+#include "router/routes/routing.h"
+
+namespace santral::router {
+
+// SANTRAL subcommands: Santral's own operations.
+void santral_explain(const Routed& routed);   // SANTRAL EXPLAIN <command> [args ...]
+void santral_reload(const Routed& routed);    // SANTRAL RELOAD
+void santral_shardmap(const Routed& routed);  // SANTRAL SHARDMAP
+
+}  // namespace santral::router

@@ -1,0 +1,120 @@
+#include "router/hotkeys/detection/hot_key_commands.h"
+
+#include <strings.h>
+#include <charconv>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "protocol/errors.h"
+#include "protocol/resp_writer.h"
+#include "router/session/client_session.h"
+#include "router/hotkeys/detection/hot_key_report.h"
+#include "router/hotkeys/salting/salt_table.h"
+#include "router/hotkeys/salting/salting_change.h"
+#include "router/process/worker.h"
+
+namespace santral::router {
+
+using protocol::ClientError;
+using protocol::error_message;
+
+namespace {
+
+bool equals_nocase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && ::strncasecmp(a.data(), b.data(), a.size()) == 0;
+}
+
+bool to_count(std::string_view text, long long& out) {
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc{} && end == text.data() + text.size() && !text.empty();
+}
+
+std::string rate_text(double rate) {
+  return fmt::format("{:.1f}", rate);
+}
+
+}  // namespace
+
+void santral_hotkeys(const Routed& routed) {
+  auto& session = routed.session;
+  const auto& args = routed.request.args;
+  long long count = 10;
+  if (args.size() == 4 && equals_nocase(args[2], "COUNT")) {
+    if (!to_count(args[3], count) || count < 1)
+      return session.reply_error(error_message(ClientError::HotKeysSyntax));
+  } else if (args.size() != 2) {
+    return session.reply_error(error_message(ClientError::HotKeysSyntax));
+  }
+  auto slot = session.open_slot();
+  boost::intrusive_ptr<ClientSession> keep(&session);
+  int protocol = session.state().protocol;
+  collect_hot_keys(session.worker().peers(), session.worker().io(),
+                   [keep, slot, count, protocol](std::vector<HotKeyRate> rates) {
+                     if (rates.size() > static_cast<std::size_t>(count))
+                       rates.resize(static_cast<std::size_t>(count));
+                     std::string out;
+                     protocol::RespWriter writer(out, protocol);
+                     writer.array_header(rates.size());
+                     for (const auto& rate : rates) {
+                       writer.map_header(8);
+                       writer.bulk("key");
+                       writer.bulk(rate.key);
+                       writer.bulk("ops_per_sec");
+                       writer.bulk(rate_text(rate.ops));
+                       writer.bulk("reads_per_sec");
+                       writer.bulk(rate_text(rate.reads));
+                       writer.bulk("writes_per_sec");
+                       writer.bulk(rate_text(rate.writes));
+                       writer.bulk("shard");
+                       writer.bulk(rate.shard);
+                       writer.bulk("salted");
+                       writer.integer(rate.salts);
+                       writer.bulk("cached");
+                       writer.integer(rate.cached ? 1 : 0);
+                       writer.bulk("salted_by");
+                       writer.bulk(rate.salts > 0 ? salted_by_name(rate.salted_by) : "");
+                     }
+                     keep->deliver(slot, 0, out);
+                   });
+}
+
+void santral_salt(const Routed& routed) {
+  auto& session = routed.session;
+  const auto& args = routed.request.args;
+  std::string_view key = args[2];
+  long long salts = 0;
+  if (!to_count(args[3], salts) || salts < config::kMinSalts || salts > config::kMaxSalts)
+    return session.reply_error(
+        error_message(ClientError::SaltCount, config::kMinSalts, config::kMaxSalts));
+  auto reply = config::SaltReply::Estimate;
+  if (args.size() == 6 && equals_nocase(args[4], "REPLY") && equals_nocase(args[5], "exact"))
+    reply = config::SaltReply::Exact;
+  else if (args.size() != 4 && !(args.size() == 6 && equals_nocase(args[4], "REPLY") &&
+                                 equals_nocase(args[5], "estimate")))
+    return session.reply_error(error_message(ClientError::SaltSyntax));
+  auto& worker = session.worker();
+  if (const SaltedCounter* counter = worker.salts().find(key))
+    return session.reply_error(error_message(ClientError::AlreadySalted, key, counter->salts));
+  salt_key(worker, key,
+           SaltOverrides::Salting{static_cast<std::uint32_t>(salts), reply, SaltedBy::Command},
+           fmt::format("by client {} ({})", session.state().id, session.state().peer));
+  session.reply("+OK\r\n");
+}
+
+void santral_unsalt(const Routed& routed) {
+  auto& session = routed.session;
+  std::string_view key = routed.request.args[2];
+  if (session.worker().salts().find(key) == nullptr)
+    return session.reply_error(error_message(ClientError::NotSalted, key));
+  auto slot = session.open_slot();
+  boost::intrusive_ptr<ClientSession> keep(&session);
+  UnsaltFoldTarget target{
+      session.profile(), session.state().id,
+      [keep, slot](const std::string& reply) { keep->deliver(slot, 0, reply); }};
+  unsalt_key(session.worker(), key, false,
+             fmt::format("by client {} ({})", session.state().id, session.state().peer),
+             std::move(target));
+}
+
+}  // namespace santral::router

@@ -1,0 +1,126 @@
+#include "router/hotkeys/near_cache/near_cache_route.h"
+
+#include <charconv>
+#include <chrono>
+#include <string>
+
+#include "protocol/key_extraction.h"
+#include "protocol/resp_writer.h"
+#include "router/session/client_session.h"
+#include "router/hotkeys/near_cache/near_cache.h"
+#include "router/hotkeys/near_cache/tracking_connections.h"
+#include "router/process/worker.h"
+
+namespace santral::router {
+
+namespace {
+
+const protocol::CommandSpec* get_command() {
+  static const protocol::CommandSpec* const get = protocol::find_command("get");
+  return get;
+}
+
+using Clock = NearCache::Clock;
+
+// The replies to a fill, `GET k` then `PTTL k` on the tracking connection. GET's goes to the
+// client at once (RESP3's nil is `$-1` for a RESP2 client) and is kept; PTTL's says how long it
+// may be served. It is stored only after both, so an invalidation read in between spoils it.
+class NearCacheFill final : public ReplySink {
+ public:
+  static constexpr std::uint32_t kGet = 0;
+  static constexpr std::uint32_t kPttl = 1;
+
+  NearCacheFill(ClientSession& session, std::uint64_t slot, std::string_view key, std::size_t shard,
+                std::uint64_t seq, Clock::time_point sent)
+      : session_(&session), slot_(slot), key_(key), shard_(shard), seq_(seq), sent_(sent) {}
+
+  void deliver(std::uint64_t /*slot*/, std::uint32_t fragment, std::string_view reply) override {
+    auto& cache = session_->worker().near_cache();
+    if (fragment == kGet) {
+      if (cache.storable(reply)) value_.assign(reply);
+      session_->fill_finished();
+      if (reply == NearCache::kNil && session_->state().protocol == 2) reply = "$-1\r\n";
+      session_->deliver(slot_, 0, reply);
+      return;
+    }
+    // -1: no expiry; -2: no key (a value read by GET expired since: not stored); else the
+    // milliseconds left, counted from the send, which is no later than Redis's own count.
+    long long pttl = -2;
+    bool integer =
+        reply.size() > 3 && reply.front() == ':' &&
+        std::from_chars(reply.data() + 1, reply.data() + reply.size() - 2, pttl).ec == std::errc();
+    if (!integer || (pttl == -2 && value_ != NearCache::kNil)) value_.clear();
+    auto expires = pttl >= 0 ? sent_ + std::chrono::milliseconds(pttl) : Clock::time_point::max();
+    cache.finish_fill(key_, shard_, seq_, value_, expires);
+  }
+
+ private:
+  boost::intrusive_ptr<ClientSession> session_;
+  std::uint64_t slot_;
+  std::string key_;
+  std::size_t shard_;
+  std::uint64_t seq_;
+  Clock::time_point sent_;
+  std::string value_;  // GET's reply when storable
+};
+
+std::string pttl_request(std::string_view key) {
+  std::string request;
+  protocol::RespWriter writer(request);
+  std::string_view args[] = {"PTTL", key};
+  writer.command(args);
+  return request;
+}
+
+}  // namespace
+
+bool route_near_cache(const Routed& routed) {
+  auto& session = routed.session;
+  auto& worker = session.worker();
+  const auto& map = worker.shard_map();
+  if (&routed.spec != get_command() || routed.request.args.size() != 2) return false;
+  std::string_view key = routed.request.args[1];
+  // Only the clients' default database is cached; a write of this client still in flight
+  // elsewhere must be seen by its later reads, which therefore go the usual way.
+  if (session.state().database != worker.config().backend.database || !map.near_cached(key) ||
+      !session.writes_answered())
+    return false;
+  auto& cache = worker.near_cache();
+  auto now = Clock::now();
+  if (const std::string* reply = cache.find(key, now)) {
+    bool resp2_nil = *reply == NearCache::kNil && session.state().protocol == 2;
+    session.reply(resp2_nil ? std::string_view("$-1\r\n") : std::string_view(*reply));
+    return true;
+  }
+  if (!cache.admitted(key)) return false;
+  std::size_t shard = map.shard_for_key(key);
+  BackendConnection* tracking = worker.tracking().ready(shard);
+  if (tracking == nullptr) return false;
+  std::uint64_t seq = cache.begin_fill(key);
+  auto slot = session.open_slot();
+  session.fill_started();
+  ReplySinkPtr fill(new NearCacheFill(session, slot, key, shard, seq, now));
+  tracking->send(request_bytes(routed), fill, slot, NearCacheFill::kGet);
+  tracking->send(pttl_request(key), fill, slot, NearCacheFill::kPttl);
+  return true;
+}
+
+void forget_written_keys(const Routed& routed) {
+  auto& session = routed.session;
+  auto& cache = session.worker().near_cache();
+  auto& positions = session.key_positions();
+  if (!protocol::find_keys(routed.spec, routed.request.args, positions)) return;
+  for (std::uint32_t position : positions) {
+    std::string_view key = routed.request.args[position];
+    if (!cache.may_hold(key)) continue;
+    cache.invalidate(key);
+    session.forget_when_answered(key);
+  }
+}
+
+void forget_all_keys(const Routed& routed) {
+  routed.session.worker().near_cache().invalidate_all();
+  routed.session.forget_when_answered({}, true);
+}
+
+}  // namespace santral::router

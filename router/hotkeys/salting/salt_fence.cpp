@@ -1,0 +1,69 @@
+#include "router/hotkeys/salting/salt_fence.h"
+
+#include <memory>
+#include <utility>
+
+#include <boost/asio/post.hpp>
+
+#include "router/backend/reply_sink.h"
+#include "router/process/worker.h"
+
+namespace santral::router {
+
+namespace {
+
+// Counts the PINGs of one worker's fence back in.
+class FenceSink final : public ReplySink {
+ public:
+  FenceSink(std::size_t pings, std::function<void()> done) : left_(pings), done_(std::move(done)) {}
+
+  void deliver(std::uint64_t /*slot*/, std::uint32_t /*fragment*/,
+               std::string_view /*reply*/) override {
+    if (left_ > 0 && --left_ == 0) std::exchange(done_, nullptr)();
+  }
+
+ private:
+  std::size_t left_;
+  std::function<void()> done_;
+};
+
+constexpr std::string_view kPing = "*1\r\n$4\r\nPING\r\n";
+
+// On `worker`'s thread.
+void fence_one(Worker& worker, const std::vector<std::size_t>& shards, std::function<void()> done) {
+  worker.refresh_salts();
+  std::vector<BackendConnectionPtr> connections;
+  for (std::size_t shard : shards) {
+    if (shard >= worker.shard_map().shard_count()) continue;
+    auto more = worker.pool().shared_connections(shard);
+    connections.insert(connections.end(), more.begin(), more.end());
+  }
+  if (connections.empty()) return done();
+  boost::intrusive_ptr<FenceSink> sink(new FenceSink(connections.size(), std::move(done)));
+  for (auto& connection : connections) connection->send(kPing, sink, 0, 0);
+}
+
+}  // namespace
+
+void fence_salting(Worker& origin, const std::vector<std::size_t>& shards,
+                   std::function<void()> done) {
+  struct Pending {
+    std::size_t left;
+    std::function<void()> done;
+  };
+  const auto& peers = origin.peers();
+  auto pending = std::make_shared<Pending>(Pending{peers.size(), std::move(done)});
+  auto& home = origin.io();
+  if (peers.empty()) return boost::asio::post(home, [pending] { pending->done(); });
+  for (Worker* peer : peers) {
+    boost::asio::post(peer->io(), [peer, shards, pending, &home] {
+      fence_one(*peer, shards, [pending, &home] {
+        boost::asio::post(home, [pending] {
+          if (--pending->left == 0) pending->done();
+        });
+      });
+    });
+  }
+}
+
+}  // namespace santral::router

@@ -1,0 +1,103 @@
+#include "router/hotkeys/salting/salting_change.h"
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+#include <boost/asio/post.hpp>
+
+#include "router/hotkeys/salting/salt_fence.h"
+#include "router/hotkeys/salting/unsalt_fold.h"
+#include "router/process/worker.h"
+
+namespace santral::router {
+
+namespace {
+
+const char* log_prefix(SaltedBy by, bool salting) {
+  if (by == SaltedBy::Auto) return salting ? "auto-salting" : "auto-unsalting";
+  return salting ? "SANTRAL SALT" : "SANTRAL UNSALT";
+}
+
+// Replaces the run-time salting of `key` (nullopt: not salted; `forget`: as the config says)
+// and tells every worker; this worker takes it at once. False, changing nothing, when
+// `only_if_new` and the key already has a run-time change.
+bool change_salting(Worker& worker, std::string_view key,
+                    std::optional<SaltOverrides::Salting> salting, bool only_if_new, bool forget) {
+  auto& shared = worker.shared();
+  {
+    std::lock_guard lock(shared.salt_lock);
+    std::string name(key);
+    if (only_if_new && shared.salt_overrides && shared.salt_overrides->by_key.contains(name))
+      return false;
+    auto next = shared.salt_overrides ? std::make_shared<SaltOverrides>(*shared.salt_overrides)
+                                      : std::make_shared<SaltOverrides>();
+    if (forget)
+      next->by_key.erase(name);
+    else
+      next->by_key[name] = salting;
+    shared.salt_overrides = std::move(next);
+    ++shared.salt_version;
+  }
+  worker.refresh_salts();
+  for (Worker* peer : worker.peers())
+    if (peer != &worker) boost::asio::post(peer->io(), [peer] { peer->refresh_salts(); });
+  return true;
+}
+
+}  // namespace
+
+const SaltedCounter* salt_key(Worker& worker, std::string_view key, SaltOverrides::Salting salting,
+                              std::string_view why) {
+  if (worker.salts().find(key) != nullptr) return nullptr;
+  if (!change_salting(worker, key, salting, salting.by == SaltedBy::Auto, false)) return nullptr;
+  const SaltedCounter* counter = worker.salts().find(key);
+  if (counter == nullptr) return nullptr;
+  std::string shards;
+  for (std::size_t shard : counter->shards)
+    shards += (shards.empty() ? "" : ", ") + worker.shard_map().shard(shard).name;
+  spdlog::info("{}: '{}' is a salted counter over {} sub-keys on shards {} (reply {}), {}",
+               log_prefix(salting.by, true), key, counter->salts, shards,
+               config::salt_reply_name(counter->reply), why);
+  return counter;
+}
+
+bool unsalt_key(Worker& worker, std::string_view key, bool only_auto, std::string_view why,
+                UnsaltFoldTarget target) {
+  const SaltedCounter* current = worker.salts().find(key);
+  if (current == nullptr || (only_auto && current->salted_by != SaltedBy::Auto)) return false;
+  SaltedCounter counter = *current;
+  // An operator's UNSALT stays (the key is not salted automatically again until restart); an
+  // automatic one leaves the key as the config has it.
+  change_salting(worker, key, std::nullopt, false, only_auto);
+  const char* prefix = log_prefix(only_auto ? SaltedBy::Auto : SaltedBy::Command, false);
+  spdlog::info("{}: '{}' is no longer salted, {}; folding its {} sub-keys back into it", prefix,
+               key, why, counter.salts);
+  std::vector<std::size_t> shards = counter.shards;
+  std::sort(shards.begin(), shards.end());
+  shards.erase(std::unique(shards.begin(), shards.end()), shards.end());
+  Worker* home = &worker;
+  fence_salting(worker, shards,
+                [home, prefix, counter = std::move(counter), target = std::move(target)]() mutable {
+                  fold_sub_keys(*home, prefix, std::move(counter), std::move(target));
+                });
+  return true;
+}
+
+std::vector<std::string> run_time_salted_keys(Worker& worker, bool only_auto) {
+  std::shared_ptr<const SaltOverrides> overrides;
+  {
+    std::lock_guard lock(worker.shared().salt_lock);
+    overrides = worker.shared().salt_overrides;
+  }
+  std::vector<std::string> keys;
+  if (!overrides) return keys;
+  for (const auto& [key, salting] : overrides->by_key)
+    if (salting && (!only_auto || salting->by == SaltedBy::Auto)) keys.push_back(key);
+  return keys;
+}
+
+}  // namespace santral::router

@@ -1,0 +1,24 @@
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "config/topology.h"
+
+namespace santral::router {
+
+// What a worker may ask of the server as a whole: reload the config, or the topology in use.
+// Implemented by Server; runs on the server's own thread.
+class ControlPlane {
+ public:
+  struct ReloadResult {
+    bool ok;
+    std::string message;  // the change summary, or the config error (file:line: key: ...)
+  };
+
+  virtual ~ControlPlane() = default;
+  // Reloads the config file; `done` runs on the server's thread with the outcome.
+  virtual void reload(std::function<void(ReloadResult)> done) = 0;
+};
+
+}  // namespace santral::router

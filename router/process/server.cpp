@@ -1,0 +1,338 @@
+#include "router/process/server.h"
+
+#include <unistd.h>
+
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+
+#include "config/config_error.h"
+#include "config/placement_change.h"
+#include "protocol/errors.h"
+#include "router/admin/admin_server.h"
+#include "router/hotkeys/detection/hot_key_report.h"
+#include "router/hotkeys/salting/salting_change.h"
+#include "santral/version.h"
+
+namespace santral::router {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+namespace {
+
+constexpr auto kWatchPeriod = std::chrono::seconds(1);
+
+const char* distribution_name(config::Distribution d) {
+  switch (d) {
+    case config::Distribution::Ketama:
+      return "ketama";
+    case config::Distribution::Modula:
+      return "modula";
+    case config::Distribution::Random:
+      return "random";
+  }
+  return "?";
+}
+
+void log_topology(const config::Config& config) {
+  spdlog::info(
+      "santral {} listening on {} with {} worker{}; {} shard{} ({} distribution, {} hash{})",
+      kVersion, config.listen.text(), config.workers, config.workers == 1 ? "" : "s",
+      config.shards.size(), config.shards.size() == 1 ? "" : "s",
+      distribution_name(config.distribution), config.hash_name,
+      config.hash_tag.empty() ? "" : ", hash tag \"" + config.hash_tag + "\"");
+  for (const auto& shard : config.shards)
+    spdlog::info("  shard '{}' at {} (weight {}{})", shard.name, shard.address.text(), shard.weight,
+                 shard.replicas.empty() ? "" : fmt::format(", {} replicas", shard.replicas.size()));
+}
+
+}  // namespace
+
+config::Config ConfigSource::load() const {
+  config::Config config = config::load_config(path, format, pool);
+  if (workers) config.workers = *workers;
+  if (log_level) config.log_level = *log_level;
+  auto endpoint = [](const std::string& text, std::string_view option) {
+    config::Endpoint out;
+    if (!config::parse_endpoint(text, out))
+      throw config::ConfigError("command line", 0, std::string(option),
+                                "expected host:port, got '" + text + "'");
+    return out;
+  };
+  if (listen) config.listen = endpoint(*listen, "--listen");
+  if (admin_listen) config.admin.listen = endpoint(*admin_listen, "--admin-listen");
+  return config;
+}
+
+Server::Server(ConfigSource source, config::Config config)
+    : source_(std::move(source)),
+      topology_(config::make_topology(std::move(config), 1)),
+      acceptor_(io_),
+      signals_(io_, SIGINT, SIGTERM, SIGHUP),
+      watch_timer_(io_),
+      drain_timer_(io_),
+      auto_salt_timer_(io_) {
+  shared_.control = this;
+  for (unsigned i = 0; i < topology_->config->workers; ++i)
+    workers_.push_back(std::make_unique<Worker>(i, topology_, shared_));
+  std::vector<Worker*> peers;
+  for (auto& worker : workers_) peers.push_back(worker.get());
+  for (auto& worker : workers_) worker->set_peers(peers);
+}
+
+Server::~Server() {
+  for (auto& worker : workers_) worker->stop();
+}
+
+int Server::run() {
+  const auto& config = *topology_->config;
+  tcp::resolver resolver(io_);
+  boost::system::error_code ec;
+  auto endpoints = resolver.resolve(config.listen.host, std::to_string(config.listen.port), ec);
+  if (ec || endpoints.empty()) {
+    spdlog::critical("cannot resolve listen address {}: {}", config.listen.text(), ec.message());
+    return 1;
+  }
+  tcp::endpoint endpoint = *endpoints.begin();
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    spdlog::critical("cannot listen on {}: {}", config.listen.text(), ec.message());
+    return 1;
+  }
+  if (config.admin.listen.port != 0) {
+    admin_ = std::make_unique<AdminServer>(io_, *this);
+    if (auto error = admin_->listen(config.admin); !error.empty()) {
+      spdlog::critical("cannot start the admin API on {}: {}", config.admin.listen.text(), error);
+      return 1;
+    }
+  }
+
+  for (const auto& warning : config.warnings)
+    spdlog::warn("{}: {}", config.source.string(), warning);
+  log_topology(config);
+  if (admin_) spdlog::info("admin API on http://{}/", config.admin.listen.text());
+
+  for (auto& worker : workers_) worker->start();
+  wait_for_signals();
+  watch_file();
+  check_auto_salting();
+  accept();
+  io_.run();
+  for (auto& worker : workers_) worker->stop();
+  spdlog::info("santral stopped");
+  return 0;
+}
+
+void Server::accept() {
+  Worker& worker = *workers_[next_worker_];
+  next_worker_ = (next_worker_ + 1) % workers_.size();
+  acceptor_.async_accept(worker.io(), [this, &worker](boost::system::error_code ec,
+                                                      tcp::socket socket) {
+    if (ec == asio::error::operation_aborted || shutting_down_) return;
+    if (!ec) {
+      std::size_t max_clients = topology_->config->limits.max_clients;
+      if (shared_.connected_clients.load() >= max_clients) {
+        shared_.rejected_clients.fetch_add(1);
+        std::string reply =
+            "-" + protocol::error_message(protocol::ClientError::MaxClients, max_clients) + "\r\n";
+        // The socket belongs to the worker's io_context: only its thread may use it.
+        asio::post(worker.io(), [socket = std::move(socket), reply = std::move(reply)]() mutable {
+          boost::system::error_code ignored;
+          asio::write(socket, asio::buffer(reply), ignored);
+          socket.close(ignored);
+        });
+      } else {
+        shared_.connected_clients.fetch_add(1);
+        auto id = shared_.next_client_id.fetch_add(1);
+        asio::post(worker.io(), [&worker, id, socket = std::move(socket)]() mutable {
+          worker.adopt(std::move(socket), id);
+        });
+      }
+    } else {
+      spdlog::warn("accept failed: {}", ec.message());
+    }
+    accept();
+  });
+}
+
+void Server::wait_for_signals() {
+  signals_.async_wait([this](boost::system::error_code error, int signal) {
+    if (error) return;
+    if (signal == SIGHUP) {
+      reload_now("SIGHUP");
+    } else if (shutting_down_) {
+      spdlog::warn("second {}: exiting at once", signal == SIGINT ? "SIGINT" : "SIGTERM");
+      std::_Exit(1);
+    } else {
+      begin_shutdown(signal);
+    }
+    wait_for_signals();
+  });
+}
+
+// Stops accepting, then lets every worker answer what its clients already sent; exits when
+// all are done or when drain_ms has passed.
+void Server::begin_shutdown(int signal) {
+  shutting_down_ = true;
+  auto drain = topology_->config->drain;
+  spdlog::info(
+      "received {}: no new clients; answering what was already sent (up to {} ms); "
+      "send it again to exit at once",
+      signal == SIGINT ? "SIGINT" : "SIGTERM", drain.count());
+  boost::system::error_code ignored;
+  acceptor_.close(ignored);
+  watch_timer_.cancel();
+  auto_salt_timer_.cancel();
+  if (admin_) admin_->close();
+  for (auto& worker : workers_) {
+    Worker* w = worker.get();
+    asio::post(w->io(), [this, w] {
+      w->drain([this] {
+        asio::post(io_, [this] {
+          if (++drained_workers_ == workers_.size()) fold_run_time_salting();
+        });
+      });
+    });
+  }
+  drain_timer_.expires_after(drain);
+  drain_timer_.async_wait([this](boost::system::error_code ec) {
+    if (ec) return;
+    spdlog::warn("drain_ms passed with clients still waiting for replies; closing them");
+    finish_shutdown();
+  });
+}
+
+// Salting made at run time (SANTRAL SALT, automatic) lasts until exit: it is folded back once
+// the clients are gone, or the next start would read those counters without their sub-keys.
+// Bounded by the same drain_ms.
+void Server::fold_run_time_salting() {
+  Worker* home = workers_.front().get();
+  asio::post(home->io(), [this, home] {
+    auto keys = run_time_salted_keys(*home, false);
+    auto left = std::make_shared<std::size_t>(keys.size() + 1);
+    auto one_done = [this, left] {
+      if (--*left == 0) asio::post(io_, [this] { finish_shutdown(); });
+    };
+    for (const auto& key : keys) {
+      auto done = [one_done, key](const std::string& reply) {
+        if (!reply.starts_with("+OK"))
+          spdlog::error("folding '{}' before exiting failed: {}", key, reply);
+        one_done();
+      };
+      if (!unsalt_key(*home, key, false, "before exiting (salting made at run time ends with it)",
+                      UnsaltFoldTarget{home->pool().default_profile(), 0, done}))
+        one_done();
+    }
+    one_done();
+  });
+}
+
+void Server::finish_shutdown() {
+  drain_timer_.cancel();
+  signals_.cancel();
+  io_.stop();
+}
+
+void Server::reload(std::function<void(ReloadResult)> done) {
+  asio::post(io_, [this, done = std::move(done)] { done(reload_now("SANTRAL RELOAD")); });
+}
+
+ControlPlane::ReloadResult Server::reload_now(std::string_view why) {
+  const auto& current = *topology_->config;
+  config::Config next;
+  try {
+    next = source_.load();
+  } catch (const config::ConfigError& e) {
+    spdlog::error("reload ({}) rejected, still serving version {}: {}", why, topology_->version,
+                  e.what());
+    return {false, e.what()};
+  }
+  // What cannot change without a restart keeps its old value.
+  std::vector<std::string> kept;
+  if (next.listen.text() != current.listen.text()) {
+    kept.push_back("listen stays " + current.listen.text());
+    next.listen = current.listen;
+  }
+  if (next.workers != current.workers) {
+    kept.push_back("workers stays " + std::to_string(current.workers));
+    next.workers = current.workers;
+  }
+  if (next.admin.listen.text() != current.admin.listen.text()) {
+    kept.push_back("admin.listen stays " + current.admin.listen.text());
+    next.admin.listen = current.admin.listen;
+  }
+  auto version = topology_->version + 1;
+  auto topology = config::make_topology(std::move(next), version);
+  auto change = config::compare_placement(*topology_->map, *topology->map);
+  for (auto& worker : workers_) {
+    Worker* w = worker.get();
+    asio::post(w->io(), [w, topology] { w->apply(topology); });
+  }
+  topology_ = topology;
+  shared_.topology_version = version;
+  spdlog::set_level(spdlog::level::from_str(topology_->config->log_level));
+  std::string message =
+      fmt::format("version {}: {} shard{}; {}", version, topology_->map->shard_count(),
+                  topology_->map->shard_count() == 1 ? "" : "s", change.summary());
+  if (!kept.empty())
+    message += fmt::format(" (needs a restart to change: {})", fmt::join(kept, ", "));
+  spdlog::info("reloaded {} ({}): {}", source_.path.string(), why, message);
+  return {true, message};
+}
+
+// Reloads when the file's modification time or size changes; checked once a second.
+void Server::watch_file() {
+  std::error_code ec;
+  auto time = std::filesystem::last_write_time(source_.path, ec);
+  auto size = std::filesystem::file_size(source_.path, ec);
+  if (!ec) {
+    bool changed = file_time_ && (*file_time_ != time || file_size_ != size);
+    file_time_ = time;
+    file_size_ = size;
+    if (changed && topology_->config->watch_file) reload_now("the file changed");
+  }
+  watch_timer_.expires_after(kWatchPeriod);
+  watch_timer_.async_wait([this](boost::system::error_code error) {
+    if (!error) watch_file();
+  });
+}
+
+// hotkeys.auto_salt: every check_ms, merges the workers' rates and salts or unsalts what
+// AutoSalting decides, on the first worker (as SANTRAL SALT/UNSALT would). Off: checks once a
+// second whether a reload turned it on.
+void Server::check_auto_salting() {
+  auto rearm = [this](std::chrono::milliseconds after) {
+    if (shutting_down_) return;
+    auto_salt_timer_.expires_after(after);
+    auto_salt_timer_.async_wait([this](boost::system::error_code error) {
+      if (!error) check_auto_salting();
+    });
+  };
+  const auto& settings = topology_->config->hotkeys.auto_salt;
+  if (!settings.enabled || workers_.empty()) {
+    auto_salting_.clear();
+    return rearm(kWatchPeriod);
+  }
+  std::vector<Worker*> workers;
+  for (auto& worker : workers_) workers.push_back(worker.get());
+  collect_hot_keys(workers, io_, [this, rearm](const std::vector<HotKeyRate>& rates) {
+    const auto& settings = topology_->config->hotkeys.auto_salt;
+    Worker* home = workers_.front().get();
+    if (settings.enabled && !shutting_down_) {
+      auto decisions = auto_salting_.check(settings, rates, run_time_salted_keys(*home, true),
+                                           std::chrono::steady_clock::now());
+      for (auto& decision : decisions)
+        asio::post(home->io(), [home, decision = std::move(decision), settings] {
+          carry_out(*home, decision, settings);
+        });
+    }
+    rearm(std::chrono::milliseconds(settings.check_ms));
+  });
+}
+
+}  // namespace santral::router

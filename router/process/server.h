@@ -1,0 +1,89 @@
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "config/config.h"
+#include "router/process/control_plane.h"
+#include "router/hotkeys/salting/auto_salt.h"
+#include "router/process/shared_state.h"
+#include "config/topology.h"
+#include "router/process/worker.h"
+
+namespace santral::router {
+
+class AdminServer;
+
+// How to read the config again on a reload, and what the command line overrides in it.
+struct ConfigSource {
+  std::filesystem::path path;
+  config::ConfigFormat format = config::ConfigFormat::Auto;
+  std::string pool;
+  std::optional<unsigned> workers;
+  std::optional<std::string> log_level;
+  std::optional<std::string> listen;
+  std::optional<std::string> admin_listen;
+
+  config::Config load() const;  // throws config::ConfigError
+};
+
+// Accepts clients and hands each to a worker in turn; owns the control work that is not on
+// the request path: signals, reloads, the admin API, graceful shutdown. All of it runs on the
+// thread that calls run().
+class Server final : public ControlPlane {
+ public:
+  Server(ConfigSource source, config::Config config);
+  ~Server() override;
+
+  // Serves until SIGINT or SIGTERM; returns the process exit code.
+  int run();
+
+  // ControlPlane: SIGHUP, a changed file and SANTRAL RELOAD all end up here.
+  void reload(std::function<void(ReloadResult)> done) override;
+
+  const std::vector<std::unique_ptr<Worker>>& workers() const { return workers_; }
+  config::TopologyPtr topology() const { return topology_; }
+  SharedState& shared() { return shared_; }
+  boost::asio::io_context& io() { return io_; }
+
+ private:
+  ReloadResult reload_now(std::string_view why);
+  void watch_file();
+  void check_auto_salting();
+  void wait_for_signals();
+  void begin_shutdown(int signal);
+  void fold_run_time_salting();
+  void finish_shutdown();
+  void accept();
+
+  ConfigSource source_;
+  config::TopologyPtr topology_;
+  SharedState shared_;
+  // Before io_: a pending accept holds a socket of a worker's io_context, so the workers must
+  // outlive the acceptor's io_context.
+  std::vector<std::unique_ptr<Worker>> workers_;
+  boost::asio::io_context io_{1};
+  boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::signal_set signals_;
+  boost::asio::steady_timer watch_timer_;
+  boost::asio::steady_timer drain_timer_;
+  boost::asio::steady_timer auto_salt_timer_;
+  AutoSalting auto_salting_;
+  std::optional<std::filesystem::file_time_type> file_time_;
+  std::uintmax_t file_size_ = 0;
+  std::unique_ptr<AdminServer> admin_;
+  std::size_t next_worker_ = 0;
+  bool shutting_down_ = false;
+  std::size_t drained_workers_ = 0;
+};
+
+}  // namespace santral::router

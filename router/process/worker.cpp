@@ -1,0 +1,205 @@
+#include "router/process/worker.h"
+
+#include <spdlog/spdlog.h>
+#include <boost/asio/post.hpp>
+
+#include "router/session/client_session.h"
+#include "router/hotkeys/detection/hot_key_detector.h"
+#include "router/hotkeys/near_cache/near_cache.h"
+#include "router/hotkeys/salting/salt_table.h"
+#include "router/hotkeys/near_cache/tracking_connections.h"
+
+namespace santral::router {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// Whether two topologies put every key and channel on the same server.
+bool same_placement(const config::Topology& a, const config::Topology& b) {
+  const auto& x = *a.config;
+  const auto& y = *b.config;
+  if (x.hash_name != y.hash_name || x.distribution != y.distribution || x.hash_tag != y.hash_tag ||
+      x.shards.size() != y.shards.size())
+    return false;
+  for (std::size_t i = 0; i < x.shards.size(); ++i) {
+    const auto& s = x.shards[i];
+    const auto& t = y.shards[i];
+    if (s.address.text() != t.address.text() || s.weight != t.weight || s.ring_name != t.ring_name)
+      return false;
+  }
+  return a.map->describe() == b.map->describe();  // namespaces and their tables
+}
+
+}  // namespace
+
+Worker::Worker(unsigned index, config::TopologyPtr topology, SharedState& shared)
+    : index_(index),
+      topology_(std::move(topology)),
+      shared_(shared),
+      work_(io_.get_executor()),
+      ticker_(io_),
+      pool_(io_, stats_),
+      hotkeys_(std::make_unique<HotKeyDetector>(topology_->config->hotkeys,
+                                                std::chrono::steady_clock::now())),
+      salts_(std::make_unique<SaltTable>()),
+      near_cache_(std::make_unique<NearCache>(topology_->config->near_cache.max_bytes)),
+      tracking_(std::make_unique<TrackingConnections>(io_, stats_, *near_cache_)) {
+  refresh_salts();
+}
+
+Worker::~Worker() {
+  stop();
+}
+
+void Worker::start() {
+  asio::post(io_, [this] {
+    pool_.apply(*topology_);
+    tracking_->apply(*topology_);
+    tick();
+  });
+  thread_ = std::thread([this] { io_.run(); });
+}
+
+void Worker::stop() {
+  if (!thread_.joinable()) return;
+  asio::post(io_, [this] {
+    ticker_.cancel();
+    std::vector<ClientSession*> open;
+    for (auto& [id, session] : sessions_) open.push_back(session);
+    for (ClientSession* session : open) session->close();
+    pool_.stop();
+    tracking_->stop();
+    work_.reset();
+    io_.stop();
+  });
+  thread_.join();
+}
+
+void Worker::apply(config::TopologyPtr topology) {
+  bool placement_changed = !same_placement(*topology_, *topology);
+  topology_ = std::move(topology);
+  pool_.apply(*topology_);
+  hotkeys_->configure(topology_->config->hotkeys, std::chrono::steady_clock::now());
+  refresh_salts();
+  // A new map may move keys and change what is cached: start the near cache afresh.
+  near_cache_->invalidate_all();
+  near_cache_->set_max_bytes(topology_->config->near_cache.max_bytes);
+  tracking_->apply(*topology_);
+  if (!placement_changed) return;
+  // A subscription lives on the shard that owned its channel; with channels moving, the
+  // client is closed so that it subscribes again where they now live.
+  for_each_session([](ClientSession& session) {
+    if (!session.subscribed()) return;
+    spdlog::info("client {} ({}): the shard map changed under its subscriptions; closing it",
+                 session.state().id, session.state().peer);
+    session.close();
+  });
+}
+
+void Worker::adopt(asio::ip::tcp::socket socket, std::uint64_t client_id) {
+  ++stats_.connections_accepted;
+  auto session =
+      boost::intrusive_ptr<ClientSession>(new ClientSession(*this, std::move(socket), client_id));
+  sessions_.emplace(client_id, session.get());
+  session->start();
+  if (drained_) session->drain();
+}
+
+void Worker::drain(std::function<void()> drained) {
+  drained_ = std::move(drained);
+  for_each_session([](ClientSession& session) { session.drain(); });
+  // An idle session closes at once, and the last one to go has already passed `drained` on.
+  if (drained_ && sessions_.empty()) std::exchange(drained_, nullptr)();
+}
+
+void Worker::forget(ClientSession& session) {
+  if (sessions_.erase(session.state().id) > 0) shared_.connected_clients.fetch_sub(1);
+  if (drained_ && sessions_.empty()) asio::post(io_, std::exchange(drained_, nullptr));
+}
+
+void Worker::for_each_session(const std::function<void(ClientSession&)>& visit) {
+  std::vector<boost::intrusive_ptr<ClientSession>> all;
+  all.reserve(sessions_.size());
+  for (auto& [id, session] : sessions_) all.emplace_back(session);
+  for (auto& session : all) visit(*session);
+}
+
+void Worker::remember_script(std::string_view body) {
+  if (scripts_.knows(ScriptCache::sha1_hex(body))) return;
+  std::string sha = scripts_.remember(body);
+  for (Worker* peer : peers_) {
+    if (peer == this) continue;
+    asio::post(peer->io(), [peer, sha, text = std::string(body)]() mutable {
+      peer->scripts().remember(std::move(sha), std::move(text));
+    });
+  }
+}
+
+void Worker::refresh_salts() {
+  std::shared_ptr<const SaltOverrides> overrides;
+  {
+    std::lock_guard lock(shared_.salt_lock);
+    overrides = shared_.salt_overrides;
+  }
+  salts_->rebuild(topology_->config, topology_->map, std::move(overrides));
+}
+
+void Worker::publish() {
+  std::uint64_t commands = 0, command_errors = 0;
+  for (const auto& [spec, command] : stats_.commands) {
+    commands += command.calls;
+    command_errors += command.errors;
+  }
+  std::uint64_t requests = 0, errors = 0, timeouts = 0;
+  for (const auto& [name, shard] : stats_.shards) {
+    requests += shard.requests;
+    errors += shard.errors;
+    timeouts += shard.timeouts;
+  }
+  auto relaxed = std::memory_order_relaxed;
+  published_.commands.store(commands, relaxed);
+  published_.command_errors.store(command_errors, relaxed);
+  published_.shard_requests.store(requests, relaxed);
+  published_.shard_errors.store(errors, relaxed);
+  published_.shard_timeouts.store(timeouts, relaxed);
+  published_.client_bytes_in.store(stats_.client_bytes_in, relaxed);
+  published_.client_bytes_out.store(stats_.client_bytes_out, relaxed);
+  const auto& cache = near_cache_->counters();
+  published_.near_cache_hits.store(cache.hits, relaxed);
+  published_.near_cache_misses.store(cache.misses, relaxed);
+  published_.near_cache_evictions.store(cache.evictions, relaxed);
+  published_.near_cache_invalidations.store(cache.invalidations, relaxed);
+  published_.near_cache_bytes.store(cache.bytes, relaxed);
+  published_.near_cache_keys.store(cache.keys, relaxed);
+}
+
+// The near cache admits the keys this worker's detector sees read at least
+// near_cache.min_reads_per_sec; a key that cools down is no longer filled (what is cached
+// stays until evicted or invalidated).
+void Worker::admit_hot_reads(std::chrono::steady_clock::time_point now) {
+  if (!shard_map().near_cache_anywhere()) return;
+  double threshold = config().near_cache.min_reads_per_sec;
+  std::vector<std::string> hot;
+  for (auto& rate : hotkeys_->rates(now))
+    if (rate.reads >= threshold) hot.push_back(std::move(rate.key));
+  near_cache_->admit(std::move(hot));
+}
+
+// Deadlines are checked on a coarse clock: one timer per worker instead of one per request.
+void Worker::tick() {
+  auto now = std::chrono::steady_clock::now();
+  pool_.check_deadlines(now);
+  tracking_->check_deadlines(now);
+  hotkeys_->rotate(now);
+  admit_hot_reads(now);
+  publish();
+  auto period = std::clamp(config().timeouts.request / 10, std::chrono::milliseconds(5),
+                           std::chrono::milliseconds(100));
+  ticker_.expires_after(period);
+  ticker_.async_wait([this](boost::system::error_code ec) {
+    if (!ec) tick();
+  });
+}
+
+}  // namespace santral::router

@@ -1,0 +1,128 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "router/backend/connection_pool.h"
+#include "router/routes/script_cache.h"
+#include "router/process/shared_state.h"
+#include "router/metrics/stats.h"
+#include "config/topology.h"
+
+namespace santral::router {
+
+class ClientSession;
+class HotKeyDetector;
+class NearCache;
+class TrackingConnections;
+class SaltTable;
+
+// One thread with its own io_context, its own clients and its own connections to every shard.
+// Nothing a worker touches on the request path is shared with another worker; workers reach
+// each other, and the server reaches them, only by post().
+class Worker {
+ public:
+  Worker(unsigned index, config::TopologyPtr topology, SharedState& shared);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  void start();  // connects to the shards and starts the thread
+  void stop();   // from any thread: closes everything, stops and joins the thread
+
+  boost::asio::io_context& io() { return io_; }
+  // Takes over an accepted client connection; must run on this worker's thread.
+  void adopt(boost::asio::ip::tcp::socket socket, std::uint64_t client_id);
+  // A reload: new requests use `topology`; must run on this worker's thread.
+  void apply(config::TopologyPtr topology);
+  // Graceful shutdown: clients are no longer read from; each is closed once every request it
+  // had sent is answered. `drained` runs on this thread when no client is left.
+  void drain(std::function<void()> drained);
+
+  unsigned index() const { return index_; }
+  const config::Topology& topology() const { return *topology_; }
+  const config::Config& config() const { return *topology_->config; }
+  const config::ShardMap& shard_map() const { return *topology_->map; }
+  SharedState& shared() { return shared_; }
+  ConnectionPool& pool() { return pool_; }
+  WorkerStats& stats() { return stats_; }
+  ScriptCache& scripts() { return scripts_; }
+  // Hot-key sampling (router/hotkeys/hotkey_detector.h).
+  HotKeyDetector& hotkeys() { return *hotkeys_; }
+  // Which keys are salted counters here: the config's rules with SANTRAL SALT/UNSALT applied.
+  SaltTable& salts() { return *salts_; }
+  // Hot reads answered here, and the connections that keep them coherent (near_cache:).
+  NearCache& near_cache() { return *near_cache_; }
+  const NearCache& near_cache() const { return *near_cache_; }
+  TrackingConnections& tracking() { return *tracking_; }
+  // Takes the run-time salting changes of SharedState (from the worker's own thread).
+  void refresh_salts();
+  // Remembers a script body here and tells the other workers about it.
+  void remember_script(std::string_view body);
+
+  // Every worker of the server, this one included (set once before start).
+  void set_peers(std::vector<Worker*> peers) { peers_ = std::move(peers); }
+  const std::vector<Worker*>& peers() const { return peers_; }
+
+  // Totals this worker republishes on every tick, for INFO on any worker to read without a
+  // lock (at most one tick old).
+  struct Published {
+    std::atomic<std::uint64_t> commands{0};
+    std::atomic<std::uint64_t> command_errors{0};
+    std::atomic<std::uint64_t> shard_requests{0};
+    std::atomic<std::uint64_t> shard_errors{0};
+    std::atomic<std::uint64_t> shard_timeouts{0};
+    std::atomic<std::uint64_t> client_bytes_in{0};
+    std::atomic<std::uint64_t> client_bytes_out{0};
+    std::atomic<std::uint64_t> near_cache_hits{0};
+    std::atomic<std::uint64_t> near_cache_misses{0};
+    std::atomic<std::uint64_t> near_cache_evictions{0};
+    std::atomic<std::uint64_t> near_cache_invalidations{0};
+    std::atomic<std::uint64_t> near_cache_bytes{0};
+    std::atomic<std::uint64_t> near_cache_keys{0};
+  };
+  const Published& published() const { return published_; }
+
+  void forget(ClientSession& session);
+  // Calls `visit` for each client session of this worker (on this worker's thread).
+  void for_each_session(const std::function<void(ClientSession&)>& visit);
+  std::size_t session_count() const { return sessions_.size(); }
+
+ private:
+  void tick();
+  void publish();
+  void admit_hot_reads(std::chrono::steady_clock::time_point now);
+
+  unsigned index_;
+  config::TopologyPtr topology_;
+  SharedState& shared_;
+  // Every socket and timer of a worker is used only on its thread; other threads only post()
+  // to it and register accepted sockets with it, which keep their locks under this hint.
+  boost::asio::io_context io_{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
+  boost::asio::steady_timer ticker_;
+  WorkerStats stats_;
+  ConnectionPool pool_;
+  ScriptCache scripts_;
+  std::unique_ptr<HotKeyDetector> hotkeys_;
+  std::unique_ptr<SaltTable> salts_;
+  std::unique_ptr<NearCache> near_cache_;
+  std::unique_ptr<TrackingConnections> tracking_;
+  std::vector<Worker*> peers_;
+  std::unordered_map<std::uint64_t, ClientSession*> sessions_;
+  std::function<void()> drained_;  // set while draining
+  Published published_;
+  std::thread thread_;
+};
+
+}  // namespace santral::router

@@ -1,0 +1,103 @@
+// Blocking commands (BLPOP, BLMOVE, BZPOPMIN, XREAD ... BLOCK, WAIT, ...) each run on a
+// connection lent to the client for the call, so a blocked client never stalls the shared
+// pipelined connections. The connection goes back to the pool with the reply; if the client
+// leaves while blocked, the connection is closed, which ends the command on the shard.
+#include <algorithm>
+#include <charconv>
+#include <limits>
+
+#include "protocol/resp_writer.h"
+#include "router/session/client_session.h"
+#include "router/routes/routing.h"
+#include "router/process/worker.h"
+
+namespace santral::router {
+
+namespace {
+
+class BlockingReply final : public ReplySink {
+ public:
+  BlockingReply(boost::intrusive_ptr<ClientSession> session, std::uint64_t slot,
+                const BackendConnection* connection)
+      : session_(std::move(session)), slot_(slot), connection_(connection) {}
+
+  void deliver(std::uint64_t, std::uint32_t fragment, std::string_view reply) override {
+    session_->deliver(slot_, fragment, reply);
+    session_->unblocked(connection_);
+  }
+
+ private:
+  boost::intrusive_ptr<ClientSession> session_;
+  std::uint64_t slot_;
+  const BackendConnection* connection_;
+};
+
+// WAIT on every shard: the fewest replicas any shard confirmed.
+class MinimumMerge final : public ReplyMerge {
+ public:
+  void add(std::uint32_t, std::string_view reply) override {
+    if (!error_.empty()) return;
+    long long value = 0;
+    auto digits = reply.substr(1, reply.size() >= 3 ? reply.size() - 3 : 0);
+    if (reply.front() != ':' ||
+        std::from_chars(digits.data(), digits.data() + digits.size(), value).ec != std::errc{}) {
+      error_ =
+          reply.front() == '-' ? std::string(reply) : "-ERR santral: unexpected reply to WAIT\r\n";
+      return;
+    }
+    minimum_ = std::min(minimum_, value);
+  }
+  void finish(std::string& out) override {
+    if (!error_.empty()) {
+      out = error_;
+      return;
+    }
+    protocol::RespWriter(out).integer(minimum_);
+  }
+
+ private:
+  long long minimum_ = std::numeric_limits<long long>::max();
+  std::string error_;
+};
+
+// What a timed-out call answers, for CLIENT UNBLOCK ... TIMEOUT.
+std::string timeout_reply(const Routed& routed) {
+  if (routed.session.state().protocol == 3) return "_\r\n";
+  bool single_value = routed.spec.name == "blmove" || routed.spec.name == "brpoplpush";
+  return single_value ? "$-1\r\n" : "*-1\r\n";
+}
+
+void lend_and_send(const Routed& routed, std::size_t shard, std::uint64_t slot,
+                   std::uint32_t fragment, std::string_view prelude, std::string timeout) {
+  auto& session = routed.session;
+  auto connection = session.worker().pool().lend(shard, session.profile());
+  session.blocked({connection, slot, std::move(timeout)});
+  if (!prelude.empty()) connection->send_silent(prelude);
+  boost::intrusive_ptr<ReplySink> sink(
+      new BlockingReply(boost::intrusive_ptr<ClientSession>(&session), slot, connection.get()));
+  connection->send(request_bytes(routed), std::move(sink), slot, fragment, /*timed=*/false);
+}
+
+// WAIT numreplicas timeout. Redis counts the replicas that have the connection's last write;
+// any command sets that mark to the shard's current offset, so a PING first makes WAIT cover
+// everything the shard had done, this client's earlier writes included (dispatch holds WAIT
+// back until they are answered).
+void route_wait(const Routed& routed) {
+  auto& session = routed.session;
+  auto shards = static_cast<std::uint32_t>(session.worker().shard_map().shard_count());
+  auto slot = session.open_slot(shards, std::make_unique<MinimumMerge>());
+  for (std::uint32_t s = 0; s < shards; ++s)
+    lend_and_send(routed, s, slot, s, "*1\r\n$4\r\nPING\r\n", ":0\r\n");
+}
+
+}  // namespace
+
+void route_blocking(const Routed& routed) {
+  if (routed.spec.key_specs.empty()) return route_wait(routed);
+  auto shard = single_shard(routed);
+  if (!shard) return;
+  auto slot = routed.session.open_slot();
+  lend_and_send(routed, *shard, slot, 0, {}, timeout_reply(routed));
+}
+
+}  // namespace santral::router

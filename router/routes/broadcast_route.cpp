@@ -1,0 +1,144 @@
+// Commands about the whole dataset: sent to every shard and merged (DBSIZE, KEYS, FLUSHDB,
+// SCRIPT LOAD, INFO...), except SCAN, which visits one shard per call.
+#include <strings.h>
+#include <algorithm>
+#include <cctype>
+#include <optional>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "protocol/errors.h"
+#include "protocol/resp_writer.h"
+#include "router/session/client_session.h"
+#include "router/commands/info_sections.h"
+#include "router/merge/merge_plan.h"
+#include "router/routes/routing.h"
+#include "router/merge/scan_cursor.h"
+#include "router/process/worker.h"
+
+namespace santral::router {
+
+using protocol::ClientError;
+using protocol::error_message;
+
+namespace {
+
+// The glob of KEYS <pattern> and SCAN ... MATCH <pattern>: it may rule shards out.
+std::optional<std::string_view> match_pattern(const Routed& routed) {
+  const auto& args = routed.request.args;
+  if (routed.spec.name == "keys") return args[1];
+  if (routed.spec.merge != protocol::Merge::Scan) return std::nullopt;
+  for (std::size_t i = 2; i + 1 < args.size(); ++i)
+    if (args[i].size() == 5 && ::strncasecmp(args[i].data(), "MATCH", 5) == 0) return args[i + 1];
+  return std::nullopt;
+}
+
+}  // namespace
+
+// The shards that can hold what the request asks about: for a pattern that pins a range, a
+// directory group or a zone, only those; otherwise every shard.
+std::vector<std::size_t> broadcast_targets(const Routed& routed) {
+  const auto& map = routed.session.worker().shard_map();
+  if (auto glob = match_pattern(routed)) return map.shards_for_pattern(*glob);
+  std::vector<std::size_t> all(map.shard_count());
+  for (std::size_t s = 0; s < all.size(); ++s) all[s] = s;
+  return all;
+}
+
+namespace {
+
+MergePlan plan_for(const Routed& routed, const std::vector<std::size_t>& shards) {
+  const auto& map = routed.session.worker().shard_map();
+  MergePlan plan;
+  plan.kind = routed.spec.merge;
+  plan.command = upper_name(routed.spec);
+  plan.protocol = routed.session.state().protocol;
+  for (std::size_t s : shards) plan.fragment_names.push_back(map.shard(s).name);
+  return plan;
+}
+
+void send_to_shards(const Routed& routed, MergePlan plan, std::string_view bytes,
+                    const std::vector<std::size_t>& shards) {
+  auto& session = routed.session;
+  auto slot =
+      session.open_slot(static_cast<std::uint32_t>(shards.size()), make_merge(std::move(plan)));
+  for (std::uint32_t f = 0; f < shards.size(); ++f)
+    session.backend(shards[f]).send(bytes, &session, slot, f);
+}
+
+// SCAN <cursor> [MATCH p] [COUNT n] [TYPE t]: the cursor names a shard and a place in it; the
+// call goes to that shard alone with that shard's own cursor. Shards a MATCH pattern rules out
+// are skipped: a cursor that moves on to one of them moves on to the next shard that can match.
+void route_scan(const Routed& routed) {
+  auto& session = routed.session;
+  const auto& map = session.worker().shard_map();
+  auto shards = static_cast<std::uint32_t>(map.shard_count());
+  auto position = decode_scan_cursor(routed.request.args[1], shards);
+  if (!position) return session.reply_error(error_message(ClientError::InvalidCursor));
+  if (position->shard_cursor == 0) {
+    auto targets = broadcast_targets(routed);
+    auto next = std::lower_bound(targets.begin(), targets.end(), position->shard);
+    if (next == targets.end()) return session.reply("*2\r\n$1\r\n0\r\n*0\r\n");  // done
+    position->shard = static_cast<std::uint32_t>(*next);
+  }
+  std::vector<std::string_view> args(routed.request.args.begin(), routed.request.args.end());
+  std::string cursor = std::to_string(position->shard_cursor);
+  args[1] = cursor;
+  std::string& bytes = session.scratch();
+  bytes.clear();
+  protocol::RespWriter(bytes).command(args);
+
+  MergePlan plan;
+  plan.kind = protocol::Merge::Scan;
+  plan.command = "SCAN";
+  plan.protocol = session.state().protocol;
+  plan.fragment_names.push_back(map.shard(position->shard).name);
+  plan.scan_shard = position->shard;
+  plan.scan_shards = shards;
+  auto slot = session.open_slot(1, make_merge(std::move(plan)));
+  session.backend(position->shard).send(bytes, &session, slot, 0);
+}
+
+// INFO [section ...]: the shards' sections merged, Santral's own section added. "santral" and
+// "shards" are Santral's sections; the shards are asked for the others.
+void route_info(const Routed& routed) {
+  auto& session = routed.session;
+  InfoRequest wanted = parse_info_request(routed.request.args);
+  std::vector<std::size_t> shards = broadcast_targets(routed);
+  MergePlan plan = plan_for(routed, shards);
+  plan.info.shards_section = wanted.shards;
+  if (wanted.santral) plan.info.local_sections = santral_info_section(session.worker());
+  plan.info.overrides.emplace_back(
+      "connected_clients", std::to_string(session.worker().shared().connected_clients.load()));
+  if (wanted.only_santral) {
+    std::string out;
+    protocol::RespWriter(out).bulk(plan.info.local_sections);
+    return session.reply(out);
+  }
+  std::vector<std::string_view> args = {"INFO"};
+  for (const auto& section : wanted.backend_sections) args.push_back(section);
+  std::string bytes;
+  protocol::RespWriter(bytes).command(args);
+  send_to_shards(routed, std::move(plan), bytes, shards);
+}
+
+}  // namespace
+
+void route_broadcast(const Routed& routed) {
+  switch (routed.spec.merge) {
+    case protocol::Merge::Scan:
+      return route_scan(routed);
+    case protocol::Merge::Info:
+      return route_info(routed);
+    default:
+      break;
+  }
+  if (routed.spec.script == protocol::ScriptArg::Body)
+    routed.session.worker().remember_script(routed.request.args[2]);  // SCRIPT LOAD <body>
+  auto shards = broadcast_targets(routed);
+  if (shards.empty()) return routed.session.reply("*0\r\n");  // the pattern can match no key
+  send_to_shards(routed, plan_for(routed, shards), request_bytes(routed), shards);
+}
+
+}  // namespace santral::router

@@ -1,0 +1,185 @@
+#include "router/routes/subscriptions.h"
+
+#include <functional>
+#include <optional>
+
+#include "protocol/resp_writer.h"
+#include "router/session/client_session.h"
+#include "router/process/worker.h"
+
+namespace santral::router {
+
+namespace {
+
+// The client's confirmations, composed when the command is handled and sent once every shard
+// has confirmed its part, so a client that sees "subscribe" can rely on getting messages.
+class ConfirmWhenDone final : public ReplyMerge {
+ public:
+  explicit ConfirmWhenDone(std::string reply) : reply_(std::move(reply)) {}
+  void add(std::uint32_t, std::string_view reply) override {
+    if (error_.empty() && !reply.empty() && (reply.front() == '-' || reply.front() == '!'))
+      error_ = reply;
+  }
+  void finish(std::string& out) override { out = error_.empty() ? reply_ : error_; }
+
+ private:
+  std::string reply_;
+  std::string error_;
+};
+
+void confirmation(std::string& out, int protocol, std::string_view kind,
+                  std::optional<std::string_view> name, int count) {
+  out += protocol == 3 ? ">3\r\n" : "*3\r\n";
+  protocol::RespWriter writer(out);
+  writer.bulk(kind);
+  if (name) {
+    writer.bulk(*name);
+  } else {
+    out += protocol == 3 ? "_\r\n" : "$-1\r\n";
+  }
+  writer.integer(count);
+}
+
+std::string command(std::string_view name, std::string_view argument) {
+  std::string out;
+  std::string_view args[] = {name, argument};
+  protocol::RespWriter(out).command(args);
+  return out;
+}
+
+struct Send {
+  std::size_t shard;
+  std::string bytes;
+};
+
+void send_all(ClientSession& session, std::string reply, std::vector<Send> sends,
+              const std::function<BackendConnection&(std::size_t)>& connection) {
+  if (sends.empty()) return session.reply(reply);
+  auto slot = session.open_slot(static_cast<std::uint32_t>(sends.size()),
+                                std::make_unique<ConfirmWhenDone>(std::move(reply)));
+  for (std::uint32_t i = 0; i < sends.size(); ++i)
+    connection(sends[i].shard).send(sends[i].bytes, &session, slot, i);
+}
+
+}  // namespace
+
+void route_subscription(const Routed& routed) {
+  auto& subscriptions = routed.session.subscriptions();
+  const auto& name = routed.spec.name;
+  if (name == "subscribe" || name == "ssubscribe") return subscriptions.subscribe(routed);
+  if (name == "unsubscribe" || name == "sunsubscribe") return subscriptions.unsubscribe(routed);
+  if (name == "psubscribe") return subscriptions.psubscribe(routed);
+  subscriptions.punsubscribe(routed);
+}
+
+BackendConnection& Subscriptions::connection(ClientSession& session, std::size_t shard) {
+  auto& connection = connections_[session.worker().shard_map().shard(shard).address.text()];
+  if (!connection) {
+    connection = session.worker().pool().subscriber(shard, session.profile());
+    connection->set_push_sink(&session);
+  }
+  return *connection;
+}
+
+void Subscriptions::subscribe(const Routed& routed) {
+  auto& session = routed.session;
+  bool sharded = routed.spec.name == "ssubscribe";
+  auto& names = sharded ? shard_channels_ : channels_;
+  std::string_view kind = sharded ? "ssubscribe" : "subscribe";
+  std::string_view backend_command = sharded ? "SSUBSCRIBE" : "SUBSCRIBE";
+  const auto& map = session.worker().shard_map();
+  std::string reply;
+  std::vector<Send> sends;
+  for (std::size_t i = 1; i < routed.request.args.size(); ++i) {
+    std::string_view channel = routed.request.args[i];
+    if (names.emplace(channel).second)
+      sends.push_back({map.shard_for_key(channel), command(backend_command, channel)});
+    confirmation(reply, session.state().protocol, kind, channel,
+                 sharded ? shard_channels() : channels() + patterns());
+  }
+  send_all(session, std::move(reply), std::move(sends),
+           [&](std::size_t shard) -> BackendConnection& { return connection(session, shard); });
+}
+
+void Subscriptions::unsubscribe(const Routed& routed) {
+  auto& session = routed.session;
+  bool sharded = routed.spec.name == "sunsubscribe";
+  auto& names = sharded ? shard_channels_ : channels_;
+  std::string_view kind = sharded ? "sunsubscribe" : "unsubscribe";
+  std::string_view backend_command = sharded ? "SUNSUBSCRIBE" : "UNSUBSCRIBE";
+  const auto& map = session.worker().shard_map();
+  std::vector<std::string> targets;
+  for (std::size_t i = 1; i < routed.request.args.size(); ++i)
+    targets.emplace_back(routed.request.args[i]);
+  if (routed.request.args.size() == 1) targets.assign(names.begin(), names.end());
+  std::string reply;
+  std::vector<Send> sends;
+  for (const auto& channel : targets) {
+    if (names.erase(channel) > 0)
+      sends.push_back({map.shard_for_key(channel), command(backend_command, channel)});
+    confirmation(reply, session.state().protocol, kind, channel,
+                 sharded ? shard_channels() : channels() + patterns());
+  }
+  if (targets.empty())
+    confirmation(reply, session.state().protocol, kind, std::nullopt,
+                 sharded ? shard_channels() : channels() + patterns());
+  send_all(session, std::move(reply), std::move(sends),
+           [&](std::size_t shard) -> BackendConnection& { return connection(session, shard); });
+}
+
+void Subscriptions::psubscribe(const Routed& routed) {
+  auto& session = routed.session;
+  std::size_t shards = session.worker().shard_map().shard_count();
+  std::string reply;
+  std::vector<Send> sends;
+  for (std::size_t i = 1; i < routed.request.args.size(); ++i) {
+    std::string_view pattern = routed.request.args[i];
+    if (patterns_.emplace(pattern).second)
+      for (std::size_t s = 0; s < shards; ++s) sends.push_back({s, command("PSUBSCRIBE", pattern)});
+    confirmation(reply, session.state().protocol, "psubscribe", pattern, channels() + patterns());
+  }
+  send_all(session, std::move(reply), std::move(sends),
+           [&](std::size_t shard) -> BackendConnection& { return connection(session, shard); });
+}
+
+void Subscriptions::punsubscribe(const Routed& routed) {
+  auto& session = routed.session;
+  std::size_t shards = session.worker().shard_map().shard_count();
+  std::vector<std::string> targets;
+  for (std::size_t i = 1; i < routed.request.args.size(); ++i)
+    targets.emplace_back(routed.request.args[i]);
+  if (routed.request.args.size() == 1) targets.assign(patterns_.begin(), patterns_.end());
+  std::string reply;
+  std::vector<Send> sends;
+  for (const auto& pattern : targets) {
+    if (patterns_.erase(pattern) > 0)
+      for (std::size_t s = 0; s < shards; ++s)
+        sends.push_back({s, command("PUNSUBSCRIBE", pattern)});
+    confirmation(reply, session.state().protocol, "punsubscribe", pattern, channels() + patterns());
+  }
+  if (targets.empty())
+    confirmation(reply, session.state().protocol, "punsubscribe", std::nullopt,
+                 channels() + patterns());
+  send_all(session, std::move(reply), std::move(sends),
+           [&](std::size_t shard) -> BackendConnection& { return connection(session, shard); });
+}
+
+// The connection speaks the protocol the client had when it subscribed; a message's elements
+// are bulk strings either way, so only its type byte tells a RESP2 array from a RESP3 push.
+void Subscriptions::message(ClientSession& session, std::size_t, std::string_view frame) {
+  char wanted = session.state().protocol == 3 ? '>' : '*';
+  if (frame.front() == wanted) return session.push(frame);
+  std::string converted(frame);
+  converted.front() = wanted;
+  session.push(converted);
+}
+
+void Subscriptions::abandon(ClientSession& session) {
+  for (auto& [address, connection] : connections_) session.worker().pool().drop(connection);
+  connections_.clear();
+  channels_.clear();
+  patterns_.clear();
+  shard_channels_.clear();
+}
+
+}  // namespace santral::router

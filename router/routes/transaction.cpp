@@ -1,0 +1,187 @@
+#include "router/routes/transaction.h"
+
+#include "protocol/errors.h"
+#include "router/session/client_session.h"
+#include "router/process/worker.h"
+
+namespace santral::router {
+
+using protocol::ClientError;
+using protocol::error_message;
+using protocol::Routing;
+
+namespace {
+
+constexpr std::string_view kMulti = "*1\r\n$5\r\nMULTI\r\n";
+constexpr std::string_view kDiscard = "*1\r\n$7\r\nDISCARD\r\n";
+
+}  // namespace
+
+void route_transaction(const Routed& routed) {
+  auto& transaction = routed.session.transaction();
+  const auto& name = routed.spec.name;
+  if (name == "multi") return transaction.multi(routed);
+  if (name == "exec") return transaction.exec(routed);
+  if (name == "discard") return transaction.discard(routed);
+  if (name == "watch") return transaction.watch(routed);
+  // UNWATCH inside MULTI is queued like any command, as in Redis.
+  if (transaction.in_multi()) return transaction.queue(routed);
+  transaction.unwatch(routed);
+}
+
+void route_queued(const Routed& routed) {
+  routed.session.transaction().queue(routed);
+}
+
+bool Transaction::pin(ClientSession& session, std::size_t shard) {
+  std::string address = session.worker().shard_map().shard(shard).address.text();
+  if (connection_) return address == address_;
+  address_ = std::move(address);
+  connection_ = session.worker().pool().lend(shard, session.profile());
+  return true;
+}
+
+void Transaction::give_back(ClientSession& session) {
+  if (connection_) session.worker().pool().give_back(std::move(connection_));
+  connection_.reset();
+}
+
+void Transaction::abandon(ClientSession& session) {
+  if (connection_) session.worker().pool().drop(connection_);
+  connection_.reset();
+  reset();
+}
+
+void Transaction::reset() {
+  in_multi_ = failed_ = multi_sent_ = false;
+  queued_ = 0;
+}
+
+void Transaction::watch(const Routed& routed) {
+  auto& session = routed.session;
+  if (in_multi_) return session.reply_error(error_message(ClientError::WatchInMulti));
+  auto shard = single_shard(routed);
+  if (!shard) return;
+  if (!pin(session, *shard)) {
+    const auto& map = session.worker().shard_map();
+    return session.reply_error(error_message(ClientError::TransactionCrossShard,
+                                             connection_->target().shard_name,
+                                             routed.request.args[1], map.shard(*shard).name));
+  }
+  auto slot = session.open_slot();
+  connection_->send(request_bytes(routed), &session, slot, 0);
+}
+
+void Transaction::unwatch(const Routed& routed) {
+  auto& session = routed.session;
+  if (!connection_) return session.reply("+OK\r\n");
+  auto slot = session.open_slot();
+  connection_->send(request_bytes(routed), &session, slot, 0);
+  give_back(session);  // clean once UNWATCH has run
+}
+
+void Transaction::multi(const Routed& routed) {
+  auto& session = routed.session;
+  if (in_multi_) return session.reply_error(error_message(ClientError::MultiNested));
+  reset();
+  in_multi_ = true;
+  if (!connection_) return session.reply("+OK\r\n");
+  multi_sent_ = true;
+  auto slot = session.open_slot();
+  connection_->send(kMulti, &session, slot, 0);
+}
+
+void Transaction::refuse(const Routed& routed, std::string_view message) {
+  failed_ = true;
+  routed.session.reply_error(message);
+}
+
+void Transaction::queue(const Routed& routed) {
+  auto& session = routed.session;
+  const auto& spec = routed.spec;
+  std::optional<std::size_t> shard;
+  switch (spec.routing) {
+    case Routing::Keyed:
+    case Routing::Split:
+      shard = single_shard(routed);
+      if (!shard) {
+        failed_ = true;  // single_shard already told the client why
+        return;
+      }
+      break;
+    case Routing::Channel:
+      shard = session.worker().shard_map().shard_for_key(routed.request.args[1]);
+      break;
+    case Routing::Any:
+      // Asks the same of every shard: the transaction's shard will do.
+      if (connection_) return send_queued(routed);
+      shard = any_shard(routed);
+      break;
+    case Routing::Stateful:
+      if (spec.stateful == protocol::StatefulKind::Blocking && !spec.key_specs.empty()) {
+        shard = single_shard(routed);  // inside MULTI a blocking command does not block
+        if (!shard) {
+          failed_ = true;
+          return;
+        }
+        break;
+      }
+      [[fallthrough]];
+    default:
+      return refuse(routed, error_message(ClientError::NotInTransaction, upper_name(spec),
+                                          "it does not run on a single shard"));
+  }
+  if (!pin(session, *shard)) {
+    const auto& map = session.worker().shard_map();
+    auto& positions = session.key_positions();
+    std::string what = positions.empty()
+                           ? upper_name(spec)
+                           : std::string(routed.request.args[positions.front()].substr(0, 64));
+    return refuse(
+        routed, error_message(ClientError::TransactionCrossShard, connection_->target().shard_name,
+                              what, map.shard(*shard).name));
+  }
+  send_queued(routed);
+}
+
+void Transaction::send_queued(const Routed& routed) {
+  if (!multi_sent_) {
+    connection_->send_silent(kMulti);
+    multi_sent_ = true;
+  }
+  ++queued_;
+  auto slot = routed.session.open_slot();
+  connection_->send(request_bytes(routed), &routed.session, slot, 0);
+}
+
+void Transaction::exec(const Routed& routed) {
+  auto& session = routed.session;
+  if (!in_multi_) return session.reply_error(error_message(ClientError::ExecWithoutMulti));
+  if (failed_) {
+    if (multi_sent_) connection_->send_silent(kDiscard);
+    session.reply_error(error_message(ClientError::ExecAbort));
+  } else if (!connection_) {
+    session.reply("*0\r\n");  // nothing was queued
+  } else {
+    auto slot = session.open_slot();
+    connection_->send(request_bytes(routed), &session, slot, 0);
+  }
+  give_back(session);  // EXEC and DISCARD leave the connection clean (no MULTI, no WATCH)
+  reset();
+}
+
+void Transaction::discard(const Routed& routed) {
+  auto& session = routed.session;
+  if (!in_multi_) return session.reply_error(error_message(ClientError::DiscardWithoutMulti));
+  if (connection_ && multi_sent_) {
+    auto slot = session.open_slot();
+    connection_->send(request_bytes(routed), &session, slot, 0);
+  } else {
+    if (connection_) connection_->send_silent("*1\r\n$7\r\nUNWATCH\r\n");
+    session.reply("+OK\r\n");
+  }
+  give_back(session);
+  reset();
+}
+
+}  // namespace santral::router

@@ -1,0 +1,59 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "router/backend/backend_connection.h"
+#include "router/routes/routing.h"
+
+namespace santral::router {
+
+class ClientSession;
+
+// One client's MULTI/EXEC. A transaction runs on one shard, on a connection lent to the
+// client from the worker's pool for the transaction's life (WATCH .. EXEC/DISCARD/UNWATCH):
+//
+//   WATCH k       -> lends a connection to k's shard, WATCH k there
+//   MULTI         -> +OK here (or MULTI there, if WATCH already chose the shard)
+//   SET k v       -> the first key chooses the shard: MULTI, then SET there (+QUEUED)
+//   INCR other    -> other's shard differs: CROSSSLOT, and the transaction is marked failed
+//   EXEC          -> EXECABORT if marked failed (DISCARD there), else EXEC there; the
+//                    connection goes back to the pool, clean
+//
+// A command that cannot run on that one shard (a broadcast, a local command) is refused when
+// it is queued, as Redis Cluster refuses cross-slot ones, and EXEC answers EXECABORT.
+class Transaction {
+ public:
+  bool in_multi() const { return in_multi_; }
+  int queued() const { return in_multi_ ? queued_ : -1; }
+  // WATCH or MULTI has a connection lent for the transaction.
+  bool holds_connection() const { return connection_ != nullptr; }
+
+  void watch(const Routed& routed);
+  void unwatch(const Routed& routed);
+  void multi(const Routed& routed);
+  void exec(const Routed& routed);
+  void discard(const Routed& routed);
+  // Any other command while inside MULTI.
+  void queue(const Routed& routed);
+  // The client left or sent RESET: a lent connection may still be inside MULTI or WATCH, so
+  // it is closed rather than reused.
+  void abandon(ClientSession& session);
+  // Answers a command that cannot be queued with `message`; EXEC will answer EXECABORT.
+  void refuse(const Routed& routed, std::string_view message);
+
+ private:
+  void send_queued(const Routed& routed);
+  bool pin(ClientSession& session, std::size_t shard);
+  void give_back(ClientSession& session);
+  void reset();
+
+  bool in_multi_ = false;
+  bool failed_ = false;      // an error while queueing: EXEC must answer EXECABORT
+  bool multi_sent_ = false;  // the shard has seen MULTI
+  int queued_ = 0;
+  std::string address_;  // the pinned shard's address, which a reload cannot renumber
+  BackendConnectionPtr connection_;
+};
+
+}  // namespace santral::router

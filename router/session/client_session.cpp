@@ -1,0 +1,494 @@
+#include "router/session/client_session.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+
+#include "protocol/errors.h"
+#include "router/plan/dispatch.h"
+#include "router/hotkeys/near_cache/near_cache.h"
+#include "router/routes/subscriptions.h"
+#include "router/routes/transaction.h"
+#include "router/process/worker.h"
+
+namespace santral::router {
+
+namespace asio = boost::asio;
+using protocol::ClientError;
+using protocol::error_message;
+
+namespace {
+
+constexpr std::size_t kInboxInitial = 2048;
+constexpr std::size_t kKeepCapacity = 64 * 1024;  // larger buffers are released when drained
+
+template <typename Buffer>
+void release_if_large(Buffer& buffer) {
+  if (buffer.capacity() > kKeepCapacity) Buffer().swap(buffer);
+}
+
+std::string endpoint_text(const asio::ip::tcp::endpoint& endpoint) {
+  auto address = endpoint.address();
+  if (address.is_v6()) return fmt::format("[{}]:{}", address.to_string(), endpoint.port());
+  return fmt::format("{}:{}", address.to_string(), endpoint.port());
+}
+
+}  // namespace
+
+ClientSession::ClientSession(Worker& worker, asio::ip::tcp::socket socket, std::uint64_t id)
+    : worker_(worker), socket_(std::move(socket)), parser_(worker.config().limits.request) {
+  state_.id = id;
+  state_.database = worker.config().backend.database;
+  boost::system::error_code ec;
+  auto remote = socket_.remote_endpoint(ec);
+  if (!ec) state_.peer = endpoint_text(remote);
+  auto local = socket_.local_endpoint(ec);
+  if (!ec) state_.local = endpoint_text(local);
+  socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+  state_.authenticated = worker.config().password.empty() && worker.config().users.empty();
+}
+
+ClientSession::~ClientSession() = default;
+
+Transaction& ClientSession::transaction() {
+  if (!transaction_) transaction_ = std::make_unique<Transaction>();
+  return *transaction_;
+}
+
+bool ClientSession::in_transaction() const {
+  return transaction_ && transaction_->in_multi();
+}
+
+Subscriptions& ClientSession::subscriptions() {
+  if (!subscriptions_) subscriptions_ = std::make_unique<Subscriptions>();
+  return *subscriptions_;
+}
+
+bool ClientSession::subscribed() const {
+  return subscriptions_ && subscriptions_->count() > 0;
+}
+
+void ClientSession::start() {
+  inbox_.resize(kInboxInitial);
+  read();
+}
+
+void ClientSession::close() {
+  if (closed_) return;
+  closed_ = true;
+  closing_ = true;
+  boost::system::error_code ignored;
+  socket_.close(ignored);
+  auto& pool = worker_.pool();
+  if (transaction_) transaction_->abandon(*this);
+  if (subscriptions_) subscriptions_->abandon(*this);
+  // A blocked connection is still inside its command on the shard: close it, never reuse it.
+  auto calls = std::move(blocked_);
+  blocked_.clear();
+  for (auto& call : calls) pool.drop(call.connection);
+  written_keys_.clear();
+  worker_.forget(*this);
+}
+
+void ClientSession::make_room() {
+  if (inbox_end_ < inbox_.size()) return;
+  if (inbox_start_ > 0) {
+    // The parser counts from the request's first byte, so the partial request may move.
+    std::copy(inbox_.begin() + static_cast<std::ptrdiff_t>(inbox_start_),
+              inbox_.begin() + static_cast<std::ptrdiff_t>(inbox_end_), inbox_.begin());
+    inbox_end_ -= inbox_start_;
+    inbox_start_ = 0;
+  } else {
+    inbox_.resize(inbox_.size() * 2);
+  }
+}
+
+void ClientSession::drain() {
+  draining_input_ = true;
+  boost::system::error_code ignored;
+  // A read in progress is cancelled; its bytes were not read yet, so nothing is lost.
+  socket_.cancel(ignored);
+  process_input();
+  if (done_draining()) close();
+}
+
+bool ClientSession::done_draining() const {
+  return draining_input_ && replies_.empty() && outbox_.empty() && !write_in_flight_ &&
+         !processing_;
+}
+
+void ClientSession::read() {
+  if (reading_ || paused_ || draining_ || closing_ || draining_input_) return;
+  make_room();
+  reading_ = true;
+  socket_.async_read_some(
+      asio::buffer(inbox_.data() + inbox_end_, inbox_.size() - inbox_end_),
+      [self = boost::intrusive_ptr<ClientSession>(this)](
+          const boost::system::error_code& ec, std::size_t bytes) { self->on_read(ec, bytes); });
+}
+
+void ClientSession::on_read(const boost::system::error_code& ec, std::size_t bytes) {
+  reading_ = false;
+  if (closed_) return;
+  if (ec == boost::asio::error::operation_aborted && draining_input_) return;
+  if (ec) {
+    close();
+    return;
+  }
+  inbox_end_ += bytes;
+  worker_.stats().client_bytes_in += bytes;
+  process_input();
+  read();
+}
+
+bool ClientSession::over_limits() const {
+  const auto& limits = worker_.config().limits;
+  return replies_.size() >= limits.max_pending_requests ||
+         outbox_.size() + writing_.size() >= limits.max_output_bytes;
+}
+
+// Parses and routes every complete request in the inbox, in order.
+void ClientSession::process_input() {
+  if (processing_) return;
+  processing_ = true;
+  while (inbox_start_ < inbox_end_ && !closing_) {
+    if (over_limits()) {
+      paused_ = true;
+      break;
+    }
+    protocol::Request request;
+    std::size_t consumed = 0;
+    std::string_view input(inbox_.data() + inbox_start_, inbox_end_ - inbox_start_);
+    auto status = parser_.parse(input, request, consumed);
+    if (status == protocol::ParseStatus::NeedMore) break;
+    if (status == protocol::ParseStatus::Error) {
+      reply_protocol_error();
+      break;
+    }
+    if (status == protocol::ParseStatus::Complete) {
+      current_ = {};
+      silent_ = state_.reply_off || state_.skip_next;
+      bool skipping = state_.skip_next;
+      state_.skip_next = false;
+      state_.last_active = std::chrono::steady_clock::now();
+      if (dispatch(*this, request) == Dispatched::AfterEarlierReplies) {
+        // Leave the request in the inbox; it is parsed again once every earlier reply is in,
+        // and a CLIENT REPLY SKIP still applies to it then.
+        state_.skip_next = skipping;
+        draining_ = true;
+        break;
+      }
+    }
+    inbox_start_ += consumed;
+  }
+  if (inbox_start_ == inbox_end_) {
+    inbox_start_ = inbox_end_ = 0;
+    if (inbox_.size() > kKeepCapacity) {
+      inbox_.resize(kInboxInitial);
+      inbox_.shrink_to_fit();
+    }
+  }
+  silent_ = false;
+  processing_ = false;
+}
+
+void ClientSession::reply_protocol_error() {
+  using protocol::ProtocolError;
+  const auto& limits = parser_.limits();
+  std::string message;
+  switch (parser_.error()) {
+    case ProtocolError::InvalidMultibulkLength:
+      message = error_message(ClientError::InvalidMultibulkLength);
+      break;
+    case ProtocolError::TooManyArguments:
+      message = error_message(ClientError::TooManyArguments, parser_.announced(), limits.max_args);
+      break;
+    case ProtocolError::InvalidBulkLength:
+      message = error_message(ClientError::InvalidBulkLength);
+      break;
+    case ProtocolError::BulkTooLarge:
+      message =
+          error_message(ClientError::BulkTooLarge, parser_.announced(), limits.max_bulk_bytes);
+      break;
+    case ProtocolError::ExpectedDollar: {
+      // Redis prints a space in place of a CR or LF here.
+      char got = parser_.unexpected_byte();
+      message = error_message(ClientError::ExpectedDollar, got == '\r' || got == '\n' ? ' ' : got);
+      break;
+    }
+    case ProtocolError::TooBigCountString:
+      message = error_message(ClientError::TooBigCountString);
+      break;
+    case ProtocolError::TooBigBulkCountString:
+      message = error_message(ClientError::TooBigBulkCountString);
+      break;
+    case ProtocolError::TooBigInline:
+      message = error_message(ClientError::TooBigInline, limits.max_inline_bytes);
+      break;
+    case ProtocolError::UnbalancedQuotes:
+    case ProtocolError::None:
+      message = error_message(ClientError::UnbalancedQuotes);
+      break;
+  }
+  spdlog::debug("client {} ({}): {}; closing the connection", state_.id, state_.peer, message);
+  silent_ = false;
+  reply_error(message);
+  close_after_replies();
+}
+
+void ClientSession::begin(const protocol::CommandSpec& command) {
+  current_ = {&command, std::chrono::steady_clock::now()};
+  read_from_.reset();
+  ++worker_.stats().commands[&command].calls;
+}
+
+void ClientSession::finished(const ReplyQueue::Request& request, bool error) {
+  if (request.command == nullptr) return;
+  auto& stats = worker_.stats().commands[request.command];
+  stats.latency.record(std::chrono::steady_clock::now() - request.start);
+  if (error) ++stats.errors;
+}
+
+void ClientSession::reply(std::string_view resp) {
+  if (silent_) return;
+  if (replies_.empty()) {
+    outbox_.append(resp);
+    finished(current_, !resp.empty() && resp.front() == '-');
+    if (answers_writes()) forget_answered_writes(true);
+  } else {
+    auto slot = replies_.open(1, nullptr, current_);
+    if (answers_writes()) attach_written(slot);
+    replies_.complete(slot, resp);
+  }
+  schedule_flush();
+}
+
+void ClientSession::reply_error(std::string_view message) {
+  std::string line;
+  line.reserve(message.size() + 3);
+  line.append("-").append(message).append("\r\n");
+  reply(line);
+}
+
+std::uint64_t ClientSession::open_slot(std::uint32_t fragments, std::unique_ptr<ReplyMerge> merge) {
+  auto slot = replies_.open(fragments, std::move(merge), current_);
+  if (silent_) replies_.silence(slot);
+  if (current_.command != nullptr && !current_.command->has(protocol::kReadonly))
+    after_last_write_ = slot + 1;
+  if (answers_writes()) attach_written(slot);
+  return slot;
+}
+
+// Whether the current request's reply tells the client its writes are done: a write's, but
+// inside MULTI only EXEC's (or DISCARD's), not QUEUED.
+bool ClientSession::answers_writes() const {
+  if (written_keys_.empty() || current_.command == nullptr ||
+      current_.command->has(protocol::kReadonly))
+    return false;
+  return !in_transaction() || current_.command->stateful == protocol::StatefulKind::Transaction;
+}
+
+void ClientSession::forget_when_answered(std::string_view key, bool all) {
+  written_keys_.push_back({WrittenKey::kNoSlot, std::string(key), all});
+}
+
+void ClientSession::attach_written(std::uint64_t slot) {
+  for (auto it = written_keys_.rbegin();
+       it != written_keys_.rend() && it->slot == WrittenKey::kNoSlot; ++it)
+    it->slot = slot;
+}
+
+// Evicts again the keys of writes whose replies have left the queue (and with `now`, those of
+// the write answered this moment), and spoils their fills in flight.
+void ClientSession::forget_answered_writes(bool now) {
+  auto& cache = worker_.near_cache();
+  while (!written_keys_.empty()) {
+    const auto& written = written_keys_.front();
+    bool answered = written.slot == WrittenKey::kNoSlot ? now : written.slot < replies_.head_id();
+    if (!answered) break;
+    if (written.all) {
+      cache.invalidate_all();
+    } else {
+      cache.invalidate(written.key);
+    }
+    written_keys_.pop_front();
+  }
+}
+
+BackendConnection& ClientSession::shared_backend(std::size_t shard) {
+  return worker_.pool().shared(shard, profile(), state_.id);
+}
+
+BackendConnection& ClientSession::backend(std::size_t shard) {
+  if (current_.command != nullptr && current_.command->has(protocol::kReadonly))
+    return worker_.pool().for_read(shard, profile(), state_.id,
+                                   read_from_.value_or(worker_.config().read_from));
+  return shared_backend(shard);
+}
+
+void ClientSession::forward(std::size_t shard, std::string_view request_bytes) {
+  auto slot = open_slot();
+  backend(shard).send(request_bytes, this, slot, 0);
+}
+
+void ClientSession::close_after_replies() {
+  closing_ = true;
+  schedule_flush();
+}
+
+void ClientSession::push(std::string_view frame) {
+  if (replies_.empty()) {
+    outbox_.append(frame);
+  } else {
+    replies_.complete(replies_.open(), frame);  // a slot with no command: not counted
+  }
+  // A subscriber that does not read its messages would otherwise grow Santral's memory
+  // without bound (Redis's client-output-buffer-limit for pubsub does the same).
+  if (outbox_.size() + writing_.size() > worker_.config().limits.max_output_bytes) {
+    spdlog::warn(
+        "client {} ({}): more than limits.max_output_bytes of pub/sub messages unread; "
+        "closing it",
+        state_.id, state_.peer);
+    return close();
+  }
+  schedule_flush();
+}
+
+void ClientSession::deliver(std::uint64_t slot, std::uint32_t fragment, std::string_view reply) {
+  if (closed_) return;
+  if (slot == BackendConnection::kPushSlot) {
+    if (subscriptions_) subscriptions_->message(*this, fragment, reply);
+    return;
+  }
+  auto left = [this](const ReplyQueue::Request& request, bool error) { finished(request, error); };
+  if (replies_.is_simple_head(slot)) {
+    outbox_.append(reply);
+    finished(replies_.head_request(),
+             !reply.empty() && (reply.front() == '-' || reply.front() == '!'));
+    replies_.pop_head();
+    replies_.drain(outbox_, left);
+  } else if (replies_.fill(slot, fragment, reply)) {
+    replies_.drain(outbox_, left);
+  }
+  // Before this client can send its next request: it must not read what it just overwrote.
+  forget_answered_writes();
+  // With nothing else outstanding no other reply can join this write, so it need not wait for
+  // the end of the loop turn.
+  if (replies_.empty() && !processing_) {
+    flush();
+  } else {
+    schedule_flush();
+  }
+  resume_if_drained();
+}
+
+void ClientSession::connection_lost(std::size_t shard) {
+  // Its subscriptions on that shard are gone; closing makes the client reconnect and
+  // subscribe again, as it would if it had been talking to that Redis itself.
+  const auto& map = worker_.shard_map();
+  spdlog::info("client {} ({}): its pub/sub connection to shard '{}' was lost; closing it",
+               state_.id, state_.peer, shard < map.shard_count() ? map.shard(shard).name : "?");
+  close();
+}
+
+void ClientSession::unblocked(const BackendConnection* connection) {
+  for (auto it = blocked_.begin(); it != blocked_.end(); ++it) {
+    if (it->connection.get() != connection) continue;
+    auto owned = std::move(it->connection);
+    blocked_.erase(it);
+    worker_.pool().give_back(std::move(owned));
+    return;
+  }
+}
+
+bool ClientSession::unblock(bool with_error) {
+  if (blocked_.empty()) return false;
+  auto calls = std::move(blocked_);
+  blocked_.clear();
+  for (auto& call : calls) {
+    // Answer first: closing the connection fails what is in flight on it, and that error must
+    // not be the answer.
+    deliver(call.slot, 0,
+            with_error ? "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n" : call.timeout_reply);
+    worker_.pool().drop(call.connection);
+  }
+  return true;
+}
+
+void ClientSession::resume_if_drained() {
+  if (draining_ && replies_.empty()) {
+    draining_ = false;
+    process_input();
+    read();
+  }
+  if (!paused_ || over_limits()) return;
+  paused_ = false;
+  process_input();
+  read();
+}
+
+void ClientSession::schedule_flush() {
+  if (flush_posted_ || write_in_flight_ || closed_) return;
+  flush_posted_ = true;
+  asio::post(socket_.get_executor(), [self = boost::intrusive_ptr<ClientSession>(this)] {
+    self->flush_posted_ = false;
+    self->flush();
+  });
+}
+
+void ClientSession::flush() {
+  if (write_in_flight_ || closed_) return;
+  if (outbox_.empty()) {
+    if ((closing_ && replies_.empty()) || done_draining()) close();
+    return;
+  }
+  worker_.stats().client_bytes_out += outbox_.size();
+  writing_.swap(outbox_);
+  write_in_flight_ = true;
+  asio::async_write(
+      socket_, asio::buffer(writing_),
+      [self = boost::intrusive_ptr<ClientSession>(this)](const boost::system::error_code& ec,
+                                                         std::size_t) { self->on_written(ec); });
+}
+
+void ClientSession::on_written(const boost::system::error_code& ec) {
+  write_in_flight_ = false;
+  writing_.clear();
+  release_if_large(writing_);
+  if (closed_) return;
+  if (ec) {
+    close();
+    return;
+  }
+  flush();
+  resume_if_drained();
+}
+
+std::string ClientSession::describe() {
+  using std::chrono::duration_cast;
+  using std::chrono::seconds;
+  auto now = std::chrono::steady_clock::now();
+  int channels = subscriptions_ ? subscriptions_->channels() : 0;
+  int patterns = subscriptions_ ? subscriptions_->patterns() : 0;
+  int shard_channels = subscriptions_ ? subscriptions_->shard_channels() : 0;
+  std::string flags;
+  if (transaction_ && transaction_->in_multi()) flags += 'x';
+  if (!blocked_.empty()) flags += 'b';
+  if (channels + patterns + shard_channels > 0) flags += 'P';
+  if (flags.empty()) flags.push_back('N');
+  return fmt::format(
+      "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} "
+      "ssub={} multi={} qbuf={} qbuf-free={} obl=0 oll={} omem={} tot-mem={} events=r cmd={} "
+      "user={} redir=-1 resp={}",
+      state_.id, state_.peer, state_.local, socket_.native_handle(), state_.name,
+      duration_cast<seconds>(now - state_.connected_at).count(),
+      duration_cast<seconds>(now - state_.last_active).count(), flags, state_.database, channels,
+      patterns, shard_channels, transaction_ ? transaction_->queued() : -1,
+      inbox_end_ - inbox_start_, inbox_.size() - (inbox_end_ - inbox_start_), replies_.size(),
+      outbox_.size() + writing_.size(),
+      inbox_.capacity() + outbox_.capacity() + writing_.capacity(), state_.last_command,
+      state_.user, state_.protocol);
+}
+
+}  // namespace santral::router

@@ -1,0 +1,171 @@
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/asio/ip/tcp.hpp>
+
+#include "config/read_from.h"
+#include "protocol/request_parser.h"
+#include "router/backend/backend_connection.h"
+#include "router/session/client_state.h"
+#include "router/session/reply_queue.h"
+#include "router/backend/reply_sink.h"
+
+namespace santral::router {
+
+class Worker;
+class Transaction;
+class Subscriptions;
+
+// One client connection: reads its requests, routes each through the command table, and
+// writes the replies back in request order. Lives on one worker thread.
+class ClientSession final : public ReplySink {
+ public:
+  ClientSession(Worker& worker, boost::asio::ip::tcp::socket socket, std::uint64_t id);
+  ~ClientSession() override;
+
+  void start();
+  // Graceful shutdown: read nothing more, answer what was read, then close.
+  void drain();
+  // Closes the connection now; replies still owed by backends are dropped when they arrive,
+  // and connections lent to this client (transaction, blocking, pub/sub) are closed.
+  void close();
+  bool closed() const { return closed_; }
+
+  // ReplySink: a backend's reply to one of this client's requests, or a pub/sub message.
+  void deliver(std::uint64_t slot, std::uint32_t fragment, std::string_view reply) override;
+  void connection_lost(std::size_t shard) override;
+
+  // --- used by the routing strategies while the current request is handled ---
+  Worker& worker() { return worker_; }
+  ClientState& state() { return state_; }
+  ConnectionProfile profile() const { return {state_.database, state_.protocol}; }
+  // Answers the current request with complete RESP bytes.
+  void reply(std::string_view resp);
+  // Whether the current request's reply is dropped (CLIENT REPLY OFF / SKIP).
+  void set_silent(bool silent) { silent_ = silent; }
+  // Answers the current request with an error (message without '-' and CRLF).
+  void reply_error(std::string_view message);
+  // Opens the reply slot of the current request; its replies arrive through deliver().
+  std::uint64_t open_slot(std::uint32_t fragments = 1, std::unique_ptr<ReplyMerge> merge = nullptr);
+  // Sends the current request's bytes to shard `shard` over this client's shared connection
+  // (a replica's, for a read-only command when read_from allows).
+  void forward(std::size_t shard, std::string_view request_bytes);
+  // The connection that carries the current request to `shard`.
+  BackendConnection& backend(std::size_t shard);
+  BackendConnection& shared_backend(std::size_t shard);
+  // The command being handled; dispatch sets it before the strategy runs.
+  void begin(const protocol::CommandSpec& command);
+  // The current request's key belongs to a namespace with its own read_from.
+  void read_from(std::optional<config::ReadFrom> read_from) { read_from_ = read_from; }
+  // After the current reply is written, close the connection (QUIT, protocol errors).
+  void close_after_replies();
+  // A blocking command of this client waiting on its own lent connection. `timeout_reply` is
+  // what CLIENT UNBLOCK ... TIMEOUT answers in its place.
+  struct BlockedCall {
+    BackendConnectionPtr connection;
+    std::uint64_t slot;
+    std::string timeout_reply;
+  };
+  void blocked(BlockedCall call) { blocked_.push_back(std::move(call)); }
+  // The blocking command on `connection` got its reply: the connection goes back to the pool.
+  void unblocked(const BackendConnection* connection);
+  // A pub/sub message (or anything else unasked for) to pass on in order.
+  void push(std::string_view frame);
+  bool idle() const { return replies_.empty(); }
+  // Every write this client sent has been answered (its later reads may use the near cache).
+  bool writes_answered() const {
+    return replies_.empty() || replies_.head_id() >= after_last_write_;
+  }
+  // Near-cache fills of this client in flight on tracking connections: a later write must
+  // wait for them, or it could overtake them on its own connection.
+  void fill_started() { ++fills_in_flight_; }
+  void fill_finished() { --fills_in_flight_; }
+  std::uint32_t fills_in_flight() const { return fills_in_flight_; }
+  // A near-cache key the current write changes (or, `all`, every key: FLUSHALL): evicted again
+  // when the write's reply reaches this client. Redis's invalidation of a fill that read the
+  // old value may still be unread on the tracking connection by then.
+  void forget_when_answered(std::string_view key, bool all = false);
+
+  Transaction& transaction();
+  bool in_transaction() const;
+  Subscriptions& subscriptions();
+  bool subscribed() const;
+
+  std::vector<std::uint32_t>& key_positions() { return key_positions_; }
+  std::string& scratch() { return scratch_; }
+
+  // CLIENT LIST / CLIENT INFO line for this client.
+  std::string describe();
+  // CLIENT UNBLOCK: ends this client's blocking commands as if they timed out (or with an
+  // error); true when it had one.
+  bool unblock(bool with_error);
+
+ private:
+  void read();
+  void on_read(const boost::system::error_code& ec, std::size_t bytes);
+  void process_input();
+  void reply_protocol_error();
+  bool over_limits() const;
+  void resume_if_drained();
+  void schedule_flush();
+  void flush();
+  void on_written(const boost::system::error_code& ec);
+  void make_room();
+  void finished(const ReplyQueue::Request& request, bool error);
+  bool done_draining() const;
+  bool answers_writes() const;
+  void attach_written(std::uint64_t slot);
+  void forget_answered_writes(bool now = false);
+
+  Worker& worker_;
+  boost::asio::ip::tcp::socket socket_;
+  ClientState state_;
+
+  std::vector<char> inbox_;
+  std::size_t inbox_start_ = 0;  // first byte of the request being parsed
+  std::size_t inbox_end_ = 0;
+  protocol::RequestParser parser_;
+
+  ReplyQueue replies_;
+  std::string outbox_;
+  std::string writing_;
+  bool write_in_flight_ = false;
+  bool flush_posted_ = false;
+  bool silent_ = false;          // the current request's reply is dropped (CLIENT REPLY OFF/SKIP)
+  ReplyQueue::Request current_;  // the command being handled, for its slot and statistics
+  std::optional<config::ReadFrom> read_from_;  // the current key's namespace's, if it says
+  std::uint64_t after_last_write_ = 0;  // the first reply slot after this client's last write
+  std::uint32_t fills_in_flight_ = 0;
+  // Keys of writes whose replies have not reached the client, by reply slot (kNoSlot: the
+  // write has not opened its slot yet, e.g. queued in MULTI until EXEC); slots ascending.
+  struct WrittenKey {
+    static constexpr std::uint64_t kNoSlot = ~std::uint64_t{0};
+    std::uint64_t slot = kNoSlot;
+    std::string key;
+    bool all = false;
+  };
+  std::deque<WrittenKey> written_keys_;
+
+  bool reading_ = false;
+  bool processing_ = false;
+  bool paused_ = false;          // backpressure: too much in flight or buffered
+  bool draining_ = false;        // a request waits for every earlier reply first (WAIT)
+  bool closing_ = false;         // no more requests; close once every reply is written
+  bool draining_input_ = false;  // shutting down: no more reads, but what was read is answered
+  bool closed_ = false;
+
+  std::unique_ptr<Transaction> transaction_;
+  std::unique_ptr<Subscriptions> subscriptions_;
+  std::vector<BlockedCall> blocked_;
+  std::vector<std::uint32_t> key_positions_;
+  std::string scratch_;
+};
+
+}  // namespace santral::router
