@@ -104,12 +104,16 @@ std::size_t ShardMap::default_shard(std::string_view key) const {
 }
 
 std::size_t ShardMap::shard_for_key(std::string_view key) const {
+  return owner(key).shard;
+}
+
+KeyOwner ShardMap::owner(std::string_view key) const {
   if (!namespaces_.empty()) {
     std::string_view shard_key, spread;
     if (const Namespace* ns = namespace_of(key, shard_key, &spread))
-      return ns->locate(shard_key, spread);
+      return {ns->locate(shard_key, spread), ns};
   }
-  return default_shard(key);
+  return {default_shard(key), nullptr};
 }
 
 Placement ShardMap::place(std::string_view key) const {
@@ -210,15 +214,13 @@ std::vector<std::size_t> ShardMap::shards_for_pattern(std::string_view glob) con
 std::optional<ReadFrom> ShardMap::read_from_of(std::string_view key) const {
   if (!any_read_from_) return std::nullopt;
   std::string_view shard_key;
-  const Namespace* ns = namespace_of(key, shard_key);
-  return ns != nullptr ? ns->read_from() : std::nullopt;
+  return read_from_of(namespace_of(key, shard_key));
 }
 
 bool ShardMap::near_cached(std::string_view key) const {
   if (!any_near_cache_) return near_cache_default_;
   std::string_view shard_key;
-  const Namespace* ns = namespace_of(key, shard_key);
-  return ns != nullptr ? ns->near_cache().value_or(near_cache_default_) : near_cache_default_;
+  return near_cached(namespace_of(key, shard_key));
 }
 
 std::string ShardMap::describe() const {

@@ -26,6 +26,13 @@ struct Placement {
   std::size_t shard = 0;
 };
 
+// The shard that owns a key and the namespace that placed it (nullptr: the default
+// placement): what a request's plan keeps per key, so the namespace list is matched once.
+struct KeyOwner {
+  std::size_t shard = 0;
+  const Namespace* ns = nullptr;
+};
+
 // Where every key lives: the shards and the placement rule, built once from a Config and
 // never changed. A new config builds a new ShardMap that replaces the old one as a whole.
 //
@@ -41,6 +48,8 @@ class ShardMap {
 
   // The index of the shard that owns `key`. No allocation.
   std::size_t shard_for_key(std::string_view key) const;
+  // The same, with the namespace that placed it.
+  KeyOwner owner(std::string_view key) const;
   // The same, and why.
   Placement place(std::string_view key) const;
   // The shards that can hold a key matching the Redis glob (KEYS, SCAN MATCH): sorted, unique,
@@ -51,9 +60,15 @@ class ShardMap {
   // Where a read-only command on `key` goes when its namespace says (read_from); nullopt: the
   // config's read_from.
   std::optional<ReadFrom> read_from_of(std::string_view key) const;
+  std::optional<ReadFrom> read_from_of(const Namespace* ns) const {
+    return ns != nullptr ? ns->read_from() : std::nullopt;
+  }
   // Whether GET on `key` may be answered by the near cache: its namespace's near_cache, or
   // the top-level near_cache.enabled.
   bool near_cached(std::string_view key) const;
+  bool near_cached(const Namespace* ns) const {
+    return ns != nullptr ? ns->near_cache().value_or(near_cache_default_) : near_cache_default_;
+  }
   // Whether any key may be (the near cache is on somewhere).
   bool near_cache_anywhere() const { return near_cache_anywhere_; }
 

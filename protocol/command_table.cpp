@@ -32,6 +32,13 @@ const std::unordered_map<std::string_view, const CommandSpec*>& index() {
 
 }  // namespace
 
+std::string upper_name(const CommandSpec& spec) {
+  std::string name(spec.name);
+  for (auto& c : name)
+    c = c == '|' ? ' ' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return name;
+}
+
 const CommandSpec* find_command(std::string_view name) {
   char buffer[kLongestName];
   std::string_view key;

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace santral::protocol {
@@ -148,6 +149,8 @@ struct CommandSpec {
 const CommandSpec* find_command(std::string_view name);
 // Case-insensitive lookup of `sub` among a container's subcommands.
 const CommandSpec* find_subcommand(const CommandSpec& container, std::string_view sub);
+// The command's name as messages show it: upper case, a subcommand after a space ("CONFIG GET").
+std::string upper_name(const CommandSpec& spec);
 // Every top-level command, sorted by name.
 std::span<const CommandSpec> all_commands();
 

@@ -2,8 +2,8 @@
 # Sets up a fresh Debian 12 machine, builds Santral and runs the whole test suite (unit tests,
 # and integration tests against real redis-server and nutcracker processes) with ctest.
 #   scripts/test.sh                      everything, normal build (build/)
-#   scripts/test.sh --sanitize=address   everything under ASan + UBSan (build-asan/)
-#   scripts/test.sh --sanitize=thread    everything under TSan (build-tsan/)
+#   scripts/test.sh --sanitize=address   everything under ASan + UBSan (build-address/)
+#   scripts/test.sh --sanitize=thread    everything under TSan (build-thread/)
 #   scripts/test.sh -L unit              one label; other arguments go to ctest
 # Under a sanitizer every process (the tests and the santral they start) writes its reports
 # to a log directory; any report fails the run, even one from a process that exited cleanly.

@@ -8,9 +8,9 @@
 
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
-#include "router/session/client_session.h"
-#include "router/process/worker.h"
 #include "router/process/fan_out.h"
+#include "router/process/worker.h"
+#include "router/session/client_session.h"
 
 namespace santral::router {
 
@@ -63,17 +63,19 @@ struct ClientFilter {
   }
 };
 
-// Answers the current request later, on this worker, once `work` has run on every worker.
+// Answers the current request later, on this worker, once `collect` has run on every worker.
+// Only `collect`'s plain data goes to the other workers; the session stays here (fan_out.h).
 template <typename T>
 void across_workers(const Routed& routed, std::function<T(Worker&)> collect,
                     std::function<std::string(std::vector<T>)> answer) {
   auto& session = routed.session;
   auto slot = session.open_slot();
   boost::intrusive_ptr<ClientSession> keep(&session);
-  gather<T>(session.worker(), std::move(collect),
-            [keep, slot, answer = std::move(answer)](std::vector<T> results) {
-              keep->deliver(slot, 0, answer(std::move(results)));
-            });
+  auto& worker = session.worker();
+  fan_out<T, Worker>(worker.io(), worker.peers(), std::move(collect),
+                     [keep, slot, answer = std::move(answer)](std::vector<T> results) {
+                       keep->deliver(slot, 0, answer(std::move(results)));
+                     });
 }
 
 }  // namespace

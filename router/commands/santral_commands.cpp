@@ -3,32 +3,31 @@
 #include <iterator>
 
 #include <fmt/format.h>
-#include <boost/asio/post.hpp>
 
 #include "protocol/resp_writer.h"
-#include "router/session/client_session.h"
 #include "router/process/control_plane.h"
+#include "router/process/fan_out.h"
 #include "router/process/worker.h"
+#include "router/session/client_session.h"
 
 namespace santral::router {
 
-// Answered once the server has reloaded: +OK with what changed, or the config error.
+// Answered once the server has reloaded: +OK with what changed, or the config error. The
+// server's thread gets only a handle; the session is touched back on this worker (fan_out.h).
 void santral_reload(const Routed& routed) {
   auto& session = routed.session;
   auto slot = session.open_slot();
   boost::intrusive_ptr<ClientSession> keep(&session);
-  auto& io = session.worker().io();
-  session.worker().shared().control->reload(
-      [keep, slot, &io](const ControlPlane::ReloadResult& result) {
+  session.worker().shared().control->reload(answer_on<ControlPlane::ReloadResult>(
+      session.worker().io(), [keep, slot](const ControlPlane::ReloadResult& result) {
         std::string message = result.message;
         for (auto& c : message)
           if (c == '\r' || c == '\n') c = ' ';
         std::string reply =
             (result.ok ? "+OK " : "-ERR santral: reload rejected, the old config keeps serving: ") +
             message + "\r\n";
-        boost::asio::post(
-            io, [keep, slot, reply = std::move(reply)] { keep->deliver(slot, 0, reply); });
-      });
+        keep->deliver(slot, 0, reply);
+      }));
 }
 
 void santral_shardmap(const Routed& routed) {

@@ -1,59 +1,25 @@
 #include "router/plan/dispatch.h"
 
-#include <algorithm>
-#include <cctype>
-#include <iterator>
-
-#include <fmt/format.h>
-
 #include "protocol/command_table.h"
-#include "protocol/errors.h"
-#include "router/session/client_session.h"
 #include "router/hotkeys/detection/hot_key_detector.h"
 #include "router/hotkeys/detection/hot_key_observer.h"
 #include "router/hotkeys/near_cache/near_cache_route.h"
 #include "router/hotkeys/salting/salt_table.h"
 #include "router/hotkeys/salting/salted_route.h"
-#include "router/routes/routing.h"
+#include "router/plan/planner.h"
 #include "router/process/worker.h"
+#include "router/routes/routing.h"
+#include "router/routes/transaction.h"
+#include "router/session/client_session.h"
 
 namespace santral::router {
 
 using protocol::ClientError;
 using protocol::CommandSpec;
-using protocol::error_message;
 using protocol::LocalHandler;
-using protocol::Routing;
 using protocol::StatefulKind;
 
 namespace {
-
-// Redis's words for an unknown command: "unknown command 'x', with args beginning with: 'a' 'b' "
-void reply_unknown(ClientSession& session, const protocol::Request& request) {
-  std::string args;
-  for (std::size_t i = 1; i < request.args.size() && args.size() < 128; ++i)
-    fmt::format_to(std::back_inserter(args), "'{}' ", request.args[i].substr(0, 128));
-  session.reply_error(
-      error_message(ClientError::UnknownCommand, std::string(request.name().substr(0, 128)), args));
-}
-
-// Commands a client may send before AUTH, as in Redis (CMD_NO_AUTH).
-bool allowed_before_auth(const CommandSpec& spec) {
-  return spec.local == LocalHandler::Auth || spec.local == LocalHandler::Hello ||
-         spec.local == LocalHandler::Quit || spec.local == LocalHandler::Reset;
-}
-
-// What a RESP2 client may send while subscribed, as in Redis.
-bool allowed_while_subscribed(const CommandSpec& spec) {
-  return spec.stateful == StatefulKind::Subscribe || spec.local == LocalHandler::Ping ||
-         spec.local == LocalHandler::Quit || spec.local == LocalHandler::Reset;
-}
-
-// Commands that end or leave a transaction, or the connection, and are not queued in it.
-bool runs_inside_multi(const CommandSpec& spec) {
-  return spec.stateful == StatefulKind::Transaction || spec.local == LocalHandler::Quit ||
-         spec.local == LocalHandler::Reset;
-}
 
 // WAIT counts the replicas that have this client's earlier writes, so those must be done;
 // RESET closes connections whose earlier replies must arrive first.
@@ -62,105 +28,83 @@ bool waits_for_earlier_replies(const CommandSpec& spec) {
          spec.local == LocalHandler::Reset;
 }
 
-void route_stateful(const Routed& routed) {
-  switch (routed.spec.stateful) {
-    case StatefulKind::Transaction:
-      return route_transaction(routed);
-    case StatefulKind::Blocking:
-      return route_blocking(routed);
-    case StatefulKind::Subscribe:
-      return route_subscription(routed);
-    case StatefulKind::None:
-      break;
+// An error found while planning. Inside MULTI it also dooms the transaction: EXEC answers
+// EXECABORT, as Redis does for a command that fails to queue.
+void answer(ClientSession& session, const Plan& plan) {
+  if (session.in_transaction() && (plan.spec == nullptr || !runs_inside_multi(*plan.spec)))
+    return session.transaction().refuse(session, plan.error);
+  session.reply_error(plan.error);
+}
+
+void answer_error(const Routed& routed) {
+  answer(routed.session, routed.plan);
+}
+
+// One route strategy per kind of plan, in RouteKind's order.
+using Route = void (*)(const Routed&);
+constexpr Route kRoutes[kRouteKinds] = {
+    answer_error,        // Answered
+    run_local,           // Local
+    route_single_shard,  // SingleShard
+    route_split,         // Split
+    route_broadcast,     // Broadcast
+    route_any,           // AnyShard
+    route_blocking,      // Blocking
+    route_transaction,   // Transaction
+    route_queued,        // Queued
+    route_subscription,  // Subscription
+    route_salted,        // Salted
+    route_near_cache,    // NearCache
+    answer_error,        // Refused
+};
+
+// What a request does besides being routed: hot-key sampling, and evicting the near-cache
+// entries of the keys it may write.
+void observe(const Routed& routed) {
+  auto& worker = routed.session.worker();
+  const auto& plan = routed.plan;
+  if (routed.spec.key_specs.empty()) {
+    if (routed.spec.has(protocol::kWrite) && worker.shard_map().near_cache_anywhere())
+      forget_all_keys(routed);  // FLUSHALL, FLUSHDB
+    return;
   }
+  if (plan.keys.empty()) return;
+  if (worker.hotkeys().due()) observe_hot_key(routed);
+  // Anything not read-only may change its keys (a script's included).
+  if (worker.shard_map().near_cache_anywhere() && !routed.spec.has(protocol::kReadonly))
+    forget_written_keys(routed);
+}
+
+bool admitted(const Plan& plan) {
+  return plan.kind != RouteKind::Answered ||
+         (plan.error_code != ClientError::WrongArity && plan.error_code != ClientError::NoAuth &&
+          plan.error_code != ClientError::SubscribedMode);
 }
 
 }  // namespace
 
 Dispatched dispatch(ClientSession& session, const protocol::Request& request) {
-  const CommandSpec* spec = protocol::find_command(request.name());
-  if (spec == nullptr) {
-    reply_unknown(session, request);
+  auto& worker = session.worker();
+  Plan& plan = session.plan();
+  build_plan(
+      PlanContext{worker.shard_map(), &worker.salts(), session.state(), session.in_transaction(),
+                  session.subscribed(), worker.config().backend.database},
+      request, plan);
+  if (plan.spec == nullptr) {  // no such command (or subcommand): not counted
+    answer(session, plan);
     return Dispatched::Done;
   }
-  // A container needs a subcommand; COMMAND also runs without one.
-  if (spec->routing == Routing::Container && request.args.size() < 2) {
-    session.reply_error(error_message(ClientError::WrongArity, spec->name));
-    return Dispatched::Done;
-  }
-  if (!spec->subcommands.empty() && request.args.size() >= 2) {
-    const CommandSpec* sub = protocol::find_subcommand(*spec, request.args[1]);
-    if (sub == nullptr) {
-      session.reply_error(error_message(ClientError::UnknownSubcommand,
-                                        std::string(request.args[1].substr(0, 128)),
-                                        upper_name(*spec)));
-      return Dispatched::Done;
-    }
-    spec = sub;
-  }
-  if (!session.idle() && waits_for_earlier_replies(*spec)) return Dispatched::AfterEarlierReplies;
-  if (session.fills_in_flight() > 0 && !spec->has(protocol::kReadonly))
+  const CommandSpec& spec = *plan.spec;
+  if (!session.idle() && waits_for_earlier_replies(spec)) return Dispatched::AfterEarlierReplies;
+  if (session.fills_in_flight() > 0 && !spec.has(protocol::kReadonly))
     return Dispatched::AfterEarlierReplies;
-  session.begin(*spec);
-  if (!spec->arity_ok(request.args.size())) {
-    session.reply_error(error_message(ClientError::WrongArity, spec->name));
-    return Dispatched::Done;
+  session.begin(spec, plan.read_from);
+  Routed routed{session, request, spec, plan};
+  if (admitted(plan)) {
+    session.state().last_command = spec.name;
+    observe(routed);
   }
-  if (!session.state().authenticated && !allowed_before_auth(*spec)) {
-    session.reply_error(error_message(ClientError::NoAuth));
-    return Dispatched::Done;
-  }
-  session.state().last_command = spec->name;
-  if (session.state().protocol == 2 && session.subscribed() && !allowed_while_subscribed(*spec)) {
-    session.reply_error(error_message(ClientError::SubscribedMode, spec->name));
-    return Dispatched::Done;
-  }
-
-  Routed routed{session, request, *spec};
-  if (!spec->key_specs.empty()) {
-    auto& worker = session.worker();
-    if (worker.hotkeys().due()) observe_hot_key(routed);
-    // Anything not read-only may change its keys (a script's included).
-    if (worker.shard_map().near_cache_anywhere() && !spec->has(protocol::kReadonly))
-      forget_written_keys(routed);
-    if (!worker.salts().empty() && route_salted(routed)) return Dispatched::Done;
-  } else if (spec->has(protocol::kWrite) && session.worker().shard_map().near_cache_anywhere()) {
-    forget_all_keys(routed);
-  }
-  if (session.in_transaction() && !runs_inside_multi(*spec)) {
-    route_queued(routed);
-    return Dispatched::Done;
-  }
-  if (session.worker().shard_map().near_cache_anywhere() && route_near_cache(routed))
-    return Dispatched::Done;
-  switch (spec->routing) {
-    case Routing::Keyed:
-      route_keyed(routed);
-      break;
-    case Routing::Split:
-      route_split(routed);
-      break;
-    case Routing::Broadcast:
-      route_broadcast(routed);
-      break;
-    case Routing::Any:
-      route_any(routed);
-      break;
-    case Routing::Channel:
-      route_channel(routed);
-      break;
-    case Routing::Local:
-      run_local(routed);
-      break;
-    case Routing::Stateful:
-      route_stateful(routed);
-      break;
-    case Routing::Refused:
-      session.reply_error(error_message(ClientError::Refused, upper_name(*spec), spec->reason));
-      break;
-    case Routing::Container:
-      break;  // COMMAND without a subcommand is `any`; other containers were handled above
-  }
+  kRoutes[static_cast<std::size_t>(plan.kind)](routed);
   return Dispatched::Done;
 }
 

@@ -1,35 +1,35 @@
-// SANTRAL EXPLAIN <command> [args ...]: how Santral would route a command, without running it,
-// in the spirit of MongoDB's explain (SINGLE_SHARD vs SHARD_MERGE).
-#include <strings.h>
+// SANTRAL EXPLAIN <command> [args ...]: the plan Santral would carry out for a command, without
+// running it, in the spirit of MongoDB's explain (SINGLE_SHARD vs SHARD_MERGE). The plan is
+// the one dispatch builds (router/plan/planner.h), so EXPLAIN cannot drift from what happens.
 #include <algorithm>
 
 #include <fmt/format.h>
 
 #include "config/shard_map.h"
 #include "protocol/command_table.h"
-#include "protocol/key_extraction.h"
 #include "protocol/resp_writer.h"
-#include "router/session/client_session.h"
 #include "router/commands/santral_commands.h"
+#include "router/hotkeys/salting/salted_layout.h"
+#include "router/hotkeys/salting/salted_route.h"
+#include "router/plan/planner.h"
 #include "router/process/worker.h"
+#include "router/session/client_session.h"
 
 namespace santral::router {
 
+using protocol::ClientError;
 using protocol::Routing;
-using protocol::StatefulKind;
 
 namespace {
 
 constexpr std::string_view kRoutingNames[] = {
     "keyed", "split", "broadcast", "any", "channel", "local", "stateful", "refused", "container"};
 
+// What EXPLAIN says of a plan: MongoDB-style kind, the shards in the order the request would
+// use them, and a note.
 struct Explanation {
-  std::string command;
-  std::string rule;
   std::string kind;
-  std::vector<std::size_t> shards;  // in the order the request would use them
-  std::vector<config::Placement> keys;
-  std::vector<std::string> key_texts;
+  std::vector<std::size_t> shards;
   std::string note;
 };
 
@@ -38,178 +38,213 @@ void add_shard(Explanation& e, std::size_t shard) {
     e.shards.push_back(shard);
 }
 
-void place_key(Explanation& e, const config::ShardMap& map, std::string_view key) {
-  e.keys.push_back(map.place(key));
-  e.key_texts.emplace_back(key);
-  add_shard(e, e.keys.back().shard);
+void add_key_shards(Explanation& e, const Plan& plan) {
+  for (const auto& key : plan.keys) {
+    if (key.salted == nullptr) {
+      add_shard(e, key.owner.shard);
+      continue;
+    }
+    for (std::size_t shard : key.salted->shards) add_shard(e, shard);
+  }
 }
 
-void place_keys(Explanation& e, const config::ShardMap& map, std::span<const std::string_view> args,
-                const std::vector<std::uint32_t>& positions) {
-  for (auto p : positions) place_key(e, map, args[p]);
+void add_every_shard(Explanation& e, const config::ShardMap& map) {
+  for (std::size_t s = 0; s < map.shard_count(); ++s) add_shard(e, s);
 }
 
-bool block_option(std::span<const std::string_view> args) {
-  for (auto arg : args)
-    if (arg.size() == 5 && ::strncasecmp(arg.data(), "BLOCK", 5) == 0) return true;
-  return false;
+Explanation explain_error(const Plan& plan) {
+  switch (plan.error_code) {
+    case ClientError::UnknownCommand:
+      return {
+          "UNKNOWN_COMMAND", {}, "Redis 7.0 has no such command; Santral answers it with an error"};
+    case ClientError::UnknownSubcommand:
+      return {"UNKNOWN_SUBCOMMAND", {}, "no such subcommand; Santral answers it with an error"};
+    case ClientError::WrongArity:
+      return {"WRONG_ARITY", {}, "wrong number of arguments: Santral answers with an error"};
+    case ClientError::NoKeysFound:
+      return {"NO_KEYS_FOUND",
+              {},
+              "the keys cannot be found in these arguments; Santral answers with an error"};
+    case ClientError::CrossShard:
+      return {"CROSSSLOT",
+              {},
+              "keys on several shards: refused; give them one hash tag to keep them together"};
+    case ClientError::SaltedCommand:
+      return {"REFUSED", {}, plan.error};
+    default:
+      return {"ERROR", {}, plan.error};
+  }
 }
 
-Explanation explain(const Routed& outer, std::span<const std::string_view> args) {
-  auto& session = outer.session;
+Explanation explain(ClientSession& session, const protocol::Request& request, const Plan& plan) {
   const auto& map = session.worker().shard_map();
+  const auto& spec = *plan.spec;
   Explanation e;
-  const protocol::CommandSpec* spec = protocol::find_command(args[0]);
-  if (spec == nullptr) {
-    e.command = std::string(args[0]);
-    e.kind = "UNKNOWN_COMMAND";
-    e.note = "Redis 7.0 has no such command; Santral answers it with an error";
-    return e;
-  }
-  if (!spec->subcommands.empty() && args.size() >= 2)
-    if (const auto* sub = protocol::find_subcommand(*spec, args[1])) spec = sub;
-  e.command = std::string(spec->name);
-  e.rule = std::string(kRoutingNames[static_cast<std::size_t>(spec->routing)]);
-  if (!spec->arity_ok(args.size())) {
-    e.kind = "WRONG_ARITY";
-    e.note = "wrong number of arguments: Santral answers with an error";
-    return e;
-  }
-  protocol::Request request{args, {}, false};
-  Routed routed{session, request, *spec};
-  std::vector<std::uint32_t> positions;
-  bool keys_found = protocol::find_keys(*spec, args, positions);
-  switch (spec->routing) {
-    case Routing::Keyed:
-    case Routing::Split:
-      if (!keys_found) {
-        e.kind = "NO_KEYS_FOUND";
-        e.note = "the keys cannot be found in these arguments; Santral answers with an error";
-        return e;
-      }
-      place_keys(e, map, args, positions);
-      if (positions.empty()) {
-        add_shard(e, 0);
-        e.note = "no key in this call: the first shard";
-      }
-      if (e.shards.size() == 1) {
-        e.kind = "SINGLE_SHARD";
-        if (spec->has(protocol::kBlocking) && block_option(args))
-          e.note = "blocks: runs on a connection lent to the client for the call";
-      } else if (spec->routing == Routing::Split) {
-        e.kind = "SHARD_SPLIT";
-        e.note = fmt::format("one {} per shard with that shard's keys, replies merged", e.command);
-      } else {
-        e.kind = "CROSSSLOT";
-        e.note = "keys on several shards: refused; give them one hash tag to keep them together";
-      }
+  switch (plan.kind) {
+    case RouteKind::Answered:
+      e = explain_error(plan);
+      add_key_shards(e, plan);
       return e;
-    case Routing::Broadcast:
+    case RouteKind::SingleShard:
+      e.kind = "SINGLE_SHARD";
+      add_shard(e, *plan.shard);
+      if (spec.routing == Routing::Channel)
+        e.note = "routed by the channel name";
+      else if (plan.keys.empty())
+        e.note = "no key in this call: the first shard";
+      return e;
+    case RouteKind::NearCache:
+      e.kind = "SINGLE_SHARD";
+      add_shard(e, *plan.shard);
+      e.note =
+          "near-cached: while the key is hot this worker answers it from memory (kept coherent "
+          "by Redis client-side caching); otherwise, or before it is cached, the shard answers";
+      return e;
+    case RouteKind::Split:
+      e.kind = "SHARD_SPLIT";
+      add_key_shards(e, plan);
+      e.note = fmt::format("one {} per shard with that shard's keys, replies merged", spec.name);
+      return e;
+    case RouteKind::Broadcast:
       e.kind = "SHARD_MERGE";
-      e.shards = broadcast_targets(routed);
-      e.note = spec->merge == protocol::Merge::Scan
+      e.shards = plan.shards;
+      e.note = spec.merge == protocol::Merge::Scan
                    ? "one shard per call, in turn; the cursor says which"
                    : "sent to these shards, replies merged";
       return e;
-    case Routing::Any:
+    case RouteKind::AnyShard:
       e.kind = "ANY_SHARD";
-      add_shard(e, any_shard(routed));
+      add_shard(e, any_shard(session));
       e.note = "every shard gives the same answer; one that is up is asked";
       return e;
-    case Routing::Channel:
-      e.kind = "SINGLE_SHARD";
-      place_key(e, map, args[1]);
-      e.note = "routed by the channel name";
-      return e;
-    case Routing::Local:
-      e.kind = "LOCAL";
-      e.note = "answered by Santral itself";
-      return e;
-    case Routing::Refused:
-      e.kind = "REFUSED";
-      e.note = std::string(spec->reason);
-      return e;
-    case Routing::Stateful:
-      break;
-    case Routing::Container:
-      e.kind = "WRONG_ARITY";
-      return e;
-  }
-  switch (spec->stateful) {
-    case StatefulKind::Transaction:
-      e.kind = "TRANSACTION";
-      if (keys_found) place_keys(e, map, args, positions);
-      e.note = "the transaction runs on one shard, on a connection lent for its life";
-      break;
-    case StatefulKind::Blocking:
-      if (spec->key_specs.empty()) {
+    case RouteKind::Blocking:
+      if (spec.key_specs.empty()) {
         e.kind = "SHARD_MERGE";
-        for (std::size_t s = 0; s < map.shard_count(); ++s) add_shard(e, s);
+        add_every_shard(e, map);
         e.note = "after the client's earlier replies, on every shard; the smallest count";
-      } else {
-        e.kind = keys_found ? "SINGLE_SHARD" : "NO_KEYS_FOUND";
-        if (keys_found) place_keys(e, map, args, positions);
-        if (e.shards.size() > 1) e.kind = "CROSSSLOT";
-        e.note = "blocks: runs on a connection lent to the client for the call";
+        return e;
       }
-      break;
-    case StatefulKind::Subscribe: {
+      if (plan.has_error()) {
+        e = explain_error(plan);
+        add_key_shards(e, plan);
+        return e;
+      }
+      e.kind = "SINGLE_SHARD";
+      add_shard(e, *plan.shard);
+      e.note = "blocks: runs on a connection lent to the client for the call";
+      return e;
+    case RouteKind::Transaction:
+      e.kind = "TRANSACTION";
+      add_key_shards(e, plan);
+      e.note = "the transaction runs on one shard, on a connection lent for its life";
+      return e;
+    case RouteKind::Queued:
+      e.kind = "QUEUED";
+      add_key_shards(e, plan);
+      e.note = plan.has_error() ? plan.error : "queued on the transaction's shard";
+      return e;
+    case RouteKind::Subscription: {
       e.kind = "PUBSUB";
-      bool patterns = e.command == "psubscribe" || e.command == "punsubscribe";
+      bool patterns = spec.name == "psubscribe" || spec.name == "punsubscribe";
       if (patterns) {
-        for (std::size_t s = 0; s < map.shard_count(); ++s) add_shard(e, s);
+        add_every_shard(e, map);
       } else {
-        for (std::size_t i = 1; i < args.size(); ++i) place_key(e, map, args[i]);
+        for (std::size_t i = 1; i < request.args.size(); ++i)
+          add_shard(e, map.owner(request.args[i]).shard);
       }
       e.note = patterns ? "patterns listen on every shard"
                         : "each channel on the shard that owns its name";
-      break;
+      return e;
     }
-    case StatefulKind::None:
-      break;
+    case RouteKind::Salted:
+      e.kind = "SALTED";
+      add_key_shards(e, plan);
+      e.note =
+          fmt::format("{} on a salted counter: {}", upper_name(spec), salted_effect(spec.name));
+      return e;
+    case RouteKind::Local:
+      e.kind = "LOCAL";
+      e.note = "answered by Santral itself";
+      return e;
+    case RouteKind::Refused:
+      e.kind = "REFUSED";
+      e.note = std::string(spec.reason);
+      return e;
   }
   return e;
+}
+
+void write_key(protocol::RespWriter& w, const config::ShardMap& map, std::string_view key,
+               const PlannedKey& planned, bool near_cached) {
+  config::Placement p = map.place(key);
+  const SaltedCounter* salted = planned.salted;
+  w.map_header(6 + (salted != nullptr ? 2 : 0) + (near_cached ? 1 : 0));
+  w.bulk("key");
+  w.bulk(key);
+  w.bulk("namespace");
+  w.bulk(p.namespace_name.empty() ? std::string_view("(default)") : p.namespace_name);
+  w.bulk("strategy");
+  w.bulk(p.strategy);
+  w.bulk("shard_key");
+  w.bulk(p.shard_key);
+  w.bulk("detail");
+  w.bulk(p.detail);
+  w.bulk("shard");
+  w.bulk(map.shard(planned.owner.shard).name);
+  if (salted != nullptr) {
+    w.bulk("salts");
+    w.integer(salted->salts);
+    w.bulk("sub_keys");
+    w.array_header(salted->sub_keys.size());
+    for (std::size_t k = 0; k < salted->sub_keys.size(); ++k)
+      w.bulk(fmt::format("{} -> {}", salted->sub_keys[k], map.shard(salted->shards[k]).name));
+  }
+  if (near_cached) {
+    w.bulk("near_cache");
+    w.bulk("yes");
+  }
 }
 
 }  // namespace
 
 void santral_explain(const Routed& routed) {
-  auto args = routed.request.args.subspan(2);
-  Explanation e = explain(routed, args);
-  const auto& map = routed.session.worker().shard_map();
+  auto& session = routed.session;
+  auto& worker = session.worker();
+  const auto& map = worker.shard_map();
+  protocol::Request request{routed.request.args.subspan(2), {}, false};
+  // As if sent outside MULTI and subscriptions, by this client.
+  Plan plan;
+  build_plan(PlanContext{map, &worker.salts(), session.state(), false, false,
+                         worker.config().backend.database},
+             request, plan);
   std::string out;
-  protocol::RespWriter w(out, routed.session.state().protocol);
-  w.map_header(6);
+  protocol::RespWriter w(out, session.state().protocol);
+  w.map_header(7);
   w.bulk("command");
-  w.bulk(e.command);
-  w.bulk("rule");
-  w.bulk(e.rule);
+  if (plan.spec == nullptr) {
+    w.bulk(request.args[0]);
+    w.bulk("rule");
+    w.bulk("");
+  } else {
+    w.bulk(plan.spec->name);
+    w.bulk("rule");
+    w.bulk(kRoutingNames[static_cast<std::size_t>(plan.spec->routing)]);
+  }
+  Explanation e = plan.spec == nullptr ? explain_error(plan) : explain(session, request, plan);
   w.bulk("kind");
   w.bulk(e.kind);
+  w.bulk("route");
+  w.bulk(route_kind_name(plan.kind));
   w.bulk("shards");
   w.array_header(e.shards.size());
   for (auto s : e.shards) w.bulk(map.shard(s).name);
   w.bulk("keys");
-  w.array_header(e.keys.size());
-  for (std::size_t i = 0; i < e.keys.size(); ++i) {
-    const auto& p = e.keys[i];
-    w.map_header(6);
-    w.bulk("key");
-    w.bulk(e.key_texts[i]);
-    w.bulk("namespace");
-    w.bulk(p.namespace_name.empty() ? std::string_view("(default)") : p.namespace_name);
-    w.bulk("strategy");
-    w.bulk(p.strategy);
-    w.bulk("shard_key");
-    w.bulk(p.shard_key);
-    w.bulk("detail");
-    w.bulk(p.detail);
-    w.bulk("shard");
-    w.bulk(map.shard(p.shard).name);
-  }
+  w.array_header(plan.keys.size());
+  for (const auto& key : plan.keys)
+    write_key(w, map, request.args[key.position], key, plan.near_cached);
   w.bulk("note");
   w.bulk(e.note);
-  routed.session.reply(out);
+  session.reply(out);
 }
 
 }  // namespace santral::router

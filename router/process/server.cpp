@@ -13,6 +13,7 @@
 #include "router/admin/admin_server.h"
 #include "router/hotkeys/detection/hot_key_report.h"
 #include "router/hotkeys/salting/salting_change.h"
+#include "router/process/fan_out.h"
 #include "santral/version.h"
 
 namespace santral::router {
@@ -269,10 +270,9 @@ ControlPlane::ReloadResult Server::reload_now(std::string_view why) {
   auto version = topology_->version + 1;
   auto topology = config::make_topology(std::move(next), version);
   auto change = config::compare_placement(*topology_->map, *topology->map);
-  for (auto& worker : workers_) {
-    Worker* w = worker.get();
-    asio::post(w->io(), [w, topology] { w->apply(topology); });
-  }
+  std::vector<Worker*> workers;
+  for (auto& worker : workers_) workers.push_back(worker.get());
+  post_to_each<Worker>(workers, [topology](Worker& worker) { worker.apply(topology); });
   topology_ = topology;
   shared_.topology_version = version;
   spdlog::set_level(spdlog::level::from_str(topology_->config->log_level));

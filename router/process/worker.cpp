@@ -3,11 +3,12 @@
 #include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
 
-#include "router/session/client_session.h"
 #include "router/hotkeys/detection/hot_key_detector.h"
 #include "router/hotkeys/near_cache/near_cache.h"
-#include "router/hotkeys/salting/salt_table.h"
 #include "router/hotkeys/near_cache/tracking_connections.h"
+#include "router/hotkeys/salting/salt_table.h"
+#include "router/process/fan_out.h"
+#include "router/session/client_session.h"
 
 namespace santral::router {
 
@@ -128,12 +129,12 @@ void Worker::for_each_session(const std::function<void(ClientSession&)>& visit) 
 void Worker::remember_script(std::string_view body) {
   if (scripts_.knows(ScriptCache::sha1_hex(body))) return;
   std::string sha = scripts_.remember(body);
-  for (Worker* peer : peers_) {
-    if (peer == this) continue;
-    asio::post(peer->io(), [peer, sha, text = std::string(body)]() mutable {
-      peer->scripts().remember(std::move(sha), std::move(text));
-    });
-  }
+  std::vector<Worker*> others;
+  for (Worker* peer : peers_)
+    if (peer != this) others.push_back(peer);
+  post_to_each<Worker>(others, [sha, text = std::string(body)](Worker& peer) {
+    peer.scripts().remember(sha, text);
+  });
 }
 
 void Worker::refresh_salts() {

@@ -7,9 +7,9 @@
 #include <limits>
 
 #include "protocol/resp_writer.h"
-#include "router/session/client_session.h"
-#include "router/routes/routing.h"
 #include "router/process/worker.h"
+#include "router/routes/routing.h"
+#include "router/session/client_session.h"
 
 namespace santral::router {
 
@@ -94,10 +94,9 @@ void route_wait(const Routed& routed) {
 
 void route_blocking(const Routed& routed) {
   if (routed.spec.key_specs.empty()) return route_wait(routed);
-  auto shard = single_shard(routed);
-  if (!shard) return;
+  if (routed.plan.has_error()) return routed.session.reply_error(routed.plan.error);
   auto slot = routed.session.open_slot();
-  lend_and_send(routed, *shard, slot, 0, {}, timeout_reply(routed));
+  lend_and_send(routed, *routed.plan.shard, slot, 0, {}, timeout_reply(routed));
 }
 
 }  // namespace santral::router

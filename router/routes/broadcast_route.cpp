@@ -10,41 +10,17 @@
 
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
-#include "router/session/client_session.h"
 #include "router/commands/info_sections.h"
 #include "router/merge/merge_plan.h"
-#include "router/routes/routing.h"
 #include "router/merge/scan_cursor.h"
 #include "router/process/worker.h"
+#include "router/routes/routing.h"
+#include "router/session/client_session.h"
 
 namespace santral::router {
 
 using protocol::ClientError;
 using protocol::error_message;
-
-namespace {
-
-// The glob of KEYS <pattern> and SCAN ... MATCH <pattern>: it may rule shards out.
-std::optional<std::string_view> match_pattern(const Routed& routed) {
-  const auto& args = routed.request.args;
-  if (routed.spec.name == "keys") return args[1];
-  if (routed.spec.merge != protocol::Merge::Scan) return std::nullopt;
-  for (std::size_t i = 2; i + 1 < args.size(); ++i)
-    if (args[i].size() == 5 && ::strncasecmp(args[i].data(), "MATCH", 5) == 0) return args[i + 1];
-  return std::nullopt;
-}
-
-}  // namespace
-
-// The shards that can hold what the request asks about: for a pattern that pins a range, a
-// directory group or a zone, only those; otherwise every shard.
-std::vector<std::size_t> broadcast_targets(const Routed& routed) {
-  const auto& map = routed.session.worker().shard_map();
-  if (auto glob = match_pattern(routed)) return map.shards_for_pattern(*glob);
-  std::vector<std::size_t> all(map.shard_count());
-  for (std::size_t s = 0; s < all.size(); ++s) all[s] = s;
-  return all;
-}
 
 namespace {
 
@@ -77,7 +53,7 @@ void route_scan(const Routed& routed) {
   auto position = decode_scan_cursor(routed.request.args[1], shards);
   if (!position) return session.reply_error(error_message(ClientError::InvalidCursor));
   if (position->shard_cursor == 0) {
-    auto targets = broadcast_targets(routed);
+    const auto& targets = routed.plan.shards;
     auto next = std::lower_bound(targets.begin(), targets.end(), position->shard);
     if (next == targets.end()) return session.reply("*2\r\n$1\r\n0\r\n*0\r\n");  // done
     position->shard = static_cast<std::uint32_t>(*next);
@@ -105,7 +81,7 @@ void route_scan(const Routed& routed) {
 void route_info(const Routed& routed) {
   auto& session = routed.session;
   InfoRequest wanted = parse_info_request(routed.request.args);
-  std::vector<std::size_t> shards = broadcast_targets(routed);
+  const std::vector<std::size_t>& shards = routed.plan.shards;
   MergePlan plan = plan_for(routed, shards);
   plan.info.shards_section = wanted.shards;
   if (wanted.santral) plan.info.local_sections = santral_info_section(session.worker());
@@ -136,7 +112,7 @@ void route_broadcast(const Routed& routed) {
   }
   if (routed.spec.script == protocol::ScriptArg::Body)
     routed.session.worker().remember_script(routed.request.args[2]);  // SCRIPT LOAD <body>
-  auto shards = broadcast_targets(routed);
+  const auto& shards = routed.plan.shards;
   if (shards.empty()) return routed.session.reply("*0\r\n");  // the pattern can match no key
   send_to_shards(routed, plan_for(routed, shards), request_bytes(routed), shards);
 }

@@ -1,14 +1,13 @@
 #include "router/routes/transaction.h"
 
 #include "protocol/errors.h"
-#include "router/session/client_session.h"
 #include "router/process/worker.h"
+#include "router/session/client_session.h"
 
 namespace santral::router {
 
 using protocol::ClientError;
 using protocol::error_message;
-using protocol::Routing;
 
 namespace {
 
@@ -60,13 +59,13 @@ void Transaction::reset() {
 void Transaction::watch(const Routed& routed) {
   auto& session = routed.session;
   if (in_multi_) return session.reply_error(error_message(ClientError::WatchInMulti));
-  auto shard = single_shard(routed);
-  if (!shard) return;
-  if (!pin(session, *shard)) {
+  if (routed.plan.has_error()) return session.reply_error(routed.plan.error);
+  std::size_t shard = *routed.plan.shard;
+  if (!pin(session, shard)) {
     const auto& map = session.worker().shard_map();
     return session.reply_error(error_message(ClientError::TransactionCrossShard,
                                              connection_->target().shard_name,
-                                             routed.request.args[1], map.shard(*shard).name));
+                                             routed.request.args[1], map.shard(shard).name));
   }
   auto slot = session.open_slot();
   connection_->send(request_bytes(routed), &session, slot, 0);
@@ -91,55 +90,33 @@ void Transaction::multi(const Routed& routed) {
   connection_->send(kMulti, &session, slot, 0);
 }
 
-void Transaction::refuse(const Routed& routed, std::string_view message) {
+void Transaction::refuse(ClientSession& session, std::string_view message) {
   failed_ = true;
-  routed.session.reply_error(message);
+  session.reply_error(message);
 }
 
+// The plan says where a queued command runs: its keys' shard, any shard (the transaction's,
+// once it has one), or nowhere, with the reason.
 void Transaction::queue(const Routed& routed) {
   auto& session = routed.session;
-  const auto& spec = routed.spec;
-  std::optional<std::size_t> shard;
-  switch (spec.routing) {
-    case Routing::Keyed:
-    case Routing::Split:
-      shard = single_shard(routed);
-      if (!shard) {
-        failed_ = true;  // single_shard already told the client why
-        return;
-      }
-      break;
-    case Routing::Channel:
-      shard = session.worker().shard_map().shard_for_key(routed.request.args[1]);
-      break;
-    case Routing::Any:
-      // Asks the same of every shard: the transaction's shard will do.
-      if (connection_) return send_queued(routed);
-      shard = any_shard(routed);
-      break;
-    case Routing::Stateful:
-      if (spec.stateful == protocol::StatefulKind::Blocking && !spec.key_specs.empty()) {
-        shard = single_shard(routed);  // inside MULTI a blocking command does not block
-        if (!shard) {
-          failed_ = true;
-          return;
-        }
-        break;
-      }
-      [[fallthrough]];
-    default:
-      return refuse(routed, error_message(ClientError::NotInTransaction, upper_name(spec),
-                                          "it does not run on a single shard"));
+  const auto& plan = routed.plan;
+  if (plan.has_error()) return refuse(session, plan.error);
+  std::size_t shard = 0;
+  if (plan.any_shard) {
+    if (connection_) return send_queued(routed);
+    shard = any_shard(session);
+  } else {
+    shard = *plan.shard;
   }
-  if (!pin(session, *shard)) {
+  if (!pin(session, shard)) {
     const auto& map = session.worker().shard_map();
-    auto& positions = session.key_positions();
-    std::string what = positions.empty()
-                           ? upper_name(spec)
-                           : std::string(routed.request.args[positions.front()].substr(0, 64));
+    std::string what =
+        plan.keys.empty()
+            ? upper_name(routed.spec)
+            : std::string(routed.request.args[plan.keys.front().position].substr(0, 64));
     return refuse(
-        routed, error_message(ClientError::TransactionCrossShard, connection_->target().shard_name,
-                              what, map.shard(*shard).name));
+        session, error_message(ClientError::TransactionCrossShard, connection_->target().shard_name,
+                               what, map.shard(shard).name));
   }
   send_queued(routed);
 }

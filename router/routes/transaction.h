@@ -40,7 +40,7 @@ class Transaction {
   // it is closed rather than reused.
   void abandon(ClientSession& session);
   // Answers a command that cannot be queued with `message`; EXEC will answer EXECABORT.
-  void refuse(const Routed& routed, std::string_view message);
+  void refuse(ClientSession& session, std::string_view message);
 
  private:
   void send_queued(const Routed& routed);

@@ -6,11 +6,11 @@
 #include <boost/asio/write.hpp>
 
 #include "protocol/errors.h"
-#include "router/plan/dispatch.h"
 #include "router/hotkeys/near_cache/near_cache.h"
+#include "router/plan/dispatch.h"
+#include "router/process/worker.h"
 #include "router/routes/subscriptions.h"
 #include "router/routes/transaction.h"
-#include "router/process/worker.h"
 
 namespace santral::router {
 
@@ -237,9 +237,10 @@ void ClientSession::reply_protocol_error() {
   close_after_replies();
 }
 
-void ClientSession::begin(const protocol::CommandSpec& command) {
+void ClientSession::begin(const protocol::CommandSpec& command,
+                          std::optional<config::ReadFrom> read_from) {
   current_ = {&command, std::chrono::steady_clock::now()};
-  read_from_.reset();
+  read_from_ = read_from;
   ++worker_.stats().commands[&command].calls;
 }
 

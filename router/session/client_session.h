@@ -13,9 +13,10 @@
 #include "config/read_from.h"
 #include "protocol/request_parser.h"
 #include "router/backend/backend_connection.h"
+#include "router/backend/reply_sink.h"
+#include "router/plan/plan.h"
 #include "router/session/client_state.h"
 #include "router/session/reply_queue.h"
-#include "router/backend/reply_sink.h"
 
 namespace santral::router {
 
@@ -61,9 +62,8 @@ class ClientSession final : public ReplySink {
   BackendConnection& backend(std::size_t shard);
   BackendConnection& shared_backend(std::size_t shard);
   // The command being handled; dispatch sets it before the strategy runs.
-  void begin(const protocol::CommandSpec& command);
-  // The current request's key belongs to a namespace with its own read_from.
-  void read_from(std::optional<config::ReadFrom> read_from) { read_from_ = read_from; }
+  // `read_from`: the plan's, when the request's key has a namespace with its own.
+  void begin(const protocol::CommandSpec& command, std::optional<config::ReadFrom> read_from);
   // After the current reply is written, close the connection (QUIT, protocol errors).
   void close_after_replies();
   // A blocking command of this client waiting on its own lent connection. `timeout_reply` is
@@ -98,7 +98,8 @@ class ClientSession final : public ReplySink {
   Subscriptions& subscriptions();
   bool subscribed() const;
 
-  std::vector<std::uint32_t>& key_positions() { return key_positions_; }
+  // The plan of the request being dispatched (rebuilt for each; its buffers are kept).
+  Plan& plan() { return plan_; }
   std::string& scratch() { return scratch_; }
 
   // CLIENT LIST / CLIENT INFO line for this client.
@@ -164,7 +165,7 @@ class ClientSession final : public ReplySink {
   std::unique_ptr<Transaction> transaction_;
   std::unique_ptr<Subscriptions> subscriptions_;
   std::vector<BlockedCall> blocked_;
-  std::vector<std::uint32_t> key_positions_;
+  Plan plan_;
   std::string scratch_;
 };
 

@@ -210,3 +210,21 @@ TEST_CASE("SIGTERM with idle clients connected exits 0") {
   REQUIRE(WIFEXITED(status));  // an idle session closing at once used to end in std::terminate
   CHECK(WEXITSTATUS(status) == 0);
 }
+
+// The keys of a request were kept in a buffer shared between requests: inside MULTI, a
+// PUBLISH refused for its channel's shard named the key of the EVAL before it (read from
+// beyond PUBLISH's own arguments). Each request's plan now holds its own keys.
+TEST_CASE("a queued command refused for its shard names its own key, not an earlier one's") {
+  Cluster cluster(2, "workers: 1\n");
+  std::string key = cluster.key_on(0, "evalkey");
+  std::string channel = cluster.key_on(1, "channel");
+  auto client = cluster.client();
+  REQUIRE(client.command({"MULTI"}).is_ok());
+  REQUIRE(client.command({"EVAL", "return 1", "1", key}).str == "QUEUED");
+  auto refused = client.command({"PUBLISH", channel, "m"});
+  INFO(refused.str);
+  REQUIRE(refused.is_error());
+  CHECK(refused.str.find("'" + channel + "' is on shard 'shard1'") != std::string::npos);
+  CHECK(refused.str.find(key) == std::string::npos);
+  CHECK(client.command({"EXEC"}).str.rfind("EXECABORT", 0) == 0);
+}

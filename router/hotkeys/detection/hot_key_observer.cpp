@@ -1,24 +1,21 @@
 #include "router/hotkeys/detection/hot_key_observer.h"
 
-#include "protocol/key_extraction.h"
-#include "router/session/client_session.h"
 #include "router/hotkeys/detection/hot_key_detector.h"
 #include "router/hotkeys/salting/salted_route.h"
 #include "router/process/worker.h"
+#include "router/session/client_session.h"
 
 namespace santral::router {
 
 void observe_hot_key(const Routed& routed) {
-  auto& positions = routed.session.key_positions();
-  if (!protocol::find_keys(routed.spec, routed.request.args, positions) || positions.empty())
-    return;
+  if (routed.plan.keys.empty()) return;
   auto& worker = routed.session.worker();
   // Automatic salting folds back in the default database only: a counter used in another one
   // is never a candidate.
   bool counter = counter_command(routed.spec.name) &&
                  routed.session.state().database == worker.config().backend.database;
-  worker.hotkeys().record(routed.request.args[positions.front()], routed.spec.has(protocol::kWrite),
-                          counter);
+  worker.hotkeys().record(routed.request.args[routed.plan.keys.front().position],
+                          routed.spec.has(protocol::kWrite), counter);
 }
 
 }  // namespace santral::router

@@ -1,11 +1,8 @@
 #include "router/hotkeys/detection/hot_key_report.h"
 
-#include <memory>
-
-#include <boost/asio/post.hpp>
-
 #include "router/hotkeys/near_cache/near_cache.h"
 #include "router/hotkeys/salting/salt_table.h"
+#include "router/process/fan_out.h"
 #include "router/process/worker.h"
 
 namespace santral::router {
@@ -30,21 +27,13 @@ std::vector<HotKeyRate> worker_rates(Worker& worker) {
 
 void collect_hot_keys(const std::vector<Worker*>& workers, boost::asio::io_context& home,
                       std::function<void(std::vector<HotKeyRate>)> done) {
-  struct Pending {
-    std::vector<HotKeyRate> total;
-    std::size_t left;
-    std::function<void(std::vector<HotKeyRate>)> done;
-  };
-  auto pending = std::make_shared<Pending>(Pending{{}, workers.size(), std::move(done)});
-  if (workers.empty()) return boost::asio::post(home, [pending] { pending->done({}); });
-  for (Worker* worker : workers) {
-    boost::asio::post(worker->io(), [worker, pending, &home] {
-      boost::asio::post(home, [pending, rates = worker_rates(*worker)]() mutable {
-        merge_rates(pending->total, std::move(rates));
-        if (--pending->left == 0) pending->done(std::move(pending->total));
+  fan_out<std::vector<HotKeyRate>, Worker>(
+      home, workers, worker_rates,
+      [done = std::move(done)](std::vector<std::vector<HotKeyRate>> per_worker) {
+        std::vector<HotKeyRate> total;
+        for (auto& rates : per_worker) merge_rates(total, std::move(rates));
+        done(std::move(total));
       });
-    });
-  }
 }
 
 }  // namespace santral::router

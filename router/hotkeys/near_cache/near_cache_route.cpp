@@ -4,21 +4,15 @@
 #include <chrono>
 #include <string>
 
-#include "protocol/key_extraction.h"
 #include "protocol/resp_writer.h"
-#include "router/session/client_session.h"
 #include "router/hotkeys/near_cache/near_cache.h"
 #include "router/hotkeys/near_cache/tracking_connections.h"
 #include "router/process/worker.h"
+#include "router/session/client_session.h"
 
 namespace santral::router {
 
 namespace {
-
-const protocol::CommandSpec* get_command() {
-  static const protocol::CommandSpec* const get = protocol::find_command("get");
-  return get;
-}
 
 using Clock = NearCache::Clock;
 
@@ -74,17 +68,16 @@ std::string pttl_request(std::string_view key) {
 
 }  // namespace
 
-bool route_near_cache(const Routed& routed) {
+namespace {
+
+// From memory, or filled on the tracking connection; false: the usual way.
+bool answer_near(const Routed& routed) {
   auto& session = routed.session;
   auto& worker = session.worker();
-  const auto& map = worker.shard_map();
-  if (&routed.spec != get_command() || routed.request.args.size() != 2) return false;
   std::string_view key = routed.request.args[1];
-  // Only the clients' default database is cached; a write of this client still in flight
-  // elsewhere must be seen by its later reads, which therefore go the usual way.
-  if (session.state().database != worker.config().backend.database || !map.near_cached(key) ||
-      !session.writes_answered())
-    return false;
+  // A write of this client still in flight elsewhere must be seen by its later reads, which
+  // therefore go the usual way.
+  if (!session.writes_answered()) return false;
   auto& cache = worker.near_cache();
   auto now = Clock::now();
   if (const std::string* reply = cache.find(key, now)) {
@@ -93,7 +86,7 @@ bool route_near_cache(const Routed& routed) {
     return true;
   }
   if (!cache.admitted(key)) return false;
-  std::size_t shard = map.shard_for_key(key);
+  std::size_t shard = *routed.plan.shard;
   BackendConnection* tracking = worker.tracking().ready(shard);
   if (tracking == nullptr) return false;
   std::uint64_t seq = cache.begin_fill(key);
@@ -105,13 +98,17 @@ bool route_near_cache(const Routed& routed) {
   return true;
 }
 
+}  // namespace
+
+void route_near_cache(const Routed& routed) {
+  if (!answer_near(routed)) route_single_shard(routed);
+}
+
 void forget_written_keys(const Routed& routed) {
   auto& session = routed.session;
   auto& cache = session.worker().near_cache();
-  auto& positions = session.key_positions();
-  if (!protocol::find_keys(routed.spec, routed.request.args, positions)) return;
-  for (std::uint32_t position : positions) {
-    std::string_view key = routed.request.args[position];
+  for (const auto& planned : routed.plan.keys) {
+    std::string_view key = routed.request.args[planned.position];
     if (!cache.may_hold(key)) continue;
     cache.invalidate(key);
     session.forget_when_answered(key);

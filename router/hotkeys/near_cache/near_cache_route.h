@@ -4,11 +4,12 @@
 
 namespace santral::router {
 
-// GET on a key its namespace lets the near cache serve: answered from this worker's cache
-// (a hit), or, for a hot key not cached yet, sent on the shard's tracking connection so that
-// its reply fills the cache. False: route it as usual (cold key, another database, a write of
-// this client still unanswered, tracking connection down).
-bool route_near_cache(const Routed& routed);
+// GET on a key its namespace lets the near cache serve (the plan says so; only the clients'
+// default database): answered from this worker's cache (a hit), or, for a hot key not cached
+// yet, sent on the shard's tracking connection so that its reply fills the cache. Otherwise
+// (cold key, a write of this client still unanswered, tracking connection down) it goes to the
+// key's shard as usual.
+void route_near_cache(const Routed& routed);
 
 // A write routed through Santral: its keys leave this worker's near cache at once, and fills
 // of them in flight are not stored (Redis's invalidation reaches the other workers). Again

@@ -1,11 +1,9 @@
 #include "router/hotkeys/salting/salt_fence.h"
 
-#include <memory>
 #include <utility>
 
-#include <boost/asio/post.hpp>
-
 #include "router/backend/reply_sink.h"
+#include "router/process/fan_out.h"
 #include "router/process/worker.h"
 
 namespace santral::router {
@@ -47,23 +45,13 @@ void fence_one(Worker& worker, const std::vector<std::size_t>& shards, std::func
 
 void fence_salting(Worker& origin, const std::vector<std::size_t>& shards,
                    std::function<void()> done) {
-  struct Pending {
-    std::size_t left;
-    std::function<void()> done;
-  };
-  const auto& peers = origin.peers();
-  auto pending = std::make_shared<Pending>(Pending{peers.size(), std::move(done)});
-  auto& home = origin.io();
-  if (peers.empty()) return boost::asio::post(home, [pending] { pending->done(); });
-  for (Worker* peer : peers) {
-    boost::asio::post(peer->io(), [peer, shards, pending, &home] {
-      fence_one(*peer, shards, [pending, &home] {
-        boost::asio::post(home, [pending] {
-          if (--pending->left == 0) pending->done();
-        });
-      });
-    });
-  }
+  struct Fenced {};
+  fan_out_async<Fenced, Worker>(
+      origin.io(), origin.peers(),
+      [shards](Worker& peer, FanOutAnswer<Fenced> answer) {
+        fence_one(peer, shards, [answer = std::move(answer)] { answer(Fenced{}); });
+      },
+      [done = std::move(done)](const std::vector<Fenced>&) { done(); });
 }
 
 }  // namespace santral::router

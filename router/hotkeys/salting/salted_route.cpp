@@ -26,12 +26,12 @@
 #include "protocol/reply_encoder.h"
 #include "protocol/reply_value.h"
 #include "protocol/resp_writer.h"
-#include "router/session/client_session.h"
 #include "router/hotkeys/salting/counter_sum.h"
 #include "router/hotkeys/salting/salt_table.h"
 #include "router/merge/reply_merge.h"
-#include "router/routes/transaction.h"
 #include "router/process/worker.h"
+#include "router/routes/transaction.h"
+#include "router/session/client_session.h"
 
 namespace santral::router {
 
@@ -133,10 +133,11 @@ class SaltedCall {
 // for a key that is not salted).
 struct SaltedRequest {
   const Routed& routed;
-  std::span<const std::uint32_t> positions;
-  std::span<const SaltedCounter* const> counters;
+  std::span<const PlannedKey> keys;  // the plan's, each with its counter (nullptr: not salted)
 
-  std::string_view key(std::size_t i) const { return routed.request.args[positions[i]]; }
+  std::string_view key(std::size_t i) const { return routed.request.args[keys[i].position]; }
+  // The first key's counter: single-key commands name only that one.
+  const SaltedCounter& counter() const { return *keys[0].salted; }
 };
 
 // Writes a counter's sum as GET answers it; false after writing an error instead.
@@ -175,12 +176,12 @@ CounterSum::Status add_parts(const Replies& replies, std::size_t first, std::siz
 // sub-key chosen at random takes the write. `read` is the command that reads a sub-key's
 // value (GET, or HGET with the field), for an exact reply.
 void increment_with(const SaltedRequest& r, std::vector<std::string_view> read, bool as_float) {
-  const SaltedCounter& counter = *r.counters[0];
+  const SaltedCounter& counter = r.counter();
   auto& worker = r.routed.session.worker();
   std::uint32_t pick = worker.salts().pick(counter.salts);
   SaltedCall call(r.routed);
   std::vector<std::string_view> args(r.routed.request.args.begin(), r.routed.request.args.end());
-  args[r.positions[0]] = counter.sub_keys[pick];
+  args[r.keys[0].position] = counter.sub_keys[pick];
   call.add(counter.shards[pick], std::move(args));
   // Fragment order: the written sub-key, then (exact) every other one.
   std::vector<std::string> names{counter.sub_keys[pick]};
@@ -230,7 +231,7 @@ void write_any(const Replies& replies, std::string& out) {
 
 // Sends `read` (its key replaced) to every sub-key of the request's counter.
 SaltedCall read_every_sub_key(const SaltedRequest& r, std::vector<std::string_view> read) {
-  const SaltedCounter& counter = *r.counters[0];
+  const SaltedCounter& counter = r.counter();
   SaltedCall call(r.routed);
   for (std::uint32_t k = 0; k < counter.salts; ++k) {
     read[1] = counter.sub_keys[k];
@@ -242,7 +243,7 @@ SaltedCall read_every_sub_key(const SaltedRequest& r, std::vector<std::string_vi
 // GET, and HGET on a salted hash: the sum of every sub-key's value (of the field).
 void sum_of(const SaltedRequest& r, std::vector<std::string_view> read) {
   read_every_sub_key(r, std::move(read))
-      .run([names = r.counters[0]->sub_keys](const Replies& replies, std::string& out) {
+      .run([names = r.counter().sub_keys](const Replies& replies, std::string& out) {
         if (replies.error(out)) return;
         CounterSum sum;
         std::string bad;
@@ -262,7 +263,7 @@ void hash_get(const SaltedRequest& r) {
 // STRLEN: the length of the sum as GET writes it; 0 when every sub-key is missing.
 void strlen_of_sum(const SaltedRequest& r) {
   read_every_sub_key(r, {"GET", ""})
-      .run([names = r.counters[0]->sub_keys](const Replies& replies, std::string& out) {
+      .run([names = r.counter().sub_keys](const Replies& replies, std::string& out) {
         if (replies.error(out)) return;
         CounterSum sum;
         std::string bad;
@@ -310,7 +311,7 @@ struct FieldSums {
 // HGETALL on a salted hash: every field of any sub-key, with its values added up.
 void hash_get_all(const SaltedRequest& r) {
   read_every_sub_key(r, {"HGETALL", ""})
-      .run([names = r.counters[0]->sub_keys](const Replies& replies, std::string& out) {
+      .run([names = r.counter().sub_keys](const Replies& replies, std::string& out) {
         if (replies.error(out)) return;
         FieldSums all;
         for (std::size_t k = 0; k < replies.values.size(); ++k) {
@@ -372,12 +373,11 @@ struct KeyFragments {
 std::vector<KeyFragments> per_key(const SaltedRequest& r, SaltedCall& call,
                                   std::string_view command) {
   std::vector<KeyFragments> keys;
-  for (std::size_t i = 0; i < r.positions.size(); ++i) {
-    const SaltedCounter* counter = r.counters[i];
+  for (std::size_t i = 0; i < r.keys.size(); ++i) {
+    const SaltedCounter* counter = r.keys[i].salted;
     KeyFragments entry{call.size(), 0, {}, counter != nullptr};
     if (counter == nullptr) {
-      const auto& map = r.routed.session.worker().shard_map();
-      call.add(map.shard_for_key(r.key(i)), {command, r.key(i)});
+      call.add(r.keys[i].owner.shard, {command, r.key(i)});
       entry.count = 1;
     } else {
       for (std::uint32_t k = 0; k < counter->salts; ++k)
@@ -443,7 +443,7 @@ void count_keys(const SaltedRequest& r) {
 
 // SET: the whole counter becomes the value: in the key itself, the other sub-keys removed.
 void set(const SaltedRequest& r) {
-  const SaltedCounter& counter = *r.counters[0];
+  const SaltedCounter& counter = r.counter();
   SaltedCall call(r.routed);
   const auto& args = r.routed.request.args;
   call.add(counter.shards[0], std::vector<std::string_view>(args.begin(), args.end()));
@@ -457,11 +457,11 @@ void set(const SaltedRequest& r) {
 
 // The same command on every sub-key; 1 when it applied to any. Returns the call to run.
 SaltedCall on_every_sub_key(const SaltedRequest& r) {
-  const SaltedCounter& counter = *r.counters[0];
+  const SaltedCounter& counter = r.counter();
   SaltedCall call(r.routed);
   for (std::uint32_t k = 0; k < counter.salts; ++k) {
     std::vector<std::string_view> args(r.routed.request.args.begin(), r.routed.request.args.end());
-    args[r.positions[0]] = counter.sub_keys[k];
+    args[r.keys[0].position] = counter.sub_keys[k];
     call.add(counter.shards[k], std::move(args));
   }
   return call;
@@ -485,7 +485,7 @@ void expire(const SaltedRequest& r) {
     ttl = -1;
   auto& session = r.routed.session;
   Worker* worker = &session.worker();
-  const SaltedCounter& counter = *r.counters[0];
+  const SaltedCounter& counter = r.counter();
   on_every_sub_key(r).run([worker, ttl, profile = session.profile(), client = session.state().id,
                            sub_keys = counter.sub_keys,
                            shards = counter.shards](const Replies& replies, std::string& out) {
@@ -512,47 +512,55 @@ void expire(const SaltedRequest& r) {
 
 // TTL, PTTL: the key's own (sub-key 0's).
 void base_key(const SaltedRequest& r) {
-  forward_whole(r.routed, r.counters[0]->shards[0]);
+  forward_whole(r.routed, r.counter().shards[0]);
 }
 
 using Handler = void (*)(const SaltedRequest&);
 
+// What a salted command does with the sub-keys, as SANTRAL EXPLAIN says it.
+constexpr std::string_view kOneSubKey = "goes to one sub-key chosen at random";
+constexpr std::string_view kEverySubKey = "reads every sub-key and adds the values up";
+constexpr std::string_view kPerKey = "one command per key, or per sub-key of a salted counter";
+constexpr std::string_view kAllSubKeys = "runs on every sub-key";
+constexpr std::string_view kBaseKey = "runs on the key itself (sub-key 0)";
+
 struct SaltedCommand {
   std::string_view name;
   Handler handler;
+  std::string_view effect;
   bool counter = true;  // see counter_command()
 };
 
 // What works on a salted counter; anything else is refused with an error naming the key.
 constexpr SaltedCommand kSaltedCommands[] = {
-    {"incr", increment},
-    {"incrby", increment},
-    {"decr", increment},
-    {"decrby", increment},
-    {"incrbyfloat", increment},
-    {"get", get},
-    {"mget", mget},
-    {"exists", count_keys},
-    {"del", count_keys},
-    {"unlink", count_keys},
+    {"incr", increment, kOneSubKey},
+    {"incrby", increment, kOneSubKey},
+    {"decr", increment, kOneSubKey},
+    {"decrby", increment, kOneSubKey},
+    {"incrbyfloat", increment, kOneSubKey},
+    {"get", get, kEverySubKey},
+    {"mget", mget, kPerKey},
+    {"exists", count_keys, kPerKey},
+    {"del", count_keys, kPerKey},
+    {"unlink", count_keys, kPerKey},
     // Replaces the whole value: a key that sees SET is not salted automatically.
-    {"set", set, false},
-    {"expire", expire},
-    {"pexpire", expire},
-    {"persist", every_sub_key},
-    {"ttl", base_key},
-    {"pttl", base_key},
-    {"strlen", strlen_of_sum},
+    {"set", set, "the value goes to the key itself, the other sub-keys are deleted", false},
+    {"expire", expire, kAllSubKeys},
+    {"pexpire", expire, kAllSubKeys},
+    {"persist", every_sub_key, kAllSubKeys},
+    {"ttl", base_key, kBaseKey},
+    {"pttl", base_key, kBaseKey},
+    {"strlen", strlen_of_sum, kEverySubKey},
     // A salted key may hold a hash of counters: the same, field by field. Salted by the config
     // or SANTRAL SALT only, never automatically: a hash may mix counters with text fields
     // (written rarely, so perhaps never sampled), which salted HGET and HGETALL cannot sum.
-    {"hincrby", hash_increment, false},
-    {"hincrbyfloat", hash_increment, false},
-    {"hget", hash_get, false},
-    {"hgetall", hash_get_all, false},
-    {"hkeys", hash_keys, false},
-    {"hlen", hash_length, false},
-    {"hexists", hash_exists, false},
+    {"hincrby", hash_increment, kOneSubKey, false},
+    {"hincrbyfloat", hash_increment, kOneSubKey, false},
+    {"hget", hash_get, kEverySubKey, false},
+    {"hgetall", hash_get_all, kEverySubKey, false},
+    {"hkeys", hash_keys, "reads every sub-key, each field once", false},
+    {"hlen", hash_length, "reads every sub-key, each field once", false},
+    {"hexists", hash_exists, "reads every sub-key", false},
 };
 
 const SaltedCommand* salted_command(std::string_view name) {
@@ -563,37 +571,17 @@ const SaltedCommand* salted_command(std::string_view name) {
 
 }  // namespace
 
-bool route_salted(const Routed& routed) {
-  auto& session = routed.session;
-  auto& salts = session.worker().salts();
-  auto& positions = session.key_positions();
-  if (!protocol::find_keys(routed.spec, routed.request.args, positions) || positions.empty())
-    return false;
-  std::vector<const SaltedCounter*> counters(positions.size(), nullptr);
-  const SaltedCounter* first_salted = nullptr;
-  std::size_t first_at = 0;
-  for (std::size_t i = 0; i < positions.size(); ++i) {
-    counters[i] = salts.find(routed.request.args[positions[i]]);
-    if (counters[i] != nullptr && first_salted == nullptr) {
-      first_salted = counters[i];
-      first_at = i;
-    }
-  }
-  if (first_salted == nullptr) return false;
-  std::string_view key = routed.request.args[positions[first_at]];
-  if (session.in_transaction()) {
-    session.transaction().refuse(routed, error_message(ClientError::SaltedInTransaction, key));
-    return true;
-  }
-  const SaltedCommand* command = salted_command(routed.spec.name);
-  if (command == nullptr) {
-    session.reply_error(error_message(ClientError::SaltedCommand, key, first_salted->salts,
-                                      upper_name(routed.spec), key));
-    return true;
-  }
-  std::vector<std::uint32_t> keys(positions.begin(), positions.end());
-  command->handler(SaltedRequest{routed, keys, counters});
-  return true;
+void route_salted(const Routed& routed) {
+  salted_command(routed.spec.name)->handler(SaltedRequest{routed, routed.plan.keys});
+}
+
+bool salting_supports(std::string_view command) {
+  return salted_command(command) != nullptr;
+}
+
+std::string_view salted_effect(std::string_view command) {
+  const SaltedCommand* found = salted_command(command);
+  return found != nullptr ? found->effect : std::string_view("not supported");
 }
 
 bool counter_command(std::string_view command) {

@@ -6,10 +6,14 @@
 
 namespace santral::router {
 
-// When the request names a salted counter, answers it here and returns true: counter commands
-// are spread over or gathered from the counter's sub-keys (router/hotkeys/salted_layout.h),
-// anything else gets an error that names the key as salted. False: route it as usual.
-bool route_salted(const Routed& routed);
+// A request whose plan names a salted counter: counter commands are spread over or gathered
+// from the counter's sub-keys (router/hotkeys/salting/salted_layout.h).
+void route_salted(const Routed& routed);
+// Whether a salted counter supports `command` (a command table name); the planner refuses
+// the others with an error that names the key as salted.
+bool salting_supports(std::string_view command);
+// What the command does with a counter's sub-keys, in words (SANTRAL EXPLAIN).
+std::string_view salted_effect(std::string_view command);
 
 // Whether `command` (a command table name) is one a counter sees: a key sampled only with such
 // commands may be salted automatically. The string-counter commands salted keys support,

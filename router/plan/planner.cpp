@@ -1,0 +1,302 @@
+#include "router/plan/planner.h"
+
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "protocol/arguments.h"
+#include "protocol/command_table.h"
+#include "protocol/errors.h"
+#include "protocol/key_extraction.h"
+#include "router/hotkeys/salting/salt_table.h"
+#include "router/hotkeys/salting/salted_route.h"
+
+namespace santral::router {
+
+using protocol::ClientError;
+using protocol::CommandSpec;
+using protocol::error_message;
+using protocol::LocalHandler;
+using protocol::Routing;
+using protocol::StatefulKind;
+
+namespace {
+
+// Redis's words for an unknown command: "unknown command 'x', with args beginning with: 'a' 'b' "
+void fail_unknown_command(const protocol::Request& request, Plan& plan) {
+  std::string args;
+  for (std::size_t i = 1; i < request.args.size() && args.size() < 128; ++i)
+    fmt::format_to(std::back_inserter(args), "'{}' ", request.args[i].substr(0, 128));
+  plan.fail(ClientError::UnknownCommand, std::string(request.name().substr(0, 128)), args);
+}
+
+// Commands a client may send before AUTH, as in Redis (CMD_NO_AUTH).
+bool allowed_before_auth(const CommandSpec& spec) {
+  return spec.local == LocalHandler::Auth || spec.local == LocalHandler::Hello ||
+         spec.local == LocalHandler::Quit || spec.local == LocalHandler::Reset;
+}
+
+// What a RESP2 client may send while subscribed, as in Redis.
+bool allowed_while_subscribed(const CommandSpec& spec) {
+  return spec.stateful == StatefulKind::Subscribe || spec.local == LocalHandler::Ping ||
+         spec.local == LocalHandler::Quit || spec.local == LocalHandler::Reset;
+}
+
+const CommandSpec* get_command() {
+  static const CommandSpec* const get = protocol::find_command("get");
+  return get;
+}
+
+// The command and its subcommand; nullptr after setting the error.
+const CommandSpec* find_spec(const protocol::Request& request, Plan& plan) {
+  const CommandSpec* spec = protocol::find_command(request.name());
+  if (spec == nullptr) {
+    fail_unknown_command(request, plan);
+    return nullptr;
+  }
+  // A container needs a subcommand; COMMAND also runs without one.
+  if (spec->routing == Routing::Container && request.args.size() < 2) {
+    plan.fail(ClientError::WrongArity, spec->name);
+    return nullptr;
+  }
+  if (!spec->subcommands.empty() && request.args.size() >= 2) {
+    const CommandSpec* sub = protocol::find_subcommand(*spec, request.args[1]);
+    if (sub == nullptr) {
+      plan.fail(ClientError::UnknownSubcommand, std::string(request.args[1].substr(0, 128)),
+                upper_name(*spec));
+      return nullptr;
+    }
+    spec = sub;
+  }
+  return spec;
+}
+
+// The checks Redis makes before running anything; false after setting the error.
+bool admitted(const PlanContext& context, const protocol::Request& request, Plan& plan) {
+  const CommandSpec& spec = *plan.spec;
+  if (!spec.arity_ok(request.args.size())) {
+    plan.fail(ClientError::WrongArity, spec.name);
+  } else if (!context.client.authenticated && !allowed_before_auth(spec)) {
+    plan.fail(ClientError::NoAuth);
+  } else if (context.client.protocol == 2 && context.subscribed &&
+             !allowed_while_subscribed(spec)) {
+    plan.fail(ClientError::SubscribedMode, spec.name);
+  }
+  return !plan.has_error();
+}
+
+// Finds the keys once and resolves each one's owner and salting; sets `shard` when they all
+// live on one.
+void place_keys(const PlanContext& context, const protocol::Request& request, Plan& plan,
+                std::vector<std::uint32_t>& positions) {
+  const CommandSpec& spec = *plan.spec;
+  positions.clear();
+  if (spec.routing == Routing::Channel) {
+    positions.push_back(1);  // PUBLISH-like: the channel name is placed as a key
+  } else if (!spec.key_specs.empty() && !protocol::find_keys(spec, request.args, positions)) {
+    plan.keys_found = false;
+    return;
+  }
+  bool salting = context.salts != nullptr && !context.salts->empty() && !spec.key_specs.empty();
+  bool one_shard = true;
+  for (std::uint32_t position : positions) {
+    std::string_view key = request.args[position];
+    PlannedKey planned{position, context.map.owner(key), nullptr};
+    if (salting) planned.salted = context.salts->find(key);
+    one_shard = one_shard && (plan.keys.empty() || planned.owner.shard == plan.keys[0].owner.shard);
+    plan.keys.push_back(planned);
+  }
+  if (plan.keys.empty()) {
+    if (!spec.key_specs.empty()) plan.shard = 0;  // EVAL with numkeys 0: the first shard
+  } else if (one_shard) {
+    plan.shard = plan.keys[0].owner.shard;
+  }
+  // A namespace's read_from applies to its single-key reads (not to MGET's split keys).
+  if (!plan.keys.empty() && spec.has(protocol::kReadonly) && spec.routing != Routing::Split &&
+      spec.routing != Routing::Channel)
+    plan.read_from = context.map.read_from_of(plan.keys[0].owner.ns);
+}
+
+// Why the keys cannot run together on one shard, in the words of the error table.
+void fail_cross_shard(const PlanContext& context, const protocol::Request& request, Plan& plan) {
+  if (!plan.keys_found) return plan.fail(ClientError::NoKeysFound, plan.spec->name);
+  const auto& first = plan.keys[0];
+  for (const auto& other : plan.keys) {
+    if (other.owner.shard == first.owner.shard) continue;
+    return plan.fail(ClientError::CrossShard,
+                     fmt::format("'{}' is on shard '{}', '{}' on shard '{}'",
+                                 request.args[first.position].substr(0, 64),
+                                 context.map.shard(first.owner.shard).name,
+                                 request.args[other.position].substr(0, 64),
+                                 context.map.shard(other.owner.shard).name));
+  }
+}
+
+// The glob of KEYS <pattern> and SCAN ... MATCH <pattern>: it may rule shards out.
+std::optional<std::string_view> match_pattern(const CommandSpec& spec,
+                                              std::span<const std::string_view> args) {
+  static const CommandSpec* const keys = protocol::find_command("keys");
+  if (&spec == keys) return args[1];
+  if (spec.merge != protocol::Merge::Scan) return std::nullopt;
+  for (std::size_t i = 2; i + 1 < args.size(); ++i)
+    if (protocol::equals_nocase(args[i], "MATCH")) return args[i + 1];
+  return std::nullopt;
+}
+
+void plan_broadcast(const PlanContext& context, const protocol::Request& request, Plan& plan) {
+  plan.kind = RouteKind::Broadcast;
+  if (auto glob = match_pattern(*plan.spec, request.args)) {
+    plan.shards = context.map.shards_for_pattern(*glob);
+    return;
+  }
+  plan.shards.resize(context.map.shard_count());
+  for (std::size_t s = 0; s < plan.shards.size(); ++s) plan.shards[s] = s;
+}
+
+// Inside MULTI: the shard the command is queued on, or why it cannot be.
+void plan_queued(const PlanContext& context, const protocol::Request& request, Plan& plan) {
+  const CommandSpec& spec = *plan.spec;
+  plan.kind = RouteKind::Queued;
+  if (const PlannedKey* salted = plan.salted_key()) {
+    plan.fail(ClientError::SaltedInTransaction, request.args[salted->position]);
+    return;
+  }
+  bool keyed = spec.routing == Routing::Keyed || spec.routing == Routing::Split ||
+               spec.routing == Routing::Channel ||
+               // inside MULTI a blocking command does not block
+               (spec.stateful == StatefulKind::Blocking && !spec.key_specs.empty());
+  if (keyed) {
+    if (!plan.shard) fail_cross_shard(context, request, plan);
+    return;
+  }
+  if (spec.routing == Routing::Any) {
+    plan.any_shard = true;  // asks the same of every shard: the transaction's shard will do
+    return;
+  }
+  plan.fail(ClientError::NotInTransaction, upper_name(spec), "it does not run on a single shard");
+}
+
+// A request naming a salted counter: spread or gathered when the salting supports the
+// command, refused otherwise.
+void plan_salted(const protocol::Request& request, Plan& plan, const PlannedKey& salted) {
+  if (salting_supports(plan.spec->name)) {
+    plan.kind = RouteKind::Salted;
+    return;
+  }
+  std::string_view key = request.args[salted.position];
+  plan.kind = RouteKind::Answered;
+  plan.fail(ClientError::SaltedCommand, key, salted.salted->salts, upper_name(*plan.spec), key);
+}
+
+// A command that must run on one shard: there, or the reason it cannot.
+void plan_one_shard(const PlanContext& context, const protocol::Request& request, Plan& plan,
+                    RouteKind kind) {
+  plan.kind = kind;
+  if (!plan.shard) {
+    plan.kind = kind == RouteKind::SingleShard ? RouteKind::Answered : kind;
+    fail_cross_shard(context, request, plan);
+  }
+}
+
+void plan_keyed(const PlanContext& context, const protocol::Request& request, Plan& plan) {
+  const CommandSpec& spec = *plan.spec;
+  // XREAD and XREADGROUP block only when given BLOCK; without it they are plain reads.
+  if (spec.has(protocol::kBlocking) && protocol::has_option(request.args, "BLOCK")) {
+    plan.blocks = true;
+    return plan_one_shard(context, request, plan, RouteKind::Blocking);
+  }
+  plan_one_shard(context, request, plan, RouteKind::SingleShard);
+  // Only the clients' default database is cached.
+  if (plan.kind == RouteKind::SingleShard && &spec == get_command() && request.args.size() == 2 &&
+      context.client.database == context.default_database &&
+      context.map.near_cached(plan.keys[0].owner.ns)) {
+    plan.near_cached = true;
+    plan.kind = RouteKind::NearCache;
+  }
+}
+
+void plan_split(Plan& plan) {
+  if (!plan.keys_found || plan.keys.empty()) {
+    plan.fail(ClientError::NoKeysFound, plan.spec->name);
+    return;
+  }
+  // Most calls have every key on one shard: then the request goes there untouched.
+  plan.kind = plan.shard ? RouteKind::SingleShard : RouteKind::Split;
+}
+
+void plan_stateful(const PlanContext& context, const protocol::Request& request, Plan& plan) {
+  const CommandSpec& spec = *plan.spec;
+  switch (spec.stateful) {
+    case StatefulKind::Transaction:
+      plan.kind = RouteKind::Transaction;
+      // WATCH pins the transaction's shard: its keys must share one.
+      if (!spec.key_specs.empty() && !plan.shard) fail_cross_shard(context, request, plan);
+      return;
+    case StatefulKind::Blocking:
+      plan.blocks = true;
+      if (spec.key_specs.empty()) {  // WAIT: every shard
+        plan.kind = RouteKind::Blocking;
+        return;
+      }
+      return plan_one_shard(context, request, plan, RouteKind::Blocking);
+    case StatefulKind::Subscribe:
+      plan.kind = RouteKind::Subscription;
+      return;
+    case StatefulKind::None:
+      break;
+  }
+}
+
+}  // namespace
+
+bool runs_inside_multi(const CommandSpec& spec) {
+  return spec.stateful == StatefulKind::Transaction || spec.local == LocalHandler::Quit ||
+         spec.local == LocalHandler::Reset;
+}
+
+void build_plan(const PlanContext& context, const protocol::Request& request, Plan& plan) {
+  plan.clear();
+  plan.spec = find_spec(request, plan);
+  if (plan.spec == nullptr || !admitted(context, request, plan)) return;
+  const CommandSpec& spec = *plan.spec;
+  thread_local std::vector<std::uint32_t> positions;
+  place_keys(context, request, plan, positions);
+
+  if (context.in_multi && !runs_inside_multi(spec)) return plan_queued(context, request, plan);
+  if (const PlannedKey* salted = plan.salted_key()) return plan_salted(request, plan, *salted);
+  switch (spec.routing) {
+    case Routing::Keyed:
+      return plan_keyed(context, request, plan);
+    case Routing::Split:
+      return plan_split(plan);
+    case Routing::Broadcast:
+      return plan_broadcast(context, request, plan);
+    case Routing::Any:
+      plan.kind = RouteKind::AnyShard;
+      return;
+    case Routing::Channel:
+      plan.kind = RouteKind::SingleShard;
+      return;
+    case Routing::Local:
+      plan.kind = RouteKind::Local;
+      return;
+    case Routing::Stateful:
+      return plan_stateful(context, request, plan);
+    case Routing::Refused:
+      plan.kind = RouteKind::Refused;
+      plan.fail(ClientError::Refused, upper_name(spec), spec.reason);
+      return;
+    case Routing::Container:
+      break;  // handled by find_spec
+  }
+}
+
+std::string_view route_kind_name(RouteKind kind) {
+  static constexpr std::string_view kNames[kRouteKinds] = {
+      "ANSWERED",  "LOCAL",      "SINGLE_SHARD", "SHARD_SPLIT", "SHARD_MERGE",
+      "ANY_SHARD", "BLOCKING",   "TRANSACTION",  "QUEUED",      "PUBSUB",
+      "SALTED",    "NEAR_CACHE", "REFUSED"};
+  return kNames[static_cast<std::size_t>(kind)];
+}
+
+}  // namespace santral::router

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <vector>
+
+#include "config/shard_map.h"
+#include "protocol/request.h"
+#include "router/plan/plan.h"
+#include "router/session/client_state.h"
+
+namespace santral::router {
+
+class SaltTable;
+
+// What a plan depends on besides the request: the map in force, the salted counters, and the
+// client's state. Nothing here is a socket, so plans are built alike in tests and EXPLAIN.
+struct PlanContext {
+  const config::ShardMap& map;
+  SaltTable* salts = nullptr;  // nullptr or empty: nothing is salted
+  const ClientState& client;
+  bool in_multi = false;
+  bool subscribed = false;
+  int default_database = 0;  // the config's backend.database: the near cache's only one
+};
+
+// Resolves `request` into `plan` (cleared first): its command, its checks, its keys (found
+// once) with their owners and salting, and the kind of route that carries it out.
+void build_plan(const PlanContext& context, const protocol::Request& request, Plan& plan);
+
+// Commands that end or leave a transaction, or the connection, and are not queued in it.
+bool runs_inside_multi(const protocol::CommandSpec& spec);
+
+}  // namespace santral::router

@@ -1,0 +1,220 @@
+// build_plan for every route kind, on a ShardMap built in memory: no sockets, no shards.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/shard_map.h"
+#include "router/hotkeys/salting/salt_table.h"
+#include "router/plan/planner.h"
+#include "tests/support/config_text.h"
+
+using namespace santral;
+using router::Plan;
+using router::RouteKind;
+
+namespace {
+
+const std::string kFourShards =
+    "shards:\n"
+    "  - {name: shard0, address: 127.0.0.1:7000}\n"
+    "  - {name: shard1, address: 127.0.0.1:7001}\n"
+    "  - {name: shard2, address: 127.0.0.1:7002}\n"
+    "  - {name: shard3, address: 127.0.0.1:7003}\n";
+
+config::Config four_shards(const std::string& extra = "") {
+  return test::load_config_text(kFourShards + extra);
+}
+
+struct Fixture {
+  config::ShardMap map;
+  router::ClientState client;
+  bool in_multi = false;
+  bool subscribed = false;
+  router::SaltTable* salts = nullptr;
+
+  explicit Fixture(const std::string& extra = "") : map(four_shards(extra)) {
+    client.authenticated = true;
+  }
+
+  Plan plan(std::vector<std::string_view> args) {
+    Plan plan;
+    protocol::Request request{args, {}, false};
+    router::build_plan(
+        router::PlanContext{map, salts, client, in_multi, subscribed, /*default_database=*/0},
+        request, plan);
+    return plan;
+  }
+  // Two keys that live on different shards.
+  std::pair<std::string, std::string> split_keys() const {
+    std::string a = "a", b;
+    for (int i = 0;; ++i) {
+      b = "b" + std::to_string(i);
+      if (map.shard_for_key(b) != map.shard_for_key(a)) return {a, b};
+    }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a keyed command goes whole to its key's shard, the key found once") {
+  Fixture f;
+  auto plan = f.plan({"SET", "user:{42}:name", "x"});
+  CHECK(plan.kind == RouteKind::SingleShard);
+  REQUIRE(plan.keys.size() == 1);
+  CHECK(plan.keys[0].position == 1);
+  CHECK(plan.keys[0].owner.shard == f.map.shard_for_key("42"));
+  CHECK(plan.shard == f.map.shard_for_key("42"));
+  CHECK(plan.keys[0].owner.ns == nullptr);  // the default placement
+}
+
+TEST_CASE("keys on several shards: split for split commands, CROSSSLOT for keyed ones") {
+  Fixture f;
+  auto [a, b] = f.split_keys();
+  auto split = f.plan({"MGET", a, b});
+  CHECK(split.kind == RouteKind::Split);
+  CHECK_FALSE(split.shard.has_value());
+  REQUIRE(split.keys.size() == 2);
+  CHECK(split.keys[1].position == 2);
+
+  auto together = f.plan({"MGET", "{t}1", "{t}2"});
+  CHECK(together.kind == RouteKind::SingleShard);
+
+  auto cross = f.plan({"RENAME", a, b});
+  CHECK(cross.kind == RouteKind::Answered);
+  CHECK(cross.error_code == protocol::ClientError::CrossShard);
+  CHECK(cross.error.find("'" + a + "' is on shard") != std::string::npos);
+}
+
+TEST_CASE("errors found before routing are answered, in Redis's words") {
+  Fixture f;
+  auto unknown = f.plan({"NOSUCH", "x"});
+  CHECK(unknown.spec == nullptr);
+  CHECK(unknown.error.rfind("ERR unknown command 'NOSUCH'", 0) == 0);
+  auto arity = f.plan({"GET"});
+  CHECK(arity.kind == RouteKind::Answered);
+  CHECK(arity.error == "ERR wrong number of arguments for 'get' command");
+  auto container = f.plan({"CONFIG"});
+  CHECK(container.error_code == protocol::ClientError::WrongArity);
+  auto sub = f.plan({"CONFIG", "NOSUCH"});
+  CHECK(sub.error_code == protocol::ClientError::UnknownSubcommand);
+
+  f.client.authenticated = false;
+  CHECK(f.plan({"GET", "k"}).error_code == protocol::ClientError::NoAuth);
+  CHECK(f.plan({"AUTH", "secret"}).kind == RouteKind::Local);
+
+  f.client.authenticated = true;
+  f.subscribed = true;
+  CHECK(f.plan({"GET", "k"}).error_code == protocol::ClientError::SubscribedMode);
+  CHECK(f.plan({"PING"}).kind == RouteKind::Local);
+  f.client.protocol = 3;  // RESP3 clients may run anything while subscribed
+  CHECK(f.plan({"GET", "k"}).kind == RouteKind::SingleShard);
+}
+
+TEST_CASE("broadcast, any, local, refused, pub/sub and channel plans") {
+  Fixture f;
+  auto dbsize = f.plan({"DBSIZE"});
+  CHECK(dbsize.kind == RouteKind::Broadcast);
+  CHECK(dbsize.shards == std::vector<std::size_t>{0, 1, 2, 3});
+  auto keys = f.plan({"KEYS", "{tag}*"});
+  CHECK(keys.kind == RouteKind::Broadcast);
+  CHECK(keys.shards == std::vector<std::size_t>{f.map.shard_for_key("tag")});
+  auto scan = f.plan({"SCAN", "0", "MATCH", "{tag}:*"});
+  CHECK(scan.shards == std::vector<std::size_t>{f.map.shard_for_key("tag")});
+  CHECK(f.plan({"RANDOMKEY"}).kind == RouteKind::Broadcast);
+  CHECK(f.plan({"COMMAND", "INFO", "get"}).kind == RouteKind::AnyShard);
+  CHECK(f.plan({"PING"}).kind == RouteKind::Local);
+  auto refused = f.plan({"ASKING"});
+  CHECK(refused.kind == RouteKind::Refused);
+  CHECK(refused.error.find("ASKING") != std::string::npos);
+  CHECK(f.plan({"SUBSCRIBE", "news"}).kind == RouteKind::Subscription);
+  auto publish = f.plan({"PUBLISH", "news", "hello"});
+  CHECK(publish.kind == RouteKind::SingleShard);
+  CHECK(publish.shard == f.map.shard_for_key("news"));
+}
+
+TEST_CASE("blocking commands: on one shard, XREAD only with BLOCK, WAIT on every shard") {
+  Fixture f;
+  auto blpop = f.plan({"BLPOP", "{q}a", "{q}b", "0"});
+  CHECK(blpop.kind == RouteKind::Blocking);
+  CHECK(blpop.shard == f.map.shard_for_key("q"));
+  auto [a, b] = f.split_keys();
+  auto cross = f.plan({"BLPOP", a, b, "0"});
+  CHECK(cross.kind == RouteKind::Blocking);
+  CHECK(cross.error_code == protocol::ClientError::CrossShard);
+  CHECK(f.plan({"XREAD", "STREAMS", "s", "0"}).kind == RouteKind::SingleShard);
+  auto xread = f.plan({"XREAD", "BLOCK", "100", "STREAMS", "s", "0"});
+  CHECK(xread.kind == RouteKind::Blocking);
+  CHECK(xread.blocks);
+  auto wait = f.plan({"WAIT", "1", "0"});
+  CHECK(wait.kind == RouteKind::Blocking);
+  CHECK(wait.keys.empty());
+}
+
+TEST_CASE("inside MULTI: queued on the keys' shard, any shard, or refused with the reason") {
+  Fixture f;
+  f.in_multi = true;
+  auto set = f.plan({"SET", "k", "v"});
+  CHECK(set.kind == RouteKind::Queued);
+  CHECK(set.shard == f.map.shard_for_key("k"));
+  CHECK_FALSE(set.has_error());
+  auto any = f.plan({"COMMAND", "COUNT"});  // local: cannot be queued
+  CHECK(any.kind == RouteKind::Queued);
+  CHECK(any.error_code == protocol::ClientError::NotInTransaction);
+  CHECK(f.plan({"COMMAND", "INFO", "get"}).any_shard);
+  auto [a, b] = f.split_keys();
+  CHECK(f.plan({"MSET", a, "1", b, "2"}).error_code == protocol::ClientError::CrossShard);
+  CHECK(f.plan({"DBSIZE"}).error_code == protocol::ClientError::NotInTransaction);
+  CHECK(f.plan({"EXEC"}).kind == RouteKind::Transaction);
+  CHECK(f.plan({"DISCARD"}).kind == RouteKind::Transaction);
+  // The channel of a PUBLISH is its key: an EVAL's keys before it do not leak into its plan.
+  auto eval = f.plan({"EVAL", "return 1", "1", "k"});
+  REQUIRE(eval.keys.size() == 1);
+  auto publish = f.plan({"PUBLISH", "news", "m"});
+  REQUIRE(publish.keys.size() == 1);
+  CHECK(publish.keys[0].position == 1);
+}
+
+TEST_CASE("a salted counter's plan carries its layout; unsupported commands are refused") {
+  const std::string salting = "salting:\n  - {match: \"likes:{id}\", salts: 4}\n";
+  Fixture f(salting);
+  auto shared_config = std::make_shared<const config::Config>(four_shards(salting));
+  auto map = std::make_shared<const config::ShardMap>(*shared_config);
+  router::SaltTable salts;
+  salts.rebuild(shared_config, map, std::make_shared<const router::SaltOverrides>());
+  f.salts = &salts;
+
+  auto get = f.plan({"GET", "likes:7"});
+  CHECK(get.kind == RouteKind::Salted);
+  REQUIRE(get.keys.size() == 1);
+  REQUIRE(get.keys[0].salted != nullptr);
+  CHECK(get.keys[0].salted->salts == 4);
+  CHECK(get.keys[0].salted->sub_keys.size() == 4);
+  CHECK(f.plan({"GET", "views:7"}).kind == RouteKind::SingleShard);
+  auto append = f.plan({"APPEND", "likes:7", "x"});
+  CHECK(append.kind == RouteKind::Answered);
+  CHECK(append.error_code == protocol::ClientError::SaltedCommand);
+  f.in_multi = true;
+  CHECK(f.plan({"INCR", "likes:7"}).error_code == protocol::ClientError::SaltedInTransaction);
+}
+
+TEST_CASE("near cache and read_from come from the key's namespace, matched once") {
+  Fixture f(
+      "near_cache: {enabled: true}\n"
+      "namespaces:\n"
+      "  - {name: sessions, match: \"session:{id}\", strategy: hashed, near_cache: false,\n"
+      "     read_from: prefer-replica}\n");
+  auto cached = f.plan({"GET", "post:1"});
+  CHECK(cached.kind == RouteKind::NearCache);
+  CHECK(cached.near_cached);
+  auto session = f.plan({"GET", "session:1"});
+  CHECK(session.kind == RouteKind::SingleShard);
+  REQUIRE(session.keys.size() == 1);
+  REQUIRE(session.keys[0].owner.ns != nullptr);
+  CHECK(session.keys[0].owner.ns->name() == "sessions");
+  CHECK(session.read_from == config::ReadFrom::PreferReplica);
+  CHECK_FALSE(f.plan({"SET", "session:1", "v"}).read_from.has_value());  // writes: the primary
+  f.client.database = 1;
+  CHECK(f.plan({"GET", "post:1"}).kind == RouteKind::SingleShard);
+}
