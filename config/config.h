@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/hashkit/hash_functions.h"
@@ -27,6 +28,19 @@ struct Endpoint {
 bool parse_endpoint(std::string_view text, Endpoint& out);
 
 enum class Distribution { Ketama, Modula, Random };
+
+// As the config spells it, and as logs, INFO, SANTRAL SHARDMAP and the admin pages show it.
+constexpr std::string_view distribution_name(Distribution distribution) {
+  switch (distribution) {
+    case Distribution::Ketama:
+      return "ketama";
+    case Distribution::Modula:
+      return "modula";
+    case Distribution::Random:
+      return "random";
+  }
+  return "ketama";
+}
 
 struct ShardConfig {
   std::string name;

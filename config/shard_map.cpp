@@ -17,18 +17,6 @@ std::vector<hashkit::RingNode> ring_nodes(const std::vector<ShardConfig>& shards
   return nodes;
 }
 
-std::string_view distribution_name(Distribution distribution) {
-  switch (distribution) {
-    case Distribution::Ketama:
-      return "ketama";
-    case Distribution::Modula:
-      return "modula";
-    case Distribution::Random:
-      return "random";
-  }
-  return "ketama";
-}
-
 }  // namespace
 
 ShardMap::ShardMap(const Config& config)

@@ -72,6 +72,37 @@ enum class LocalHandler : std::uint8_t {
 
 enum class StatefulKind : std::uint8_t { None, Transaction, Blocking, Subscribe };
 
+// What a stateful command does with the client's pinned state, so that routing code tells
+// MULTI from EXEC, or SSUBSCRIBE from SUBSCRIBE, by the table rather than by the name.
+enum class StatefulVerb : std::uint8_t {
+  None,
+  // StatefulKind::Transaction
+  Multi,
+  Exec,
+  Discard,
+  Watch,
+  Unwatch,
+  // StatefulKind::Subscribe
+  Subscribe,           // SUBSCRIBE
+  ShardSubscribe,      // SSUBSCRIBE
+  PatternSubscribe,    // PSUBSCRIBE
+  Unsubscribe,         // UNSUBSCRIBE
+  ShardUnsubscribe,    // SUNSUBSCRIBE
+  PatternUnsubscribe,  // PUNSUBSCRIBE
+  // StatefulKind::Blocking
+  Block,  // BLPOP, BLMOVE, BZPOPMIN, ...: waits on its keys' shard
+  Wait,   // WAIT: asks every shard
+};
+
+// What a command that can block answers when it times out, or when CLIENT UNBLOCK ... TIMEOUT
+// ends it; None for a command that cannot block. A RESP3 client gets null for either nil.
+enum class TimeoutReply : std::uint8_t {
+  None,
+  NilArray,  // BLPOP, BZPOPMIN, BLMPOP, XREAD, ...: *-1
+  NilBulk,   // BLMOVE, BRPOPLPUSH: $-1
+  Zero,      // WAIT: no replica confirmed, :0
+};
+
 // Commands that carry a Lua script (argument 1): its body, which Santral remembers, or its
 // SHA1, which Santral can replace by the body when a shard does not have the script.
 enum class ScriptArg : std::uint8_t { None, Body, Sha };
@@ -134,6 +165,8 @@ struct CommandSpec {
   Merge merge;
   LocalHandler local;
   StatefulKind stateful;
+  StatefulVerb verb;     // Stateful only
+  TimeoutReply timeout;  // commands that can block
   ScriptArg script;
   std::string_view reason;                   // Refused: what the client should do instead
   std::span<const CommandSpec> subcommands;  // Container only, sorted by name

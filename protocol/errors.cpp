@@ -39,15 +39,29 @@ constexpr Entry kMessages[] = {
     {ClientError::Refused, "ERR santral: '{}' is not available through Santral: {}"},
     {ClientError::NotYetSupported,
      "ERR santral: '{}' is not supported yet ({} commands); run it on a shard directly"},
+    {ClientError::SyntaxError, "ERR syntax error"},
+    {ClientError::NotAnInteger, "ERR value is not an integer or out of range"},
     {ClientError::SelectInvalid,
      "ERR DB index is out of range (Santral serves databases 0 to {}; see `databases` in its "
      "config)"},
-    {ClientError::SelectNotInteger, "ERR value is not an integer or out of range"},
     {ClientError::NoProto, "NOPROTO sorry, this protocol version is not supported"},
+    {ClientError::ProtocolVersionNotInteger,
+     "ERR Protocol version is not an integer or out of range"},
+    {ClientError::HelloOptionSyntax, "ERR Syntax error in HELLO option '{}'"},
+    {ClientError::HelloNoAuth,
+     "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
+     "<proto> AUTH <user> <pass> option can be used to authenticate the client and select the "
+     "RESP protocol version at the same time"},
     {ClientError::SubscribedMode,
      "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
      "allowed in this context"},
     {ClientError::ClientNotFound, "ERR No such client"},
+    {ClientError::InvalidClientName,
+     "ERR Client names cannot contain spaces, newlines or special characters."},
+    {ClientError::InvalidClientId, "ERR Invalid client ID"},
+    {ClientError::KillClientId, "ERR client-id should be greater than 0"},
+    {ClientError::UnblockReason, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"},
+    {ClientError::Unblocked, "UNBLOCKED client unblocked via CLIENT UNBLOCK"},
     {ClientError::MultiNested, "ERR MULTI calls can not be nested"},
     {ClientError::ExecWithoutMulti, "ERR EXEC without MULTI"},
     {ClientError::DiscardWithoutMulti, "ERR DISCARD without MULTI"},
@@ -85,6 +99,7 @@ constexpr Entry kMessages[] = {
     {ClientError::ScanCursorTooLarge,
      "ERR santral: shard '{}' returned the SCAN cursor {}, too large to combine with a shard "
      "number (Santral needs shard cursors below 2^54); scan that shard directly"},
+    {ClientError::WaitUnexpectedReply, "ERR santral: unexpected reply to WAIT"},
     {ClientError::SaltedCommand,
      "ERR santral: '{}' is a salted counter spread over {} sub-keys, so {} cannot run on it; "
      "it takes INCR, INCRBY, DECR, DECRBY, INCRBYFLOAT, GET, MGET, STRLEN, SET, EXISTS, DEL, "
@@ -111,6 +126,7 @@ constexpr Entry kMessages[] = {
      "ERR santral: '{}' is no longer salted, but folding its sub-key '{}' back failed ({}); "
      "{}"},
     {ClientError::HotKeysSyntax, "ERR santral: syntax error; use SANTRAL HOTKEYS [COUNT <n>]"},
+    {ClientError::ReloadRejected, "ERR santral: reload rejected, the old config keeps serving: {}"},
     {ClientError::ShardUnavailable,
      "ERR santral: shard '{}' ({}) is unavailable: {}; Santral keeps retrying in the "
      "background, try again shortly"},

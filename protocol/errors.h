@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
@@ -30,12 +31,21 @@ enum class ClientError : std::uint8_t {
   CrossShard,
   Refused,
   NotYetSupported,
+  SyntaxError,
+  NotAnInteger,
   // Connection state.
   SelectInvalid,
-  SelectNotInteger,
   NoProto,
+  ProtocolVersionNotInteger,
+  HelloOptionSyntax,
+  HelloNoAuth,
   SubscribedMode,
   ClientNotFound,
+  InvalidClientName,
+  InvalidClientId,
+  KillClientId,
+  UnblockReason,
+  Unblocked,
   // Transactions and scans.
   MultiNested,
   ExecWithoutMulti,
@@ -60,6 +70,7 @@ enum class ClientError : std::uint8_t {
   MergeAnsweredDifferently,
   MergeSumOverflow,
   ScanCursorTooLarge,
+  WaitUnexpectedReply,
   // Hot keys and salted counters (router/hotkeys/).
   SaltedCommand,
   SaltedInTransaction,
@@ -71,6 +82,8 @@ enum class ClientError : std::uint8_t {
   AlreadySalted,
   UnsaltFold,
   HotKeysSyntax,
+  // Santral's own commands.
+  ReloadRejected,
   // Shards.
   ShardUnavailable,
   ShardTimeout,
@@ -85,6 +98,15 @@ std::string_view error_format(ClientError error);
 template <typename... Args>
 std::string error_message(ClientError error, Args&&... args) {
   return fmt::format(fmt::runtime(error_format(error)), std::forward<Args>(args)...);
+}
+
+// Text from elsewhere (a shard's error, a config error) that goes inside a one-line reply:
+// line breaks (possible in a RESP3 blob error) become spaces.
+inline std::string one_line(std::string_view text) {
+  std::string line(text);
+  for (char& c : line)
+    if (c == '\r' || c == '\n') c = ' ';
+  return line;
 }
 
 }  // namespace santral::protocol

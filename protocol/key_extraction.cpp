@@ -1,14 +1,9 @@
 #include "protocol/key_extraction.h"
 
-#include <strings.h>
-#include <charconv>
+#include "protocol/arguments.h"
 
 namespace santral::protocol {
 namespace {
-
-bool equals_nocase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && ::strncasecmp(a.data(), b.data(), a.size()) == 0;
-}
 
 // Applies one key spec; false when it does not fit the arguments.
 bool apply_spec(const KeySpec& spec, std::span<const std::string_view> args, bool variadic,
@@ -52,9 +47,9 @@ bool apply_spec(const KeySpec& spec, std::span<const std::string_view> args, boo
       long at = first + spec.keynumidx;
       if (at >= argc) return false;
       std::string_view text = args[static_cast<std::size_t>(at)];
-      long long numkeys = 0;
-      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), numkeys);
-      if (ec != std::errc{} || end != text.data() + text.size() || numkeys < 0) return false;
+      auto parsed = parse_integer(text);
+      if (!parsed || *parsed < 0) return false;
+      long long numkeys = *parsed;
       first += spec.firstkey;
       last = first + static_cast<long>(numkeys) - 1;
       if (numkeys == 0) return true;

@@ -7,6 +7,8 @@
 #                               busiest shard's share of backend commands), GET on one hot
 #                               key with the near cache off and on, and the core rows with
 #                               hot-key detection on and off
+#   scripts/bench.sh cpu        CPU time per request of Santral (workers: 1) beside nutcracker,
+#                               and beside SANTRAL_BEFORE (an earlier santral binary) if set
 # Environment: REQUESTS (default 200000), CLIENTS (50), IDLE (10000 idle connections),
 # REPEAT (3 runs per cell, median shown), SANTRAL (a santral binary to use instead of building
 # build-release).
@@ -14,8 +16,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 mode="${1:-core}"
 case "$mode" in
-  core | hotkey) ;;
-  *) echo "usage: $0 [hotkey]" >&2; exit 2 ;;
+  core | hotkey | cpu) ;;
+  *) echo "usage: $0 [hotkey|cpu]" >&2; exit 2 ;;
 esac
 if [ -z "${SANTRAL:-}" ]; then
   "$root/scripts/install-deps.sh"
@@ -62,6 +64,10 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
 
 if [ "$mode" = hotkey ]; then
   source "$root/scripts/lib/bench_hotkey.sh"
+  exit 0
+fi
+if [ "$mode" = cpu ]; then
+  source "$root/scripts/lib/bench_cpu.sh"
   exit 0
 fi
 

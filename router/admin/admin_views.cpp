@@ -50,20 +50,6 @@ json worker_json(const WorkerStats& stats) {
           {"commands", command_stats_json(stats)}};
 }
 
-const char* state_name(const ConnectionPool::ServerState& s) {
-  if (s.ejected) return "down";
-  switch (s.state) {
-    case BackendConnection::State::Up:
-      return "up";
-    case BackendConnection::State::Connecting:
-      return "connecting";
-    case BackendConnection::State::Down:
-    case BackendConnection::State::Stopped:
-      return "down";
-  }
-  return "unknown";
-}
-
 // Prometheus text exposition format 0.0.4: a label value escapes \, " and newline.
 std::string label(std::string_view value) {
   std::string out;
@@ -193,7 +179,7 @@ std::string prometheus_text(const ClusterSnapshot& snapshot) {
     for (const auto& servers : snapshot.workers.front().servers)
       for (const auto& server : servers)
         fmt::format_to(std::back_inserter(out), "santral_shard_up{{shard=\"{}\"}} {}\n",
-                       label(server.name), std::string_view(state_name(server)) == "up" ? 1 : 0);
+                       label(server.name), server.state_name() == "up" ? 1 : 0);
 
   family(out, "santral_commands_total", "counter", "Commands received, by command.");
   for (const auto& [spec, c] : total.commands)
@@ -227,7 +213,7 @@ json shards_json(const ClusterSnapshot& snapshot) {
                            {"name", server.name},
                            {"address", server.address},
                            {"role", server.replica ? "replica" : "primary"},
-                           {"state", state_name(server)},
+                           {"state", server.state_name()},
                            {"reason", server.reason},
                            {"in_flight", server.in_flight}});
     }
@@ -254,16 +240,13 @@ json config_json(const config::Topology& topology) {
                       {"replicas", replicas}});
   }
   const char* read_from = config::read_from_name(c.read_from);
-  const char* distribution = c.distribution == config::Distribution::Ketama   ? "ketama"
-                             : c.distribution == config::Distribution::Modula ? "modula"
-                                                                              : "random";
   // Passwords and tokens are never shown.
   return {{"version", topology.version},
           {"source", c.source.string()},
           {"listen", c.listen.text()},
           {"workers", c.workers},
           {"hash", c.hash_name},
-          {"distribution", distribution},
+          {"distribution", config::distribution_name(c.distribution)},
           {"hash_tag", c.hash_tag},
           {"read_from", read_from},
           {"databases", c.databases},

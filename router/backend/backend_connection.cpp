@@ -23,8 +23,10 @@ namespace {
 constexpr std::size_t kInboxInitial = 16 * 1024;
 constexpr std::string_view kPing = "*1\r\n$4\r\nPING\r\n";
 
-std::string as_reply(const std::string& message) {
-  return "-" + message + "\r\n";
+std::string as_reply(std::string_view message) {
+  std::string reply;
+  protocol::RespWriter(reply).error(message);
+  return reply;
 }
 
 bool is_error(std::string_view frame) {
@@ -32,6 +34,20 @@ bool is_error(std::string_view frame) {
 }
 
 }  // namespace
+
+std::string_view BackendConnection::state_name(State state, bool ejected) {
+  if (ejected) return "down";
+  switch (state) {
+    case State::Up:
+      return "up";
+    case State::Connecting:
+      return "connecting";
+    case State::Down:
+    case State::Stopped:
+      return "down";
+  }
+  return "down";
+}
 
 BackendConnection::BackendConnection(asio::io_context& io, BackendTarget target,
                                      std::shared_ptr<const config::Config> config,

@@ -108,9 +108,15 @@ class BackendConnection
   void script_lost(const std::string& sha) { scripts_.erase(sha); }
 
   State state() const { return state_; }
+  // Up and not marked down: the shard is answering.
+  bool up() const { return !ejected_ && state_ == State::Up; }
   // Up, or connecting for the first time: requests may be queued to it.
   bool usable() const { return !ejected_ && (state_ == State::Up || state_ == State::Connecting); }
   bool ejected() const { return ejected_; }
+  // "up", "connecting" or "down" (a connection marked down is down whatever its state), as
+  // INFO, SANTRAL SHARDMAP and the admin pages show it.
+  static std::string_view state_name(State state, bool ejected);
+  std::string_view state_name() const { return state_name(state_, ejected_); }
   // Up, but the replies to its handshake (HELLO, AUTH, CLIENT TRACKING, SELECT) are not all in.
   bool handshaking() const {
     return state_ == State::Up && !pending_.empty() && pending_.front().owner == Owner::Handshake;

@@ -11,10 +11,6 @@ namespace {
 // Idle dedicated connections kept per shard and profile, per worker.
 constexpr std::size_t kMaxIdle = 16;
 
-bool healthy(const BackendConnection& connection) {
-  return connection.state() == BackendConnection::State::Up && !connection.ejected();
-}
-
 }  // namespace
 
 ConnectionPool::ConnectionPool(boost::asio::io_context& io, WorkerStats& stats)
@@ -173,7 +169,7 @@ BackendConnection& ConnectionPool::for_read(std::size_t shard, const ConnectionP
   for (std::size_t i = 0; i < count; ++i) {
     auto& replica = entry.replicas[(client_id + i) % count];
     BackendConnection& connection = pick(shard, replica, profile, client_id);
-    if (healthy(connection)) return connection;
+    if (connection.up()) return connection;
   }
   if (read_from == config::ReadFrom::PreferReplica)
     return pick(shard, entry.primary, profile, client_id);

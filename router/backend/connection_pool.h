@@ -11,9 +11,9 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "config/topology.h"
 #include "router/backend/backend_connection.h"
 #include "router/metrics/stats.h"
-#include "config/topology.h"
 
 namespace santral::router {
 
@@ -72,6 +72,8 @@ class ConnectionPool {
     bool ejected;
     std::string reason;
     std::size_t in_flight;
+
+    std::string_view state_name() const { return BackendConnection::state_name(state, ejected); }
   };
   std::vector<ServerState> servers(std::size_t shard) const;
 

@@ -1,11 +1,8 @@
 #include "router/commands/client_commands.h"
 
-#include <strings.h>
-#include <charconv>
 #include <optional>
 
-#include <fmt/format.h>
-
+#include "protocol/arguments.h"
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
 #include "router/process/fan_out.h"
@@ -15,20 +12,15 @@
 namespace santral::router {
 
 using protocol::ClientError;
+using protocol::equals_nocase;
 using protocol::error_message;
+using protocol::parse_integer;
 using protocol::RespWriter;
 
 namespace {
 
-bool equals_nocase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && ::strncasecmp(a.data(), b.data(), a.size()) == 0;
-}
-
-std::optional<long long> to_int(std::string_view text) {
-  long long value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc{} || end != text.data() + text.size() || text.empty()) return std::nullopt;
-  return value;
+void reply_syntax_error(ClientSession& session) {
+  session.reply_error(error_message(ClientError::SyntaxError));
 }
 
 void reply_bulk(ClientSession& session, std::string_view text) {
@@ -101,8 +93,7 @@ void client_getname(const Routed& r) {
 void client_setname(const Routed& r) {
   std::string_view name = r.request.args[2];
   if (!valid_client_name(name))
-    return r.session.reply_error(
-        "ERR Client names cannot contain spaces, newlines or special characters.");
+    return r.session.reply_error(error_message(ClientError::InvalidClientName));
   r.session.state().name = std::string(name);
   r.session.reply("+OK\r\n");
 }
@@ -138,7 +129,7 @@ void client_trackinginfo(const Routed& r) {
 void client_no_evict(const Routed& r) {
   std::string_view mode = r.request.args[2];
   if (!equals_nocase(mode, "on") && !equals_nocase(mode, "off"))
-    return r.session.reply_error("ERR syntax error");
+    return reply_syntax_error(r.session);
   r.session.reply("+OK\r\n");  // eviction of client memory is the shards' business
 }
 
@@ -157,7 +148,7 @@ void client_reply(const Routed& r) {
     state.skip_next = true;
     r.session.set_silent(true);
   } else {
-    r.session.reply_error("ERR syntax error");
+    reply_syntax_error(r.session);
   }
 }
 
@@ -172,12 +163,13 @@ void client_list(const Routed& r) {
         c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     } else if (equals_nocase(args[i], "id") && i + 1 < args.size()) {
       while (i + 1 < args.size()) {
-        auto id = to_int(args[++i]);
-        if (!id || *id <= 0) return r.session.reply_error("ERR Invalid client ID");
+        auto id = parse_integer(args[++i]);
+        if (!id || *id <= 0)
+          return r.session.reply_error(error_message(ClientError::InvalidClientId));
         filter->ids.push_back(static_cast<std::uint64_t>(*id));
       }
     } else {
-      return r.session.reply_error("ERR syntax error");
+      return reply_syntax_error(r.session);
     }
   }
   across_workers<std::string>(
@@ -208,13 +200,13 @@ void client_kill(const Routed& r) {
     filter->addr = std::string(args[2]);
   } else {
     filter->skip = r.session.state().id;
-    if ((args.size() - 2) % 2 != 0) return r.session.reply_error("ERR syntax error");
+    if ((args.size() - 2) % 2 != 0) return reply_syntax_error(r.session);
     for (std::size_t i = 2; i + 1 < args.size(); i += 2) {
       std::string_view option = args[i];
       std::string value(args[i + 1]);
       if (equals_nocase(option, "id")) {
-        auto id = to_int(value);
-        if (!id || *id <= 0) return r.session.reply_error("ERR client-id should be greater than 0");
+        auto id = parse_integer(value);
+        if (!id || *id <= 0) return r.session.reply_error(error_message(ClientError::KillClientId));
         filter->ids.push_back(static_cast<std::uint64_t>(*id));
       } else if (equals_nocase(option, "addr")) {
         filter->addr = value;
@@ -231,14 +223,14 @@ void client_kill(const Routed& r) {
         } else if (equals_nocase(value, "no")) {
           filter->skip = 0;
         } else {
-          return r.session.reply_error("ERR syntax error");
+          return reply_syntax_error(r.session);
         }
       } else if (equals_nocase(option, "maxage")) {
-        auto age = to_int(value);
-        if (!age) return r.session.reply_error("ERR syntax error");
+        auto age = parse_integer(value);
+        if (!age) return reply_syntax_error(r.session);
         filter->max_age = *age;
       } else {
-        return r.session.reply_error("ERR syntax error");
+        return reply_syntax_error(r.session);
       }
     }
   }
@@ -262,9 +254,14 @@ void client_kill(const Routed& r) {
       [old_form](const std::vector<long long>& counts) {
         long long total = 0;
         for (auto n : counts) total += n;
-        if (old_form) return std::string(total > 0 ? "+OK\r\n" : "-ERR No such client\r\n");
         std::string out;
-        RespWriter(out).integer(total);
+        if (!old_form) {
+          RespWriter(out).integer(total);
+        } else if (total > 0) {
+          RespWriter(out).simple("OK");
+        } else {
+          RespWriter(out).error(error_message(ClientError::ClientNotFound));
+        }
         return out;
       });
 }
@@ -272,17 +269,17 @@ void client_kill(const Routed& r) {
 // CLIENT UNBLOCK id [TIMEOUT|ERROR]
 void client_unblock(const Routed& r) {
   const auto& args = r.request.args;
-  auto id = to_int(args[2]);
-  if (!id) return r.session.reply_error("ERR value is not an integer or out of range");
+  auto id = parse_integer(args[2]);
+  if (!id) return r.session.reply_error(error_message(ClientError::NotAnInteger));
   bool with_error = false;
   if (args.size() == 4) {
     if (equals_nocase(args[3], "error")) {
       with_error = true;
     } else if (!equals_nocase(args[3], "timeout")) {
-      return r.session.reply_error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+      return r.session.reply_error(error_message(ClientError::UnblockReason));
     }
   } else if (args.size() > 4) {
-    return r.session.reply_error("ERR syntax error");
+    return reply_syntax_error(r.session);
   }
   auto target = static_cast<std::uint64_t>(*id);
   across_workers<long long>(
@@ -297,7 +294,9 @@ void client_unblock(const Routed& r) {
       [](const std::vector<long long>& counts) {
         long long total = 0;
         for (auto n : counts) total += n;
-        return fmt::format(":{}\r\n", total);
+        std::string out;
+        RespWriter(out).integer(total);
+        return out;
       });
 }
 

@@ -69,9 +69,6 @@ std::string santral_info_section(Worker& worker) {
   auto uptime = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() -
                                                                  shared.started)
                     .count();
-  const char* distribution = config.distribution == config::Distribution::Ketama   ? "ketama"
-                             : config.distribution == config::Distribution::Modula ? "modula"
-                                                                                   : "random";
   std::string out = "# Santral\r\n";
   auto line = [&out](std::string_view key, const auto& value) {
     fmt::format_to(std::back_inserter(out), "{}:{}\r\n", key, value);
@@ -91,19 +88,15 @@ std::string santral_info_section(Worker& worker) {
     line(name, total);
   }
   line("hash", config.hash_name);
-  line("distribution", distribution);
+  line("distribution", config::distribution_name(config.distribution));
   line("hash_tag", config.hash_tag);
   line("shards", map.shard_count());
   for (std::size_t s = 0; s < map.shard_count(); ++s) {
     for (const auto& server : worker.pool().servers(s)) {
-      const char* state = server.ejected                                         ? "down"
-                          : server.state == BackendConnection::State::Up         ? "up"
-                          : server.state == BackendConnection::State::Connecting ? "connecting"
-                                                                                 : "down";
       fmt::format_to(std::back_inserter(out),
                      "shard{}:name={},address={},role={},weight={},state={}\r\n", s,
                      map.shard(s).name, server.address, server.replica ? "replica" : "primary",
-                     map.shard(s).weight, state);
+                     map.shard(s).weight, server.state_name());
     }
   }
   return out;

@@ -1,41 +1,33 @@
 // Commands Santral answers itself, one handler per LocalHandler of the command table.
-#include <strings.h>
 #include <array>
-#include <charconv>
 
+#include "protocol/arguments.h"
 #include "protocol/command_table.h"
 #include "protocol/command_table_data.h"
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
 #include "router/commands/client_commands.h"
-#include "router/session/client_session.h"
-#include "router/hotkeys/detection/hot_key_commands.h"
-#include "router/routes/routing.h"
 #include "router/commands/santral_commands.h"
+#include "router/hotkeys/detection/hot_key_commands.h"
+#include "router/process/worker.h"
+#include "router/routes/routing.h"
 #include "router/routes/subscriptions.h"
 #include "router/routes/transaction.h"
-#include "router/process/worker.h"
+#include "router/session/client_session.h"
 #include "santral/version.h"
 
 namespace santral::router {
 
 using protocol::ClientError;
+using protocol::equals_nocase;
 using protocol::error_message;
 using protocol::LocalHandler;
+using protocol::parse_integer;
 using protocol::RespWriter;
 
 namespace {
 
 using Handler = void (*)(const Routed&);
-
-bool equals_nocase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && ::strncasecmp(a.data(), b.data(), a.size()) == 0;
-}
-
-bool to_int(std::string_view text, long long& out) {
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-  return ec == std::errc{} && end == text.data() + text.size() && !text.empty();
-}
 
 template <typename Compose>
 void answer(const Routed& r, Compose&& compose) {
@@ -74,15 +66,14 @@ void quit(const Routed& r) {
 
 // SELECT n: later requests use connections that have SELECTed n on every shard.
 void select(const Routed& r) {
-  long long db = 0;
-  if (!to_int(r.request.args[1], db))
-    return r.session.reply_error(error_message(ClientError::SelectNotInteger));
+  auto db = parse_integer(r.request.args[1]);
+  if (!db) return r.session.reply_error(error_message(ClientError::NotAnInteger));
   int databases = r.session.worker().config().databases;
-  if (db < 0 || db >= databases)
+  if (*db < 0 || *db >= databases)
     return r.session.reply_error(error_message(ClientError::SelectInvalid, databases - 1));
-  if (r.session.transaction().holds_connection() && db != r.session.state().database)
+  if (r.session.transaction().holds_connection() && *db != r.session.state().database)
     return r.session.reply_error(error_message(ClientError::PinnedConnection, "SELECT"));
-  r.session.state().database = static_cast<int>(db);
+  r.session.state().database = static_cast<int>(*db);
   ok(r);
 }
 
@@ -115,7 +106,7 @@ bool authenticate(const Routed& r, std::string_view user, std::string_view passw
 
 void auth(const Routed& r) {
   const auto& args = r.request.args;
-  if (args.size() > 3) return r.session.reply_error("ERR syntax error");
+  if (args.size() > 3) return r.session.reply_error(error_message(ClientError::SyntaxError));
   bool named = args.size() == 3;
   if (authenticate(r, named ? args[1] : "default", args.back(), named)) ok(r);
 }
@@ -128,8 +119,10 @@ void hello(const Routed& r) {
   long long version = state.protocol;
   std::size_t i = 1;
   if (args.size() > 1) {
-    if (!to_int(args[1], version))
-      return r.session.reply_error("ERR Protocol version is not an integer or out of range");
+    auto requested = parse_integer(args[1]);
+    if (!requested)
+      return r.session.reply_error(error_message(ClientError::ProtocolVersionNotInteger));
+    version = *requested;
     i = 2;
     if (version != 2 && version != 3)
       return r.session.reply_error(error_message(ClientError::NoProto));
@@ -144,18 +137,12 @@ void hello(const Routed& r) {
       new_name = args[++i];
       rename = true;
       if (!valid_client_name(new_name))
-        return r.session.reply_error(
-            "ERR Client names cannot contain spaces, newlines or special characters.");
+        return r.session.reply_error(error_message(ClientError::InvalidClientName));
     } else {
-      return r.session.reply_error("ERR Syntax error in HELLO option '" + std::string(args[i]) +
-                                   "'");
+      return r.session.reply_error(error_message(ClientError::HelloOptionSyntax, args[i]));
     }
   }
-  if (!state.authenticated)
-    return r.session.reply_error(
-        "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
-        "<proto> AUTH <user> <pass> option can be used to authenticate the client and select "
-        "the RESP protocol version at the same time");
+  if (!state.authenticated) return r.session.reply_error(error_message(ClientError::HelloNoAuth));
   if (r.session.transaction().holds_connection() && version != state.protocol)
     return r.session.reply_error(error_message(ClientError::PinnedConnection, "HELLO"));
   if (rename) state.name = std::string(new_name);

@@ -22,6 +22,7 @@
 #include <charconv>
 #include <unordered_map>
 
+#include "protocol/arguments.h"
 #include "router/merge/collecting_merge.h"
 #include "router/merge/info_text.h"
 #include "router/merge/merge_kinds.h"
@@ -29,6 +30,7 @@
 namespace santral::router {
 namespace {
 
+using protocol::parse_integer;
 using protocol::ReplyValue;
 using Type = ReplyValue::Type;
 
@@ -92,14 +94,6 @@ bool kept_from_first_shard(std::string_view key) {
                      [key](std::string_view suffix) { return key.ends_with(suffix); });
 }
 
-std::optional<std::int64_t> read_integer(std::string_view text) {
-  std::int64_t value = 0;
-  const char* end = text.data() + text.size();
-  auto [stop, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec != std::errc{} || stop != end) return std::nullopt;
-  return value;
-}
-
 struct Decimal {
   double value = 0;
   int decimals = 0;
@@ -129,7 +123,7 @@ std::optional<std::string> sum_numbers(const std::vector<std::string_view>& valu
   std::int64_t integers = 0;
   bool all_integers = true;
   for (std::string_view text : values) {
-    const std::optional<std::int64_t> value = read_integer(text);
+    const std::optional<std::int64_t> value = parse_integer<std::int64_t>(text);
     if (!value) {
       all_integers = false;
       break;
@@ -193,7 +187,7 @@ std::vector<SubfieldValues> gather_subfields(const std::vector<std::string_view>
 
 std::int64_t subfield_integer(std::string_view value, std::string_view name) {
   for (const InfoSubfield& part : split_subfields(value))
-    if (part.name == name) return read_integer(part.value).value_or(0);
+    if (part.name == name) return parse_integer<std::int64_t>(part.value).value_or(0);
   return 0;
 }
 
@@ -232,8 +226,8 @@ std::string merge_subfields(SectionRule rule, const std::vector<std::string_view
     const std::string* calls = find("calls");
     const std::string* usec = find("usec");
     if (per_call != nullptr && calls != nullptr && usec != nullptr) {
-      const std::int64_t call_count = read_integer(*calls).value_or(0);
-      const double micros = static_cast<double>(read_integer(*usec).value_or(0));
+      const std::int64_t call_count = parse_integer<std::int64_t>(*calls).value_or(0);
+      const double micros = static_cast<double>(parse_integer<std::int64_t>(*usec).value_or(0));
       *per_call = fmt::format("{:.2f}", call_count > 0 ? micros / call_count : 0.0);
     }
   }
@@ -256,7 +250,7 @@ void recompute_human_fields(std::vector<MergedLine>& lines) {
     if (!key.ends_with("_human")) continue;
     auto bytes = values.find(key.substr(0, key.size() - 6));
     if (bytes == values.end()) continue;
-    const std::optional<std::int64_t> count = read_integer(*bytes->second);
+    const std::optional<std::int64_t> count = parse_integer<std::int64_t>(*bytes->second);
     if (count && *count >= 0) line.value = bytes_to_human(static_cast<std::uint64_t>(*count));
   }
 }

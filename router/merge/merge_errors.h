@@ -14,19 +14,11 @@ namespace santral::router {
 
 using protocol::ClientError;
 using protocol::error_message;
+using protocol::one_line;
 
 // The errors a merge composes itself (a shard's own error is forwarded unchanged), with their
 // texts in protocol/errors.cpp. Each returns the message without the leading '-' and the
 // CRLF; write it with RespWriter::error.
-
-// A shard error's text goes inside a one-line error: line breaks (possible in a RESP3 blob
-// error) become spaces.
-inline std::string one_line(std::string_view text) {
-  std::string line(text);
-  for (char& c : line)
-    if (c == '\r' || c == '\n') c = ' ';
-  return line;
-}
 
 inline std::string unexpected_reply_error(std::string_view shard, std::string_view command) {
   return error_message(ClientError::MergeUnexpectedReply, shard, command);

@@ -1,6 +1,6 @@
 #include "router/merge/scan_cursor.h"
 
-#include <charconv>
+#include "protocol/arguments.h"
 
 namespace santral::router {
 namespace {
@@ -11,13 +11,11 @@ constexpr std::uint64_t kShardCursorLimit = std::uint64_t{1} << 54;
 }  // namespace
 
 std::optional<ScanPosition> decode_scan_cursor(std::string_view text, std::uint32_t shard_count) {
-  std::uint64_t cursor = 0;
-  const char* end = text.data() + text.size();
-  auto [stop, ec] = std::from_chars(text.data(), end, cursor);
-  if (text.empty() || ec != std::errc{} || stop != end) return std::nullopt;
-  const auto shard = static_cast<std::uint32_t>(cursor % kScanShardSlots);
+  auto cursor = protocol::parse_integer<std::uint64_t>(text);
+  if (!cursor) return std::nullopt;
+  const auto shard = static_cast<std::uint32_t>(*cursor % kScanShardSlots);
   if (shard >= shard_count) return std::nullopt;
-  return ScanPosition{shard, cursor / kScanShardSlots};
+  return ScanPosition{shard, *cursor / kScanShardSlots};
 }
 
 std::optional<std::uint64_t> next_scan_cursor(ScanPosition answered, std::uint64_t shard_cursor,

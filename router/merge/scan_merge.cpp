@@ -1,7 +1,7 @@
 // SCAN goes to one shard at a time; its reply's cursor is rewritten to also name the shard
 // (router/scan_cursor.h), so the client's next call continues there, then on the next shard.
-#include <charconv>
 
+#include "protocol/arguments.h"
 #include "protocol/reply_encoder.h"
 #include "router/merge/collecting_merge.h"
 #include "router/merge/merge_kinds.h"
@@ -15,11 +15,7 @@ using Type = ReplyValue::Type;
 
 std::optional<std::uint64_t> shard_cursor(const ReplyValue& value) {
   if (value.type != Type::BulkString && value.type != Type::SimpleString) return std::nullopt;
-  std::uint64_t cursor = 0;
-  const char* end = value.text.data() + value.text.size();
-  auto [stop, ec] = std::from_chars(value.text.data(), end, cursor);
-  if (value.text.empty() || ec != std::errc{} || stop != end) return std::nullopt;
-  return cursor;
+  return protocol::parse_integer<std::uint64_t>(value.text);
 }
 
 // [cursor, [key, ...]]

@@ -65,6 +65,14 @@ struct WorkerStats {
   std::map<std::string, ShardStats, std::less<>> shards;  // by "name" or "name@replica"
   std::unordered_map<const protocol::CommandSpec*, CommandStats> commands;
 
+  // A client's command was dispatched, and later answered after `latency` (an error reply).
+  void called(const protocol::CommandSpec& command) { ++commands[&command].calls; }
+  void answered(const protocol::CommandSpec& command, std::chrono::nanoseconds latency,
+                bool error) {
+    auto& stats = commands[&command];
+    stats.latency.record(latency);
+    if (error) ++stats.errors;
+  }
   void merge(const WorkerStats& other);
 };
 

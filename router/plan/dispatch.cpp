@@ -24,8 +24,7 @@ namespace {
 // WAIT counts the replicas that have this client's earlier writes, so those must be done;
 // RESET closes connections whose earlier replies must arrive first.
 bool waits_for_earlier_replies(const CommandSpec& spec) {
-  return (spec.stateful == StatefulKind::Blocking && spec.key_specs.empty()) ||
-         spec.local == LocalHandler::Reset;
+  return spec.verb == protocol::StatefulVerb::Wait || spec.local == LocalHandler::Reset;
 }
 
 // An error found while planning. Inside MULTI it also dooms the transaction: EXEC answers
@@ -96,7 +95,7 @@ Dispatched dispatch(ClientSession& session, const protocol::Request& request) {
   }
   const CommandSpec& spec = *plan.spec;
   if (!session.idle() && waits_for_earlier_replies(spec)) return Dispatched::AfterEarlierReplies;
-  if (session.fills_in_flight() > 0 && !spec.has(protocol::kReadonly))
+  if (session.coherence().fills_in_flight() > 0 && !spec.has(protocol::kReadonly))
     return Dispatched::AfterEarlierReplies;
   session.begin(spec, plan.read_from);
   Routed routed{session, request, spec, plan};

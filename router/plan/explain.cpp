@@ -118,7 +118,7 @@ Explanation explain(ClientSession& session, const protocol::Request& request, co
       e.note = "every shard gives the same answer; one that is up is asked";
       return e;
     case RouteKind::Blocking:
-      if (spec.key_specs.empty()) {
+      if (spec.verb == protocol::StatefulVerb::Wait) {
         e.kind = "SHARD_MERGE";
         add_every_shard(e, map);
         e.note = "after the client's earlier replies, on every shard; the smallest count";
@@ -145,7 +145,8 @@ Explanation explain(ClientSession& session, const protocol::Request& request, co
       return e;
     case RouteKind::Subscription: {
       e.kind = "PUBSUB";
-      bool patterns = spec.name == "psubscribe" || spec.name == "punsubscribe";
+      bool patterns = spec.verb == protocol::StatefulVerb::PatternSubscribe ||
+                      spec.verb == protocol::StatefulVerb::PatternUnsubscribe;
       if (patterns) {
         add_every_shard(e, map);
       } else {

@@ -234,7 +234,7 @@ void plan_stateful(const PlanContext& context, const protocol::Request& request,
       return;
     case StatefulKind::Blocking:
       plan.blocks = true;
-      if (spec.key_specs.empty()) {  // WAIT: every shard
+      if (spec.verb == protocol::StatefulVerb::Wait) {  // every shard
         plan.kind = RouteKind::Blocking;
         return;
       }

@@ -10,6 +10,7 @@
 #include "config/config_error.h"
 #include "config/placement_change.h"
 #include "protocol/errors.h"
+#include "protocol/resp_writer.h"
 #include "router/admin/admin_server.h"
 #include "router/hotkeys/detection/hot_key_report.h"
 #include "router/hotkeys/salting/salting_change.h"
@@ -25,24 +26,12 @@ namespace {
 
 constexpr auto kWatchPeriod = std::chrono::seconds(1);
 
-const char* distribution_name(config::Distribution d) {
-  switch (d) {
-    case config::Distribution::Ketama:
-      return "ketama";
-    case config::Distribution::Modula:
-      return "modula";
-    case config::Distribution::Random:
-      return "random";
-  }
-  return "?";
-}
-
 void log_topology(const config::Config& config) {
   spdlog::info(
       "santral {} listening on {} with {} worker{}; {} shard{} ({} distribution, {} hash{})",
       kVersion, config.listen.text(), config.workers, config.workers == 1 ? "" : "s",
       config.shards.size(), config.shards.size() == 1 ? "" : "s",
-      distribution_name(config.distribution), config.hash_name,
+      config::distribution_name(config.distribution), config.hash_name,
       config.hash_tag.empty() ? "" : ", hash tag \"" + config.hash_tag + "\"");
   for (const auto& shard : config.shards)
     spdlog::info("  shard '{}' at {} (weight {}{})", shard.name, shard.address.text(), shard.weight,
@@ -139,8 +128,9 @@ void Server::accept() {
       std::size_t max_clients = topology_->config->limits.max_clients;
       if (shared_.connected_clients.load() >= max_clients) {
         shared_.rejected_clients.fetch_add(1);
-        std::string reply =
-            "-" + protocol::error_message(protocol::ClientError::MaxClients, max_clients) + "\r\n";
+        std::string reply;
+        protocol::RespWriter(reply).error(
+            protocol::error_message(protocol::ClientError::MaxClients, max_clients));
         // The socket belongs to the worker's io_context: only its thread may use it.
         asio::post(worker.io(), [socket = std::move(socket), reply = std::move(reply)]() mutable {
           boost::system::error_code ignored;

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <limits>
 
+#include "protocol/errors.h"
 #include "protocol/resp_writer.h"
 #include "router/process/worker.h"
 #include "router/routes/routing.h"
@@ -41,8 +42,11 @@ class MinimumMerge final : public ReplyMerge {
     auto digits = reply.substr(1, reply.size() >= 3 ? reply.size() - 3 : 0);
     if (reply.front() != ':' ||
         std::from_chars(digits.data(), digits.data() + digits.size(), value).ec != std::errc{}) {
-      error_ =
-          reply.front() == '-' ? std::string(reply) : "-ERR santral: unexpected reply to WAIT\r\n";
+      if (reply.front() == '-')
+        error_ = std::string(reply);
+      else
+        protocol::RespWriter(error_).error(
+            protocol::error_message(protocol::ClientError::WaitUnexpectedReply));
       return;
     }
     minimum_ = std::min(minimum_, value);
@@ -60,18 +64,19 @@ class MinimumMerge final : public ReplyMerge {
   std::string error_;
 };
 
-// What a timed-out call answers, for CLIENT UNBLOCK ... TIMEOUT.
+// What a timed-out call answers, for CLIENT UNBLOCK ... TIMEOUT: the command table says.
 std::string timeout_reply(const Routed& routed) {
+  using protocol::TimeoutReply;
+  if (routed.spec.timeout == TimeoutReply::Zero) return ":0\r\n";
   if (routed.session.state().protocol == 3) return "_\r\n";
-  bool single_value = routed.spec.name == "blmove" || routed.spec.name == "brpoplpush";
-  return single_value ? "$-1\r\n" : "*-1\r\n";
+  return routed.spec.timeout == TimeoutReply::NilBulk ? "$-1\r\n" : "*-1\r\n";
 }
 
 void lend_and_send(const Routed& routed, std::size_t shard, std::uint64_t slot,
                    std::uint32_t fragment, std::string_view prelude, std::string timeout) {
   auto& session = routed.session;
   auto connection = session.worker().pool().lend(shard, session.profile());
-  session.blocked({connection, slot, std::move(timeout)});
+  session.blocked({connection, slot, fragment, std::move(timeout)});
   if (!prelude.empty()) connection->send_silent(prelude);
   boost::intrusive_ptr<ReplySink> sink(
       new BlockingReply(boost::intrusive_ptr<ClientSession>(&session), slot, connection.get()));
@@ -87,13 +92,13 @@ void route_wait(const Routed& routed) {
   auto shards = static_cast<std::uint32_t>(session.worker().shard_map().shard_count());
   auto slot = session.open_slot(shards, std::make_unique<MinimumMerge>());
   for (std::uint32_t s = 0; s < shards; ++s)
-    lend_and_send(routed, s, slot, s, "*1\r\n$4\r\nPING\r\n", ":0\r\n");
+    lend_and_send(routed, s, slot, s, "*1\r\n$4\r\nPING\r\n", timeout_reply(routed));
 }
 
 }  // namespace
 
 void route_blocking(const Routed& routed) {
-  if (routed.spec.key_specs.empty()) return route_wait(routed);
+  if (routed.spec.verb == protocol::StatefulVerb::Wait) return route_wait(routed);
   if (routed.plan.has_error()) return routed.session.reply_error(routed.plan.error);
   auto slot = routed.session.open_slot();
   lend_and_send(routed, *routed.plan.shard, slot, 0, {}, timeout_reply(routed));

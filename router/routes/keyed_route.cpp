@@ -40,7 +40,7 @@ std::size_t any_shard(ClientSession& session) {
   std::size_t shards = session.worker().shard_map().shard_count();
   for (std::size_t i = 0; i < shards; ++i) {
     const auto& connection = session.shared_backend(i);
-    if (connection.state() == BackendConnection::State::Up && !connection.ejected()) return i;
+    if (connection.up()) return i;
   }
   return 0;
 }

@@ -4,10 +4,12 @@
 #include <optional>
 
 #include "protocol/resp_writer.h"
-#include "router/session/client_session.h"
 #include "router/process/worker.h"
+#include "router/session/client_session.h"
 
 namespace santral::router {
+
+using protocol::StatefulVerb;
 
 namespace {
 
@@ -65,11 +67,18 @@ void send_all(ClientSession& session, std::string reply, std::vector<Send> sends
 
 void route_subscription(const Routed& routed) {
   auto& subscriptions = routed.session.subscriptions();
-  const auto& name = routed.spec.name;
-  if (name == "subscribe" || name == "ssubscribe") return subscriptions.subscribe(routed);
-  if (name == "unsubscribe" || name == "sunsubscribe") return subscriptions.unsubscribe(routed);
-  if (name == "psubscribe") return subscriptions.psubscribe(routed);
-  subscriptions.punsubscribe(routed);
+  switch (routed.spec.verb) {
+    case StatefulVerb::Subscribe:
+    case StatefulVerb::ShardSubscribe:
+      return subscriptions.subscribe(routed);
+    case StatefulVerb::Unsubscribe:
+    case StatefulVerb::ShardUnsubscribe:
+      return subscriptions.unsubscribe(routed);
+    case StatefulVerb::PatternSubscribe:
+      return subscriptions.psubscribe(routed);
+    default:  // StatefulVerb::PatternUnsubscribe
+      return subscriptions.punsubscribe(routed);
+  }
 }
 
 BackendConnection& Subscriptions::connection(ClientSession& session, std::size_t shard) {
@@ -83,7 +92,7 @@ BackendConnection& Subscriptions::connection(ClientSession& session, std::size_t
 
 void Subscriptions::subscribe(const Routed& routed) {
   auto& session = routed.session;
-  bool sharded = routed.spec.name == "ssubscribe";
+  bool sharded = routed.spec.verb == StatefulVerb::ShardSubscribe;
   auto& names = sharded ? shard_channels_ : channels_;
   std::string_view kind = sharded ? "ssubscribe" : "subscribe";
   std::string_view backend_command = sharded ? "SSUBSCRIBE" : "SUBSCRIBE";
@@ -103,7 +112,7 @@ void Subscriptions::subscribe(const Routed& routed) {
 
 void Subscriptions::unsubscribe(const Routed& routed) {
   auto& session = routed.session;
-  bool sharded = routed.spec.name == "sunsubscribe";
+  bool sharded = routed.spec.verb == StatefulVerb::ShardUnsubscribe;
   auto& names = sharded ? shard_channels_ : channels_;
   std::string_view kind = sharded ? "sunsubscribe" : "unsubscribe";
   std::string_view backend_command = sharded ? "SUNSUBSCRIBE" : "UNSUBSCRIBE";

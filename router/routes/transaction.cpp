@@ -8,6 +8,7 @@ namespace santral::router {
 
 using protocol::ClientError;
 using protocol::error_message;
+using protocol::StatefulVerb;
 
 namespace {
 
@@ -18,11 +19,18 @@ constexpr std::string_view kDiscard = "*1\r\n$7\r\nDISCARD\r\n";
 
 void route_transaction(const Routed& routed) {
   auto& transaction = routed.session.transaction();
-  const auto& name = routed.spec.name;
-  if (name == "multi") return transaction.multi(routed);
-  if (name == "exec") return transaction.exec(routed);
-  if (name == "discard") return transaction.discard(routed);
-  if (name == "watch") return transaction.watch(routed);
+  switch (routed.spec.verb) {
+    case StatefulVerb::Multi:
+      return transaction.multi(routed);
+    case StatefulVerb::Exec:
+      return transaction.exec(routed);
+    case StatefulVerb::Discard:
+      return transaction.discard(routed);
+    case StatefulVerb::Watch:
+      return transaction.watch(routed);
+    default:  // StatefulVerb::Unwatch
+      break;
+  }
   // UNWATCH inside MULTI is queued like any command, as in Redis.
   if (transaction.in_multi()) return transaction.queue(routed);
   transaction.unwatch(routed);

@@ -6,6 +6,7 @@
 #include <boost/asio/write.hpp>
 
 #include "protocol/errors.h"
+#include "protocol/resp_writer.h"
 #include "router/hotkeys/near_cache/near_cache.h"
 #include "router/plan/dispatch.h"
 #include "router/process/worker.h"
@@ -84,10 +85,8 @@ void ClientSession::close() {
   if (transaction_) transaction_->abandon(*this);
   if (subscriptions_) subscriptions_->abandon(*this);
   // A blocked connection is still inside its command on the shard: close it, never reuse it.
-  auto calls = std::move(blocked_);
-  blocked_.clear();
-  for (auto& call : calls) pool.drop(call.connection);
-  written_keys_.clear();
+  for (auto& call : blocked_.take_all()) pool.drop(call.connection);
+  coherence_.clear();
   worker_.forget(*this);
 }
 
@@ -241,14 +240,13 @@ void ClientSession::begin(const protocol::CommandSpec& command,
                           std::optional<config::ReadFrom> read_from) {
   current_ = {&command, std::chrono::steady_clock::now()};
   read_from_ = read_from;
-  ++worker_.stats().commands[&command].calls;
+  worker_.stats().called(command);
 }
 
 void ClientSession::finished(const ReplyQueue::Request& request, bool error) {
   if (request.command == nullptr) return;
-  auto& stats = worker_.stats().commands[request.command];
-  stats.latency.record(std::chrono::steady_clock::now() - request.start);
-  if (error) ++stats.errors;
+  worker_.stats().answered(*request.command, std::chrono::steady_clock::now() - request.start,
+                           error);
 }
 
 void ClientSession::reply(std::string_view resp) {
@@ -259,7 +257,7 @@ void ClientSession::reply(std::string_view resp) {
     if (answers_writes()) forget_answered_writes(true);
   } else {
     auto slot = replies_.open(1, nullptr, current_);
-    if (answers_writes()) attach_written(slot);
+    coherence_.opened(slot, false, answers_writes());
     replies_.complete(slot, resp);
   }
   schedule_flush();
@@ -267,54 +265,31 @@ void ClientSession::reply(std::string_view resp) {
 
 void ClientSession::reply_error(std::string_view message) {
   std::string line;
-  line.reserve(message.size() + 3);
-  line.append("-").append(message).append("\r\n");
+  protocol::RespWriter(line).error(message);
   reply(line);
 }
 
 std::uint64_t ClientSession::open_slot(std::uint32_t fragments, std::unique_ptr<ReplyMerge> merge) {
   auto slot = replies_.open(fragments, std::move(merge), current_);
   if (silent_) replies_.silence(slot);
-  if (current_.command != nullptr && !current_.command->has(protocol::kReadonly))
-    after_last_write_ = slot + 1;
-  if (answers_writes()) attach_written(slot);
+  bool write = current_.command != nullptr && !current_.command->has(protocol::kReadonly);
+  coherence_.opened(slot, write, answers_writes());
   return slot;
 }
 
 // Whether the current request's reply tells the client its writes are done: a write's, but
 // inside MULTI only EXEC's (or DISCARD's), not QUEUED.
 bool ClientSession::answers_writes() const {
-  if (written_keys_.empty() || current_.command == nullptr ||
+  if (!coherence_.pending() || current_.command == nullptr ||
       current_.command->has(protocol::kReadonly))
     return false;
   return !in_transaction() || current_.command->stateful == protocol::StatefulKind::Transaction;
 }
 
-void ClientSession::forget_when_answered(std::string_view key, bool all) {
-  written_keys_.push_back({WrittenKey::kNoSlot, std::string(key), all});
-}
-
-void ClientSession::attach_written(std::uint64_t slot) {
-  for (auto it = written_keys_.rbegin();
-       it != written_keys_.rend() && it->slot == WrittenKey::kNoSlot; ++it)
-    it->slot = slot;
-}
-
 // Evicts again the keys of writes whose replies have left the queue (and with `now`, those of
 // the write answered this moment), and spoils their fills in flight.
 void ClientSession::forget_answered_writes(bool now) {
-  auto& cache = worker_.near_cache();
-  while (!written_keys_.empty()) {
-    const auto& written = written_keys_.front();
-    bool answered = written.slot == WrittenKey::kNoSlot ? now : written.slot < replies_.head_id();
-    if (!answered) break;
-    if (written.all) {
-      cache.invalidate_all();
-    } else {
-      cache.invalidate(written.key);
-    }
-    written_keys_.pop_front();
-  }
+  coherence_.forget_answered(replies_.head_id(), now, worker_.near_cache());
 }
 
 BackendConnection& ClientSession::shared_backend(std::size_t shard) {
@@ -394,26 +369,19 @@ void ClientSession::connection_lost(std::size_t shard) {
 }
 
 void ClientSession::unblocked(const BackendConnection* connection) {
-  for (auto it = blocked_.begin(); it != blocked_.end(); ++it) {
-    if (it->connection.get() != connection) continue;
-    auto owned = std::move(it->connection);
-    blocked_.erase(it);
-    worker_.pool().give_back(std::move(owned));
-    return;
-  }
+  blocked_.answered(connection, worker_.pool());
 }
 
 bool ClientSession::unblock(bool with_error) {
   if (blocked_.empty()) return false;
-  auto calls = std::move(blocked_);
-  blocked_.clear();
-  for (auto& call : calls) {
-    // Answer first: closing the connection fails what is in flight on it, and that error must
-    // not be the answer.
-    deliver(call.slot, 0,
-            with_error ? "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n" : call.timeout_reply);
-    worker_.pool().drop(call.connection);
-  }
+  std::string unblocked;
+  protocol::RespWriter(unblocked).error(error_message(ClientError::Unblocked));
+  auto calls = blocked_.take_all();
+  // Answer every fragment first (WAIT has one per shard): closing a connection fails what is
+  // in flight on it, and that error must not be the answer.
+  for (auto& call : calls)
+    deliver(call.slot, call.fragment, with_error ? unblocked : call.timeout_reply);
+  for (auto& call : calls) worker_.pool().drop(call.connection);
   return true;
 }
 

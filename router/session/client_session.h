@@ -1,7 +1,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,7 +13,9 @@
 #include "protocol/request_parser.h"
 #include "router/backend/backend_connection.h"
 #include "router/backend/reply_sink.h"
+#include "router/hotkeys/near_cache/write_coherence.h"
 #include "router/plan/plan.h"
+#include "router/routes/blocked_calls.h"
 #include "router/session/client_state.h"
 #include "router/session/reply_queue.h"
 
@@ -66,32 +67,19 @@ class ClientSession final : public ReplySink {
   void begin(const protocol::CommandSpec& command, std::optional<config::ReadFrom> read_from);
   // After the current reply is written, close the connection (QUIT, protocol errors).
   void close_after_replies();
-  // A blocking command of this client waiting on its own lent connection. `timeout_reply` is
-  // what CLIENT UNBLOCK ... TIMEOUT answers in its place.
-  struct BlockedCall {
-    BackendConnectionPtr connection;
-    std::uint64_t slot;
-    std::string timeout_reply;
-  };
-  void blocked(BlockedCall call) { blocked_.push_back(std::move(call)); }
+  // A blocking command of this client waiting on its own lent connection.
+  void blocked(BlockedCalls::Call call) { blocked_.add(std::move(call)); }
   // The blocking command on `connection` got its reply: the connection goes back to the pool.
   void unblocked(const BackendConnection* connection);
   // A pub/sub message (or anything else unasked for) to pass on in order.
   void push(std::string_view frame);
   bool idle() const { return replies_.empty(); }
+  // This client's writes and fills as the near cache must see them.
+  WriteCoherence& coherence() { return coherence_; }
   // Every write this client sent has been answered (its later reads may use the near cache).
   bool writes_answered() const {
-    return replies_.empty() || replies_.head_id() >= after_last_write_;
+    return coherence_.writes_answered(replies_.empty(), replies_.head_id());
   }
-  // Near-cache fills of this client in flight on tracking connections: a later write must
-  // wait for them, or it could overtake them on its own connection.
-  void fill_started() { ++fills_in_flight_; }
-  void fill_finished() { --fills_in_flight_; }
-  std::uint32_t fills_in_flight() const { return fills_in_flight_; }
-  // A near-cache key the current write changes (or, `all`, every key: FLUSHALL): evicted again
-  // when the write's reply reaches this client. Redis's invalidation of a fill that read the
-  // old value may still be unread on the tracking connection by then.
-  void forget_when_answered(std::string_view key, bool all = false);
 
   Transaction& transaction();
   bool in_transaction() const;
@@ -122,7 +110,6 @@ class ClientSession final : public ReplySink {
   void finished(const ReplyQueue::Request& request, bool error);
   bool done_draining() const;
   bool answers_writes() const;
-  void attach_written(std::uint64_t slot);
   void forget_answered_writes(bool now = false);
 
   Worker& worker_;
@@ -142,17 +129,7 @@ class ClientSession final : public ReplySink {
   bool silent_ = false;          // the current request's reply is dropped (CLIENT REPLY OFF/SKIP)
   ReplyQueue::Request current_;  // the command being handled, for its slot and statistics
   std::optional<config::ReadFrom> read_from_;  // the current key's namespace's, if it says
-  std::uint64_t after_last_write_ = 0;  // the first reply slot after this client's last write
-  std::uint32_t fills_in_flight_ = 0;
-  // Keys of writes whose replies have not reached the client, by reply slot (kNoSlot: the
-  // write has not opened its slot yet, e.g. queued in MULTI until EXEC); slots ascending.
-  struct WrittenKey {
-    static constexpr std::uint64_t kNoSlot = ~std::uint64_t{0};
-    std::uint64_t slot = kNoSlot;
-    std::string key;
-    bool all = false;
-  };
-  std::deque<WrittenKey> written_keys_;
+  WriteCoherence coherence_;
 
   bool reading_ = false;
   bool processing_ = false;
@@ -164,7 +141,7 @@ class ClientSession final : public ReplySink {
 
   std::unique_ptr<Transaction> transaction_;
   std::unique_ptr<Subscriptions> subscriptions_;
-  std::vector<BlockedCall> blocked_;
+  BlockedCalls blocked_;
   Plan plan_;
   std::string scratch_;
 };

@@ -108,3 +108,33 @@ TEST_CASE("WAIT counts replicas on every shard after the client's writes") {
   CHECK(wait.type == Reply::Type::Integer);
   CHECK(wait.integer == 0);  // these shards have no replicas
 }
+
+// WAIT waits on every shard, one lent connection each: CLIENT UNBLOCK must answer each of
+// them (it answered only the first, and the others then failed with the dropped connection).
+TEST_CASE("CLIENT UNBLOCK ... TIMEOUT ends a WAIT on several shards with 0, ERROR with UNBLOCKED") {
+  Cluster cluster(2);
+  for (std::string mode : {"TIMEOUT", "ERROR"}) {
+    auto blocked = cluster.client(30000);
+    long long id = blocked.command({"CLIENT", "ID"}).integer;
+    blocked.append({"WAIT", "1", "0"});  // no replica will ever confirm
+    Reply answer;
+    std::thread waiter([&] { answer = blocked.get_reply(); });
+    REQUIRE(wait_until(
+        [&] {
+          return blocked_clients(cluster.shard(0)) == 1 && blocked_clients(cluster.shard(1)) == 1;
+        },
+        5000));
+    auto admin = cluster.client();
+    CHECK(admin.command({"CLIENT", "UNBLOCK", std::to_string(id), mode}).integer == 1);
+    waiter.join();
+    INFO(mode << ": " << answer.str);
+    if (mode == "TIMEOUT") {
+      CHECK(answer.type == Reply::Type::Integer);
+      CHECK(answer.integer == 0);
+    } else {
+      CHECK(answer.is_error());
+      CHECK(answer.str.rfind("UNBLOCKED", 0) == 0);
+    }
+    CHECK(blocked.command({"PING"}).str == "PONG");
+  }
+}

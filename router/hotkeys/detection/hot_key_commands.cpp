@@ -1,34 +1,26 @@
 #include "router/hotkeys/detection/hot_key_commands.h"
 
-#include <strings.h>
-#include <charconv>
 #include <memory>
 
 #include <fmt/format.h>
 
+#include "protocol/arguments.h"
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
-#include "router/session/client_session.h"
 #include "router/hotkeys/detection/hot_key_report.h"
 #include "router/hotkeys/salting/salt_table.h"
 #include "router/hotkeys/salting/salting_change.h"
 #include "router/process/worker.h"
+#include "router/session/client_session.h"
 
 namespace santral::router {
 
 using protocol::ClientError;
+using protocol::equals_nocase;
 using protocol::error_message;
+using protocol::parse_integer;
 
 namespace {
-
-bool equals_nocase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && ::strncasecmp(a.data(), b.data(), a.size()) == 0;
-}
-
-bool to_count(std::string_view text, long long& out) {
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-  return ec == std::errc{} && end == text.data() + text.size() && !text.empty();
-}
 
 std::string rate_text(double rate) {
   return fmt::format("{:.1f}", rate);
@@ -41,8 +33,9 @@ void santral_hotkeys(const Routed& routed) {
   const auto& args = routed.request.args;
   long long count = 10;
   if (args.size() == 4 && equals_nocase(args[2], "COUNT")) {
-    if (!to_count(args[3], count) || count < 1)
-      return session.reply_error(error_message(ClientError::HotKeysSyntax));
+    auto given = parse_integer(args[3]);
+    if (!given || *given < 1) return session.reply_error(error_message(ClientError::HotKeysSyntax));
+    count = *given;
   } else if (args.size() != 2) {
     return session.reply_error(error_message(ClientError::HotKeysSyntax));
   }
@@ -83,8 +76,8 @@ void santral_salt(const Routed& routed) {
   auto& session = routed.session;
   const auto& args = routed.request.args;
   std::string_view key = args[2];
-  long long salts = 0;
-  if (!to_count(args[3], salts) || salts < config::kMinSalts || salts > config::kMaxSalts)
+  auto salts = parse_integer(args[3]);
+  if (!salts || *salts < config::kMinSalts || *salts > config::kMaxSalts)
     return session.reply_error(
         error_message(ClientError::SaltCount, config::kMinSalts, config::kMaxSalts));
   auto reply = config::SaltReply::Estimate;
@@ -97,7 +90,7 @@ void santral_salt(const Routed& routed) {
   if (const SaltedCounter* counter = worker.salts().find(key))
     return session.reply_error(error_message(ClientError::AlreadySalted, key, counter->salts));
   salt_key(worker, key,
-           SaltOverrides::Salting{static_cast<std::uint32_t>(salts), reply, SaltedBy::Command},
+           SaltOverrides::Salting{static_cast<std::uint32_t>(*salts), reply, SaltedBy::Command},
            fmt::format("by client {} ({})", session.state().id, session.state().peer));
   session.reply("+OK\r\n");
 }

@@ -32,7 +32,7 @@ class NearCacheFill final : public ReplySink {
     auto& cache = session_->worker().near_cache();
     if (fragment == kGet) {
       if (cache.storable(reply)) value_.assign(reply);
-      session_->fill_finished();
+      session_->coherence().fill_finished();
       if (reply == NearCache::kNil && session_->state().protocol == 2) reply = "$-1\r\n";
       session_->deliver(slot_, 0, reply);
       return;
@@ -91,7 +91,7 @@ bool answer_near(const Routed& routed) {
   if (tracking == nullptr) return false;
   std::uint64_t seq = cache.begin_fill(key);
   auto slot = session.open_slot();
-  session.fill_started();
+  session.coherence().fill_started();
   ReplySinkPtr fill(new NearCacheFill(session, slot, key, shard, seq, now));
   tracking->send(request_bytes(routed), fill, slot, NearCacheFill::kGet);
   tracking->send(pttl_request(key), fill, slot, NearCacheFill::kPttl);
@@ -111,13 +111,13 @@ void forget_written_keys(const Routed& routed) {
     std::string_view key = routed.request.args[planned.position];
     if (!cache.may_hold(key)) continue;
     cache.invalidate(key);
-    session.forget_when_answered(key);
+    session.coherence().forget_when_answered(key);
   }
 }
 
 void forget_all_keys(const Routed& routed) {
   routed.session.worker().near_cache().invalidate_all();
-  routed.session.forget_when_answered({}, true);
+  routed.session.coherence().forget_when_answered({}, true);
 }
 
 }  // namespace santral::router

@@ -76,9 +76,7 @@ BackendConnection* TrackingConnections::ready(std::size_t shard) const {
   BackendConnection* connection = connections_[shard].get();
   // Not while its handshake is unanswered: if the shard refuses tracking, the fills queued
   // behind it would fail with the shard's error instead of going the usual way.
-  bool up = connection->state() == BackendConnection::State::Up && !connection->ejected() &&
-            !connection->handshaking();
-  return up ? connection : nullptr;
+  return connection->up() && !connection->handshaking() ? connection : nullptr;
 }
 
 }  // namespace santral::router

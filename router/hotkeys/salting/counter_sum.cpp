@@ -1,10 +1,11 @@
 #include "router/hotkeys/salting/counter_sum.h"
 
 #include <cerrno>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+
+#include "protocol/arguments.h"
 
 namespace santral::router {
 
@@ -14,15 +15,13 @@ using Type = ReplyValue::Type;
 CounterSum::Status CounterSum::add(const ReplyValue& part) {
   if (part.type == Type::Null) return Status::Ok;
   std::int64_t value = 0;
-  bool is_integer = false;
   if (part.type == Type::Integer) {
     value = part.integer;
-    is_integer = true;
   } else if (part.type == Type::BulkString || part.type == Type::SimpleString ||
              part.type == Type::Double) {
-    auto [end, ec] = std::from_chars(part.text.data(), part.text.data() + part.text.size(), value);
-    is_integer = ec == std::errc{} && end == part.text.data() + part.text.size();
-    if (!is_integer) {
+    if (auto integer = protocol::parse_integer<std::int64_t>(part.text)) {
+      value = *integer;
+    } else {
       std::string text(part.text);
       char* stop = nullptr;
       errno = 0;

@@ -11,7 +11,6 @@
 #include "router/hotkeys/salting/salted_route.h"
 
 #include <algorithm>
-#include <charconv>
 #include <functional>
 #include <memory>
 #include <span>
@@ -21,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include "protocol/arguments.h"
 #include "protocol/errors.h"
 #include "protocol/key_extraction.h"
 #include "protocol/reply_encoder.h"
@@ -213,12 +213,20 @@ void increment_with(const SaltedRequest& r, std::vector<std::string_view> read, 
       });
 }
 
+// INCR, INCRBY, DECR, DECRBY; INCRBYFLOAT, whose sum is a float.
 void increment(const SaltedRequest& r) {
-  increment_with(r, {"GET", ""}, r.routed.spec.name == "incrbyfloat");
+  increment_with(r, {"GET", ""}, false);
+}
+void increment_float(const SaltedRequest& r) {
+  increment_with(r, {"GET", ""}, true);
 }
 
+// HINCRBY; HINCRBYFLOAT.
 void hash_increment(const SaltedRequest& r) {
-  increment_with(r, {"HGET", "", r.routed.request.args[2]}, r.routed.spec.name == "hincrbyfloat");
+  increment_with(r, {"HGET", "", r.routed.request.args[2]}, false);
+}
+void hash_increment_float(const SaltedRequest& r) {
+  increment_with(r, {"HGET", "", r.routed.request.args[2]}, true);
 }
 
 // 1 when the command applied to any sub-key (its integer reply is 1 on one of them).
@@ -475,14 +483,11 @@ void every_sub_key(const SaltedRequest& r) {
 // EXPIRE, PEXPIRE: every sub-key. A sub-key missing at that moment is then created as 0 with the
 // same time to live (SET NX PX), so that an increment creating it later cannot outlive the
 // counter: INCR keeps the deadline of the key it adds to.
-void expire(const SaltedRequest& r) {
+void expire_with(const SaltedRequest& r, bool seconds) {
   const auto& args = r.routed.request.args;
-  std::int64_t ttl = -1;
-  auto [end, ec] = std::from_chars(args[2].data(), args[2].data() + args[2].size(), ttl);
-  bool seconds = r.routed.spec.name == "expire";
-  if (ec != std::errc{} || end != args[2].data() + args[2].size() ||
-      (seconds && __builtin_mul_overflow(ttl, std::int64_t{1000}, &ttl)))
-    ttl = -1;
+  auto given = protocol::parse_integer<std::int64_t>(args[2]);
+  std::int64_t ttl = given.value_or(-1);
+  if (!given || (seconds && __builtin_mul_overflow(ttl, std::int64_t{1000}, &ttl))) ttl = -1;
   auto& session = r.routed.session;
   Worker* worker = &session.worker();
   const SaltedCounter& counter = r.counter();
@@ -508,6 +513,13 @@ void expire(const SaltedRequest& r) {
       worker->pool().shared(shards[k], profile, client).send_silent(bytes);
     }
   });
+}
+
+void expire(const SaltedRequest& r) {
+  expire_with(r, true);
+}
+void pexpire(const SaltedRequest& r) {
+  expire_with(r, false);
 }
 
 // TTL, PTTL: the key's own (sub-key 0's).
@@ -537,7 +549,7 @@ constexpr SaltedCommand kSaltedCommands[] = {
     {"incrby", increment, kOneSubKey},
     {"decr", increment, kOneSubKey},
     {"decrby", increment, kOneSubKey},
-    {"incrbyfloat", increment, kOneSubKey},
+    {"incrbyfloat", increment_float, kOneSubKey},
     {"get", get, kEverySubKey},
     {"mget", mget, kPerKey},
     {"exists", count_keys, kPerKey},
@@ -546,7 +558,7 @@ constexpr SaltedCommand kSaltedCommands[] = {
     // Replaces the whole value: a key that sees SET is not salted automatically.
     {"set", set, "the value goes to the key itself, the other sub-keys are deleted", false},
     {"expire", expire, kAllSubKeys},
-    {"pexpire", expire, kAllSubKeys},
+    {"pexpire", pexpire, kAllSubKeys},
     {"persist", every_sub_key, kAllSubKeys},
     {"ttl", base_key, kBaseKey},
     {"pttl", base_key, kBaseKey},
@@ -555,7 +567,7 @@ constexpr SaltedCommand kSaltedCommands[] = {
     // or SANTRAL SALT only, never automatically: a hash may mix counters with text fields
     // (written rarely, so perhaps never sampled), which salted HGET and HGETALL cannot sum.
     {"hincrby", hash_increment, kOneSubKey, false},
-    {"hincrbyfloat", hash_increment, kOneSubKey, false},
+    {"hincrbyfloat", hash_increment_float, kOneSubKey, false},
     {"hget", hash_get, kEverySubKey, false},
     {"hgetall", hash_get_all, kEverySubKey, false},
     {"hkeys", hash_keys, "reads every sub-key, each field once", false},

@@ -1,6 +1,5 @@
 #include "router/hotkeys/salting/unsalt_fold.h"
 
-#include <charconv>
 #include <string>
 #include <utility>
 #include <vector>
@@ -8,6 +7,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "protocol/arguments.h"
 #include "protocol/errors.h"
 #include "protocol/reply_value.h"
 #include "protocol/resp_writer.h"
@@ -24,12 +24,6 @@ namespace {
 // HGETALL and DEL of a hash sub-key in one step, so that no field is added between the two.
 constexpr std::string_view kTakeHash =
     "local all = redis.call('HGETALL', KEYS[1]) redis.call('DEL', KEYS[1]) return all";
-
-bool is_integer(std::string_view text) {
-  std::int64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  return ec == std::errc{} && end == text.data() + text.size();
-}
 
 class UnsaltFold final : public ReplySink {
  public:
@@ -96,7 +90,7 @@ class UnsaltFold final : public ReplySink {
       next_value = true;
     }
     const auto& [field, amount] = taken_[added_];
-    if (next_value) as_float_ = !is_integer(amount);
+    if (next_value) as_float_ = !protocol::parse_integer<std::int64_t>(amount);
     const std::string& key = counter_.sub_keys[0];
     if (hash_)
       send(counter_.shards[0], {as_float_ ? "HINCRBYFLOAT" : "HINCRBY", key, field, amount});
@@ -132,8 +126,10 @@ class UnsaltFold final : public ReplySink {
           "SALT {} {}, then SANTRAL UNSALT {}) before the shard map changes",
           rest.empty() ? "" : " (also " + rest + ")", counter_.sub_keys[0], counter_.salts,
           counter_.sub_keys[0]);
-    finish(fmt::format("-{}\r\n", error_message(ClientError::UnsaltFold, counter_.sub_keys[0],
-                                                counter_.sub_keys[sub_key_], why, advice)));
+    std::string reply;
+    protocol::RespWriter(reply).error(error_message(ClientError::UnsaltFold, counter_.sub_keys[0],
+                                                    counter_.sub_keys[sub_key_], why, advice));
+    finish(reply);
   }
 
   void send(std::size_t shard, std::vector<std::string_view> args) {

@@ -43,6 +43,10 @@ TEST_CASE("every rule is complete") {
   auto check = [&](const CommandSpec& spec) {
     INFO(spec.name);
     CHECK(names.insert(spec.name).second);
+    // A verb only where there is pinned state; a timeout answer exactly where a call can block.
+    CHECK((spec.routing == Routing::Stateful) == (spec.verb != StatefulVerb::None));
+    bool blocks = spec.has(kBlocking) || spec.stateful == StatefulKind::Blocking;
+    CHECK(blocks == (spec.timeout != TimeoutReply::None));
     switch (spec.routing) {
       case Routing::Refused:
         CHECK_FALSE(spec.reason.empty());
@@ -73,4 +77,59 @@ TEST_CASE("every rule is complete") {
     for (const CommandSpec& sub : spec.subcommands) check(sub);
   }
   CHECK(names.size() > 300);
+}
+
+TEST_CASE("stateful commands carry their verb and blocking ones their timeout answer") {
+  struct Expected {
+    std::string_view name;
+    StatefulKind kind;
+    StatefulVerb verb;
+    TimeoutReply timeout;
+  };
+  const Expected expected[] = {
+      {"multi", StatefulKind::Transaction, StatefulVerb::Multi, TimeoutReply::None},
+      {"exec", StatefulKind::Transaction, StatefulVerb::Exec, TimeoutReply::None},
+      {"discard", StatefulKind::Transaction, StatefulVerb::Discard, TimeoutReply::None},
+      {"watch", StatefulKind::Transaction, StatefulVerb::Watch, TimeoutReply::None},
+      {"unwatch", StatefulKind::Transaction, StatefulVerb::Unwatch, TimeoutReply::None},
+      {"subscribe", StatefulKind::Subscribe, StatefulVerb::Subscribe, TimeoutReply::None},
+      {"ssubscribe", StatefulKind::Subscribe, StatefulVerb::ShardSubscribe, TimeoutReply::None},
+      {"psubscribe", StatefulKind::Subscribe, StatefulVerb::PatternSubscribe, TimeoutReply::None},
+      {"unsubscribe", StatefulKind::Subscribe, StatefulVerb::Unsubscribe, TimeoutReply::None},
+      {"sunsubscribe", StatefulKind::Subscribe, StatefulVerb::ShardUnsubscribe, TimeoutReply::None},
+      {"punsubscribe", StatefulKind::Subscribe, StatefulVerb::PatternUnsubscribe,
+       TimeoutReply::None},
+      {"wait", StatefulKind::Blocking, StatefulVerb::Wait, TimeoutReply::Zero},
+      {"blpop", StatefulKind::Blocking, StatefulVerb::Block, TimeoutReply::NilArray},
+      {"brpop", StatefulKind::Blocking, StatefulVerb::Block, TimeoutReply::NilArray},
+      {"blmpop", StatefulKind::Blocking, StatefulVerb::Block, TimeoutReply::NilArray},
+      {"bzpopmin", StatefulKind::Blocking, StatefulVerb::Block, TimeoutReply::NilArray},
+      {"bzpopmax", StatefulKind::Blocking, StatefulVerb::Block, TimeoutReply::NilArray},
+      {"bzmpop", StatefulKind::Blocking, StatefulVerb::Block, TimeoutReply::NilArray},
+      {"blmove", StatefulKind::Blocking, StatefulVerb::Block, TimeoutReply::NilBulk},
+      {"brpoplpush", StatefulKind::Blocking, StatefulVerb::Block, TimeoutReply::NilBulk},
+      // Keyed, blocking only with BLOCK: no verb, but an answer for a timeout.
+      {"xread", StatefulKind::None, StatefulVerb::None, TimeoutReply::NilArray},
+      {"xreadgroup", StatefulKind::None, StatefulVerb::None, TimeoutReply::NilArray},
+      {"get", StatefulKind::None, StatefulVerb::None, TimeoutReply::None},
+      {"publish", StatefulKind::None, StatefulVerb::None, TimeoutReply::None},
+  };
+  std::size_t stateful = 0;
+  for (const auto& e : expected) {
+    INFO(e.name);
+    const CommandSpec* spec = find_command(e.name);
+    REQUIRE(spec != nullptr);
+    CHECK(spec->stateful == e.kind);
+    CHECK(spec->verb == e.verb);
+    CHECK(spec->timeout == e.timeout);
+    if (e.kind != StatefulKind::None) ++stateful;
+  }
+  // The list above is every stateful command there is.
+  std::size_t in_table = 0;
+  for (const CommandSpec& spec : all_commands()) {
+    if (spec.routing == Routing::Stateful) ++in_table;
+    for (const CommandSpec& sub : spec.subcommands)
+      if (sub.routing == Routing::Stateful) ++in_table;
+  }
+  CHECK(in_table == stateful);
 }
