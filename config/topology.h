@@ -25,4 +25,4 @@ inline TopologyPtr make_topology(Config config, std::uint64_t version) {
       Topology{version, std::move(shared_config), std::move(map)});
 }
 
-}  // namespace santral::router
+}  // namespace santral::config

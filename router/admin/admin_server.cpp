@@ -7,8 +7,8 @@
 #include <boost/beast/http.hpp>
 
 #include "router/admin/admin_views.h"
-#include "router/process/cluster_snapshot.h"
 #include "router/hotkeys/detection/hot_key_report.h"
+#include "router/process/cluster_snapshot.h"
 #include "router/process/server.h"
 
 namespace santral::router {

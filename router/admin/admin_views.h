@@ -12,6 +12,6 @@ namespace santral::router {
 nlohmann::json stats_json(const ClusterSnapshot& snapshot);    // /stats
 std::string prometheus_text(const ClusterSnapshot& snapshot);  // /metrics
 nlohmann::json shards_json(const ClusterSnapshot& snapshot);   // /shards
-nlohmann::json config_json(const config::Topology& topology);          // /config
+nlohmann::json config_json(const config::Topology& topology);  // /config
 
 }  // namespace santral::router

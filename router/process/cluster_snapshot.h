@@ -3,10 +3,10 @@
 #include <functional>
 #include <vector>
 
+#include "config/topology.h"
 #include "router/backend/connection_pool.h"
 #include "router/hotkeys/near_cache/near_cache.h"
 #include "router/metrics/stats.h"
-#include "config/topology.h"
 
 namespace santral::router {
 

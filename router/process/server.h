@@ -13,10 +13,10 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "config/config.h"
-#include "router/process/control_plane.h"
-#include "router/hotkeys/salting/auto_salt.h"
-#include "router/process/shared_state.h"
 #include "config/topology.h"
+#include "router/hotkeys/salting/auto_salt.h"
+#include "router/process/control_plane.h"
+#include "router/process/shared_state.h"
 #include "router/process/worker.h"
 
 namespace santral::router {

@@ -13,11 +13,11 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "router/backend/connection_pool.h"
-#include "router/routes/script_cache.h"
-#include "router/process/shared_state.h"
-#include "router/metrics/stats.h"
 #include "config/topology.h"
+#include "router/backend/connection_pool.h"
+#include "router/metrics/stats.h"
+#include "router/process/shared_state.h"
+#include "router/routes/script_cache.h"
 
 namespace santral::router {
 

@@ -5,8 +5,8 @@
 
 #include "protocol/request_parser.h"
 #include "protocol/resp_writer.h"
-#include "router/session/client_session.h"
 #include "router/process/worker.h"
+#include "router/session/client_session.h"
 
 namespace santral::router {
 

@@ -6,10 +6,10 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "config/topology.h"
 #include "router/backend/backend_connection.h"
 #include "router/hotkeys/near_cache/near_cache.h"
 #include "router/metrics/stats.h"
-#include "config/topology.h"
 
 namespace santral::router {
 
