@@ -65,6 +65,9 @@ struct Plan {
   bool near_cached = false;  // a GET whose key's namespace caches hot reads
   bool blocks = false;       // a blocking command that will block (XREAD needs BLOCK)
   bool any_shard = false;    // keyless with the same answer everywhere (queued ANY commands)
+  // Where find_keys() leaves the keys' positions while the plan is built; only build_plan
+  // reads it (kept here so that its buffer is reused, never shared between sessions).
+  std::vector<std::uint32_t> positions;
 
   bool has_error() const { return !error.empty(); }
   template <typename... Args>
@@ -84,6 +87,7 @@ struct Plan {
     kind = RouteKind::Answered;
     error.clear();
     keys.clear();
+    positions.clear();
     keys_found = true;
     shard.reset();
     shards.clear();

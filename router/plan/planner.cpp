@@ -87,10 +87,9 @@ bool admitted(const PlanContext& context, const protocol::Request& request, Plan
 
 // Finds the keys once and resolves each one's owner and salting; sets `shard` when they all
 // live on one.
-void place_keys(const PlanContext& context, const protocol::Request& request, Plan& plan,
-                std::vector<std::uint32_t>& positions) {
+void place_keys(const PlanContext& context, const protocol::Request& request, Plan& plan) {
   const CommandSpec& spec = *plan.spec;
-  positions.clear();
+  auto& positions = plan.positions;
   if (spec.routing == Routing::Channel) {
     positions.push_back(1);  // PUBLISH-like: the channel name is placed as a key
   } else if (!spec.key_specs.empty() && !protocol::find_keys(spec, request.args, positions)) {
@@ -259,8 +258,7 @@ void build_plan(const PlanContext& context, const protocol::Request& request, Pl
   plan.spec = find_spec(request, plan);
   if (plan.spec == nullptr || !admitted(context, request, plan)) return;
   const CommandSpec& spec = *plan.spec;
-  thread_local std::vector<std::uint32_t> positions;
-  place_keys(context, request, plan, positions);
+  place_keys(context, request, plan);
 
   if (context.in_multi && !runs_inside_multi(spec)) return plan_queued(context, request, plan);
   if (const PlannedKey* salted = plan.salted_key()) return plan_salted(request, plan, *salted);
