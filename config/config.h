@@ -50,6 +50,19 @@ struct ShardConfig {
   // What the distribution hashes to place this shard's points: the name. For a twemproxy
   // config without server names this is what twemproxy uses instead ("host:port").
   std::string ring_name;
+  // Only while a move empties it (router/resharding/): the map places nothing here, and the
+  // shard still serves the keys not yet moved off it.
+  bool draining = false;
+};
+
+// How a reload that moves keys is carried out (router/resharding/).
+struct ReshardingSettings {
+  bool auto_approve = false;            // start a planned move without SANTRAL RESHARD APPROVE
+  std::uint64_t max_keys_per_sec = 0;   // the background mover's bound; 0: none
+  std::uint64_t max_bytes_per_sec = 0;  // likewise, by MEMORY USAGE of what it moves
+  std::uint32_t batch_keys = 100;       // keys per SCAN page and per MIGRATE
+  std::chrono::milliseconds migrate_timeout{1000};  // MIGRATE's own (I/O) timeout
+  std::filesystem::path state_file;  // where a move survives a restart; empty: beside the file
 };
 
 struct Timeouts {
@@ -123,6 +136,7 @@ struct Config {
   // time.
   std::vector<SaltRule> salting;
   NearCacheSettings near_cache;           // hot reads answered by each worker (router/hotkeys/)
+  ReshardingSettings resharding;          // how a placement change moves its keys
   bool watch_file = true;                 // reload when the file changes on disk
   std::chrono::milliseconds drain{5000};  // on SIGTERM, wait this long for in-flight work
   std::string log_level = "info";

@@ -6,6 +6,7 @@
 #include "config/loaders.h"
 #include "config/namespace/namespace_yaml.h"
 #include "config/near_cache_yaml.h"
+#include "config/resharding_yaml.h"
 #include "config/salting_yaml.h"
 #include "config/yaml_fields.h"
 
@@ -151,7 +152,7 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
       "listen",     "workers",   "hash",    "distribution", "hash_tag",   "timeouts",
       "backend",    "limits",    "shards",  "password",     "users",      "databases",
       "log_level",  "read_from", "health",  "admin",        "watch_file", "drain_ms",
-      "namespaces", "hotkeys",   "salting", "near_cache"};
+      "namespaces", "hotkeys",   "salting", "near_cache",   "resharding"};
   fields.only_keys(root, "", kKeys);
   Config config;
   config.format = ConfigFormat::Santral;
@@ -201,6 +202,7 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
   if (root["salting"]) read_salting(root["salting"], fields, config);
   if (root["near_cache"]) read_near_cache(root["near_cache"], fields, config.near_cache);
   check_near_cache(root, config, errors);
+  if (root["resharding"]) read_resharding(root["resharding"], fields, config.resharding);
   if (config.workers == 0) config.workers = std::max(1u, std::thread::hardware_concurrency());
   return config;
 }

@@ -10,10 +10,12 @@
 namespace santral::config {
 namespace {
 
+// The shards keys are placed on: all but the draining ones, which a move keeps at the end.
 std::vector<hashkit::RingNode> ring_nodes(const std::vector<ShardConfig>& shards) {
   std::vector<hashkit::RingNode> nodes;
   nodes.reserve(shards.size());
-  for (const auto& shard : shards) nodes.push_back({shard.ring_name, shard.weight});
+  for (const auto& shard : shards)
+    if (!shard.draining) nodes.push_back({shard.ring_name, shard.weight});
   return nodes;
 }
 
@@ -28,6 +30,7 @@ ShardMap::ShardMap(const Config& config)
       near_cache_default_(config.near_cache.enabled),
       near_cache_anywhere_(config.near_cache.enabled) {
   auto nodes = ring_nodes(shards_);
+  placed_ = nodes.size();
   if (distribution_ == Distribution::Ketama) ketama_.emplace(nodes);
   if (distribution_ == Distribution::Modula) modula_.emplace(nodes);
   for (const auto& ns : config.namespaces) {
@@ -67,14 +70,14 @@ const Namespace* ShardMap::namespace_of(std::string_view key, std::string_view& 
 }
 
 std::size_t ShardMap::shard_for_hash(std::uint32_t hash) const {
-  if (shards_.size() == 1) return 0;
+  if (placed_ == 1) return 0;
   if (distribution_ == Distribution::Ketama) return ketama_->locate(hash);
   if (distribution_ == Distribution::Modula) return modula_->locate(hash);
   return 0;
 }
 
 std::size_t ShardMap::default_shard(std::string_view key) const {
-  if (shards_.size() == 1) return 0;
+  if (placed_ == 1) return 0;
   // twemproxy gives the empty key hash 0 rather than hashing zero bytes.
   auto hash = [this](std::string_view k) { return k.empty() ? 0u : hash_(hashed_part(k)); };
   switch (distribution_) {
@@ -85,7 +88,7 @@ std::size_t ShardMap::default_shard(std::string_view key) const {
     case Distribution::Random: {
       // twemproxy's `random` ignores the key and the weights: any shard, uniformly.
       thread_local std::minstd_rand generator{std::random_device{}()};
-      return generator() % shards_.size();
+      return generator() % placed_;
     }
   }
   return 0;
@@ -213,7 +216,8 @@ bool ShardMap::near_cached(std::string_view key) const {
 
 std::string ShardMap::describe() const {
   std::string names;
-  for (const auto& s : shards_) names += (names.empty() ? "" : ", ") + s.name;
+  for (const auto& s : shards_)
+    names += (names.empty() ? "" : ", ") + s.name + (s.draining ? " (draining)" : "");
   std::string text = fmt::format("default placement: {} over {} (hash {}, hash tag {})\n",
                                  distribution_name(distribution_), names, hash_name_,
                                  hash_tag_.empty() ? std::string("none") : hash_tag_);

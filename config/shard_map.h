@@ -45,6 +45,9 @@ class ShardMap {
   std::size_t shard_count() const { return shards_.size(); }
   const ShardConfig& shard(std::size_t index) const { return shards_[index]; }
   const std::vector<ShardConfig>& shards() const { return shards_; }
+  // The shards keys are placed on: the first placed_count(); the rest are draining (a move
+  // is emptying them) and hold only keys not yet moved.
+  std::size_t placed_count() const { return placed_; }
 
   // The index of the shard that owns `key`. No allocation.
   std::size_t shard_for_key(std::string_view key) const;
@@ -76,6 +79,7 @@ class ShardMap {
   // distribution: random).
   std::size_t shard_for_hash(std::uint32_t hash) const;
   Distribution distribution() const { return distribution_; }
+  const hashkit::KetamaRing* ketama() const { return ketama_ ? &*ketama_ : nullptr; }
   // The part of `key` that is hashed: the text inside the hash tag when there is a non-empty
   // one (twemproxy's and Redis Cluster's rule), else the whole key.
   std::string_view hashed_part(std::string_view key) const;
@@ -90,6 +94,7 @@ class ShardMap {
   std::vector<std::size_t> all_shards() const;
 
   std::vector<ShardConfig> shards_;
+  std::size_t placed_ = 0;
   hashkit::HashFunction hash_;
   std::string hash_name_;
   std::string hash_tag_;

@@ -1,12 +1,34 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "config/config.h"
 #include "config/shard_map.h"
 
 namespace santral::config {
+
+// A placement change in progress: the keys whose owner in `from` differs from the topology's
+// map are moving. Each is looked for on its old owner first (and pulled over), then served by
+// its new one (router/resharding/).
+struct Move {
+  std::shared_ptr<const ShardMap> from;  // the map the data is leaving
+  // from's shard index -> the index of the same server in the topology's map.
+  std::vector<std::size_t> from_shard;
+  // Changes with every switch of direction: a key pulled under another epoch is pulled again.
+  std::uint64_t epoch = 0;
+
+  // The shard that may still hold `key` when it is not `owner`'s: its old owner, in the
+  // topology's indices; nullopt when the key does not move.
+  std::optional<std::size_t> source_of(std::string_view key, std::size_t owner) const {
+    std::size_t was = from_shard[from->shard_for_key(key)];
+    if (was == owner) return std::nullopt;
+    return was;
+  }
+};
 
 // One version of the configuration and the shard map built from it. A reload makes a new one
 // and hands it to every worker; requests already routed finish on the one they started with.
@@ -14,6 +36,7 @@ struct Topology {
   std::uint64_t version = 1;
   std::shared_ptr<const Config> config;
   std::shared_ptr<const ShardMap> map;
+  std::shared_ptr<const Move> move;  // set while keys move
 };
 
 using TopologyPtr = std::shared_ptr<const Topology>;
@@ -22,7 +45,7 @@ inline TopologyPtr make_topology(Config config, std::uint64_t version) {
   auto shared_config = std::make_shared<const Config>(std::move(config));
   auto map = std::make_shared<const ShardMap>(*shared_config);
   return std::make_shared<const Topology>(
-      Topology{version, std::move(shared_config), std::move(map)});
+      Topology{version, std::move(shared_config), std::move(map), nullptr});
 }
 
 }  // namespace santral::config

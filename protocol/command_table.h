@@ -64,6 +64,7 @@ enum class LocalHandler : std::uint8_t {
   AclWhoami,
   SantralExplain,
   SantralReload,
+  SantralReshard,
   SantralShardmap,
   SantralHotkeys,
   SantralSalt,

@@ -127,6 +127,19 @@ constexpr Entry kMessages[] = {
      "{}"},
     {ClientError::HotKeysSyntax, "ERR santral: syntax error; use SANTRAL HOTKEYS [COUNT <n>]"},
     {ClientError::ReloadRejected, "ERR santral: reload rejected, the old config keeps serving: {}"},
+    {ClientError::ReshardSyntax,
+     "ERR santral: syntax error; use SANTRAL RESHARD PLAN|APPROVE|STATUS|ABORT"},
+    {ClientError::ReshardNothingPlanned,
+     "ERR santral: no move is planned; edit the config so that keys change owner and reload "
+     "(SANTRAL RESHARD PLAN shows what a reload would move)"},
+    {ClientError::ReshardNotMoving, "ERR santral: no move is planned or running (state {})"},
+    {ClientError::ReshardBusy, "ERR santral: a move is already {}; wait for it or ABORT it first"},
+    {ClientError::MoveFailed,
+     "TRYAGAIN santral: key '{}' is moving from shard '{}' to '{}' and could not be moved "
+     "({}); the command did not run, retry it"},
+    {ClientError::MoveChangedUnderneath,
+     "TRYAGAIN santral: the shard map changed while this command waited (a move started, ended "
+     "or was aborted); it did not run, retry it"},
     {ClientError::ShardUnavailable,
      "ERR santral: shard '{}' ({}) is unavailable: {}; Santral keeps retrying in the "
      "background, try again shortly"},

@@ -84,6 +84,13 @@ enum class ClientError : std::uint8_t {
   HotKeysSyntax,
   // Santral's own commands.
   ReloadRejected,
+  ReshardSyntax,
+  ReshardNothingPlanned,
+  ReshardNotMoving,
+  ReshardBusy,
+  // A move in progress.
+  MoveFailed,
+  MoveChangedUnderneath,
   // Shards.
   ShardUnavailable,
   ShardTimeout,

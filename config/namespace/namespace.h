@@ -53,6 +53,11 @@ class Namespace {
   const std::vector<std::size_t>& shards() const { return shards_; }
   // The shards that can hold a shard key starting with `prefix` (sorted).
   std::vector<std::size_t> shards_for_prefix(std::string_view prefix) const;
+  // Its tables, for comparing two maps (config/placement_diff.h): nullptr / empty when the
+  // strategy has none.
+  const SlotTable* slot_table() const { return slots_.get(); }
+  const RangeTable* range_table() const { return ranges_ ? &*ranges_ : nullptr; }
+  const std::vector<std::pair<std::string, std::size_t>>& groups() const { return groups_; }
   // The table, one line per entry, for SANTRAL SHARDMAP.
   std::string describe(const std::vector<ShardConfig>& shards) const;
 

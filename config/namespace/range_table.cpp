@@ -122,4 +122,10 @@ std::vector<std::size_t> RangeTable::shards_for_prefix(std::string_view prefix) 
   return out;
 }
 
+std::optional<std::string> RangeTable::lower_bound(std::size_t range) const {
+  const Range& r = ranges_[range];
+  if (r.low) return std::to_string(*r.low);
+  return r.from;
+}
+
 }  // namespace santral::config

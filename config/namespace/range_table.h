@@ -26,6 +26,8 @@ class RangeTable {
   bool total() const;
   bool numeric() const { return order_ == RangeOrder::Numeric; }
   std::string label(std::size_t range) const;  // "[m, t)", "[-inf, m)", "[t, +inf)"
+  // The smallest shard key of a range that has a lower bound (nullopt: open below).
+  std::optional<std::string> lower_bound(std::size_t range) const;
   // The shards of the ranges that can hold a shard key starting with `prefix`.
   std::vector<std::size_t> shards_for_prefix(std::string_view prefix) const;
 

@@ -77,14 +77,17 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
                      nlohmann::json{{"ok", result.ok}, {"message", result.message}}.dump() + "\n");
       });
     }
+    if (target == "/reshard" || target == "/reshard/approve" || target == "/reshard/abort")
+      return reshard(target);
     if (request_.method() != http::verb::get)
-      return error(http::status::method_not_allowed, "only GET, and POST /reload");
+      return error(http::status::method_not_allowed,
+                   "only GET, and POST /reload, /reshard/approve, /reshard/abort");
     if (target == "/config")
       return answer(http::status::ok, config_json(*server_.topology()).dump(2) + "\n");
     if (target == "/hotkeys") return hot_keys();
     if (target != "/stats" && target != "/metrics" && target != "/shards")
       return error(http::status::not_found,
-                   "no such page; try /stats, /metrics, /shards, /config, /hotkeys");
+                   "no such page; try /stats, /metrics, /shards, /config, /hotkeys, /reshard");
     take_snapshot(server_, [self, target](const ClusterSnapshot& snapshot) {
       if (target == "/metrics")
         return self->answer(http::status::ok, prometheus_text(snapshot),
@@ -92,6 +95,25 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
       if (target == "/shards")
         return self->answer(http::status::ok, shards_json(snapshot).dump(2) + "\n");
       self->answer(http::status::ok, stats_json(snapshot).dump(2) + "\n");
+    });
+  }
+
+  // GET /reshard: the move's state (SANTRAL RESHARD STATUS and PLAN in one); POST
+  // /reshard/approve and /reshard/abort act first.
+  void reshard(const std::string& target) {
+    using Verb = ControlPlane::ReshardVerb;
+    bool post = request_.method() == http::verb::post;
+    if (post == (target == "/reshard"))
+      return error(http::status::method_not_allowed,
+                   "GET /reshard; POST /reshard/approve or /reshard/abort");
+    Verb verb = target == "/reshard/approve" ? Verb::Approve
+                : target == "/reshard/abort" ? Verb::Abort
+                                             : Verb::Status;
+    server_.reshard(verb, [self = shared_from_this()](ControlPlane::ReshardAnswer answer) {
+      auto body = to_json(answer.status);
+      if (!answer.error.empty()) body["error"] = answer.error;
+      self->answer(answer.error.empty() ? http::status::ok : http::status::conflict,
+                   body.dump(2) + "\n");
     });
   }
 

@@ -245,6 +245,7 @@ constexpr HandlerTable kTable = [] {
   set(LocalHandler::AclWhoami, acl_whoami);
   set(LocalHandler::SantralExplain, santral_explain);
   set(LocalHandler::SantralReload, santral_reload);
+  set(LocalHandler::SantralReshard, santral_reshard);
   set(LocalHandler::SantralShardmap, santral_shardmap);
   set(LocalHandler::SantralHotkeys, santral_hotkeys);
   set(LocalHandler::SantralSalt, santral_salt);

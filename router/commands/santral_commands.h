@@ -7,6 +7,7 @@ namespace santral::router {
 // SANTRAL subcommands: Santral's own operations.
 void santral_explain(const Routed& routed);   // SANTRAL EXPLAIN <command> [args ...]
 void santral_reload(const Routed& routed);    // SANTRAL RELOAD
+void santral_reshard(const Routed& routed);   // SANTRAL RESHARD PLAN|APPROVE|STATUS|ABORT
 void santral_shardmap(const Routed& routed);  // SANTRAL SHARDMAP
 
 }  // namespace santral::router

@@ -8,6 +8,7 @@
 #include "router/hotkeys/salting/salted_route.h"
 #include "router/plan/planner.h"
 #include "router/process/worker.h"
+#include "router/resharding/key_pull.h"
 #include "router/routes/routing.h"
 #include "router/routes/transaction.h"
 #include "router/session/client_session.h"
@@ -74,6 +75,28 @@ void observe(const Routed& routed) {
     forget_written_keys(routed);
 }
 
+// A move is under way and some of the plan's keys may still be on their old shard: they are
+// pulled over first (router/resharding/key_pull.h) and the request waits; when it comes round
+// again it runs, or answers why its keys could not be moved. False: run it now.
+bool pulls_first(ClientSession& session, const protocol::Request& request, Plan& plan) {
+  const auto& topology = session.worker().topology();
+  if (!topology.move) return false;
+  auto groups = moving_keys(*topology.move, *topology.map, plan, request);
+  if (groups.empty()) return false;
+  auto& pull = session.pull_outcome();
+  if (pull.done && pull.epoch == topology.move->epoch) {
+    pull.done = false;
+    // Fresh from the primary: a replica may not have the key that just arrived.
+    plan.read_from = config::ReadFrom::Primary;
+    if (pull.error.empty()) return false;
+    plan.kind = RouteKind::Answered;
+    plan.error = std::exchange(pull.error, {});
+    return false;
+  }
+  start_pull(session, std::move(groups), topology.move->epoch);
+  return true;
+}
+
 bool admitted(const Plan& plan) {
   return plan.kind != RouteKind::Answered ||
          (plan.error_code != ClientError::WrongArity && plan.error_code != ClientError::NoAuth &&
@@ -97,6 +120,7 @@ Dispatched dispatch(ClientSession& session, const protocol::Request& request) {
   if (!session.idle() && waits_for_earlier_replies(spec)) return Dispatched::AfterEarlierReplies;
   if (session.coherence().fills_in_flight() > 0 && !spec.has(protocol::kReadonly))
     return Dispatched::AfterEarlierReplies;
+  if (pulls_first(session, request, plan)) return Dispatched::AfterEarlierReplies;
   session.begin(spec, plan.read_from);
   Routed routed{session, request, spec, plan};
   if (admitted(plan)) {

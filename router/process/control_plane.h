@@ -4,6 +4,7 @@
 #include <string>
 
 #include "config/topology.h"
+#include "router/resharding/reshard_state.h"
 
 namespace santral::router {
 
@@ -19,6 +20,14 @@ class ControlPlane {
   virtual ~ControlPlane() = default;
   // Reloads the config file; `done` runs on the server's thread with the outcome.
   virtual void reload(std::function<void(ReloadResult)> done) = 0;
+
+  // SANTRAL RESHARD / GET /reshard: the move's state, after approving or aborting it.
+  enum class ReshardVerb { Plan, Approve, Status, Abort };
+  struct ReshardAnswer {
+    std::string error;  // for the client; empty on success
+    ReshardStatus status;
+  };
+  virtual void reshard(ReshardVerb verb, std::function<void(ReshardAnswer)> done) = 0;
 };
 
 }  // namespace santral::router

@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <fstream>
+#include <iterator>
+
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
@@ -9,12 +12,14 @@
 
 #include "config/config_error.h"
 #include "config/placement_change.h"
+#include "config/placement_diff.h"
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
 #include "router/admin/admin_server.h"
 #include "router/hotkeys/detection/hot_key_report.h"
 #include "router/hotkeys/salting/salting_change.h"
 #include "router/process/fan_out.h"
+#include "router/process/fence.h"
 #include "santral/version.h"
 
 namespace santral::router {
@@ -41,7 +46,17 @@ void log_topology(const config::Config& config) {
 }  // namespace
 
 config::Config ConfigSource::load() const {
-  config::Config config = config::load_config(path, format, pool);
+  return parse(read_text());
+}
+
+std::string ConfigSource::read_text() const {
+  std::ifstream in(path);
+  if (!in) throw config::ConfigError(path.string(), 0, "", "cannot read the file");
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+config::Config ConfigSource::parse(const std::string& text) const {
+  config::Config config = config::parse_config(text, path, format, pool);
   if (workers) config.workers = *workers;
   if (log_level) config.log_level = *log_level;
   auto endpoint = [](const std::string& text, std::string_view option) {
@@ -63,8 +78,30 @@ Server::Server(ConfigSource source, config::Config config)
       signals_(io_, SIGINT, SIGTERM, SIGHUP),
       watch_timer_(io_),
       drain_timer_(io_),
-      auto_salt_timer_(io_) {
+      auto_salt_timer_(io_),
+      resharding_(io_, *this) {
   shared_.control = this;
+  resharding_.set_state_file(source_.path, topology_->config->resharding.state_file);
+  try {
+    resharding_.set_in_force_text(source_.read_text());
+  } catch (const config::ConfigError&) {
+  }
+  // A move kept on disk by an earlier run resumes: it decides what serves.
+  auto parse = [this](const std::string& text) -> config::TopologyPtr {
+    try {
+      return config::make_topology(source_.parse(text), next_version());
+    } catch (const config::ConfigError& e) {
+      spdlog::error("resharding: a config kept with the move does not load: {}", e.what());
+      return nullptr;
+    }
+  };
+  if (resharding_.has_saved_move()) {
+    if (auto restored = resharding_.restore(parse, next_version())) {
+      topology_ = restored;
+      shared_.topology_version = topology_->version;
+      next_version();  // the destination's, once the move ends
+    }
+  }
   for (unsigned i = 0; i < topology_->config->workers; ++i)
     workers_.push_back(std::make_unique<Worker>(i, topology_, shared_));
   std::vector<Worker*> peers;
@@ -108,6 +145,7 @@ int Server::run() {
   if (admin_) spdlog::info("admin API on http://{}/", config.admin.listen.text());
 
   for (auto& worker : workers_) worker->start();
+  asio::post(io_, [this] { resharding_.resume(); });
   wait_for_signals();
   watch_file();
   check_auto_salting();
@@ -229,6 +267,35 @@ void Server::finish_shutdown() {
   io_.stop();
 }
 
+std::vector<Worker*> Server::worker_list() const {
+  std::vector<Worker*> workers;
+  for (const auto& worker : workers_) workers.push_back(worker.get());
+  return workers;
+}
+
+void Server::switch_topology(config::TopologyPtr topology, std::function<void()> done) {
+  topology_ = topology;
+  shared_.topology_version = topology->version;
+  auto workers = worker_list();
+  fence_workers(
+      io_, workers, {}, [topology](Worker& worker) { worker.apply(topology); },
+      [workers, done = std::move(done)] {
+        post_to_each<Worker>(workers, [](Worker& worker) { worker.release_moves(); });
+        done();
+      });
+}
+
+void Server::reshard(ReshardVerb verb, std::function<void(ReshardAnswer)> done) {
+  asio::post(io_, [this, verb, done = std::move(done)] {
+    ReshardAnswer answer;
+    if (verb == ReshardVerb::Approve) answer.error = resharding_.approve();
+    if (verb == ReshardVerb::Abort) answer.error = resharding_.abort();
+    answer.status = resharding_.status();
+    if (answer.status.state == ReshardState::Idle) answer.status.map_version = topology_->version;
+    done(std::move(answer));
+  });
+}
+
 void Server::reload(std::function<void(ReloadResult)> done) {
   asio::post(io_, [this, done = std::move(done)] { done(reload_now("SANTRAL RELOAD")); });
 }
@@ -236,8 +303,10 @@ void Server::reload(std::function<void(ReloadResult)> done) {
 ControlPlane::ReloadResult Server::reload_now(std::string_view why) {
   const auto& current = *topology_->config;
   config::Config next;
+  std::string text;
   try {
-    next = source_.load();
+    text = source_.read_text();
+    next = source_.parse(text);
   } catch (const config::ConfigError& e) {
     spdlog::error("reload ({}) rejected, still serving version {}: {}", why, topology_->version,
                   e.what());
@@ -257,9 +326,27 @@ ControlPlane::ReloadResult Server::reload_now(std::string_view why) {
     kept.push_back("admin.listen stays " + current.admin.listen.text());
     next.admin.listen = current.admin.listen;
   }
-  auto version = topology_->version + 1;
+  if (resharding_.running()) {
+    std::string error = fmt::format(
+        "a move is {} (SANTRAL RESHARD STATUS); reload once it has ended, or ABORT it first",
+        reshard_state_name(resharding_.state()));
+    spdlog::error("reload ({}) rejected, still serving version {}: {}", why, topology_->version,
+                  error);
+    return {false, error};
+  }
+  auto version = next_version();
   auto topology = config::make_topology(std::move(next), version);
   auto change = config::compare_placement(*topology_->map, *topology->map);
+  if (!config::moving_units(*topology_->map, *topology->map).empty() &&
+      topology->config->distribution != config::Distribution::Random &&
+      topology_->config->distribution != config::Distribution::Random) {
+    auto planned = resharding_.plan(topology_, topology, text);
+    std::string message = fmt::format("{} ({})", planned.message, change.summary());
+    spdlog::info("reload ({}): {}", why, message);
+    return {planned.ok, message};
+  }
+  resharding_.cancel_plan("a reload put back a map that moves nothing");
+  resharding_.set_in_force_text(text);
   std::vector<Worker*> workers;
   for (auto& worker : workers_) workers.push_back(worker.get());
   post_to_each<Worker>(workers, [topology](Worker& worker) { worker.apply(topology); });

@@ -18,6 +18,7 @@
 #include "router/process/control_plane.h"
 #include "router/process/shared_state.h"
 #include "router/process/worker.h"
+#include "router/resharding/resharding.h"
 
 namespace santral::router {
 
@@ -34,12 +35,16 @@ struct ConfigSource {
   std::optional<std::string> admin_listen;
 
   config::Config load() const;  // throws config::ConfigError
+  // The same from the file's text, read once, so that the text kept with a move is the text
+  // that was loaded.
+  std::string read_text() const;
+  config::Config parse(const std::string& text) const;  // throws config::ConfigError
 };
 
 // Accepts clients and hands each to a worker in turn; owns the control work that is not on
 // the request path: signals, reloads, the admin API, graceful shutdown. All of it runs on the
 // thread that calls run().
-class Server final : public ControlPlane {
+class Server final : public ControlPlane, private TopologyHost {
  public:
   Server(ConfigSource source, config::Config config);
   ~Server() override;
@@ -49,6 +54,7 @@ class Server final : public ControlPlane {
 
   // ControlPlane: SIGHUP, a changed file and SANTRAL RELOAD all end up here.
   void reload(std::function<void(ReloadResult)> done) override;
+  void reshard(ReshardVerb verb, std::function<void(ReshardAnswer)> done) override;
 
   const std::vector<std::unique_ptr<Worker>>& workers() const { return workers_; }
   config::TopologyPtr topology() const { return topology_; }
@@ -57,6 +63,10 @@ class Server final : public ControlPlane {
 
  private:
   ReloadResult reload_now(std::string_view why);
+  // TopologyHost (router/resharding/resharding.h).
+  std::uint64_t next_version() override { return ++last_version_; }
+  void switch_topology(config::TopologyPtr topology, std::function<void()> done) override;
+  std::vector<Worker*> worker_list() const;
   void watch_file();
   void check_auto_salting();
   void wait_for_signals();
@@ -78,6 +88,8 @@ class Server final : public ControlPlane {
   boost::asio::steady_timer drain_timer_;
   boost::asio::steady_timer auto_salt_timer_;
   AutoSalting auto_salting_;
+  std::uint64_t last_version_ = 1;
+  Resharding resharding_;
   std::optional<std::filesystem::file_time_type> file_time_;
   std::uintmax_t file_size_ = 0;
   std::unique_ptr<AdminServer> admin_;

@@ -79,6 +79,8 @@ void Worker::stop() {
 
 void Worker::apply(config::TopologyPtr topology) {
   bool placement_changed = !same_placement(*topology_, *topology);
+  auto epoch = [](const config::Topology& t) { return t.move ? t.move->epoch : 0; };
+  bool direction_changed = epoch(*topology_) != epoch(*topology);
   topology_ = std::move(topology);
   pool_.apply(*topology_);
   hotkeys_->configure(topology_->config->hotkeys, std::chrono::steady_clock::now());
@@ -87,6 +89,7 @@ void Worker::apply(config::TopologyPtr topology) {
   near_cache_->invalidate_all();
   near_cache_->set_max_bytes(topology_->config->near_cache.max_bytes);
   tracking_->apply(*topology_);
+  if (direction_changed) change_direction();
   if (!placement_changed) return;
   // A subscription lives on the shard that owned its channel; with channels moving, the
   // client is closed so that it subscribes again where they now live.
@@ -96,6 +99,28 @@ void Worker::apply(config::TopologyPtr topology) {
                  session.state().id, session.state().peer);
     session.close();
   });
+}
+
+// A move starts, ends or turns back: what was routed the old way must not meet what is routed
+// the new way. Pulls wait for release_moves(); held pulls of the old direction end as if
+// nothing moved (their requests are pulled again the new way); transactions and blocked calls
+// that hold a shard's connection are ended with a retryable error.
+void Worker::change_direction() {
+  holding_moves_ = topology_->move != nullptr;
+  for (auto& held : std::exchange(held_pulls_, {}))
+    for (std::uint32_t i = 0; i < held.groups.size(); ++i)
+      held.session->deliver(held.slot, i, "+NOKEY\r\n");
+  for_each_session([](ClientSession& session) { session.map_changed(); });
+}
+
+void Worker::hold_pull(ClientSession& session, std::uint64_t slot, std::vector<PullGroup> groups) {
+  held_pulls_.push_back({&session, slot, std::move(groups)});
+}
+
+void Worker::release_moves() {
+  holding_moves_ = false;
+  for (auto& held : std::exchange(held_pulls_, {}))
+    send_pull(*held.session, held.slot, held.groups);
 }
 
 void Worker::adopt(asio::ip::tcp::socket socket, std::uint64_t client_id) {

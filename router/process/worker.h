@@ -17,6 +17,7 @@
 #include "router/backend/connection_pool.h"
 #include "router/metrics/stats.h"
 #include "router/process/shared_state.h"
+#include "router/resharding/key_pull.h"
 #include "router/routes/script_cache.h"
 
 namespace santral::router {
@@ -45,12 +46,18 @@ class Worker {
   void adopt(boost::asio::ip::tcp::socket socket, std::uint64_t client_id);
   // A reload: new requests use `topology`; must run on this worker's thread.
   void apply(config::TopologyPtr topology);
+  // While a move changes direction (starts, is aborted) no worker may pull a key before every
+  // worker has switched: pulls wait here until the server releases them (router/resharding/).
+  bool holding_moves() const { return holding_moves_; }
+  void hold_pull(ClientSession& session, std::uint64_t slot, std::vector<PullGroup> groups);
+  void release_moves();
   // Graceful shutdown: clients are no longer read from; each is closed once every request it
   // had sent is answered. `drained` runs on this thread when no client is left.
   void drain(std::function<void()> drained);
 
   unsigned index() const { return index_; }
   const config::Topology& topology() const { return *topology_; }
+  const config::TopologyPtr& topology_ptr() const { return topology_; }
   const config::Config& config() const { return *topology_->config; }
   const config::ShardMap& shard_map() const { return *topology_->map; }
   SharedState& shared() { return shared_; }
@@ -101,6 +108,7 @@ class Worker {
  private:
   void tick();
   void publish();
+  void change_direction();
   void admit_hot_reads(std::chrono::steady_clock::time_point now);
 
   unsigned index_;
@@ -121,6 +129,13 @@ class Worker {
   std::vector<Worker*> peers_;
   std::unordered_map<std::uint64_t, ClientSession*> sessions_;
   std::function<void()> drained_;  // set while draining
+  struct HeldPull {
+    boost::intrusive_ptr<ClientSession> session;
+    std::uint64_t slot;
+    std::vector<PullGroup> groups;
+  };
+  bool holding_moves_ = false;
+  std::vector<HeldPull> held_pulls_;
   Published published_;
   std::thread thread_;
 };

@@ -56,7 +56,17 @@ void Transaction::give_back(ClientSession& session) {
 void Transaction::abandon(ClientSession& session) {
   if (connection_) session.worker().pool().drop(connection_);
   connection_.reset();
+  watch_lost_ = false;
   reset();
+}
+
+void Transaction::map_changed(ClientSession& session) {
+  if (!connection_) return;
+  session.worker().pool().drop(connection_);
+  connection_.reset();
+  if (in_multi_ && queued_ > 0) failed_ = true;
+  multi_sent_ = false;
+  watch_lost_ = !in_multi_ || queued_ == 0;
 }
 
 void Transaction::reset() {
@@ -81,6 +91,7 @@ void Transaction::watch(const Routed& routed) {
 
 void Transaction::unwatch(const Routed& routed) {
   auto& session = routed.session;
+  watch_lost_ = false;
   if (!connection_) return session.reply("+OK\r\n");
   auto slot = session.open_slot();
   connection_->send(request_bytes(routed), &session, slot, 0);
@@ -143,8 +154,11 @@ void Transaction::exec(const Routed& routed) {
   auto& session = routed.session;
   if (!in_multi_) return session.reply_error(error_message(ClientError::ExecWithoutMulti));
   if (failed_) {
-    if (multi_sent_) connection_->send_silent(kDiscard);
+    if (multi_sent_ && connection_) connection_->send_silent(kDiscard);
     session.reply_error(error_message(ClientError::ExecAbort));
+  } else if (std::exchange(watch_lost_, false)) {
+    if (multi_sent_ && connection_) connection_->send_silent(kDiscard);
+    session.reply(session.state().protocol == 3 ? "_\r\n" : "*-1\r\n");
   } else if (!connection_) {
     session.reply("*0\r\n");  // nothing was queued
   } else {
@@ -165,6 +179,7 @@ void Transaction::discard(const Routed& routed) {
     if (connection_) connection_->send_silent("*1\r\n$7\r\nUNWATCH\r\n");
     session.reply("+OK\r\n");
   }
+  watch_lost_ = false;
   give_back(session);
   reset();
 }

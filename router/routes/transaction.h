@@ -39,6 +39,10 @@ class Transaction {
   // The client left or sent RESET: a lent connection may still be inside MULTI or WATCH, so
   // it is closed rather than reused.
   void abandon(ClientSession& session);
+  // A move changed where keys live: the shard's connection, with its WATCH and queued
+  // commands, is closed. EXEC then answers EXECABORT (inside MULTI) or, after WATCH alone, a
+  // null reply as when a watched key changed; either way nothing ran, and the client retries.
+  void map_changed(ClientSession& session);
   // Answers a command that cannot be queued with `message`; EXEC will answer EXECABORT.
   void refuse(ClientSession& session, std::string_view message);
 
@@ -51,6 +55,7 @@ class Transaction {
   bool in_multi_ = false;
   bool failed_ = false;      // an error while queueing: EXEC must answer EXECABORT
   bool multi_sent_ = false;  // the shard has seen MULTI
+  bool watch_lost_ = false;  // map_changed() closed the connection holding a WATCH
   int queued_ = 0;
   std::string address_;  // the pinned shard's address, which a reload cannot renumber
   BackendConnectionPtr connection_;

@@ -269,6 +269,18 @@ void ClientSession::reply_error(std::string_view message) {
   reply(line);
 }
 
+std::uint64_t ClientSession::open_hidden_slot(std::uint32_t fragments,
+                                              std::unique_ptr<ReplyMerge> merge) {
+  auto slot = replies_.open(fragments, std::move(merge), {});
+  replies_.silence(slot);
+  return slot;
+}
+
+void ClientSession::map_changed() {
+  if (transaction_) transaction_->map_changed(*this);
+  unblock(true, ClientError::MoveChangedUnderneath);
+}
+
 std::uint64_t ClientSession::open_slot(std::uint32_t fragments, std::unique_ptr<ReplyMerge> merge) {
   auto slot = replies_.open(fragments, std::move(merge), current_);
   if (silent_) replies_.silence(slot);
@@ -372,10 +384,10 @@ void ClientSession::unblocked(const BackendConnection* connection) {
   blocked_.answered(connection, worker_.pool());
 }
 
-bool ClientSession::unblock(bool with_error) {
+bool ClientSession::unblock(bool with_error, ClientError error) {
   if (blocked_.empty()) return false;
   std::string unblocked;
-  protocol::RespWriter(unblocked).error(error_message(ClientError::Unblocked));
+  protocol::RespWriter(unblocked).error(error_message(error));
   auto calls = blocked_.take_all();
   // Answer every fragment first (WAIT has one per shard): closing a connection fails what is
   // in flight on it, and that error must not be the answer.

@@ -15,6 +15,7 @@
 #include "router/backend/reply_sink.h"
 #include "router/hotkeys/near_cache/write_coherence.h"
 #include "router/plan/plan.h"
+#include "router/resharding/key_pull.h"
 #include "router/routes/blocked_calls.h"
 #include "router/session/client_state.h"
 #include "router/session/reply_queue.h"
@@ -56,6 +57,14 @@ class ClientSession final : public ReplySink {
   void reply_error(std::string_view message);
   // Opens the reply slot of the current request; its replies arrive through deliver().
   std::uint64_t open_slot(std::uint32_t fragments = 1, std::unique_ptr<ReplyMerge> merge = nullptr);
+  // A slot for work the client does not see (a pull of moving keys before the request runs):
+  // later requests wait behind it like behind any reply, and nothing of it is written.
+  std::uint64_t open_hidden_slot(std::uint32_t fragments, std::unique_ptr<ReplyMerge> merge);
+  // The pull of the request being dispatched (router/resharding/key_pull.h).
+  PullOutcome& pull_outcome() { return pull_; }
+  // A move started, ended or turned back: a transaction or blocked call holding a shard's
+  // connection routed the old way is ended with a retryable answer.
+  void map_changed();
   // Sends the current request's bytes to shard `shard` over this client's shared connection
   // (a replica's, for a read-only command when read_from allows).
   void forward(std::size_t shard, std::string_view request_bytes);
@@ -94,7 +103,7 @@ class ClientSession final : public ReplySink {
   std::string describe();
   // CLIENT UNBLOCK: ends this client's blocking commands as if they timed out (or with an
   // error); true when it had one.
-  bool unblock(bool with_error);
+  bool unblock(bool with_error, protocol::ClientError error = protocol::ClientError::Unblocked);
 
  private:
   void read();
@@ -143,6 +152,7 @@ class ClientSession final : public ReplySink {
   std::unique_ptr<Subscriptions> subscriptions_;
   BlockedCalls blocked_;
   Plan plan_;
+  PullOutcome pull_;
   std::string scratch_;
 };
 

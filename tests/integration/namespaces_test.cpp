@@ -299,6 +299,15 @@ TEST_CASE("moving one directory group on reload moves that group's placement onl
   auto reload = client.command({"SANTRAL", "RELOAD"});
   INFO(reload.str);
   REQUIRE(reload.type == Reply::Type::Status);
+  // A planned move of that one group, carried out once approved.
+  CHECK(reload.str.find("planned a move of 1 unit") != std::string::npos);
+  CHECK(explain_shard("order:seller42:1") == "shard1");
+  REQUIRE(client.command({"SANTRAL", "RESHARD", "APPROVE"}).is_ok());
+  REQUIRE(wait_until(
+      [&] {
+        return client.command({"SANTRAL", "RESHARD", "STATUS"}).elements.at(1).str == "idle";
+      },
+      30000));
 
   CHECK(explain_shard("order:seller42:1") == "shard3");
   for (const auto& key : others) CHECK(explain_shard(key) == before[key]);

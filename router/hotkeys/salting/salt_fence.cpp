@@ -1,57 +1,21 @@
 #include "router/hotkeys/salting/salt_fence.h"
 
+#include <limits>
 #include <utility>
 
-#include "router/backend/reply_sink.h"
-#include "router/process/fan_out.h"
+#include "router/process/fence.h"
 #include "router/process/worker.h"
 
 namespace santral::router {
 
-namespace {
-
-// Counts the PINGs of one worker's fence back in.
-class FenceSink final : public ReplySink {
- public:
-  FenceSink(std::size_t pings, std::function<void()> done) : left_(pings), done_(std::move(done)) {}
-
-  void deliver(std::uint64_t /*slot*/, std::uint32_t /*fragment*/,
-               std::string_view /*reply*/) override {
-    if (left_ > 0 && --left_ == 0) std::exchange(done_, nullptr)();
-  }
-
- private:
-  std::size_t left_;
-  std::function<void()> done_;
-};
-
-constexpr std::string_view kPing = "*1\r\n$4\r\nPING\r\n";
-
-// On `worker`'s thread.
-void fence_one(Worker& worker, const std::vector<std::size_t>& shards, std::function<void()> done) {
-  worker.refresh_salts();
-  std::vector<BackendConnectionPtr> connections;
-  for (std::size_t shard : shards) {
-    if (shard >= worker.shard_map().shard_count()) continue;
-    auto more = worker.pool().shared_connections(shard);
-    connections.insert(connections.end(), more.begin(), more.end());
-  }
-  if (connections.empty()) return done();
-  boost::intrusive_ptr<FenceSink> sink(new FenceSink(connections.size(), std::move(done)));
-  for (auto& connection : connections) connection->send(kPing, sink, 0, 0);
-}
-
-}  // namespace
-
 void fence_salting(Worker& origin, const std::vector<std::size_t>& shards,
                    std::function<void()> done) {
-  struct Fenced {};
-  fan_out_async<Fenced, Worker>(
-      origin.io(), origin.peers(),
-      [shards](Worker& peer, FanOutAnswer<Fenced> answer) {
-        fence_one(peer, shards, [answer = std::move(answer)] { answer(Fenced{}); });
-      },
-      [done = std::move(done)](const std::vector<Fenced>&) { done(); });
+  // fence_workers reads "no shards" as all of them; a change that touches none (no shard
+  // index is this large) fences nothing but still makes every worker take it.
+  auto fenced = shards.empty() ? std::vector{std::numeric_limits<std::size_t>::max()} : shards;
+  fence_workers(
+      origin.io(), origin.peers(), std::move(fenced),
+      [](Worker& worker) { worker.refresh_salts(); }, std::move(done));
 }
 
 }  // namespace santral::router

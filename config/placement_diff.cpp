@@ -1,0 +1,187 @@
+#include "config/placement_diff.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+
+namespace santral::config {
+
+namespace {
+
+constexpr std::uint32_t kHashSamples = 1u << 16;
+constexpr std::size_t kPiecesShown = 8;
+
+// Units of one placement, gathered by (from, to) shard address.
+class UnitCollector {
+ public:
+  UnitCollector(std::string placement, const ShardMap& from, const ShardMap& to, double total)
+      : placement_(std::move(placement)), from_(from), to_(to), total_(total) {}
+
+  // `piece` (in from's and to's shard indices) weighs `weight` of `total`.
+  void add(std::size_t was, std::size_t is, std::string piece, double weight) {
+    const auto& a = from_.shard(was);
+    const auto& b = to_.shard(is);
+    if (a.address.text() == b.address.text()) return;
+    auto& unit = units_[{a.name, b.name}];
+    ++unit.count;
+    unit.weight += weight;
+    if (unit.pieces.size() < kPiecesShown) unit.pieces.push_back(std::move(piece));
+  }
+
+  void finish(const std::string& noun, std::vector<MovingUnit>& out) const {
+    for (const auto& [pair, unit] : units_) {
+      std::string what;
+      if (unit.pieces.empty() || unit.pieces.front().empty()) {
+        what = fmt::format("{} {}", unit.count, noun);
+      } else {
+        what = fmt::format("{} {}", noun, fmt::join(unit.pieces, ", "));
+        if (unit.count > unit.pieces.size())
+          what += fmt::format(" (+{} more)", unit.count - unit.pieces.size());
+      }
+      out.push_back(
+          {placement_, what, pair.first, pair.second, total_ > 0 ? unit.weight / total_ : 0});
+    }
+  }
+
+ private:
+  struct Unit {
+    std::size_t count = 0;
+    double weight = 0;
+    std::vector<std::string> pieces;
+  };
+  std::string placement_;
+  const ShardMap& from_;
+  const ShardMap& to_;
+  double total_;
+  std::map<std::pair<std::string, std::string>, Unit> units_;
+};
+
+// The default placement: exact arcs between the two rings' points (ketama), else samples.
+void default_units(const ShardMap& from, const ShardMap& to, std::vector<MovingUnit>& out) {
+  UnitCollector units("default", from, to, 4294967296.0);
+  std::vector<std::uint32_t> bounds;
+  if (from.distribution() == Distribution::Ketama && to.distribution() == Distribution::Ketama &&
+      from.ketama() != nullptr && to.ketama() != nullptr) {
+    for (const auto& p : from.ketama()->points()) bounds.push_back(p.value);
+    for (const auto& p : to.ketama()->points()) bounds.push_back(p.value);
+  } else {
+    for (std::uint32_t i = 1; i <= kHashSamples; ++i)
+      bounds.push_back(static_cast<std::uint32_t>((std::uint64_t{i} << 32) / kHashSamples - 1));
+  }
+  std::sort(bounds.begin(), bounds.end());
+  bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+  // An arc (previous, bound] belongs to whoever owns its end; the one past the last point
+  // wraps to the first.
+  std::uint64_t previous = bounds.empty() ? 0 : bounds.back();
+  for (std::uint32_t bound : bounds) {
+    std::uint64_t length = (std::uint64_t{bound} - previous) & 0xffffffffull;
+    if (length == 0) length = std::uint64_t{1} << 32;
+    units.add(from.shard_for_hash(bound), to.shard_for_hash(bound), "", double(length));
+    previous = bound;
+  }
+  units.finish("ring arcs", out);
+}
+
+const Namespace* find_namespace(const ShardMap& map, const std::string& name) {
+  for (const auto& ns : map.namespaces())
+    if (ns.name() == name) return &ns;
+  return nullptr;
+}
+
+void slot_units(const Namespace& was, const Namespace& is, const ShardMap& from, const ShardMap& to,
+                std::vector<MovingUnit>& out) {
+  UnitCollector units(is.name(), from, to, kSlotCount);
+  const auto& a = *was.slot_table();
+  const auto& b = *is.slot_table();
+  for (std::size_t slot = 0; slot < kSlotCount;) {
+    std::size_t end = slot;
+    while (end + 1 < kSlotCount && a[end + 1] == a[slot] && b[end + 1] == b[slot]) ++end;
+    units.add(a[slot], b[slot],
+              slot == end ? std::to_string(slot) : fmt::format("{}-{}", slot, end),
+              double(end - slot + 1));
+    slot = end + 1;
+  }
+  units.finish("slots", out);
+}
+
+void range_units(const Namespace& was, const Namespace& is, const ShardMap& from,
+                 const ShardMap& to, std::vector<MovingUnit>& out) {
+  const auto& table = *is.range_table();
+  UnitCollector units(is.name(), from, to, double(table.size()));
+  for (std::size_t r = 0; r < table.size(); ++r) {
+    auto lower = table.lower_bound(r);
+    std::string probe = lower.value_or("");
+    if (!was.accepts(probe)) continue;
+    units.add(was.locate(probe), is.locate(probe), table.label(r), 1);
+  }
+  units.finish("range", out);
+}
+
+void group_units(const Namespace& was, const Namespace& is, const ShardMap& from,
+                 const ShardMap& to, std::vector<MovingUnit>& out) {
+  std::vector<std::string> names;
+  for (const auto& [group, place] : was.groups()) names.push_back(group);
+  for (const auto& [group, place] : is.groups()) names.push_back(group);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  UnitCollector units(is.name(), from, to, double(names.size()));
+  for (const auto& group : names) units.add(was.locate(group), is.locate(group), group, 1);
+  units.finish("groups", out);
+  // Keys of no listed group follow the fallback, which may have changed too.
+  UnitCollector rest(is.name() + " (unlisted groups)", from, to, kHashSamples);
+  for (std::uint32_t i = 0; i < kHashSamples; ++i) {
+    std::string probe = fmt::format("santral-probe-{}", i);
+    rest.add(was.locate(probe), is.locate(probe), "", 1);
+  }
+  rest.finish("sampled shard keys", out);
+}
+
+// Hashed and zone namespaces (and a strategy that changed): sampled shard keys.
+void sampled_units(const Namespace& was, const Namespace& is, const ShardMap& from,
+                   const ShardMap& to, std::vector<MovingUnit>& out) {
+  UnitCollector units(is.name(), from, to, kHashSamples);
+  for (std::uint32_t i = 0; i < kHashSamples; ++i) {
+    std::string probe = fmt::format("santral-probe-{}", i);
+    if (!was.accepts(probe) || !is.accepts(probe)) continue;
+    units.add(was.locate(probe), is.locate(probe), "", 1);
+  }
+  units.finish("ring arcs (sampled)", out);
+}
+
+}  // namespace
+
+std::vector<MovingUnit> moving_units(const ShardMap& from, const ShardMap& to) {
+  std::vector<MovingUnit> out;
+  if (from.distribution() != Distribution::Random && to.distribution() != Distribution::Random)
+    default_units(from, to, out);
+  for (const auto& is : to.namespaces()) {
+    const Namespace* was = find_namespace(from, is.name());
+    if (was == nullptr) {
+      out.push_back({is.name(), "a new namespace: its keys may be anywhere", "*", "*", 0});
+      continue;
+    }
+    if (was->describe(from.shards()) == is.describe(to.shards())) continue;
+    if (was->strategy() == Strategy::Slots && is.strategy() == Strategy::Slots)
+      slot_units(*was, is, from, to, out);
+    else if (was->strategy() == Strategy::Range && is.strategy() == Strategy::Range)
+      range_units(*was, is, from, to, out);
+    else if (was->strategy() == Strategy::Directory && is.strategy() == Strategy::Directory)
+      group_units(*was, is, from, to, out);
+    else
+      sampled_units(*was, is, from, to, out);
+  }
+  for (const auto& was : from.namespaces())
+    if (find_namespace(to, was.name()) == nullptr)
+      out.push_back(
+          {was.name(), "a removed namespace: its keys fall to the next rule", "*", "*", 0});
+  return out;
+}
+
+std::string placement_of(const ShardMap& map, std::string_view key) {
+  auto owner = map.owner(key);
+  return owner.ns != nullptr ? owner.ns->name() : "default";
+}
+
+}  // namespace santral::config

@@ -1,0 +1,78 @@
+#include <string>
+
+#include "protocol/arguments.h"
+#include "protocol/errors.h"
+#include "protocol/resp_writer.h"
+#include "router/commands/santral_commands.h"
+#include "router/process/control_plane.h"
+#include "router/process/fan_out.h"
+#include "router/process/worker.h"
+#include "router/session/client_session.h"
+
+namespace santral::router {
+
+namespace {
+
+using Verb = ControlPlane::ReshardVerb;
+
+std::optional<Verb> verb_named(std::string_view name) {
+  static constexpr std::pair<std::string_view, Verb> kVerbs[] = {{"PLAN", Verb::Plan},
+                                                                 {"APPROVE", Verb::Approve},
+                                                                 {"STATUS", Verb::Status},
+                                                                 {"ABORT", Verb::Abort}};
+  for (const auto& [text, verb] : kVerbs)
+    if (protocol::equals_nocase(name, text)) return verb;
+  return std::nullopt;
+}
+
+std::string answer_text(Verb verb, const ControlPlane::ReshardAnswer& answer, int protocol) {
+  std::string out;
+  protocol::RespWriter writer(out, protocol);
+  if (!answer.error.empty()) {
+    writer.error(answer.error);
+    return out;
+  }
+  switch (verb) {
+    case Verb::Plan: {
+      std::string text = fmt::format("state: {}\n", reshard_state_name(answer.status.state));
+      text += describe_plan(answer.status) + "\n";
+      writer.bulk(text);
+      break;
+    }
+    case Verb::Status: {
+      auto fields = status_fields(answer.status);
+      writer.map_header(fields.size());
+      for (const auto& [name, value] : fields) {
+        writer.bulk(name);
+        writer.bulk(value);
+      }
+      break;
+    }
+    case Verb::Approve:
+    case Verb::Abort:
+      writer.simple("OK");
+      break;
+  }
+  return out;
+}
+
+}  // namespace
+
+// SANTRAL RESHARD PLAN|APPROVE|STATUS|ABORT: asked of the server's thread, answered here.
+void santral_reshard(const Routed& routed) {
+  auto& session = routed.session;
+  auto verb = verb_named(routed.request.args[2]);
+  if (!verb)
+    return session.reply_error(protocol::error_message(protocol::ClientError::ReshardSyntax));
+  auto slot = session.open_slot();
+  boost::intrusive_ptr<ClientSession> keep(&session);
+  int resp = session.state().protocol;
+  session.worker().shared().control->reshard(
+      *verb, answer_on<ControlPlane::ReshardAnswer>(
+                 session.worker().io(),
+                 [keep, slot, verb = *verb, resp](const ControlPlane::ReshardAnswer& answer) {
+                   keep->deliver(slot, 0, answer_text(verb, answer, resp));
+                 }));
+}
+
+}  // namespace santral::router

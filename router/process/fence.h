@@ -1,0 +1,21 @@
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+namespace santral::router {
+
+class Worker;
+
+// Runs `first` on every worker, then waits until every request each worker had already sent
+// to `shards` (all shards when empty) over its shared connections has been answered: a PING
+// down each one comes back after everything queued before it. `done` then runs on `origin`:
+// from there on, nothing routed before `first` can still reach those shards.
+void fence_workers(boost::asio::io_context& origin, const std::vector<Worker*>& workers,
+                   std::vector<std::size_t> shards, std::function<void(Worker&)> first,
+                   std::function<void()> done);
+
+}  // namespace santral::router

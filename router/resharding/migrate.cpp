@@ -1,0 +1,40 @@
+#include "router/resharding/migrate.h"
+
+#include <vector>
+
+#include "protocol/resp_writer.h"
+
+namespace santral::router {
+
+std::string migrate_command(const config::Config& config, const config::Endpoint& target,
+                            int database, std::span<const std::string_view> keys) {
+  std::string port = std::to_string(target.port);
+  std::string db = std::to_string(database);
+  std::string timeout = std::to_string(config.resharding.migrate_timeout.count());
+  std::vector<std::string_view> args = {"MIGRATE", target.host, port, "", db, timeout, "REPLACE"};
+  const auto& backend = config.backend;
+  if (!backend.password.empty()) {
+    if (!backend.username.empty()) {
+      args.insert(args.end(), {"AUTH2", backend.username, backend.password});
+    } else {
+      args.insert(args.end(), {"AUTH", backend.password});
+    }
+  }
+  args.push_back("KEYS");
+  args.insert(args.end(), keys.begin(), keys.end());
+  std::string out;
+  protocol::RespWriter(out).command(args);
+  return out;
+}
+
+bool migrated(std::string_view reply) {
+  return reply.starts_with("+OK") || reply.starts_with("+NOKEY");
+}
+
+std::string reply_text(std::string_view reply) {
+  if (!reply.empty() && (reply.front() == '-' || reply.front() == '+')) reply.remove_prefix(1);
+  while (!reply.empty() && (reply.back() == '\n' || reply.back() == '\r')) reply.remove_suffix(1);
+  return std::string(reply);
+}
+
+}  // namespace santral::router

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+#include "config/topology.h"
+#include "router/resharding/reshard_state.h"
+
+namespace santral::router {
+
+// Estimates what each unit of a move holds, from the sources: DBSIZE and RANDOMKEY (`samples`
+// times) on every shard keys may leave, then MEMORY USAGE of the sampled keys that move. A
+// sampled key counts for the unit of its placement and its pair of shards; a unit gets its
+// sources' key counts times the share of samples that fell in it. Gives up on a shard that has
+// not answered within a few seconds. `done` runs on `io`'s thread.
+void sample_move(boost::asio::io_context& io, config::TopologyPtr topology,
+                 std::vector<UnitProgress> units, unsigned samples,
+                 std::function<void(std::vector<UnitProgress>)> done);
+
+}  // namespace santral::router

@@ -1,0 +1,298 @@
+#include "router/resharding/mover.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include <spdlog/spdlog.h>
+
+#include "protocol/reply_value.h"
+#include "router/resharding/migrate.h"
+#include "router/resharding/shard_calls.h"
+
+namespace santral::router {
+
+namespace {
+
+constexpr auto kRetryAfter = std::chrono::seconds(1);
+constexpr auto kDeadlineCheck = std::chrono::milliseconds(200);
+
+// INFO keyspace: "db0:keys=12,expires=0,avg_ttl=0" -> 0, for each database holding keys.
+std::vector<int> databases_with_keys(std::string_view reply) {
+  std::vector<int> out;
+  protocol::ReplyValue value;
+  if (!protocol::parse_reply(reply, value) || value.is_error()) return out;
+  std::string_view text = value.text;
+  std::size_t at = 0;
+  while ((at = text.find("\ndb", at)) != std::string_view::npos) {
+    at += 3;
+    int db = 0;
+    auto [end, ec] = std::from_chars(text.data() + at, text.data() + text.size(), db);
+    if (ec == std::errc() && end < text.data() + text.size() && *end == ':') out.push_back(db);
+  }
+  if (text.starts_with("db")) {
+    int db = 0;
+    auto [end, ec] = std::from_chars(text.data() + 2, text.data() + text.size(), db);
+    if (ec == std::errc() && *end == ':') out.push_back(db);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace
+
+struct Mover::Source {
+  Source(boost::asio::io_context& io, std::size_t index) : shard(index), timer(io) {}
+  std::size_t shard;
+  ShardStats stats;
+  std::vector<int> databases;
+  std::size_t db = 0;  // into databases
+  BackendConnectionPtr connection;
+  std::string cursor = "0";
+  std::uint64_t moved_this_pass = 0;
+  bool failed_this_pass = false;
+  bool listed = false;  // databases known
+  bool done = false;
+  boost::asio::steady_timer timer;
+};
+
+Mover::Mover(boost::asio::io_context& io, config::TopologyPtr topology, std::function<void()> done)
+    : io_(io),
+      topology_(std::move(topology)),
+      done_(std::move(done)),
+      deadlines_(io),
+      alive_(std::make_shared<bool>(true)) {
+  // Every shard the old map placed keys on may hold keys that move.
+  std::vector<std::size_t> shards = topology_->move->from_shard;
+  std::sort(shards.begin(), shards.end());
+  shards.erase(std::unique(shards.begin(), shards.end()), shards.end());
+  for (std::size_t shard : shards) sources_.push_back(std::make_unique<Source>(io_, shard));
+}
+
+Mover::~Mover() {
+  stop();
+}
+
+void Mover::start() {
+  check_deadlines();
+  for (auto& source : sources_) begin(*source);
+}
+
+void Mover::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  *alive_ = false;
+  deadlines_.cancel();
+  for (auto& source : sources_) {
+    source->timer.cancel();
+    if (source->connection) source->connection->stop();
+  }
+}
+
+bool Mover::source_done(std::size_t shard) const {
+  for (const auto& source : sources_)
+    if (source->shard == shard) return source->done;
+  return true;
+}
+
+void Mover::check_deadlines() {
+  auto now = std::chrono::steady_clock::now();
+  for (auto& source : sources_)
+    if (source->connection) source->connection->check_deadlines(now);
+  deadlines_.expires_after(kDeadlineCheck);
+  deadlines_.async_wait([this, alive = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
+    if (!ec && !alive.expired() && *alive.lock()) check_deadlines();
+  });
+}
+
+// Connects to the source in the database being walked (the first: the config's, to ask INFO
+// keyspace which databases hold keys).
+void Mover::begin(Source& source) {
+  if (stopped_) return;
+  const auto& shard = topology_->map->shard(source.shard);
+  int database = source.listed ? source.databases[source.db] : topology_->config->backend.database;
+  if (source.connection) source.connection->stop();
+  source.connection = new BackendConnection(
+      io_, BackendTarget{source.shard, shard.name, shard.address, {database, 2}}, topology_->config,
+      source.stats);
+  source.connection->start();
+  if (source.listed) return scan(source);
+  std::weak_ptr<bool> alive = alive_;
+  call_shard(*source.connection, {command_bytes({"INFO", "keyspace"})},
+             [this, alive, &source](std::vector<std::string> replies) {
+               if (alive.expired() || !*alive.lock()) return;
+               if (replies[0].starts_with("-")) return failed(source, reply_text(replies[0]));
+               source.databases = databases_with_keys(replies[0]);
+               source.listed = true;
+               if (source.databases.empty()) {
+                 source.done = true;
+                 return pass_done(source);
+               }
+               begin(source);
+             });
+}
+
+void Mover::scan(Source& source) {
+  if (stopped_) return;
+  auto count = std::to_string(topology_->config->resharding.batch_keys);
+  std::weak_ptr<bool> alive = alive_;
+  call_shard(*source.connection, {command_bytes({"SCAN", source.cursor, "COUNT", count})},
+             [this, alive, &source](std::vector<std::string> replies) {
+               if (alive.expired() || !*alive.lock()) return;
+               scanned(source, replies[0]);
+             });
+}
+
+void Mover::scanned(Source& source, const std::string& reply) {
+  protocol::ReplyValue page;
+  if (!protocol::parse_reply(reply, page) || page.is_error() || page.elements.size() != 2)
+    return failed(source, "SCAN: " + reply_text(reply));
+  std::string next(page.elements[0].text);
+  const auto& move = *topology_->move;
+  const auto& map = *topology_->map;
+  // The keys to move, by target.
+  std::vector<std::size_t> targets;
+  std::vector<std::vector<std::string_view>> groups;
+  for (const auto& element : page.elements[1].elements) {
+    std::string_view key = element.text;
+    std::size_t owner = map.shard_for_key(key);
+    if (owner == source.shard || move.source_of(key, owner) != source.shard) continue;
+    auto at = std::find(targets.begin(), targets.end(), owner);
+    if (at == targets.end()) {
+      targets.push_back(owner);
+      groups.emplace_back();
+      at = targets.end() - 1;
+    }
+    groups[at - targets.begin()].push_back(key);
+  }
+  source.cursor = next;
+  if (groups.empty()) {
+    if (next == "0") return pass_done(source);
+    return scan(source);
+  }
+  // MEMORY USAGE of each key first (what the throttle and the figures count), then one
+  // MIGRATE per target: one round trip for the batch.
+  std::vector<std::string> requests;
+  std::size_t keys = 0;
+  for (const auto& group : groups)
+    for (auto key : group) {
+      requests.push_back(command_bytes({"MEMORY", "USAGE", key}));
+      ++keys;
+    }
+  int database = source.databases[source.db];
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    requests.push_back(
+        migrate_command(*topology_->config, map.shard(targets[g]).address, database, groups[g]));
+  std::vector<std::size_t> sizes;  // keys per group
+  for (const auto& group : groups) sizes.push_back(group.size());
+  std::weak_ptr<bool> alive = alive_;
+  call_shard(*source.connection, requests,
+             [this, alive, &source, sizes, keys](std::vector<std::string> replies) {
+               if (alive.expired() || !*alive.lock()) return;
+               moved(source, replies, sizes, keys);
+             });
+}
+
+void Mover::moved(Source& source, const std::vector<std::string>& replies,
+                  const std::vector<std::size_t>& sizes, std::size_t keys) {
+  std::uint64_t batch_keys = 0, batch_bytes = 0;
+  std::size_t first = 0;
+  for (std::size_t g = 0; g < sizes.size(); ++g) {
+    const std::string& result = replies[keys + g];
+    std::uint64_t bytes = 0;
+    for (std::size_t k = first; k < first + sizes[g]; ++k) {
+      protocol::ReplyValue size;
+      if (protocol::parse_reply(replies[k], size) &&
+          size.type == protocol::ReplyValue::Type::Integer) {
+        auto b = static_cast<std::uint64_t>(std::max<std::int64_t>(size.integer, 0));
+        bytes += b;
+        progress_.largest_key_bytes = std::max(progress_.largest_key_bytes, b);
+      }
+    }
+    first += sizes[g];
+    if (migrated(result)) {
+      if (result.starts_with("+OK")) {
+        batch_keys += sizes[g];
+        batch_bytes += bytes;
+      }
+    } else {
+      source.failed_this_pass = true;
+      ++progress_.errors;
+      progress_.last_error =
+          fmt::format("MIGRATE from shard '{}': {}", topology_->map->shard(source.shard).name,
+                      reply_text(result));
+      spdlog::warn("resharding: {}; retrying on the next pass", progress_.last_error);
+    }
+  }
+  progress_.keys_moved += batch_keys;
+  progress_.bytes_moved += batch_bytes;
+  source.moved_this_pass += batch_keys;
+  auto pause = throttle(batch_keys, batch_bytes);
+  if (source.cursor == "0") {
+    if (pause.count() == 0) return pass_done(source);
+    source.timer.expires_after(pause);
+    std::weak_ptr<bool> alive = alive_;
+    return source.timer.async_wait([this, alive, &source](boost::system::error_code ec) {
+      if (!ec && !alive.expired() && *alive.lock()) pass_done(source);
+    });
+  }
+  if (pause.count() == 0) return scan(source);
+  later(source, pause);
+}
+
+std::chrono::steady_clock::duration Mover::throttle(std::uint64_t keys, std::uint64_t bytes) const {
+  const auto& settings = topology_->config->resharding;
+  double seconds = 0;
+  if (settings.max_keys_per_sec > 0)
+    seconds = std::max(seconds, double(keys) / double(settings.max_keys_per_sec));
+  if (settings.max_bytes_per_sec > 0)
+    seconds = std::max(seconds, double(bytes) / double(settings.max_bytes_per_sec));
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(seconds));
+}
+
+void Mover::failed(Source& source, const std::string& what) {
+  ++progress_.errors;
+  progress_.last_error =
+      fmt::format("shard '{}': {}", topology_->map->shard(source.shard).name, what);
+  spdlog::warn("resharding paused on {}; retrying in 1 s", progress_.last_error);
+  source.timer.expires_after(kRetryAfter);
+  std::weak_ptr<bool> alive = alive_;
+  source.timer.async_wait([this, alive, &source](boost::system::error_code ec) {
+    if (ec || alive.expired() || !*alive.lock()) return;
+    if (!source.listed) return begin(source);
+    scan(source);
+  });
+}
+
+void Mover::later(Source& source, std::chrono::steady_clock::duration after) {
+  source.timer.expires_after(after);
+  std::weak_ptr<bool> alive = alive_;
+  source.timer.async_wait([this, alive, &source](boost::system::error_code ec) {
+    if (!ec && !alive.expired() && *alive.lock()) scan(source);
+  });
+}
+
+// A whole SCAN pass of one database is over: another if it moved or failed anything (what
+// was moved may have been written back meanwhile only by a request routed the old way, which
+// the fence rules out, but a failed MIGRATE left keys behind); else the next database.
+void Mover::pass_done(Source& source) {
+  if (!source.done) {
+    bool again = source.moved_this_pass > 0 || source.failed_this_pass;
+    source.moved_this_pass = 0;
+    source.failed_this_pass = false;
+    source.cursor = "0";
+    if (again) return scan(source);
+    if (++source.db < source.databases.size()) return begin(source);
+    source.done = true;
+    spdlog::info("resharding: nothing left to move on shard '{}'",
+                 topology_->map->shard(source.shard).name);
+  }
+  if (std::all_of(sources_.begin(), sources_.end(), [](const auto& s) { return s->done; })) {
+    auto done = std::move(done_);
+    done_ = nullptr;
+    if (done) done();
+  }
+}
+
+}  // namespace santral::router

@@ -1,0 +1,73 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "config/topology.h"
+#include "router/backend/backend_connection.h"
+#include "router/metrics/stats.h"
+
+namespace santral::router {
+
+// The background half of a move: walks every shard the keys may be leaving with SCAN, keeps
+// the keys whose owner differs between the move's two maps, and MIGRATEs them to their new
+// owner in batches (the request path pulls the keys it needs on its own, key_pull.h). A source
+// is done when a whole SCAN pass finds nothing left to move. Bounded by
+// resharding.max_keys_per_sec / max_bytes_per_sec; a shard that fails pauses its walk, which
+// resumes where it was once the shard answers again. Runs on the server's thread.
+//
+//   SCAN c COUNT batch ──► keys whose owner changes ──► MEMORY USAGE each, MIGRATE per target
+//        (one round trip)      └─ none, cursor 0, and the pass moved nothing: source done
+class Mover {
+ public:
+  struct Progress {
+    std::uint64_t keys_moved = 0;
+    std::uint64_t bytes_moved = 0;
+    std::uint64_t errors = 0;
+    std::string last_error;
+    std::uint64_t largest_key_bytes = 0;
+  };
+
+  // `topology` carries the move (topology->move); `done` runs once every source is done.
+  Mover(boost::asio::io_context& io, config::TopologyPtr topology, std::function<void()> done);
+  ~Mover();
+  Mover(const Mover&) = delete;
+  Mover& operator=(const Mover&) = delete;
+
+  void start();
+  void stop();
+  const Progress& progress() const { return progress_; }
+  // Whether the walk of `shard` (the topology's index) has found nothing left to move.
+  bool source_done(std::size_t shard) const;
+
+ private:
+  struct Source;
+  void begin(Source& source);
+  void scan(Source& source);
+  void scanned(Source& source, const std::string& reply);
+  void moved(Source& source, const std::vector<std::string>& replies,
+             const std::vector<std::size_t>& targets, std::size_t keys);
+  void failed(Source& source, const std::string& what);
+  void pass_done(Source& source);
+  void later(Source& source, std::chrono::steady_clock::duration after);
+  void check_deadlines();
+  std::chrono::steady_clock::duration throttle(std::uint64_t keys, std::uint64_t bytes) const;
+
+  boost::asio::io_context& io_;
+  config::TopologyPtr topology_;
+  std::function<void()> done_;
+  std::vector<std::unique_ptr<Source>> sources_;
+  boost::asio::steady_timer deadlines_;
+  Progress progress_;
+  bool stopped_ = false;
+  std::shared_ptr<bool> alive_;
+};
+
+}  // namespace santral::router

@@ -1,0 +1,36 @@
+#include "router/resharding/moving_topology.h"
+
+#include <algorithm>
+
+namespace santral::router {
+
+config::TopologyPtr moving_topology(const config::Topology& from, const config::Topology& to,
+                                    std::uint64_t version, std::uint64_t epoch) {
+  config::Config config = *to.config;
+  auto index_of = [&config](const config::ShardConfig& shard) {
+    for (std::size_t i = 0; i < config.shards.size(); ++i)
+      if (config.shards[i].address.text() == shard.address.text()) return i;
+    return config.shards.size();
+  };
+  for (const auto& shard : from.map->shards()) {
+    if (index_of(shard) < config.shards.size()) continue;
+    config::ShardConfig leaving = shard;
+    leaving.draining = true;
+    auto taken = [&config](const std::string& name) {
+      return std::any_of(config.shards.begin(), config.shards.end(),
+                         [&name](const auto& s) { return s.name == name; });
+    };
+    if (taken(leaving.name)) leaving.name += "-leaving";
+    config.shards.push_back(std::move(leaving));
+  }
+  auto move = std::make_shared<config::Move>();
+  move->from = from.map;
+  move->epoch = epoch;
+  for (const auto& shard : from.map->shards()) move->from_shard.push_back(index_of(shard));
+  auto shared_config = std::make_shared<const config::Config>(std::move(config));
+  auto map = std::make_shared<const config::ShardMap>(*shared_config);
+  return std::make_shared<const config::Topology>(
+      config::Topology{version, std::move(shared_config), std::move(map), std::move(move)});
+}
+
+}  // namespace santral::router

@@ -1,0 +1,150 @@
+#include "router/resharding/reshard_state.h"
+
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace santral::router {
+
+std::string_view reshard_state_name(ReshardState state) {
+  switch (state) {
+    case ReshardState::Idle:
+      return "idle";
+    case ReshardState::Planned:
+      return "planned";
+    case ReshardState::Moving:
+      return "moving";
+    case ReshardState::Finishing:
+      return "finishing";
+    case ReshardState::Aborting:
+      return "aborting";
+  }
+  return "idle";
+}
+
+namespace {
+
+std::optional<ReshardState> state_named(std::string_view name) {
+  for (auto state : {ReshardState::Idle, ReshardState::Planned, ReshardState::Moving,
+                     ReshardState::Finishing, ReshardState::Aborting})
+    if (reshard_state_name(state) == name) return state;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::size_t ReshardStatus::units_done() const {
+  std::size_t done = 0;
+  for (const auto& unit : units) done += unit.done ? 1 : 0;
+  return done;
+}
+
+std::uint64_t ReshardStatus::keys_estimated() const {
+  std::uint64_t keys = 0;
+  for (const auto& unit : units) keys += unit.keys_estimated;
+  return keys;
+}
+
+std::uint64_t ReshardStatus::bytes_estimated() const {
+  std::uint64_t bytes = 0;
+  for (const auto& unit : units) bytes += unit.bytes_estimated;
+  return bytes;
+}
+
+nlohmann::json to_json(const ReshardStatus& status) {
+  nlohmann::json moves = nlohmann::json::array();
+  for (const auto& u : status.units)
+    moves.push_back({{"placement", u.unit.placement},
+                     {"unit", u.unit.what},
+                     {"from", u.unit.from},
+                     {"to", u.unit.to},
+                     {"share", u.unit.share},
+                     {"keys_estimated", u.keys_estimated},
+                     {"bytes_estimated", u.bytes_estimated},
+                     {"done", u.done}});
+  return {{"state", reshard_state_name(status.state)},
+          {"map_version", status.map_version},
+          {"units_total", status.units.size()},
+          {"units_done", status.units_done()},
+          {"keys_estimated", status.keys_estimated()},
+          {"bytes_estimated", status.bytes_estimated()},
+          {"keys_moved", status.keys_moved},
+          {"bytes_moved", status.bytes_moved},
+          {"keys_per_sec", status.keys_per_sec},
+          {"eta_s", status.eta_s},
+          {"elapsed_s", status.elapsed_s},
+          {"errors", status.errors},
+          {"last_error", status.last_error},
+          {"largest_key_bytes", status.largest_key_bytes},
+          {"moves", moves}};
+}
+
+std::vector<std::pair<std::string, std::string>> status_fields(const ReshardStatus& status) {
+  return {{"state", std::string(reshard_state_name(status.state))},
+          {"map_version", std::to_string(status.map_version)},
+          {"units_total", std::to_string(status.units.size())},
+          {"units_done", std::to_string(status.units_done())},
+          {"keys_estimated", std::to_string(status.keys_estimated())},
+          {"bytes_estimated", std::to_string(status.bytes_estimated())},
+          {"keys_moved", std::to_string(status.keys_moved)},
+          {"bytes_moved", std::to_string(status.bytes_moved)},
+          {"keys_per_sec", fmt::format("{:.0f}", status.keys_per_sec)},
+          {"eta_s", fmt::format("{:.1f}", status.eta_s)},
+          {"elapsed_s", fmt::format("{:.1f}", status.elapsed_s)},
+          {"errors", std::to_string(status.errors)},
+          {"last_error", status.last_error},
+          {"largest_key_bytes", std::to_string(status.largest_key_bytes)}};
+}
+
+std::string describe_plan(const ReshardStatus& status) {
+  if (status.units.empty()) return "nothing moves";
+  std::string text = fmt::format(
+      "{} unit{} move to map version {} (about {} keys, {} bytes, from sampling the sources):",
+      status.units.size(), status.units.size() == 1 ? "" : "s", status.map_version,
+      status.keys_estimated(), status.bytes_estimated());
+  for (const auto& u : status.units) {
+    text += fmt::format("\n  {}: {} from {} to {}", u.unit.placement, u.unit.what, u.unit.from,
+                        u.unit.to);
+    if (u.unit.share > 0) text += fmt::format(" ({:.2f}% of it)", u.unit.share * 100);
+    text += fmt::format(", ~{} keys, ~{} bytes{}", u.keys_estimated, u.bytes_estimated,
+                        u.done ? ", done" : "");
+  }
+  return text;
+}
+
+void save_move(const std::filesystem::path& path, const SavedMove& move) {
+  nlohmann::json json = {
+      {"state", reshard_state_name(move.state)}, {"from", move.from_text}, {"to", move.to_text}};
+  auto temporary = path;
+  temporary += ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << json.dump(2) << '\n';
+    out.flush();
+    if (!out) throw std::runtime_error("cannot write " + temporary.string());
+  }
+  std::filesystem::rename(temporary, path);
+}
+
+std::optional<SavedMove> load_move(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto json = nlohmann::json::parse(text, nullptr, false);
+  if (json.is_discarded() || !json.is_object() || !json.contains("state") ||
+      !json["state"].is_string() || !json.contains("from") || !json.contains("to"))
+    throw std::runtime_error(path.string() + ": not a Santral move (state, from, to)");
+  auto state = state_named(json["state"].get<std::string>());
+  if (!state) throw std::runtime_error(path.string() + ": unknown state");
+  return SavedMove{*state, json["from"].get<std::string>(), json["to"].get<std::string>()};
+}
+
+void forget_move(const std::filesystem::path& path) {
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
+}
+
+}  // namespace santral::router

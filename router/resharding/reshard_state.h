@@ -1,0 +1,71 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config/placement_diff.h"
+
+namespace santral::router {
+
+//   idle ──reload that moves keys──► planned ──APPROVE──► moving ──every unit done──► finishing ──►
+//   idle
+//                                      │                     │
+//                                      └──ABORT──► idle      └──ABORT──► aborting (keys go back)
+//                                      ──► idle
+enum class ReshardState : std::uint8_t { Idle, Planned, Moving, Finishing, Aborting };
+std::string_view reshard_state_name(ReshardState state);
+
+// One unit of the plan, with what sampling the sources estimated and whether it is done.
+struct UnitProgress {
+  config::MovingUnit unit;
+  std::uint64_t keys_estimated = 0;
+  std::uint64_t bytes_estimated = 0;
+  bool done = false;
+};
+
+// What SANTRAL RESHARD STATUS / PLAN and GET /reshard say.
+struct ReshardStatus {
+  ReshardState state = ReshardState::Idle;
+  std::uint64_t map_version = 0;  // the version the plan moves to
+  std::vector<UnitProgress> units;
+  std::uint64_t keys_moved = 0;
+  std::uint64_t bytes_moved = 0;
+  std::uint64_t errors = 0;
+  std::string last_error;
+  double keys_per_sec = 0;
+  double eta_s = 0;
+  double elapsed_s = 0;
+  std::uint64_t largest_key_bytes = 0;  // the largest key the mover moved
+
+  std::size_t units_done() const;
+  std::uint64_t keys_estimated() const;
+  std::uint64_t bytes_estimated() const;
+};
+
+nlohmann::json to_json(const ReshardStatus& status);
+// The fields of STATUS as name/value pairs, in order (a RESP map).
+std::vector<std::pair<std::string, std::string>> status_fields(const ReshardStatus& status);
+// PLAN: one line per unit, for people and the log.
+std::string describe_plan(const ReshardStatus& status);
+
+// A move kept on disk, so that it survives a restart of Santral: the two configs as text
+// (`from` is where the keys were, `to` where they go) and how far it had come. Written before
+// each change of state; removed when the move ends.
+struct SavedMove {
+  ReshardState state = ReshardState::Planned;
+  std::string from_text;
+  std::string to_text;
+};
+
+void save_move(const std::filesystem::path& path, const SavedMove& move);  // throws on failure
+std::optional<SavedMove> load_move(const std::filesystem::path& path);     // throws on a bad file
+void forget_move(const std::filesystem::path& path);
+
+}  // namespace santral::router

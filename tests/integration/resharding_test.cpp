@@ -1,0 +1,265 @@
+// Online resharding against real redis-server shards: a reload that moves keys is planned,
+// approved and carried out while clients write; nothing acknowledged is lost or doubled, and
+// every key ends on the shard the new map names, and nowhere else.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+
+#include <atomic>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <thread>
+
+#include "config/config.h"
+#include "config/shard_map.h"
+#include "tests/support/process.h"
+#include "tests/support/redis_server.h"
+#include "tests/support/santral_process.h"
+
+using namespace santral::test;
+
+namespace {
+
+void rewrite(const SantralProcess& santral, const std::string& yaml) {
+  std::ofstream(santral.config_path()) << "listen: 127.0.0.1:" << santral.port() << "\n" << yaml;
+}
+
+std::string shards_yaml(const std::vector<RedisServer*>& shards) {
+  std::string yaml = "shards:\n";
+  for (std::size_t i = 0; i < shards.size(); ++i)
+    yaml += "  - {name: s" + std::to_string(i) + ", address: " + shards[i]->address() + "}\n";
+  return yaml;
+}
+
+std::map<std::string, std::string> reshard_status(RedisClient& client) {
+  auto reply = client.command({"SANTRAL", "RESHARD", "STATUS"});
+  REQUIRE(reply.type == Reply::Type::Array);
+  std::map<std::string, std::string> fields;
+  for (std::size_t i = 0; i + 1 < reply.elements.size(); i += 2)
+    fields[reply.elements[i].str] = reply.elements[i + 1].str;
+  return fields;
+}
+
+bool wait_for_state(RedisClient& client, const std::string& state, int timeout_ms = 60000) {
+  return wait_until([&] { return reshard_status(client)["state"] == state; }, timeout_ms);
+}
+
+// Writes while the move runs: INCRs of a few counters (each counted when sent and when
+// acknowledged) and SETs of unique keys (each remembered when acknowledged).
+class Writers {
+ public:
+  Writers(int port, int threads) {
+    for (int t = 0; t < threads; ++t)
+      threads_.emplace_back([this, port, t] {
+        RedisClient client(port, 5000);
+        for (int n = 0; !stop_; ++n) {
+          std::string counter = "ctr:" + std::to_string(n % kCounters);
+          ++attempted_[n % kCounters];
+          auto reply = client.command({"INCR", counter});
+          if (reply.type == Reply::Type::Integer) ++acked_[n % kCounters];
+          std::string unique = "u:" + std::to_string(t) + ":" + std::to_string(n);
+          if (client.command({"SET", unique, unique}).is_ok()) {
+            std::lock_guard lock(mutex_);
+            written_.push_back(unique);
+          } else {
+            ++errors_;
+          }
+        }
+      });
+  }
+  ~Writers() { stop(); }
+  void stop() {
+    stop_ = true;
+    for (auto& thread : threads_)
+      if (thread.joinable()) thread.join();
+  }
+  static constexpr int kCounters = 20;
+  std::atomic<long long> attempted_[kCounters]{};
+  std::atomic<long long> acked_[kCounters]{};
+  std::atomic<long long> errors_{0};
+  std::vector<std::string> written_;
+
+ private:
+  std::mutex mutex_;
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> threads_;
+};
+
+// Every key on every shard, with the shard it is on.
+std::map<std::string, std::vector<std::size_t>> where(const std::vector<RedisServer*>& shards) {
+  std::map<std::string, std::vector<std::size_t>> out;
+  for (std::size_t s = 0; s < shards.size(); ++s) {
+    auto keys = shards[s]->client().command({"KEYS", "*"});
+    for (const auto& key : keys.elements) out[key.str].push_back(s);
+  }
+  return out;
+}
+
+// What must hold once the move is over (or aborted): each key exactly once, on its owner in
+// `map`; the values written before are all there with their TTLs; the writers lost nothing.
+void check_settled(RedisClient& client, const std::vector<RedisServer*>& shards,
+                   const santral::config::ShardMap& map, int keys, Writers& writers) {
+  auto placed = where(shards);
+  for (const auto& [key, on] : placed) {
+    INFO(key);
+    REQUIRE(on.size() == 1);
+    REQUIRE(map.shard(map.shard_for_key(key)).address.port == shards[on[0]]->port());
+  }
+  for (int i = 0; i < keys; ++i) {
+    std::string key = "key:" + std::to_string(i);
+    INFO(key);
+    REQUIRE(client.command({"GET", key}).str == std::to_string(i));
+    if (i % 10 == 0) REQUIRE(client.command({"TTL", key}).integer > 0);
+  }
+  for (int c = 0; c < Writers::kCounters; ++c) {
+    auto value = client.command({"GET", "ctr:" + std::to_string(c)});
+    long long got = value.is_nil() ? 0 : std::stoll(value.str);
+    INFO("ctr:" << c << " = " << got << ", acked " << writers.acked_[c] << ", attempted "
+                << writers.attempted_[c]);
+    REQUIRE(got >= writers.acked_[c]);
+    REQUIRE(got <= writers.attempted_[c]);
+  }
+  for (const auto& unique : writers.written_) {
+    INFO(unique);
+    REQUIRE(client.command({"GET", unique}).str == unique);
+  }
+}
+
+void load_keys(RedisClient& client, int keys) {
+  for (int i = 0; i < keys; ++i) {
+    std::string key = "key:" + std::to_string(i);
+    if (i % 10 == 0)
+      client.append({"SET", key, std::to_string(i), "EX", "100000"});
+    else
+      client.append({"SET", key, std::to_string(i)});
+  }
+  for (int i = 0; i < keys; ++i) REQUIRE(client.get_reply().is_ok());
+}
+
+}  // namespace
+
+TEST_CASE("adding a shard to the ring: planned, approved, moved under load, nothing lost") {
+  RedisServer a, b, c, d;
+  std::vector<RedisServer*> old_shards = {&a, &b, &c}, new_shards = {&a, &b, &c, &d};
+  SantralProcess santral(shards_yaml(old_shards) + "workers: 2\n");
+  auto client = santral.client();
+  constexpr int kKeys = 3000;
+  load_keys(client, kKeys);
+
+  rewrite(santral, shards_yaml(new_shards) + "workers: 2\n");
+  auto reload = client.command({"SANTRAL", "RELOAD"});
+  INFO(reload.str);
+  REQUIRE(reload.str.find("planned a move") != std::string::npos);
+  CHECK(reshard_status(client)["state"] == "planned");
+  auto plan = client.command({"SANTRAL", "RESHARD", "PLAN"}).str;
+  CHECK(plan.find("to s3") != std::string::npos);
+  // Planned, nothing moves: the old map still serves every key, and d is empty.
+  CHECK(client.command({"GET", "key:7"}).str == "7");
+  CHECK(d.dbsize() == 0);
+
+  Writers writers(santral.port(), 3);
+  wait_until([&] { return writers.written_.size() > 200; }, 10000);
+  REQUIRE(client.command({"SANTRAL", "RESHARD", "APPROVE"}).is_ok());
+  // Reads during the move: every key that existed is found.
+  for (int i = 0; i < kKeys; i += 7)
+    REQUIRE(client.command({"GET", "key:" + std::to_string(i)}).str == std::to_string(i));
+  REQUIRE(wait_for_state(client, "idle"));
+  writers.stop();
+  auto status = reshard_status(client);
+  CHECK(std::stoll(status["keys_moved"]) > 0);
+  CHECK(d.dbsize() > kKeys / 8);
+
+  auto map = santral::config::ShardMap(santral::config::load_config(santral.config_path()));
+  check_settled(client, new_shards, map, kKeys, writers);
+  CHECK(writers.errors_ == 0);
+}
+
+TEST_CASE("moving slots, then a restart of Santral mid-move: the move resumes and ends") {
+  RedisServer a, b;
+  std::vector<RedisServer*> shards = {&a, &b};
+  auto yaml = [&](const std::string& split) {
+    return shards_yaml(shards) +
+           "resharding: {max_keys_per_sec: 400, batch_keys: 20}\n"
+           "namespaces:\n"
+           "  - name: keys\n"
+           "    match: \"key:{id}\"\n"
+           "    shard_key: id\n"
+           "    strategy: slots\n"
+           "    slots:\n      - {shard: s0, from: 0, to: " +
+           split + "}\n      - {shard: s1, from: " + std::to_string(std::stoi(split) + 1) +
+           ", to: 16383}\n";
+  };
+  auto santral = std::make_unique<SantralProcess>(yaml("8191"));
+  auto client = santral->client();
+  constexpr int kKeys = 4000;
+  load_keys(client, kKeys);
+
+  rewrite(*santral, yaml("4095"));  // slots 4096-8191 move from s0 to s1
+  REQUIRE(client.command({"SANTRAL", "RELOAD"}).str.find("planned") != std::string::npos);
+  REQUIRE(client.command({"SANTRAL", "RESHARD", "APPROVE"}).is_ok());
+  REQUIRE(
+      wait_until([&] { return std::stoll(reshard_status(client)["keys_moved"]) > 100; }, 20000));
+  // SIGKILL mid-move, start again on the same config and port.
+  auto path = santral->config_path();
+  int port = santral->port();
+  santral->process().signal(SIGKILL);  // waits for the exit; its files stay
+  SantralProcess again(path, port);
+  auto after = again.client();
+  CHECK(reshard_status(after)["state"] == "moving");
+  for (int i = 0; i < kKeys; i += 13)
+    REQUIRE(after.command({"GET", "key:" + std::to_string(i)}).str == std::to_string(i));
+  REQUIRE(wait_for_state(after, "idle"));
+  Writers none(port, 0);
+  auto map = santral::config::ShardMap(santral::config::load_config(path));
+  check_settled(after, shards, map, kKeys, none);
+}
+
+TEST_CASE("ABORT mid-move puts every key back on its old owner") {
+  RedisServer a, b, c;
+  std::vector<RedisServer*> old_shards = {&a, &b}, new_shards = {&a, &b, &c};
+  SantralProcess santral(shards_yaml(old_shards) +
+                         "resharding: {max_keys_per_sec: 1000, batch_keys: 20}\n");
+  auto client = santral.client();
+  constexpr int kKeys = 3000;
+  load_keys(client, kKeys);
+  auto old_map = santral::config::ShardMap(santral::config::load_config(santral.config_path()));
+  rewrite(santral,
+          shards_yaml(new_shards) + "resharding: {max_keys_per_sec: 1000, batch_keys: 20}\n");
+  REQUIRE(client.command({"SANTRAL", "RELOAD"}).str.find("planned") != std::string::npos);
+  Writers writers(santral.port(), 2);
+  REQUIRE(client.command({"SANTRAL", "RESHARD", "APPROVE"}).is_ok());
+  REQUIRE(wait_until([&] { return c.dbsize() > 50; }, 20000));
+  REQUIRE(client.command({"SANTRAL", "RESHARD", "ABORT"}).is_ok());
+  REQUIRE(wait_for_state(client, "idle"));
+  writers.stop();
+  CHECK(c.dbsize() == 0);
+  check_settled(client, new_shards, old_map, kKeys, writers);
+}
+
+TEST_CASE("a source shard that stops answering pauses the move, which ends once it is back") {
+  RedisServer a, b;
+  std::vector<RedisServer*> old_shards = {&a}, new_shards = {&a, &b};
+  std::string settings =
+      "resharding: {max_keys_per_sec: 2000, batch_keys: 50}\n"
+      "timeouts: {request_ms: 300, connect_ms: 300}\n";
+  SantralProcess santral(shards_yaml(old_shards) + settings);
+  auto client = santral.client();
+  constexpr int kKeys = 3000;
+  load_keys(client, kKeys);
+  rewrite(santral, shards_yaml(new_shards) + settings);
+  REQUIRE(client.command({"SANTRAL", "RELOAD"}).str.find("planned") != std::string::npos);
+  REQUIRE(client.command({"SANTRAL", "RESHARD", "APPROVE"}).is_ok());
+  REQUIRE(wait_until([&] { return b.dbsize() > 100; }, 20000));
+  a.pause();
+  REQUIRE(wait_until([&] { return std::stoll(reshard_status(client)["errors"]) > 0; }, 20000));
+  auto status = reshard_status(client);
+  CHECK(status["state"] == "moving");
+  CHECK(status["last_error"].find("s0") != std::string::npos);
+  a.resume();
+  REQUIRE(wait_for_state(client, "idle"));
+  Writers none(santral.port(), 0);
+  auto map = santral::config::ShardMap(santral::config::load_config(santral.config_path()));
+  check_settled(client, new_shards, map, kKeys, none);
+}
