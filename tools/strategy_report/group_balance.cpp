@@ -5,14 +5,15 @@
 #include <optional>
 
 namespace santral::strategy_report {
+namespace {
 
-std::vector<std::size_t> greedy_assign(std::span<const std::uint64_t> group_loads,
-                                       std::size_t shards) {
+template <class Load>
+std::vector<std::size_t> assign_greedily(std::span<const Load> group_loads, std::size_t shards) {
   std::vector<std::size_t> order(group_loads.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return group_loads[a] > group_loads[b]; });
-  std::vector<std::uint64_t> load(shards);
+  std::vector<Load> load(shards);
   std::vector<std::size_t> placed(group_loads.size());
   for (auto g : order) {
     auto least =
@@ -21,6 +22,17 @@ std::vector<std::size_t> greedy_assign(std::span<const std::uint64_t> group_load
     load[least] += group_loads[g];
   }
   return placed;
+}
+
+}  // namespace
+
+std::vector<std::size_t> greedy_assign(std::span<const std::uint64_t> group_loads,
+                                       std::size_t shards) {
+  return assign_greedily(group_loads, shards);
+}
+
+std::vector<std::size_t> greedy_assign(std::span<const double> group_loads, std::size_t shards) {
+  return assign_greedily(group_loads, shards);
 }
 
 std::size_t fill_new_shard(std::span<const std::uint64_t> group_loads,

@@ -11,6 +11,7 @@ namespace santral::strategy_report {
 // to the least loaded shard (the lowest index on a tie). Returns the shard of each group.
 std::vector<std::size_t> greedy_assign(std::span<const std::uint64_t> group_loads,
                                        std::size_t shards);
+std::vector<std::size_t> greedy_assign(std::span<const double> group_loads, std::size_t shards);
 
 // A directory gains an empty shard: it takes whole groups until it carries the mean load. Each
 // step moves the largest group that fits from the busiest shard that has one; a group fits when

@@ -12,11 +12,11 @@
 
 namespace santral::strategy_report {
 
-std::vector<double> zipf_shares(std::uint32_t sellers, double exponent) {
+std::vector<double> zipf_shares(std::uint32_t sellers, double exponent, double largest_growth) {
   std::vector<double> shares;
   double sum = 0;
   for (std::uint32_t i = 1; i <= sellers; ++i) {
-    shares.push_back(std::pow(static_cast<double>(i), -exponent));
+    shares.push_back(std::pow(static_cast<double>(i), -exponent) * (i == 1 ? largest_growth : 1));
     sum += shares.back();
   }
   for (auto& s : shares) s /= sum;

@@ -20,8 +20,9 @@ struct LessonModel {
   static constexpr std::uint32_t kActiveDays = 5;       // D3: reads and writes hit these days
 };
 
-// Seller i's share of the volume (the lesson's paylar()): i^-exponent, normalised.
-std::vector<double> zipf_shares(std::uint32_t sellers, double exponent);
+// Seller i's share of the volume (the lesson's paylar()): i^-exponent, normalised. The largest
+// seller's weight is multiplied by `largest_growth` first (paylar's KAT: it grows).
+std::vector<double> zipf_shares(std::uint32_t sellers, double exponent, double largest_growth = 1);
 
 // The lesson's shipments as Santral keys, "ship:{seller}:{number}": the tracking number grows
 // with time (day * kDaily + sequence, so number ranges are time ranges) and carries the seller

@@ -15,6 +15,7 @@
 #include "tools/strategy_report/grow.h"
 #include "tools/strategy_report/lesson_model.h"
 #include "tools/strategy_report/metrics.h"
+#include "tools/strategy_report/rebalance_report.h"
 #include "tools/strategy_report/replay.h"
 #include "tools/strategy_report/table.h"
 
@@ -121,6 +122,10 @@ std::vector<std::string> strategy_row(Strategy strategy, std::size_t shards,
 }  // namespace
 
 void print_lesson_report(const LessonOptions& options, std::ostream& out) {
+  if (options.section == LessonSection::Rebalancing) {
+    print_rebalance_report(options.markdown, out);
+    return;
+  }
   using M = LessonModel;
   auto shares = zipf_shares(M::kSellers, M::kExponent);
   double first_eight = 0;
@@ -173,6 +178,7 @@ void print_lesson_report(const LessonOptions& options, std::ostream& out) {
       table.add(rows[p * kStrategies.size() + s]);
     out << (options.markdown ? table.markdown() : table.text()) << "\n";
   }
+  if (options.section == LessonSection::All) print_rebalance_report(options.markdown, out);
 }
 
 }  // namespace santral::strategy_report

@@ -1,5 +1,6 @@
 #include <exception>
 #include <iostream>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -25,6 +26,12 @@ int main(int argc, char** argv) {
       ->needs(lesson_opt)
       ->check(CLI::Range(1, 63));
   app.add_option("--seed", lesson.seed, "Random seed of the --lesson trace")->needs(lesson_opt);
+  std::string section = "all";
+  app.add_option("--section", section,
+                 "What --lesson prints: strategies (the trace replayed per strategy), "
+                 "rebalancing (Santral's balancer on the lesson's grown seller), or all")
+      ->check(CLI::IsMember({"all", "strategies", "rebalancing"}))
+      ->needs(lesson_opt);
   auto* config_opt =
       app.add_option("-c,--config", mine.config, "A Santral config (YAML) to measure")
           ->check(CLI::ExistingFile)
@@ -44,6 +51,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   lesson.markdown = mine.markdown = markdown;
+  lesson.section = section == "strategies"    ? LessonSection::Strategies
+                   : section == "rebalancing" ? LessonSection::Rebalancing
+                                              : LessonSection::All;
   try {
     if (lesson_mode)
       print_lesson_report(lesson, std::cout);

@@ -4,9 +4,12 @@
 #include <string>
 #include <vector>
 
+#include "config/balance/planner.h"
 #include "config/shard_map.h"
 #include "tools/strategy_report/group_balance.h"
 #include "tools/strategy_report/grow.h"
+#include "tools/strategy_report/lesson_model.h"
+#include "tools/strategy_report/lesson_rebalance.h"
 #include "tools/strategy_report/metrics.h"
 #include "tools/strategy_report/replay.h"
 #include "tools/strategy_report/trace.h"
@@ -99,6 +102,55 @@ TEST_CASE("greedy assignment puts the heaviest group alone and balances the rest
   std::vector<std::uint64_t> loads{10, 4, 3, 3};
   auto placed = greedy_assign(loads, 2);
   CHECK(placed == std::vector<std::size_t>{0, 1, 1, 1});
+}
+
+TEST_CASE("the lesson's rebalancer moves the heaviest group that fits, busiest to least busy") {
+  std::vector<double> weights{5, 3, 2, 2};  // shard0: 10, shard1: 2; target 1.0
+  auto moved = lesson_rebalance(weights, {0, 0, 0, 1}, 2, 1.0);
+  // 5 leaves shard1 (7) below shard0 as it was (10), so it moves though it overshoots; then
+  // shard1 is the busiest and neither of its groups leaves shard0 (5) below 7.
+  CHECK(moved.shard == std::vector<std::size_t>{1, 0, 0, 1});
+  CHECK(moved.moves == 1);
+  CHECK(moved.moved == Approx(5));
+  CHECK(moved.ratio == Approx(7.0 / 6));
+}
+
+TEST_CASE("the lesson's rebalancing figures, recomputed") {
+  auto lesson = run_lesson_rebalance();
+  CHECK(lesson.untouched == Approx(1.904).margin(0.0005));
+  CHECK(lesson.whole.ratio == Approx(1.549).margin(0.0005));
+  CHECK(lesson.whole.moved == Approx(0.0443).margin(0.00005));
+  CHECK(lesson.whole.moves == 468);
+  CHECK(lesson.days.ratio == Approx(1.181).margin(0.0005));
+  CHECK(lesson.days.moved == Approx(0.0904).margin(0.00005));
+  CHECK(lesson.days.moves == 14);
+  CHECK(lesson.day_shards == 8);
+  CHECK(lesson.rows_after == 4029);
+}
+
+TEST_CASE("the balancer on the lesson's grown seller: its floor whole, the target split") {
+  auto before = zipf_shares(LessonModel::kSellers, LessonModel::kExponent);
+  auto after = zipf_shares(LessonModel::kSellers, LessonModel::kExponent, RebalanceModel::kGrowth);
+  CHECK(after[0] == Approx(0.1937).margin(0.00005));
+  auto placed = greedy_assign(std::span<const double>(before), RebalanceModel::kShards);
+  const balance::Goal goal{RebalanceModel::kShards, RebalanceModel::kTarget};
+
+  auto whole_units = seller_units(after, placed, false);
+  auto whole = balance::plan_balance(whole_units, goal);
+  REQUIRE(whole.jumbos.size() == 1);
+  CHECK(whole.jumbos[0].unit == "0");
+  CHECK(whole.ratio_after == Approx(1.549).margin(0.0005));
+  CHECK(whole.moved_fraction() == Approx(0.0443).margin(0.00005));
+  CHECK(whole.moves.size() == 468);
+
+  auto day_units = seller_units(after, placed, true);
+  auto days = balance::plan_balance(day_units, goal);
+  CHECK(days.target_met);
+  REQUIRE(days.splits.size() == 1);  // only the grown seller, though every one could be
+  CHECK(days.splits[0].unit == "0");
+  CHECK(days.units_after == 4029);
+  CHECK(days.moved_fraction() < 0.0904);  // the lesson's, for 1.181
+  CHECK(days.splits[0].shards_after.size() < 8);
 }
 
 TEST_CASE("a new directory shard takes groups up to the mean load") {
