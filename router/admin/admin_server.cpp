@@ -1,6 +1,9 @@
 #include "router/admin/admin_server.h"
 
+#include <algorithm>
+#include <charconv>
 #include <memory>
+#include <string_view>
 
 #include <spdlog/spdlog.h>
 #include <boost/beast/core.hpp>
@@ -26,6 +29,22 @@ namespace {
 
 using Request = http::request<http::string_body>;
 using Response = http::response<http::string_body>;
+
+// `count=N` in a query string, at most `limit`; `limit` when absent or not a number.
+std::size_t count_in(std::string_view query, std::size_t limit) {
+  for (std::size_t at = 0; at <= query.size();) {
+    auto end = std::min(query.find('&', at), query.size());
+    auto pair = query.substr(at, end - at);
+    if (pair.starts_with("count=")) {
+      std::size_t count = 0;
+      auto digits = pair.substr(6);
+      auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), count);
+      if (ec == std::errc() && ptr == digits.data() + digits.size()) return std::min(count, limit);
+    }
+    at = end + 1;
+  }
+  return limit;
+}
 
 // One admin connection: read a request, answer it, repeat while the client keeps it alive.
 class AdminSession : public std::enable_shared_from_this<AdminSession> {
@@ -78,7 +97,11 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
 
   void handle() {
     std::string target(request_.target());
-    if (auto query = target.find('?'); query != std::string::npos) target.resize(query);
+    std::string query;
+    if (auto at = target.find('?'); at != std::string::npos) {
+      query = target.substr(at + 1);
+      target.resize(at);
+    }
     // The dashboard's own files hold nothing secret; the page asks for the token when the
     // API answers 401 and sends it with every request it makes.
     if (request_.method() == http::verb::get)
@@ -99,7 +122,7 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
     if (target == "/config") return config();
     if (target == "/placement")
       return answer(http::status::ok, placement_json(*server_.topology()).dump() + "\n");
-    if (target == "/hotkeys") return hot_keys();
+    if (target == "/hotkeys") return hot_keys(count_in(query, 100));
     if (target == "/shards/info") return shard_info();
     if (target != "/stats" && target != "/metrics" && target != "/shards")
       return error(http::status::not_found,
@@ -130,14 +153,14 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
 
   // The hottest keys all workers see, as SANTRAL HOTKEYS COUNT 100 lists them; a salted
   // counter also with its sub-keys and their shards.
-  void hot_keys() {
+  void hot_keys(std::size_t count) {
     std::vector<Worker*> workers;
     for (const auto& worker : server_.workers()) workers.push_back(worker.get());
-    collect_hot_keys(workers, server_.io(), [self = shared_from_this()](auto rates) {
+    collect_hot_keys(workers, server_.io(), [self = shared_from_this(), count](auto rates) {
       auto topology = self->server_.topology();
       const auto& map = *topology->map;
       nlohmann::json keys = nlohmann::json::array();
-      for (std::size_t i = 0; i < rates.size() && i < 100; ++i) {
+      for (std::size_t i = 0; i < rates.size() && i < count; ++i) {
         const HotKeyRate& rate = rates[i];
         nlohmann::json sub_keys = nlohmann::json::array();
         if (rate.salts > 0) {
@@ -163,7 +186,7 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
 
   // Each shard's keys and memory, from its primary's INFO.
   void shard_info() {
-    take_shard_info(server_, [self = shared_from_this()](std::vector<ShardInfo> infos) {
+    take_shard_info(server_, [self = shared_from_this()](const std::vector<ShardInfo>& infos) {
       nlohmann::json shards = nlohmann::json::array();
       for (const auto& info : infos)
         shards.push_back({{"name", info.name},

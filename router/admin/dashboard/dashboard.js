@@ -155,7 +155,7 @@
     let requests = 7;
     try {
       const [stats, shards, info, hot, config, reshard, routers] = await Promise.all([
-        api('/stats'), api('/shards'), api('/shards/info').catch(() => null), api('/hotkeys').catch(() => null),
+        api('/stats'), api('/shards'), api('/shards/info').catch(() => null), api('/hotkeys?count=15').catch(() => null),
         api('/config'), optional('/reshard'), optional('/routers')]);
       shardNames = shards.shards.map((s) => s.name);
       if (config.version !== placementVersion) {
