@@ -79,11 +79,14 @@ class ShardMap {
   // distribution: random).
   std::size_t shard_for_hash(std::uint32_t hash) const;
   Distribution distribution() const { return distribution_; }
-  const hashkit::KetamaRing* ketama() const { return ketama_ ? &*ketama_ : nullptr; }
   // The part of `key` that is hashed: the text inside the hash tag when there is a non-empty
   // one (twemproxy's and Redis Cluster's rule), else the whole key.
   std::string_view hashed_part(std::string_view key) const;
   const std::vector<Namespace>& namespaces() const { return namespaces_; }
+  // The default placement's table: the ketama ring or the modula slots (nullptr for the other
+  // distributions), for drawing it.
+  const hashkit::KetamaRing* ketama() const { return ketama_ ? &*ketama_ : nullptr; }
+  const hashkit::ModulaTable* modula() const { return modula_ ? &*modula_ : nullptr; }
 
  private:
   // The namespace that places `key`, its shard key, and (`spread`) the part of the key a hash

@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine and runs Santral with a local demo cluster, the topology of
 # deploy/docker-compose.yml as local processes: 4 redis-server shards each with a replica, two
-# Santral routers sharing config/examples/demo.yaml, and Chirp (deploy/chirp/chirp.py) writing
-# through one router and reading through the other. Prints what each shard holds and served,
-# then keeps running until Ctrl-C, which stops everything it started.
+# Santral routers sharing config/examples/demo.yaml, and Chirp (deploy/chirp/chirp.py) telling
+# its story step by step, with what each shard served:
+#   1. users, follows and posts placed by namespaces; SANTRAL EXPLAIN of a targeted read, a
+#      range scan and a broadcast
+#   2. a post goes viral: SANTRAL HOTKEYS sees it, automatic salting spreads its INCRs from one
+#      shard to all, the like count stays exact
+#   3. everyone reads it: the near cache answers, the shards' GETs stay flat
+#   4. the cluster grows: a fifth shard moved in online (to come with resharding)
+#   5. the dashboard's address
+# then keeps Chirp's light load going until Ctrl-C, which stops everything it started.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/install-deps.sh"
@@ -31,14 +38,33 @@ sed "${substitutions[@]}" "$root/config/examples/demo.yaml" >"$config"
 santral="$root/build-release/router/santral"
 start_santral "$santral" "$config" "$router_a"
 start_santral "$santral" "$config" "$router_b" --listen "127.0.0.1:$router_b" --admin-listen "127.0.0.1:$admin_b"
-echo "== two routers on one config: 127.0.0.1:$router_a and 127.0.0.1:$router_b"
-echo "   admin API: http://127.0.0.1:$admin_a/stats and http://127.0.0.1:$admin_b/stats"
+echo "== two routers on one config: A 127.0.0.1:$router_a and B 127.0.0.1:$router_b"
+echo "   dashboards: http://127.0.0.1:$admin_a/ and http://127.0.0.1:$admin_b/"
 
 shards=""
 for i in 0 1 2 3; do shards+="${shards:+,}127.0.0.1:${primaries[$i]}+127.0.0.1:${replicas[$i]}"; done
-/usr/bin/python3 "$root/deploy/chirp/chirp.py" --routers "127.0.0.1:$router_a,127.0.0.1:$router_b" \
-  --shards "$shards"
+chirp=(/usr/bin/python3 "$root/deploy/chirp/chirp.py" --routers "127.0.0.1:$router_a,127.0.0.1:$router_b"
+  --shards "$shards")
+# Steps 1 to 3.
+"${chirp[@]}"
+# From here on Chirp keeps a light load going, for the dashboard and for step 4.
+"${chirp[@]}" --no-story --load &
+started_pids+=($!)
 
+# ---- 4. The cluster grows ----------------------------------------------------------------------
+# PLACEHOLDER, to be filled in once resharding exists: start a fifth shard with a replica, add
+# it to the config, start the move online, show its progress (also on the dashboard's
+# resharding panel) while Chirp keeps writing (the load started above), then check that no key
+# and no like was lost.
+grow_the_cluster() {
+  echo
+  echo "== 4. the cluster grows: a fifth shard added online (to come with resharding)"
+}
+grow_the_cluster
+
+echo
+echo "== 5. watch it live: the dashboard of router A is http://127.0.0.1:$admin_a/"
+echo "   (router B: http://127.0.0.1:$admin_b/). Chirp keeps a light load going."
 echo
 echo "Santral is serving on 127.0.0.1:$router_a and 127.0.0.1:$router_b. Try: redis-cli -p $router_a"
 echo "Logs: $work_dir. Press Ctrl-C to stop everything."

@@ -9,12 +9,16 @@ packages=(
   libmd-dev catch2 libhiredis-dev
   redis-server redis-tools nutcracker python3 python3-redis procps iproute2
   clang clang-tidy clang-format libclang-rt-14-dev
+  chromium fonts-dejavu-core
 )
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# The dashboard's browser test drives chromium from Node (tests/browser). A Node.js from
+# elsewhere that brings its own npm is kept.
+command -v node >/dev/null && command -v npm >/dev/null || missing+=(nodejs npm)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 echo "installing: ${missing[*]}"

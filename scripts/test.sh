@@ -5,6 +5,8 @@
 #   scripts/test.sh --sanitize=address   everything under ASan + UBSan (build-address/)
 #   scripts/test.sh --sanitize=thread    everything under TSan (build-thread/)
 #   scripts/test.sh -L unit              one label; other arguments go to ctest
+#   scripts/test.sh -L browser           the dashboard in headless Chromium (tests/browser/; it
+#                                        installs playwright-core from npm, about 20 s)
 # Under a sanitizer every process (the tests and the santral they start) writes its reports
 # to a log directory; any report fails the run, even one from a process that exited cleanly.
 set -euo pipefail

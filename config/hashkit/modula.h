@@ -17,6 +17,7 @@ class ModulaTable {
 
   std::size_t locate(std::uint32_t hash) const;
   std::size_t slot_count() const { return slots_.size(); }
+  std::span<const std::uint32_t> slots() const { return slots_; }  // slot -> node index
 
  private:
   std::vector<std::uint32_t> slots_;  // slot -> node index

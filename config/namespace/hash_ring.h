@@ -24,11 +24,15 @@ class HashRing {
   std::size_t locate(std::uint32_t hash) const;
   std::size_t point_count() const { return points_.size(); }
 
- private:
   struct Point {
     std::uint32_t value;
     std::uint32_t shard;
   };
+  // Sorted by value; a hash belongs to the first point at or after it (the admin API draws
+  // the ring from these).
+  std::span<const Point> points() const { return points_; }
+
+ private:
   std::vector<Point> points_;  // sorted by value
 };
 

@@ -60,6 +60,12 @@ class Namespace {
   const std::vector<std::pair<std::string, std::size_t>>& groups() const { return groups_; }
   // The table, one line per entry, for SANTRAL SHARDMAP.
   std::string describe(const std::vector<ShardConfig>& shards) const;
+  // The hash ring of a hashed namespace or a directory's hashed fallback (else nullptr), and
+  // zone `zone`'s ring of a zone namespace: for drawing the placement (the admin API).
+  const HashRing* ring() const { return ring_ ? ring_->ring.get() : nullptr; }
+  const HashRing* zone_ring(std::size_t zone) const {
+    return zone < zone_rings_.size() ? zone_rings_[zone].ring.get() : nullptr;
+  }
 
  private:
   struct Ring {

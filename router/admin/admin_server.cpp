@@ -1,15 +1,22 @@
 #include "router/admin/admin_server.h"
 
+#include <algorithm>
+#include <charconv>
 #include <memory>
+#include <string_view>
 
 #include <spdlog/spdlog.h>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
 #include "router/admin/admin_views.h"
+#include "router/admin/dashboard_assets.h"
+#include "router/admin/placement_view.h"
 #include "router/hotkeys/detection/hot_key_report.h"
+#include "router/hotkeys/salting/salted_layout.h"
 #include "router/process/cluster_snapshot.h"
 #include "router/process/server.h"
+#include "router/process/shard_info.h"
 
 namespace santral::router {
 
@@ -22,6 +29,22 @@ namespace {
 
 using Request = http::request<http::string_body>;
 using Response = http::response<http::string_body>;
+
+// `count=N` in a query string, at most `limit`; `limit` when absent or not a number.
+std::size_t count_in(std::string_view query, std::size_t limit) {
+  for (std::size_t at = 0; at <= query.size();) {
+    auto end = std::min(query.find('&', at), query.size());
+    auto pair = query.substr(at, end - at);
+    if (pair.starts_with("count=")) {
+      std::size_t count = 0;
+      auto digits = pair.substr(6);
+      auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), count);
+      if (ec == std::errc() && ptr == digits.data() + digits.size()) return std::min(count, limit);
+    }
+    at = end + 1;
+  }
+  return limit;
+}
 
 // One admin connection: read a request, answer it, repeat while the client keeps it alive.
 class AdminSession : public std::enable_shared_from_this<AdminSession> {
@@ -46,6 +69,14 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
     auto response = std::make_shared<Response>(status, request_.version());
     response->set(http::field::server, "santral");
     response->set(http::field::content_type, type);
+    response->set(http::field::cache_control, "no-cache");
+    if (type.starts_with("text/html")) {
+      // The dashboard runs only its own script and talks only to this listener.
+      response->set("Content-Security-Policy",
+                    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src "
+                    "'self'; img-src 'self' data:; frame-ancestors 'none'");
+      response->set("X-Content-Type-Options", "nosniff");
+    }
     response->keep_alive(request_.keep_alive());
     response->body() = std::move(body);
     response->prepare_payload();
@@ -65,11 +96,20 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
   }
 
   void handle() {
+    std::string target(request_.target());
+    std::string query;
+    if (auto at = target.find('?'); at != std::string::npos) {
+      query = target.substr(at + 1);
+      target.resize(at);
+    }
+    // The dashboard's own files hold nothing secret; the page asks for the token when the
+    // API answers 401 and sends it with every request it makes.
+    if (request_.method() == http::verb::get)
+      if (const auto* asset = find_dashboard_asset(target))
+        return answer(http::status::ok, std::string(asset->body), asset->content_type);
     if (!token_.empty() && request_[http::field::authorization] != "Bearer " + token_)
       return error(http::status::unauthorized,
                    "send the admin token as 'Authorization: Bearer <token>' (admin.token)");
-    std::string target(request_.target());
-    if (auto query = target.find('?'); query != std::string::npos) target.resize(query);
     auto self = shared_from_this();
     if (request_.method() == http::verb::post && target == "/reload") {
       return server_.reload([self](ControlPlane::ReloadResult result) {
@@ -82,12 +122,15 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
     if (request_.method() != http::verb::get)
       return error(http::status::method_not_allowed,
                    "only GET, and POST /reload, /reshard/approve, /reshard/abort");
-    if (target == "/config")
-      return answer(http::status::ok, config_json(*server_.topology()).dump(2) + "\n");
-    if (target == "/hotkeys") return hot_keys();
+    if (target == "/config") return config();
+    if (target == "/placement")
+      return answer(http::status::ok, placement_json(*server_.topology()).dump() + "\n");
+    if (target == "/hotkeys") return hot_keys(count_in(query, 100));
+    if (target == "/shards/info") return shard_info();
     if (target != "/stats" && target != "/metrics" && target != "/shards")
       return error(http::status::not_found,
-                   "no such page; try /stats, /metrics, /shards, /config, /hotkeys, /reshard");
+                   "no such page; try / (the dashboard), /stats, /metrics, /shards, "
+                   "/shards/info, /config, /placement, /hotkeys, /reshard");
     take_snapshot(server_, [self, target](const ClusterSnapshot& snapshot) {
       if (target == "/metrics")
         return self->answer(http::status::ok, prometheus_text(snapshot),
@@ -117,14 +160,38 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
     });
   }
 
-  // The hottest keys all workers see, as SANTRAL HOTKEYS COUNT 100 lists them.
-  void hot_keys() {
+  // The effective config, and how the last reload went.
+  void config() {
+    nlohmann::json out = config_json(*server_.topology());
+    out["last_reload"] = nullptr;
+    if (const auto& last = server_.last_reload())
+      out["last_reload"] = {
+          {"ok", last->result.ok},
+          {"message", last->result.message},
+          {"trigger", last->trigger},
+          {"unix_time", std::chrono::duration<double>(last->at.time_since_epoch()).count()}};
+    answer(http::status::ok, out.dump(2) + "\n");
+  }
+
+  // The hottest keys all workers see, as SANTRAL HOTKEYS COUNT 100 lists them; a salted
+  // counter also with its sub-keys and their shards.
+  void hot_keys(std::size_t count) {
     std::vector<Worker*> workers;
     for (const auto& worker : server_.workers()) workers.push_back(worker.get());
-    collect_hot_keys(workers, server_.io(), [self = shared_from_this()](auto rates) {
+    collect_hot_keys(workers, server_.io(), [self = shared_from_this(), count](auto rates) {
+      auto topology = self->server_.topology();
+      const auto& map = *topology->map;
       nlohmann::json keys = nlohmann::json::array();
-      for (std::size_t i = 0; i < rates.size() && i < 100; ++i) {
+      for (std::size_t i = 0; i < rates.size() && i < count; ++i) {
         const HotKeyRate& rate = rates[i];
+        nlohmann::json sub_keys = nlohmann::json::array();
+        if (rate.salts > 0) {
+          // The layout is the map's to decide, the same on every worker.
+          auto counter = lay_out_counter(rate.key, rate.salts, config::SaltReply::Estimate, map);
+          for (std::size_t k = 0; k < counter.sub_keys.size(); ++k)
+            sub_keys.push_back(
+                {{"key", counter.sub_keys[k]}, {"shard", map.shard(counter.shards[k]).name}});
+        }
         keys.push_back({{"key", rate.key},
                         {"ops_per_sec", rate.ops},
                         {"reads_per_sec", rate.reads},
@@ -132,9 +199,27 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
                         {"shard", rate.shard},
                         {"salted", rate.salts},
                         {"cached", rate.cached},
-                        {"salted_by", rate.salts > 0 ? salted_by_name(rate.salted_by) : ""}});
+                        {"salted_by", rate.salts > 0 ? salted_by_name(rate.salted_by) : ""},
+                        {"sub_keys", sub_keys}});
       }
       self->answer(http::status::ok, nlohmann::json{{"hotkeys", keys}}.dump(2) + "\n");
+    });
+  }
+
+  // Each shard's keys and memory, from its primary's INFO.
+  void shard_info() {
+    take_shard_info(server_, [self = shared_from_this()](const std::vector<ShardInfo>& infos) {
+      nlohmann::json shards = nlohmann::json::array();
+      for (const auto& info : infos)
+        shards.push_back({{"name", info.name},
+                          {"address", info.address},
+                          {"answered", info.answered},
+                          {"error", info.error},
+                          {"keys", info.keys},
+                          {"expires", info.expires},
+                          {"used_memory", info.used_memory},
+                          {"maxmemory", info.maxmemory}});
+      self->answer(http::status::ok, nlohmann::json{{"shards", shards}}.dump(2) + "\n");
     });
   }
 

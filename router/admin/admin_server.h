@@ -12,13 +12,18 @@ namespace santral::router {
 class Server;
 
 // The admin HTTP API (Boost.Beast), on the server's thread:
-//   GET /stats    JSON: per worker, shard and command counters and latency percentiles
-//   GET /metrics  the same in Prometheus text exposition format
-//   GET /shards   each shard server's health as each worker sees it
-//   GET /config   the effective config and its version (no passwords)
-//   GET /hotkeys  the hot-key report (404 until hot-key detection exists)
-//   POST /reload  reload the config file
-// With admin.token set, every request needs "Authorization: Bearer <token>".
+//   GET /             the operator's dashboard (router/admin/dashboard/, compiled in), which
+//                     draws what the JSON pages below say
+//   GET /stats        JSON: per worker, shard and command counters and latency percentiles
+//   GET /metrics      the same in Prometheus text exposition format
+//   GET /shards       each shard server's health as each worker sees it
+//   GET /shards/info  each shard's keys and memory, from its primary's INFO
+//   GET /config       the effective config and its version (no passwords), the last reload
+//   GET /placement    each namespace's placement table (ring arcs, slots, ranges, groups)
+//   GET /hotkeys      the hot-key report, salted counters with their sub-keys
+//   POST /reload      reload the config file
+// With admin.token set, every request but the dashboard's files needs
+// "Authorization: Bearer <token>".
 class AdminServer {
  public:
   AdminServer(boost::asio::io_context& io, Server& server);

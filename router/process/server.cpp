@@ -310,7 +310,7 @@ ControlPlane::ReloadResult Server::reload_now(std::string_view why) {
   } catch (const config::ConfigError& e) {
     spdlog::error("reload ({}) rejected, still serving version {}: {}", why, topology_->version,
                   e.what());
-    return {false, e.what()};
+    return remember_reload(why, {false, e.what()});
   }
   // What cannot change without a restart keeps its old value.
   std::vector<std::string> kept;
@@ -359,7 +359,12 @@ ControlPlane::ReloadResult Server::reload_now(std::string_view why) {
   if (!kept.empty())
     message += fmt::format(" (needs a restart to change: {})", fmt::join(kept, ", "));
   spdlog::info("reloaded {} ({}): {}", source_.path.string(), why, message);
-  return {true, message};
+  return remember_reload(why, {true, message});
+}
+
+ControlPlane::ReloadResult Server::remember_reload(std::string_view why, ReloadResult result) {
+  last_reload_ = ReloadRecord{result, std::string(why), std::chrono::system_clock::now()};
+  return result;
 }
 
 // Reloads when the file's modification time or size changes; checked once a second.

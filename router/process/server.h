@@ -56,6 +56,14 @@ class Server final : public ControlPlane, private TopologyHost {
   void reload(std::function<void(ReloadResult)> done) override;
   void reshard(ReshardVerb verb, std::function<void(ReshardAnswer)> done) override;
 
+  // The last reload's outcome, for the admin API (nullopt: none since start).
+  struct ReloadRecord {
+    ReloadResult result;
+    std::string trigger;  // "SIGHUP", "SANTRAL RELOAD", "the file changed"
+    std::chrono::system_clock::time_point at;
+  };
+  const std::optional<ReloadRecord>& last_reload() const { return last_reload_; }
+
   const std::vector<std::unique_ptr<Worker>>& workers() const { return workers_; }
   config::TopologyPtr topology() const { return topology_; }
   SharedState& shared() { return shared_; }
@@ -67,6 +75,7 @@ class Server final : public ControlPlane, private TopologyHost {
   std::uint64_t next_version() override { return ++last_version_; }
   void switch_topology(config::TopologyPtr topology, std::function<void()> done) override;
   std::vector<Worker*> worker_list() const;
+  ReloadResult remember_reload(std::string_view why, ReloadResult result);
   void watch_file();
   void check_auto_salting();
   void wait_for_signals();
@@ -93,6 +102,7 @@ class Server final : public ControlPlane, private TopologyHost {
   std::optional<std::filesystem::file_time_type> file_time_;
   std::uintmax_t file_size_ = 0;
   std::unique_ptr<AdminServer> admin_;
+  std::optional<ReloadRecord> last_reload_;
   std::size_t next_worker_ = 0;
   bool shutting_down_ = false;
   std::size_t drained_workers_ = 0;

@@ -1,0 +1,559 @@
+// Santral's dashboard: polls the admin API's JSON pages and draws them. No framework, no
+// build step: plain DOM and hand-drawn SVG. Served by the admin listener from the binary.
+//
+//   every REFRESH_MS: /stats /shards /shards/info /hotkeys /config, and /reshard /routers
+//   (panels shown only where the router answers them) ──► rates from the change since the
+//   last sample ──► shard cards, load bars, hot keys, header
+//   when the map version changes: /placement ──► one drawing per namespace
+'use strict';
+
+(() => {
+  const REFRESH_MS = 1500;
+  const HISTORY = 60;  // samples kept per shard for its sparkline
+  const OPTIONAL_RETRY = 10;  // an optional page that answered 404 is asked again this many refreshes later
+  const SVG = 'http://www.w3.org/2000/svg';
+  const PALETTE = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1',
+                   '#ff9da7', '#9c755f', '#bab0ac', '#1f77b4', '#2ca02c', '#d62728', '#9467bd'];
+
+  let token = null;        // the admin token: this tab's memory only (never storage, never a URL)
+  let tokenPrompt = null;  // the prompt in progress, shared by every request that met a 401
+  let previous = null;     // the last sample, for rates
+  let placementVersion = null;
+  let shardNames = [];     // in map order: a shard's colour is its place in the map
+  const history = new Map();  // shard name -> recent requests/s
+  const optionalMissing = new Map();  // path -> refreshes until asked again
+  let refreshes = 0;
+  let costBytes = 0;
+
+  const $ = (id) => document.getElementById(id);
+
+  // ---- talking to the admin API -------------------------------------------------------------
+
+  class NotServed extends Error {}
+
+  async function api(path) {
+    for (;;) {
+      const headers = token === null ? {} : {Authorization: 'Bearer ' + token};
+      const response = await fetch(path, {headers, cache: 'no-store'});
+      if (response.status === 401) {
+        await askToken(token !== null);
+        continue;
+      }
+      if (response.status === 404) throw new NotServed(path);
+      const text = await response.text();
+      costBytes += text.length;
+      if (!response.ok) throw new Error(`${path}: HTTP ${response.status} ${text}`);
+      return JSON.parse(text);
+    }
+  }
+
+  // Pages that only some routers serve (resharding, the fleet): null where not served.
+  async function optional(path) {
+    const wait = optionalMissing.get(path) || 0;
+    if (wait > 0) {
+      optionalMissing.set(path, wait - 1);
+      return null;
+    }
+    try {
+      return await api(path);
+    } catch (e) {
+      if (!(e instanceof NotServed)) throw e;
+      optionalMissing.set(path, OPTIONAL_RETRY);
+      return null;
+    }
+  }
+
+  // One prompt however many requests were refused at once; resolves once a token is entered.
+  function askToken(refused) {
+    if (tokenPrompt === null) {
+      tokenPrompt = new Promise((resolve) => {
+        const dialog = $('token-dialog');
+        $('token-error').hidden = !refused;
+        $('token-input').value = '';
+        $('token-form').onsubmit = (event) => {
+          event.preventDefault();
+          token = $('token-input').value;
+          $('token-input').value = '';
+          dialog.close();
+          tokenPrompt = null;
+          resolve();
+        };
+        dialog.showModal();
+      });
+    }
+    return tokenPrompt;
+  }
+
+  // ---- helpers ------------------------------------------------------------------------------
+
+  function el(tag, attrs = {}, ...children) {
+    const node = document.createElement(tag);
+    for (const [name, value] of Object.entries(attrs)) {
+      if (name === 'class') node.className = value;
+      else if (name === 'text') node.textContent = value;
+      else node.setAttribute(name, value);
+    }
+    for (const child of children) if (child !== null && child !== undefined) node.append(child);
+    return node;
+  }
+
+  function svg(tag, attrs = {}, text) {
+    const node = document.createElementNS(SVG, tag);
+    for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, value);
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  const colour = (shard) => {
+    const index = typeof shard === 'number' ? shard : shardNames.indexOf(shard);
+    return index < 0 ? '#888' : PALETTE[index % PALETTE.length];
+  };
+
+  function chip(shard, text) {
+    const node = el('span', {class: 'chip', text: text === undefined ? shard : text});
+    node.style.borderColor = colour(shard);
+    const dot = el('i');
+    dot.style.background = colour(shard);
+    node.prepend(dot);
+    return node;
+  }
+
+  const number = (n) => (n === undefined || n === null || Number.isNaN(n) ? '–'
+    : n >= 100 ? Math.round(n).toLocaleString('en-US') : (Math.round(n * 10) / 10).toLocaleString('en-US'));
+
+  function bytes(n) {
+    if (n === undefined || n === null) return '–';
+    const units = ['B', 'kB', 'MB', 'GB', 'TB'];
+    let i = 0;
+    while (n >= 1024 && i < units.length - 1) {
+      n /= 1024;
+      i++;
+    }
+    return `${i === 0 ? n : n.toFixed(1)} ${units[i]}`;
+  }
+
+  const ms = (seconds) => (seconds === undefined ? '–' : seconds * 1000 >= 10
+    ? `${(seconds * 1000).toFixed(0)} ms` : `${(seconds * 1000).toFixed(2)} ms`);
+
+  function duration(seconds) {
+    seconds = Math.max(0, Math.round(seconds));
+    if (seconds < 60) return `${seconds} s`;
+    if (seconds < 3600) return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+    const hours = Math.floor(seconds / 3600);
+    return hours < 48 ? `${hours} h ${Math.floor(seconds / 60) % 60} min` : `${Math.floor(hours / 24)} days`;
+  }
+
+  function replace(container, ...children) {
+    container.replaceChildren(...children.filter((c) => c !== null && c !== undefined));
+  }
+
+  // ---- one refresh ------------------------------------------------------------------------
+
+  async function refresh() {
+    const started = performance.now();
+    costBytes = 0;
+    let requests = 7;
+    try {
+      const [stats, shards, info, hot, config, reshard, routers] = await Promise.all([
+        api('/stats'), api('/shards'), api('/shards/info').catch(() => null), api('/hotkeys?count=15').catch(() => null),
+        api('/config'), optional('/reshard'), optional('/routers')]);
+      shardNames = shards.shards.map((s) => s.name);
+      if (config.version !== placementVersion) {
+        drawPlacement(await api('/placement'));
+        placementVersion = config.version;
+        requests++;
+      }
+      const now = performance.now() / 1000;
+      const rates = ratesOf(stats, now);
+      drawHeader(stats, config, rates);
+      drawShards(shards, info, stats, rates);
+      drawHotKeys(hot);
+      drawReshard(reshard);
+      drawFleet(routers, config.version);
+      refreshes++;
+      document.body.dataset.refreshes = String(refreshes);
+      const took = performance.now() - started;
+      $('status').textContent = `updated ${new Date().toLocaleTimeString()}`;
+      $('status').className = 'status ok';
+      $('cost').textContent = `this refresh: ${requests} requests, ${bytes(costBytes)} of JSON, ` +
+        `${took.toFixed(0)} ms; every ${REFRESH_MS / 1000} s`;
+    } catch (e) {
+      $('status').textContent = `cannot reach the admin API: ${e.message}`;
+      $('status').className = 'status error';
+    }
+    setTimeout(refresh, REFRESH_MS);
+  }
+
+  // Per second, from the change since the previous sample: each shard server's requests and
+  // errors, and all commands.
+  function ratesOf(stats, now) {
+    const sample = {time: now, servers: {}, commands: 0, hits: 0, misses: 0};
+    for (const [name, s] of Object.entries(stats.total.shards)) sample.servers[name] = s;
+    for (const c of Object.values(stats.total.commands)) sample.commands += c.calls;
+    sample.hits = stats.total.near_cache.hits;
+    sample.misses = stats.total.near_cache.misses;
+    const rates = {servers: {}, commands: null, hits: null, misses: null};
+    if (previous !== null && now > previous.time) {
+      const dt = now - previous.time;
+      const per = (a, b) => Math.max(0, (a - b) / dt);
+      for (const [name, s] of Object.entries(sample.servers)) {
+        const before = previous.servers[name];
+        if (before) rates.servers[name] = {requests: per(s.requests, before.requests), errors: per(s.errors, before.errors)};
+      }
+      rates.commands = per(sample.commands, previous.commands);
+      rates.hits = per(sample.hits, previous.hits);
+      rates.misses = per(sample.misses, previous.misses);
+    }
+    previous = sample;
+    return rates;
+  }
+
+  function drawHeader(stats, config, rates) {
+    $('version').textContent = stats.version;
+    $('map-version').textContent = String(config.version);
+    $('uptime').textContent = duration(stats.uptime_seconds);
+    $('clients').textContent = number(stats.connected_clients);
+    $('commands-rate').textContent = number(rates.commands);
+    const cache = stats.total.near_cache;
+    $('near-cache').textContent = cache.keys === 0 && cache.hits === 0 ? 'empty'
+      : `${number(rates.hits)} hits/s, ${number(cache.keys)} keys, ${bytes(cache.bytes)}`;
+    const last = config.last_reload;
+    const reload = $('last-reload');
+    if (!last) {
+      reload.textContent = 'none since start';
+      reload.className = '';
+    } else {
+      const ago = duration(Date.now() / 1000 - last.unix_time);
+      reload.textContent = `${last.ok ? 'ok' : 'rejected'} (${last.trigger}, ${ago} ago): ${last.message}`;
+      reload.className = last.ok ? 'ok' : 'error';
+    }
+  }
+
+  // A server's state as every worker sees it: down if any says down, connecting if any does.
+  function serverStates(shard) {
+    const servers = new Map();
+    for (const s of shard.servers) {
+      const seen = servers.get(s.name) || {name: s.name, address: s.address, role: s.role, state: 'up', reason: '', in_flight: 0};
+      const rank = {up: 0, connecting: 1, down: 2};
+      if ((rank[s.state] ?? 2) > (rank[seen.state] ?? 2) || seen.state === undefined) {
+        seen.state = s.state;
+        seen.reason = s.reason;
+      }
+      seen.in_flight += s.in_flight;
+      servers.set(s.name, seen);
+    }
+    return [...servers.values()];
+  }
+
+  function sparkline(values) {
+    const width = 120, height = 28;
+    const line = svg('svg', {class: 'spark', width, height, viewBox: `0 0 ${width} ${height}`});
+    if (values.length < 2) return line;
+    const max = Math.max(1, ...values);
+    const step = width / (HISTORY - 1);  // the newest sample on the right
+    const points = values.map((v, i) => `${(width - (values.length - 1 - i) * step).toFixed(1)},${(height - 2 - v / max * (height - 4)).toFixed(1)}`);
+    line.append(svg('line', {x1: 0, x2: width, y1: height - 1.5, y2: height - 1.5, class: 'baseline'}));
+    line.append(svg('polyline', {points: points.join(' '), fill: 'none', stroke: 'currentColor', 'stroke-width': 1.5}));
+    return line;
+  }
+
+  function drawShards(shards, info, stats, rates) {
+    const cards = [];
+    const load = [];
+    shards.shards.forEach((shard, index) => {
+      const servers = serverStates(shard);
+      const primary = servers.find((s) => s.role === 'primary') || {name: shard.name, state: 'connecting', reason: ''};
+      const replicas = servers.filter((s) => s.role === 'replica');
+      const statsOf = (s) => stats.total.shards[s.name] || {requests: 0, errors: 0, timeouts: 0, latency: {}};
+      const rateOf = (s) => rates.servers[s.name] || {requests: null, errors: null};
+      let requestsRate = null, errorsRate = null, requests = 0, errors = 0, timeouts = 0;
+      for (const s of servers) {
+        const r = rateOf(s);
+        if (r.requests !== null) {
+          requestsRate = (requestsRate || 0) + r.requests;
+          errorsRate = (errorsRate || 0) + r.errors;
+        }
+        requests += statsOf(s).requests;
+        errors += statsOf(s).errors;
+        timeouts += statsOf(s).timeouts;
+      }
+      const past = history.get(shard.name) || [];
+      if (requestsRate !== null) past.push(requestsRate);
+      while (past.length > HISTORY) past.shift();
+      history.set(shard.name, past);
+      load.push({name: shard.name, rate: requestsRate || 0});
+
+      const keyspace = info && info.shards[index] && info.shards[index].name === shard.name ? info.shards[index] : null;
+      const card = el('article', {class: `card shard state-${primary.state}`, 'data-shard': shard.name});
+      card.style.borderTopColor = colour(index);
+      const stateLine = el('p', {class: 'state'},
+        el('span', {class: `badge ${primary.state}`, text: primary.state}),
+        ` ${shard.address}`, primary.reason ? el('span', {class: 'reason', text: ` ${primary.reason}`}) : null);
+      const figures = el('dl', {class: 'figures'},
+        figure('requests/s', number(requestsRate), 'rate'),
+        figure('requests', number(requests), 'requests-total'),
+        figure('errors/s', number(errorsRate), errorsRate > 0 ? 'bad' : ''),
+        figure('errors', `${number(errors)}${timeouts ? ` (${number(timeouts)} timed out)` : ''}`, errors > 0 ? 'bad' : ''),
+        figure('p99', ms(statsOf(primary).latency.p99_seconds), 'p99'),
+        figure('in flight', number(servers.reduce((a, s) => a + s.in_flight, 0))),
+        figure('keys', keyspace && keyspace.answered ? number(keyspace.keys) : '–', 'keys'),
+        figure('memory', keyspace && keyspace.answered ? bytes(keyspace.used_memory) +
+          (keyspace.maxmemory ? ` of ${bytes(keyspace.maxmemory)}` : '') : '–', 'memory'));
+      const replicaList = el('ul', {class: 'replicas'});
+      for (const r of replicas) {
+        const rate = rateOf(r).requests;
+        replicaList.append(el('li', {},
+          el('span', {class: `badge ${r.state}`, text: r.state}),
+          ` replica ${r.address}: ${number(rate)} req/s, p99 ${ms(statsOf(r).latency.p99_seconds)}`,
+          r.reason ? el('span', {class: 'reason', text: ` ${r.reason}`}) : null));
+      }
+      if (replicas.length === 0) replicaList.append(el('li', {class: 'muted', text: 'no replicas'}));
+      const title = el('h3', {}, el('span', {class: 'name', text: shard.name}), sparkline(past));
+      cards.push(card);
+      card.append(title, stateLine, figures, replicaList);
+      if (keyspace && !keyspace.answered && keyspace.error)
+        card.append(el('p', {class: 'reason', text: `INFO: ${keyspace.error}`}));
+    });
+    replace($('shards'), ...cards);
+    drawLoadBars(load);
+  }
+
+  function figure(label, value, cls = '') {
+    return el('div', {class: cls}, el('dt', {text: label}), el('dd', {text: value}));
+  }
+
+  // Each shard's share of the requests per second, as bars: the hot shard stands out.
+  function drawLoadBars(load) {
+    const bars = $('load-bars');
+    const rowHeight = 18, labelWidth = 90, width = 640;
+    bars.setAttribute('viewBox', `0 0 ${width} ${load.length * rowHeight + 4}`);
+    bars.setAttribute('height', String(load.length * rowHeight + 4));
+    const total = load.reduce((a, l) => a + l.rate, 0);
+    const max = Math.max(1, ...load.map((l) => l.rate));
+    const children = [];
+    load.forEach((l, i) => {
+      const y = i * rowHeight + 2;
+      children.push(svg('text', {x: 0, y: y + 13, class: 'label'}, l.name));
+      children.push(svg('rect', {x: labelWidth, y, height: rowHeight - 4, rx: 2,
+        width: Math.max(1, (width - labelWidth - 170) * l.rate / max).toFixed(1), fill: colour(i)}));
+      const share = total > 0 ? ` (${(100 * l.rate / total).toFixed(0)}%)` : '';
+      children.push(svg('text', {x: width - 165, y: y + 13, class: 'value'}, `${number(l.rate)} req/s${share}`));
+    });
+    bars.replaceChildren(...children);
+  }
+
+  function drawHotKeys(hot) {
+    const body = $('hotkeys').tBodies[0];
+    const keys = hot ? hot.hotkeys.slice(0, 15) : [];
+    $('hotkeys-empty').hidden = keys.length > 0;
+    $('hotkeys').hidden = keys.length === 0;
+    const rows = keys.map((k) => {
+      const spread = el('td', {class: 'spread'});
+      if (k.salted > 0) {
+        spread.append(el('span', {class: 'badge salted', text: `salted ×${k.salted}${k.salted_by ? ` (${k.salted_by})` : ''}`}));
+        const list = el('span', {class: 'sub-keys'});
+        for (const sub of k.sub_keys || []) {
+          const item = chip(sub.shard, `${sub.key} → ${sub.shard}`);
+          item.classList.add('sub-key');
+          item.dataset.subKey = sub.key;
+          item.dataset.shard = sub.shard;
+          list.append(item);
+        }
+        spread.append(list);
+      }
+      if (k.cached) spread.append(el('span', {class: 'badge cached', text: 'near-cached'}));
+      if (!k.salted && !k.cached) spread.append(el('span', {class: 'muted', text: 'one shard'}));
+      return el('tr', {'data-key': k.key},
+        el('td', {class: 'key', text: k.key}), el('td', {text: number(k.ops_per_sec)}),
+        el('td', {text: number(k.reads_per_sec)}), el('td', {text: number(k.writes_per_sec)}),
+        el('td', {}, chip(k.shard)), spread);
+    });
+    replace(body, ...rows);
+  }
+
+  // ---- placement --------------------------------------------------------------------------
+
+  function drawPlacement(placement) {
+    shardNames = placement.shards;
+    replace($('legend'), ...placement.shards.map((name) => chip(name)));
+    const cards = [];
+    for (const ns of placement.namespaces) cards.push(namespaceCard(ns, placement));
+    cards.push(defaultCard(placement));
+    replace($('placement'), ...cards);
+  }
+
+  function card(title, subtitle, ...drawings) {
+    return el('article', {class: 'card placement-card'}, el('h3', {text: title}),
+      el('p', {class: 'muted', text: subtitle}), ...drawings);
+  }
+
+  function namespaceCard(ns, placement) {
+    const names = placement.shards;
+    const key = ns.shard_key ? `shard key {${ns.shard_key}}` : 'the whole key';
+    const title = `${ns.name} · ${ns.strategy}`;
+    const hashed = ns.hash ? ` · ${ns.hash}, ${ns.vnodes} points per unit of weight` : '';
+    const subtitle = `${ns.match} · ${key}${hashed}`;
+    switch (ns.strategy) {
+      case 'hashed':
+        return card(title, subtitle, ringDrawing(ns.ring, names));
+      case 'slots':
+        return card(title, subtitle, slotsDrawing(ns.slot_ranges, names));
+      case 'range':
+        return card(title, `${subtitle} · ${ns.order} order`, rangeDrawing(ns.ranges, names));
+      case 'directory': {
+        const groups = el('ul', {class: 'groups'}, ...ns.groups.map((g) =>
+          el('li', {}, el('code', {text: g.group}), ' → ', chip(names[g.shard]))));
+        const fallback = ns.fallback === 'slots' ? slotsDrawing(ns.slot_ranges, names) : ringDrawing(ns.ring, names, 150);
+        return card(title, subtitle, el('p', {text: 'listed groups:'}), groups,
+          el('p', {text: `other groups: ${ns.fallback}`}), fallback);
+      }
+      case 'zone': {
+        const zones = el('div', {class: 'zones'}, ...ns.zones.map((z) => {
+          const groups = ns.groups.filter((g) => g.zone === z.name).map((g) => g.group);
+          return el('div', {class: 'zone'},
+            el('h4', {text: `zone ${z.name}${z.name === ns.default_zone ? ' (default)' : ''}`}),
+            ringDrawing(z.ring, names, 120),
+            el('p', {}, ...z.shards.map((s) => chip(names[s]))),
+            el('p', {class: 'muted', text: groups.length ? `groups: ${groups.join(', ')}` : 'no listed groups'}));
+        }));
+        return card(title, subtitle, zones);
+      }
+      default:
+        return card(title, subtitle);
+    }
+  }
+
+  function defaultCard(placement) {
+    const d = placement.default;
+    const title = `keys of no namespace · ${d.distribution}`;
+    const subtitle = `hash ${d.hash}${placement.hash_tag ? ` · hash tag ${placement.hash_tag}` : ''}`;
+    if (d.ring) return card(title, subtitle, ringDrawing(d.ring, placement.shards));
+    if (d.modula_slots) {
+      const ranges = [];
+      d.modula_slots.forEach((shard, slot) => ranges.push({from: slot, to: slot, shard}));
+      return card(title, `${subtitle} · hash mod ${d.modula_slots.length}`, slotsDrawing(ranges, placement.shards, d.modula_slots.length));
+    }
+    return card(title, `${subtitle} · every key to a shard picked at random`);
+  }
+
+  // The ring as a donut: each arc coloured by the shard that owns it, the share beside it.
+  function ringDrawing(ring, names, size = 200) {
+    const box = el('div', {class: 'drawing ring'});
+    const drawing = svg('svg', {class: 'placement ring', width: size, height: size, viewBox: '-1.1 -1.1 2.2 2.2'});
+    box.append(drawing);
+    if (!ring || ring.arcs.length === 0) return box;
+    const full = 4294967296;
+    const share = new Map();
+    const angle = (v) => (v / full) * 2 * Math.PI - Math.PI / 2;
+    const point = (a, r) => `${(r * Math.cos(a)).toFixed(4)} ${(r * Math.sin(a)).toFixed(4)}`;
+    let start = ring.arcs[ring.arcs.length - 1][0] - full;  // the first arc wraps past zero
+    const wedge = (from, to, shard) => {
+      const d = `M${point(from, 1)} A1 1 0 0 1 ${point(to, 1)} L${point(to, 0.62)} A0.62 0.62 0 0 0 ${point(from, 0.62)}Z`;
+      drawing.append(svg('path', {d, fill: colour(shard)}));
+    };
+    for (const [end, shard] of ring.arcs) {
+      const from = angle(start), to = angle(end);
+      if (to - from > Math.PI) {  // an arc is drawn in halves: one SVG arc cannot close a circle
+        wedge(from, (from + to) / 2, shard);
+        wedge((from + to) / 2, to, shard);
+      } else {
+        wedge(from, to, shard);
+      }
+      share.set(shard, (share.get(shard) || 0) + (end - start) / full);
+      start = end;
+    }
+    drawing.append(svg('text', {x: 0, y: 0.08, class: 'ring-label', 'text-anchor': 'middle'}, `${ring.points} points`));
+    const legend = el('ul', {class: 'shares'});
+    for (const [shard, part] of [...share.entries()].sort((a, b) => a[0] - b[0]))
+      legend.append(el('li', {}, chip(names[shard]), ` ${(part * 100).toFixed(1)}% of the hash space`));
+    box.append(legend);
+    return box;
+  }
+
+  // Slot ranges on a bar from 0 to 16383, labelled where there is room.
+  function slotsDrawing(ranges, names, count = 16384) {
+    const width = 320, height = 46;
+    const drawing = svg('svg', {class: 'placement slots', width: '100%', viewBox: `0 0 ${width} ${height}`});
+    for (const r of ranges) {
+      const x = r.from / count * width, w = (r.to - r.from + 1) / count * width;
+      drawing.append(svg('rect', {x: x.toFixed(2), y: 0, width: Math.max(w, 0.5).toFixed(2), height: 26, fill: colour(r.shard)}));
+      if (w > 40) {
+        drawing.append(svg('text', {x: (x + w / 2).toFixed(1), y: 17, class: 'in-bar', 'text-anchor': 'middle'},
+          `${names[r.shard]}`));
+        drawing.append(svg('text', {x: (x + 2).toFixed(1), y: 40, class: 'tick'}, String(r.from)));
+      }
+    }
+    drawing.append(svg('text', {x: width - 2, y: 40, class: 'tick', 'text-anchor': 'end'}, String(count - 1)));
+    return el('div', {class: 'drawing'}, drawing,
+      el('ul', {class: 'ranges'}, ...ranges.length <= 16 ? ranges.map((r) =>
+        el('li', {}, `slots ${r.from}–${r.to} → `, chip(names[r.shard]))) : []));
+  }
+
+  // Key ranges side by side (their widths say nothing: keys have no scale), boundaries below.
+  function rangeDrawing(ranges, names) {
+    const width = 320, height = 48;
+    const drawing = svg('svg', {class: 'placement ranges', width: '100%', viewBox: `0 0 ${width} ${height}`});
+    const w = width / Math.max(1, ranges.length);
+    ranges.forEach((r, i) => {
+      drawing.append(svg('rect', {x: (i * w).toFixed(1), y: 0, width: (w - 1).toFixed(1), height: 26, fill: colour(r.shard)}));
+      drawing.append(svg('text', {x: (i * w + w / 2).toFixed(1), y: 17, class: 'in-bar', 'text-anchor': 'middle'}, names[r.shard]));
+      const anchor = i === 0 ? 'start' : 'middle';
+      drawing.append(svg('text', {x: (i * w + (i === 0 ? 2 : 0)).toFixed(1), y: 42, class: 'tick', 'text-anchor': anchor},
+        r.from === null ? '−∞' : r.from));
+    });
+    const last = ranges[ranges.length - 1];
+    drawing.append(svg('text', {x: width - 2, y: 42, class: 'tick', 'text-anchor': 'end'},
+      last && last.to !== null ? last.to : '+∞'));
+    return el('div', {class: 'drawing'}, drawing, el('ul', {class: 'ranges'}, ...ranges.map((r) =>
+      el('li', {}, `[${r.from === null ? '−∞' : r.from}, ${r.to === null ? '+∞' : r.to}) → `, chip(names[r.shard])))));
+  }
+
+  // ---- resharding and the fleet (shown only where the router serves them) ------------------
+
+  function drawReshard(reshard) {
+    const panel = $('reshard-panel');
+    if (!reshard || reshard.state === 'idle') {
+      panel.hidden = true;
+      return;
+    }
+    panel.hidden = false;
+    const total = reshard.units_total || 0, done = reshard.units_done || 0;
+    const fraction = total > 0 ? done / total : 0;
+    const bar = el('div', {class: 'progress', role: 'progressbar', 'aria-valuemin': '0',
+      'aria-valuemax': String(total), 'aria-valuenow': String(done)});
+    const fill = el('div', {class: 'progress-fill'});
+    fill.style.width = `${(fraction * 100).toFixed(1)}%`;
+    bar.append(fill, el('span', {class: 'progress-text', text: `${done} of ${total} units (${(fraction * 100).toFixed(0)}%)`}));
+    const figures = el('dl', {class: 'figures'},
+      figure('state', reshard.state, 'reshard-state'),
+      figure('to map version', String(reshard.map_version ?? '–')),
+      figure('keys moved', number(reshard.keys_moved)),
+      figure('bytes moved', bytes(reshard.bytes_moved)),
+      figure('keys/s', number(reshard.keys_per_sec)),
+      figure('ETA', reshard.eta_s === undefined || reshard.eta_s === null ? '–' : duration(reshard.eta_s)),
+      figure('errors', number(reshard.errors), reshard.errors > 0 ? 'bad' : ''));
+    const moves = el('table', {class: 'moves'},
+      el('thead', {}, el('tr', {}, ...['unit', 'from', 'to', 'keys (est.)', 'bytes (est.)', ''].map((h) => el('th', {text: h})))),
+      el('tbody', {}, ...(reshard.moves || []).map((m) => el('tr', {class: m.done ? 'done' : ''},
+        el('td', {text: m.unit}), el('td', {}, chip(m.from)), el('td', {}, chip(m.to)),
+        el('td', {text: number(m.keys_estimated)}), el('td', {text: bytes(m.bytes_estimated)}),
+        el('td', {text: m.done ? 'done' : 'to do'})))));
+    replace($('reshard'), bar, figures,
+      reshard.last_error ? el('p', {class: 'error', text: `last error: ${reshard.last_error}`}) : null, moves);
+  }
+
+  function drawFleet(fleet, ourVersion) {
+    const panel = $('fleet-panel');
+    if (!fleet || !Array.isArray(fleet.routers)) {
+      panel.hidden = true;
+      return;
+    }
+    panel.hidden = false;
+    replace($('routers').tBodies[0], ...fleet.routers.map((r) => el('tr', {class: r.map_version === ourVersion ? '' : 'behind'},
+      el('td', {text: r.name}), el('td', {text: r.address}),
+      el('td', {text: `${r.map_version}${r.map_version === ourVersion ? '' : ` (this router: ${ourVersion})`}`}),
+      el('td', {text: r.lease_ttl_s === undefined ? '–' : `${number(r.lease_ttl_s)} s`}))));
+  }
+
+  refresh();
+})();

@@ -1,0 +1,173 @@
+// Opens Santral's dashboard in headless Chromium and checks what an operator would look for.
+// Run by dashboard_test.py, which starts the cluster and the load; settings come from the
+// environment:
+//   DASHBOARD_URL  http://127.0.0.1:<admin port>/
+//   ADMIN_TOKEN    the admin.token Santral was started with
+//   SHARDS         the shards' names, comma separated
+//   SALTED_KEY     a key that was salted with SANTRAL SALT and is being incremented
+//   CACHED_KEY     a key read hot enough for the near cache
+//   CHROMIUM       the browser binary
+//   OUT_DIR        where the screenshots go
+// Prints one line per check; exits 1 if any failed.
+import { chromium } from 'playwright-core';
+
+const env = (name) => {
+  if (!process.env[name]) throw new Error(`${name} is not set`);
+  return process.env[name];
+};
+const url = env('DASHBOARD_URL');
+const token = env('ADMIN_TOKEN');
+const shards = env('SHARDS').split(',');
+const salted = env('SALTED_KEY');
+const cached = env('CACHED_KEY');
+const outDir = env('OUT_DIR');
+
+const failures = [];
+function check(ok, what) {
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
+  if (!ok) failures.push(what);
+}
+
+const refreshes = (page) => page.evaluate(() => Number(document.body.dataset.refreshes || 0));
+const waitRefreshes = (page, n, timeout = 15000) =>
+  page.waitForFunction((n) => Number(document.body.dataset.refreshes || 0) >= n, n, {timeout});
+
+// Opens the page and goes through the token prompt: a wrong token first, then the right one.
+async function openWithToken(context, { tryWrongToken }) {
+  const page = await context.newPage();
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => {
+    // The 401s and 404s the page expects are logged by Chromium as failed loads; not errors.
+    if (m.type() === 'error' && !/status of (401|404)/.test(m.text())) problems.push(`console: ${m.text()}`);
+  });
+  const apiRequests = [];
+  page.on('request', (r) => {
+    if (!r.url().startsWith(url) || r.url() === url || /\.(js|css)$/.test(r.url())) return;
+    apiRequests.push({url: r.url(), authorization: r.headers()['authorization'] || ''});
+  });
+  await page.goto(url);
+  await page.waitForSelector('#token-dialog[open]', {timeout: 10000});
+  if (tryWrongToken) {
+    check(true, 'the page asks for the admin token when the API answers 401');
+    await page.fill('#token-input', 'not-the-token');
+    await page.click('#token-submit');
+    await page.waitForSelector('#token-dialog[open] #token-error:not([hidden])', {timeout: 10000});
+    check(true, 'a refused token is asked for again, saying it was refused');
+  }
+  await page.fill('#token-input', token);
+  await page.click('#token-submit');
+  await waitRefreshes(page, 1);
+  return {page, problems, apiRequests};
+}
+
+const browser = await chromium.launch({
+  executablePath: env('CHROMIUM'),
+  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+});
+try {
+  const context = await browser.newContext({viewport: {width: 1440, height: 1000}});
+  const {page, problems, apiRequests} = await openWithToken(context, {tryWrongToken: true});
+
+  // The token: asked for once, sent as a bearer header, kept nowhere but in the page's memory.
+  await waitRefreshes(page, 2);
+  const prompts = await page.evaluate(() => document.getElementById('token-dialog').open);
+  check(!prompts, 'once the token is given, the page stops asking');
+  const first = apiRequests.findIndex((r) => r.authorization === `Bearer ${token}`);
+  const afterToken = first < 0 ? [] : apiRequests.slice(first);
+  check(afterToken.length >= 5 && afterToken.every((r) => r.authorization === `Bearer ${token}`),
+    `every API request once the token is given carries Authorization: Bearer <token> (${afterToken.length} seen)`);
+  check(apiRequests.every((r) => !r.url.includes(token)), 'the token is in no request URL');
+  const stored = await page.evaluate(() => JSON.stringify({...localStorage}) +
+    JSON.stringify({...sessionStorage}) + document.cookie + location.href);
+  check(!stored.includes(token), 'the token is not in localStorage, sessionStorage, a cookie or the URL');
+
+  // Every shard, with its state, rates, keys and memory.
+  for (const name of shards) {
+    const card = page.locator(`#shards [data-shard="${name}"]`);
+    check(await card.count() === 1, `shard ${name} has its card`);
+    check((await card.locator('.badge').first().textContent()) === 'up', `shard ${name} is up`);
+  }
+  await waitRefreshes(page, (await refreshes(page)) + 1);
+  const keys = await page.$$eval('#shards .keys dd', (els) => els.map((e) => e.textContent));
+  check(keys.length === shards.length && keys.every((k) => /^[0-9,]+$/.test(k)),
+    `every shard shows its keys from INFO (${keys.join(', ')})`);
+  const memory = await page.$$eval('#shards .memory dd', (els) => els.map((e) => e.textContent));
+  check(memory.every((m) => /B$/.test(m)), `every shard shows its memory (${memory.join(', ')})`);
+  const rates = await page.$$eval('#shards .rate dd', (els) => els.map((e) => e.textContent));
+  check(rates.every((r) => r !== '–'), `every shard shows requests/s (${rates.join(', ')})`);
+  const text = await page.textContent('body');
+  for (const name of shards) check(text.includes(name), `"${name}" is on the page`);
+
+  // A number changes between two refreshes: the shards' request counters, under load.
+  const counters = () => page.$$eval('#shards .requests-total dd', (els) => els.map((e) => e.textContent).join(' '));
+  const before = await counters();
+  await waitRefreshes(page, (await refreshes(page)) + 2);
+  const after = await counters();
+  check(before !== after, `request counters change between refreshes (${before} -> ${after})`);
+
+  // The salted hot key, with each sub-key and its shard.
+  const row = `#hotkeys tr[data-key="${salted}"]`;
+  await page.waitForSelector(`${row} .sub-key`, {timeout: 20000}).catch(() => {});
+  const subKeys = await page.$$eval(`${row} .sub-key`,
+    (els) => els.map((e) => ({key: e.dataset.subKey, shard: e.dataset.shard})));
+  check(subKeys.length === 4, `the salted hot key ${salted} is listed with 4 sub-keys (${JSON.stringify(subKeys)})`);
+  check(subKeys.length > 0 && subKeys[0].key === salted, 'its sub-key 0 is the key itself');
+  check(new Set(subKeys.map((s) => s.shard)).size === 4, 'its sub-keys are on 4 distinct shards');
+  const badge = await page.locator(`${row} .badge.salted`).textContent().catch(() => '');
+  check(/salted ×4 \(command\)/.test(badge), `it says who salted it (${badge})`);
+
+  // The key everyone reads, answered by the near cache.
+  const cachedBadge = `#hotkeys tr[data-key="${cached}"] .badge.cached`;
+  await page.waitForSelector(cachedBadge, {timeout: 15000}).catch(() => {});
+  check(await page.locator(cachedBadge).count() === 1, `the read-hot key ${cached} is shown as near-cached`);
+
+  // The placement drawn: a ring, slot ranges, key ranges, a directory and zones.
+  const drawings = await page.$$eval('#placement svg.placement', (els) => els.map((e) => e.getAttribute('class')));
+  check(drawings.length >= 6, `placement drawings are on the page (${drawings.join(', ')})`);
+  check(drawings.some((c) => c.includes('ring')) && drawings.some((c) => c.includes('slots')) &&
+        drawings.some((c) => c.includes('ranges')), 'a ring, slot ranges and key ranges are drawn');
+  const arcs = await page.$$eval('#placement svg.ring path', (els) => els.length);
+  check(arcs > 100, `the rings are drawn arc by arc (${arcs} arcs)`);
+  const cards = await page.$$eval('#placement .placement-card h3', (els) => els.map((e) => e.textContent));
+  for (const strategy of ['hashed', 'slots', 'range', 'directory', 'zone', 'ketama'])
+    check(cards.some((c) => c.includes(strategy)), `the ${strategy} placement has its card`);
+
+  // The header: map version and the last reload.
+  check((await page.textContent('#map-version')) === '1', 'the map version is shown');
+  // Resharding and the fleet: hidden while the router does not serve them (404).
+  check(await page.locator('#reshard-panel').isHidden(), 'the resharding panel is hidden while /reshard is not served');
+  check(await page.locator('#fleet-panel').isHidden(), 'the fleet panel is hidden while /routers is not served');
+
+  await page.screenshot({path: `${outDir}/dashboard.png`, fullPage: true});
+  const cost = await page.textContent('#cost');
+  console.log(`     ${cost}`);
+  check(problems.length === 0, `no script errors${problems.length ? `: ${problems.join('; ')}` : ''}`);
+
+  // The same page where the router serves /reshard and /routers (answered here by the test,
+  // in the shapes of issue 16, until Santral serves them): both panels appear and are drawn.
+  const served = await browser.newContext({viewport: {width: 1440, height: 1000}});
+  await served.route('**/reshard', (route) => route.fulfill({json: {
+    state: 'moving', map_version: 2, units_total: 4, units_done: 1, keys_moved: 25000,
+    bytes_moved: 3200000, keys_per_sec: 5000, eta_s: 15, errors: 0, last_error: '',
+    moves: [{unit: 'slots 0-4095', from: shards[0], to: shards[3], keys_estimated: 25000, bytes_estimated: 3200000, done: true},
+            {unit: 'slots 4096-8191', from: shards[1], to: shards[3], keys_estimated: 24000, bytes_estimated: 3100000, done: false}]}}));
+  await served.route('**/routers', (route) => route.fulfill({json: {routers: [
+    {name: 'router-a', address: '127.0.0.1:6380', map_version: 1, lease_ttl_s: 9.5},
+    {name: 'router-b', address: '127.0.0.1:6381', map_version: 2, lease_ttl_s: 8.1}]}}));
+  const second = await openWithToken(served, {tryWrongToken: false});
+  await waitRefreshes(second.page, 2);
+  check(await second.page.locator('#reshard-panel').isVisible(), 'the resharding panel shows a move in progress');
+  const progress = await second.page.textContent('#reshard .progress-text');
+  check(progress.includes('1 of 4 units'), `with its progress bar (${progress})`);
+  const reshardText = await second.page.textContent('#reshard');
+  check(reshardText.includes('slots 4096-8191') && reshardText.includes('15 s'), 'its moves and ETA');
+  check(await second.page.locator('#fleet-panel').isVisible(), 'the fleet panel lists the routers');
+  check((await second.page.$$('#routers tbody tr')).length === 2, 'one row per router');
+  await second.page.screenshot({path: `${outDir}/dashboard-resharding.png`, fullPage: true});
+  check(second.problems.length === 0, `no script errors with both panels${second.problems.length ? `: ${second.problems.join('; ')}` : ''}`);
+} finally {
+  await browser.close();
+}
+console.log(`${failures.length === 0 ? 'dashboard: all checks passed' : `dashboard: ${failures.length} failed`}`);
+process.exit(failures.length === 0 ? 0 : 1);
