@@ -37,6 +37,11 @@ struct Topology {
   std::shared_ptr<const Config> config;
   std::shared_ptr<const ShardMap> map;
   std::shared_ptr<const Move> move;  // set while keys move
+  // The map salted counters' sub-keys are named by (nullptr: `map`). A move keeps the names
+  // its counters already have: only their shards change, and the sub-keys move like any key.
+  std::shared_ptr<const ShardMap> salt_naming;
+
+  const ShardMap& naming_map() const { return salt_naming ? *salt_naming : *map; }
 };
 
 using TopologyPtr = std::shared_ptr<const Topology>;
@@ -45,7 +50,7 @@ inline TopologyPtr make_topology(Config config, std::uint64_t version) {
   auto shared_config = std::make_shared<const Config>(std::move(config));
   auto map = std::make_shared<const ShardMap>(*shared_config);
   return std::make_shared<const Topology>(
-      Topology{version, std::move(shared_config), std::move(map), nullptr});
+      Topology{version, std::move(shared_config), std::move(map), nullptr, nullptr});
 }
 
 }  // namespace santral::config

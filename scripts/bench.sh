@@ -9,15 +9,23 @@
 #                               hot-key detection on and off
 #   scripts/bench.sh cpu        CPU time per request of Santral (workers: 1) beside nutcracker,
 #                               and beside SANTRAL_BEFORE (an earlier santral binary) if set
+#   scripts/bench.sh reshard    online resharding: a 4th shard added to 3 holding KEYS keys;
+#                               keys/s and MB/s moved (unthrottled with each batch_keys of
+#                               BATCHES, and at max_keys_per_sec THROTTLE), GET p50/p99 before
+#                               and during the move, and one big hash (BIG_ELEMENTS fields)
+#                               moved with the default and with raised timeouts
+#                               (scripts/lib/bench_reshard.sh)
 # Environment: REQUESTS (default 200000), CLIENTS (50), IDLE (10000 idle connections),
 # REPEAT (3 runs per cell, median shown), SANTRAL (a santral binary to use instead of building
-# build-release).
+# build-release). reshard: KEYS (200000), BATCHES ("100 500"), THROTTLE (20000), BIG_ELEMENTS
+# (2000000), BIG_WAIT (25 s before a big-key move is given up on), BEFORE_S (2 s of GETs before
+# the move), WORKERS (1).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 mode="${1:-core}"
 case "$mode" in
-  core | hotkey | cpu) ;;
-  *) echo "usage: $0 [hotkey|cpu]" >&2; exit 2 ;;
+  core | hotkey | cpu | reshard) ;;
+  *) echo "usage: $0 [hotkey|cpu|reshard]" >&2; exit 2 ;;
 esac
 if [ -z "${SANTRAL:-}" ]; then
   "$root/scripts/install-deps.sh"
@@ -31,6 +39,14 @@ clients="${CLIENTS:-50}"
 idle="${IDLE:-10000}"
 repeat="${REPEAT:-3}"
 santral="${SANTRAL:-$root/build-release/router/santral}"
+
+# Median of numbers on one line or several.
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+
+if [ "$mode" = reshard ]; then  # its own shards, fresh for every run
+  source "$root/scripts/lib/bench_reshard.sh"
+  exit 0
+fi
 
 shard_ports=()
 for i in 0 1 2 3; do
@@ -59,7 +75,6 @@ nutcracker_config() {  # <port>
   for i in 0 1 2 3; do echo "   - 127.0.0.1:${shard_ports[$i]}:1 shard$i"; done
 }
 
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 
 if [ "$mode" = hotkey ]; then

@@ -187,10 +187,11 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
         nlohmann::json sub_keys = nlohmann::json::array();
         if (rate.salts > 0) {
           // The layout is the map's to decide, the same on every worker.
-          auto counter = lay_out_counter(rate.key, rate.salts, config::SaltReply::Estimate, map);
-          for (std::size_t k = 0; k < counter.sub_keys.size(); ++k)
+          auto counter = lay_out_counter(rate.key, rate.salts, config::SaltReply::Estimate,
+                                         topology->naming_map());
+          for (const auto& sub_key : counter.sub_keys)
             sub_keys.push_back(
-                {{"key", counter.sub_keys[k]}, {"shard", map.shard(counter.shards[k]).name}});
+                {{"key", sub_key}, {"shard", map.shard(map.shard_for_key(sub_key)).name}});
         }
         keys.push_back({{"key", rate.key},
                         {"ops_per_sec", rate.ops},

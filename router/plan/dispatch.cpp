@@ -120,6 +120,13 @@ Dispatched dispatch(ClientSession& session, const protocol::Request& request) {
   if (!session.idle() && waits_for_earlier_replies(spec)) return Dispatched::AfterEarlierReplies;
   if (session.coherence().fills_in_flight() > 0 && !spec.has(protocol::kReadonly))
     return Dispatched::AfterEarlierReplies;
+  // The first request under a new topology waits for this client's earlier ones: the new pool
+  // may carry it over another connection (connections_per_shard changed, a shard moved), which
+  // must not let it overtake them.
+  if (session.routed_version() != worker.topology().version) {
+    if (!session.idle()) return Dispatched::AfterEarlierReplies;
+    session.set_routed_version(worker.topology().version);
+  }
   if (pulls_first(session, request, plan)) return Dispatched::AfterEarlierReplies;
   session.begin(spec, plan.read_from);
   Routed routed{session, request, spec, plan};

@@ -100,6 +100,10 @@ Server::Server(ConfigSource source, config::Config config)
       topology_ = restored;
       shared_.topology_version = topology_->version;
       next_version();  // the destination's, once the move ends
+    } else if (auto naming = resharding_.naming()) {
+      auto named = std::make_shared<config::Topology>(*topology_);
+      named->salt_naming = naming;
+      topology_ = named;
     }
   }
   for (unsigned i = 0; i < topology_->config->workers; ++i)
@@ -335,7 +339,12 @@ ControlPlane::ReloadResult Server::reload_now(std::string_view why) {
     return {false, error};
   }
   auto version = next_version();
-  auto topology = config::make_topology(std::move(next), version);
+  config::TopologyPtr topology = [&] {
+    auto made =
+        std::make_shared<config::Topology>(*config::make_topology(std::move(next), version));
+    made->salt_naming = topology_->salt_naming;  // sub-keys keep their names
+    return made;
+  }();
   auto change = config::compare_placement(*topology_->map, *topology->map);
   if (!config::moving_units(*topology_->map, *topology->map).empty() &&
       topology->config->distribution != config::Distribution::Random &&

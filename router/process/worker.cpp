@@ -168,7 +168,7 @@ void Worker::refresh_salts() {
     std::lock_guard lock(shared_.salt_lock);
     overrides = shared_.salt_overrides;
   }
-  salts_->rebuild(topology_->config, topology_->map, std::move(overrides));
+  salts_->rebuild(topology_->config, topology_->map, topology_->salt_naming, std::move(overrides));
 }
 
 void Worker::publish() {

@@ -29,8 +29,9 @@ config::TopologyPtr moving_topology(const config::Topology& from, const config::
   for (const auto& shard : from.map->shards()) move->from_shard.push_back(index_of(shard));
   auto shared_config = std::make_shared<const config::Config>(std::move(config));
   auto map = std::make_shared<const config::ShardMap>(*shared_config);
-  return std::make_shared<const config::Topology>(
-      config::Topology{version, std::move(shared_config), std::move(map), std::move(move)});
+  auto naming = from.salt_naming ? from.salt_naming : from.map;
+  return std::make_shared<const config::Topology>(config::Topology{
+      version, std::move(shared_config), std::move(map), std::move(move), std::move(naming)});
 }
 
 }  // namespace santral::router

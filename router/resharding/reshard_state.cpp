@@ -116,8 +116,10 @@ std::string describe_plan(const ReshardStatus& status) {
 }
 
 void save_move(const std::filesystem::path& path, const SavedMove& move) {
-  nlohmann::json json = {
-      {"state", reshard_state_name(move.state)}, {"from", move.from_text}, {"to", move.to_text}};
+  nlohmann::json json = {{"state", reshard_state_name(move.state)},
+                         {"from", move.from_text},
+                         {"to", move.to_text},
+                         {"naming", move.naming_text}};
   auto temporary = path;
   temporary += ".tmp";
   {
@@ -139,7 +141,10 @@ std::optional<SavedMove> load_move(const std::filesystem::path& path) {
     throw std::runtime_error(path.string() + ": not a Santral move (state, from, to)");
   auto state = state_named(json["state"].get<std::string>());
   if (!state) throw std::runtime_error(path.string() + ": unknown state");
-  return SavedMove{*state, json["from"].get<std::string>(), json["to"].get<std::string>()};
+  std::string naming;
+  if (json.contains("naming") && json["naming"].is_string())
+    naming = json["naming"].get<std::string>();
+  return SavedMove{*state, json["from"].get<std::string>(), json["to"].get<std::string>(), naming};
 }
 
 void forget_move(const std::filesystem::path& path) {

@@ -62,6 +62,8 @@ struct SavedMove {
   ReshardState state = ReshardState::Planned;
   std::string from_text;
   std::string to_text;
+  // The config salted counters' sub-keys are named by, once a move has ended (kept, idle).
+  std::string naming_text;
 };
 
 void save_move(const std::filesystem::path& path, const SavedMove& move);  // throws on failure

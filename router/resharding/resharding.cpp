@@ -44,7 +44,10 @@ Resharding::Planned Resharding::plan(config::TopologyPtr current, config::Topolo
     return {false, protocol::error_message(protocol::ClientError::ReshardBusy,
                                            reshard_state_name(status_.state))};
   from_ = std::move(current);
-  to_ = std::move(next);
+  // The sub-keys of salted counters keep the names they have (a copy of `next` that says so).
+  auto named = std::make_shared<config::Topology>(*next);
+  named->salt_naming = from_->salt_naming ? from_->salt_naming : from_->map;
+  to_ = std::move(named);
   from_text_ = in_force_text_;
   to_text_ = std::move(next_text);
   status_ = {};
@@ -75,7 +78,7 @@ void Resharding::cancel_plan(std::string_view why) {
                why);
   status_ = {};
   ++generation_;
-  forget_move(state_file_);
+  save();
 }
 
 // Estimates in the background; the plan is there at once, its figures a moment later.
@@ -161,11 +164,29 @@ config::TopologyPtr Resharding::restore(const ParseTopology& parse, std::uint64_
     return nullptr;
   }
   if (!saved) return nullptr;
+  naming_text_ = saved->naming_text;
+  std::shared_ptr<const config::ShardMap> naming;
+  if (!naming_text_.empty())
+    if (auto named = parse(naming_text_)) naming = named->map;
+  if (saved->state == ReshardState::Idle) {
+    naming_ = naming;
+    return nullptr;
+  }
   auto from = parse(saved->from_text);
   auto to = parse(saved->to_text);
   if (!from || !to) return nullptr;
-  from_ = from;
-  to_ = to;
+  auto with_naming = [&naming](config::TopologyPtr topology) {
+    auto named = std::make_shared<config::Topology>(*topology);
+    named->salt_naming = naming;
+    return config::TopologyPtr(named);
+  };
+  from_ = with_naming(from);
+  to_ = with_naming(to);
+  if (!naming) {
+    auto named = std::make_shared<config::Topology>(*to_);
+    named->salt_naming = from_->map;
+    to_ = named;
+  }
   from_text_ = saved->from_text;
   in_force_text_ = saved->from_text;
   to_text_ = saved->to_text;
@@ -211,11 +232,13 @@ void Resharding::walk_done() {
   auto topology = std::make_shared<config::Topology>(*final_topology);
   topology->version = final_version_;
   topology->move = nullptr;
+  topology->salt_naming = moving_->salt_naming;
   status_.map_version = topology->version;
   auto epoch = ++epoch_;
   host_.switch_topology(topology, [this, epoch, back] {
     if (epoch != epoch_) return;
     in_force_text_ = back ? from_text_ : to_text_;
+    if (!back && naming_text_.empty()) naming_text_ = from_text_;
     finished();
     spdlog::info("resharding: {}; version {} is in force",
                  back ? "aborted, every key is back" : "done, every key is on its new owner",
@@ -235,7 +258,7 @@ void Resharding::finished() {
   status_.errors = last.errors;
   mover_.reset();
   keys_before_ = 0;
-  forget_move(state_file_);
+  save();
 }
 
 ReshardStatus Resharding::status() const {
@@ -263,9 +286,13 @@ ReshardStatus Resharding::status() const {
 }
 
 void Resharding::save() {
-  if (status_.state == ReshardState::Idle) return forget_move(state_file_);
+  // Idle, the file is kept only for the names of salted counters' sub-keys.
+  if (status_.state == ReshardState::Idle && naming_text_.empty()) return forget_move(state_file_);
   try {
-    save_move(state_file_, {status_.state, from_text_, to_text_});
+    if (status_.state == ReshardState::Idle)
+      save_move(state_file_, {status_.state, {}, {}, naming_text_});
+    else
+      save_move(state_file_, {status_.state, from_text_, to_text_, naming_text_});
   } catch (const std::exception& e) {
     spdlog::error(
         "resharding: cannot keep the move in {} ({}); it will not survive a restart "

@@ -65,6 +65,9 @@ class Resharding {
   // `version` is the moving topology's; the destination's is the one after it.
   config::TopologyPtr restore(const ParseTopology& parse, std::uint64_t version);
   bool has_saved_move() const { return std::filesystem::exists(state_file_); }
+  // After restore(): the map salted counters are named by, kept from an earlier move (nullptr:
+  // the map in force).
+  std::shared_ptr<const config::ShardMap> naming() const { return naming_; }
   // Once the server runs: resumes what restore() found (the walk, the plan's sampling).
   void resume();
 
@@ -94,10 +97,13 @@ class Resharding {
   config::TopologyPtr moving_;  // in force while keys move (either direction)
   std::string from_text_, to_text_;
   std::string in_force_text_;
+  std::string naming_text_;
+  std::shared_ptr<const config::ShardMap>
+      naming_;  // the config salted counters are named by; empty: the one in force
   std::unique_ptr<Mover> mover_;
   std::uint64_t epoch_ = 0;
   std::uint64_t final_version_ = 0;  // the version the destination map is put in force with
-  std::uint64_t generation_ = 0;  // a plan replaced meanwhile drops its sampling's results
+  std::uint64_t generation_ = 0;     // a plan replaced meanwhile drops its sampling's results
   std::chrono::steady_clock::time_point started_;
   std::uint64_t keys_before_ = 0;  // moved by earlier walks of this move (before a restart)
   bool resume_walk_ = false;

@@ -62,6 +62,9 @@ class ClientSession final : public ReplySink {
   std::uint64_t open_hidden_slot(std::uint32_t fragments, std::unique_ptr<ReplyMerge> merge);
   // The pull of the request being dispatched (router/resharding/key_pull.h).
   PullOutcome& pull_outcome() { return pull_; }
+  // The topology version this client's requests were last routed with (dispatch.cpp).
+  std::uint64_t routed_version() const { return routed_version_; }
+  void set_routed_version(std::uint64_t version) { routed_version_ = version; }
   // A move started, ended or turned back: a transaction or blocked call holding a shard's
   // connection routed the old way is ended with a retryable answer.
   void map_changed();
@@ -153,6 +156,7 @@ class ClientSession final : public ReplySink {
   BlockedCalls blocked_;
   Plan plan_;
   PullOutcome pull_;
+  std::uint64_t routed_version_ = 0;
   std::string scratch_;
 };
 

@@ -10,6 +10,13 @@ stop_all() {
   started_pids=()
   rm -rf "$work_dir"
 }
+# Stops what was started since started_pids had <count> entries (a scenario's own processes).
+stop_from() {
+  local count="$1" pid
+  for pid in "${started_pids[@]:$count}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${started_pids[@]:$count}"; do wait "$pid" 2>/dev/null || true; done
+  started_pids=("${started_pids[@]:0:$count}")
+}
 trap stop_all EXIT
 trap 'exit 130' INT TERM
 

@@ -130,8 +130,8 @@ TEST_CASE("a change of the file on disk is picked up by itself") {
   CHECK(wait_until([&] { return map_version(client) == 2; }, 8000));
   // One that moves keys is picked up the same way, as a planned move.
   rewrite(santral, SantralProcess::config_for({&a, &b}, "timeouts: {request_ms: 1500}\n"));
-  CHECK(wait_until(
-      [&] { return santral.log().find("planned a move") != std::string::npos; }, 8000));
+  CHECK(
+      wait_until([&] { return santral.log().find("planned a move") != std::string::npos; }, 8000));
   CHECK(map_version(client) == 2);
 }
 

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <thread>
 
 #include <netinet/in.h>
@@ -227,4 +228,31 @@ TEST_CASE("a queued command refused for its shard names its own key, not an earl
   CHECK(refused.str.find("'" + channel + "' is on shard 'shard1'") != std::string::npos);
   CHECK(refused.str.find(key) == std::string::npos);
   CHECK(client.command({"EXEC"}).str.rfind("EXECABORT", 0) == 0);
+}
+
+TEST_CASE("a reload that changes connections_per_shard never lets a pipelined request overtake") {
+  RedisServer shard;
+  auto config = [&](int connections) {
+    return SantralProcess::config_for({&shard}, "workers: 1\nbackend: {connections_per_shard: " +
+                                                    std::to_string(connections) + "}\n");
+  };
+  SantralProcess santral(config(8));
+  auto admin = santral.client();
+  auto client = santral.client();
+  constexpr int kPushes = 4000;
+  std::atomic<bool> done{false};
+  std::thread reloads([&] {
+    for (int i = 0; !done; ++i) {
+      std::ofstream(santral.config_path()) << "listen: 127.0.0.1:" << santral.port() << "\n"
+                                           << config(i % 2 == 0 ? 1 : 8);
+      admin.command({"SANTRAL", "RELOAD"});
+    }
+  });
+  for (int i = 0; i < kPushes; ++i) client.append({"RPUSH", "order", std::to_string(i)});
+  for (int i = 0; i < kPushes; ++i) REQUIRE(client.get_reply().type == Reply::Type::Integer);
+  done = true;
+  reloads.join();
+  auto list = client.command({"LRANGE", "order", "0", "-1"});
+  REQUIRE(list.elements.size() == kPushes);
+  for (int i = 0; i < kPushes; ++i) REQUIRE(list.elements[i].str == std::to_string(i));
 }

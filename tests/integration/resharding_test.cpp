@@ -12,8 +12,13 @@
 #include <set>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "config/config.h"
 #include "config/shard_map.h"
+#include "router/hotkeys/salting/salted_layout.h"
+#include "tests/support/free_port.h"
+#include "tests/support/http_client.h"
 #include "tests/support/process.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/santral_process.h"
@@ -154,17 +159,27 @@ TEST_CASE("adding a shard to the ring: planned, approved, moved under load, noth
   REQUIRE(reload.str.find("planned a move") != std::string::npos);
   CHECK(reshard_status(client)["state"] == "planned");
   auto plan = client.command({"SANTRAL", "RESHARD", "PLAN"}).str;
+  INFO(plan);
   CHECK(plan.find("to s3") != std::string::npos);
+  CHECK(plan.find("ring arcs") != std::string::npos);
   // Planned, nothing moves: the old map still serves every key, and d is empty.
   CHECK(client.command({"GET", "key:7"}).str == "7");
   CHECK(d.dbsize() == 0);
 
   Writers writers(santral.port(), 3);
   wait_until([&] { return writers.written_.size() > 200; }, 10000);
-  REQUIRE(client.command({"SANTRAL", "RESHARD", "APPROVE"}).is_ok());
+  // From a shell: santral reshard approve, then status --watch until it ends.
+  std::string router = "127.0.0.1:" + std::to_string(santral.port());
+  auto approve = run_santral({"reshard", "approve", "--router", router});
+  INFO(approve.output);
+  REQUIRE(approve.exit_code == 0);
   // Reads during the move: every key that existed is found.
   for (int i = 0; i < kKeys; i += 7)
     REQUIRE(client.command({"GET", "key:" + std::to_string(i)}).str == std::to_string(i));
+  auto watched = run_santral({"reshard", "status", "--watch", "--router", router});
+  INFO(watched.output);
+  CHECK(watched.exit_code == 0);
+  CHECK(watched.output.find("100%") != std::string::npos);
   REQUIRE(wait_for_state(client, "idle"));
   writers.stop();
   auto status = reshard_status(client);
@@ -241,9 +256,12 @@ TEST_CASE("ABORT mid-move puts every key back on its old owner") {
 TEST_CASE("a source shard that stops answering pauses the move, which ends once it is back") {
   RedisServer a, b;
   std::vector<RedisServer*> old_shards = {&a}, new_shards = {&a, &b};
+  int admin = free_loopback_port();
   std::string settings =
       "resharding: {max_keys_per_sec: 2000, batch_keys: 50}\n"
-      "timeouts: {request_ms: 300, connect_ms: 300}\n";
+      "timeouts: {request_ms: 300, connect_ms: 300}\n"
+      "admin: {listen: 127.0.0.1:" +
+      std::to_string(admin) + "}\n";
   SantralProcess santral(shards_yaml(old_shards) + settings);
   auto client = santral.client();
   constexpr int kKeys = 3000;
@@ -257,9 +275,54 @@ TEST_CASE("a source shard that stops answering pauses the move, which ends once 
   auto status = reshard_status(client);
   CHECK(status["state"] == "moving");
   CHECK(status["last_error"].find("s0") != std::string::npos);
+  // The admin API says the same.
+  auto page = http_request(admin, "GET", "/reshard");
+  REQUIRE(page.status == 200);
+  auto json = nlohmann::json::parse(page.body);
+  CHECK(json["state"] == "moving");
+  CHECK(json["errors"].get<int>() > 0);
+  CHECK(json["moves"].size() == 1);
   a.resume();
   REQUIRE(wait_for_state(client, "idle"));
   Writers none(santral.port(), 0);
   auto map = santral::config::ShardMap(santral::config::load_config(santral.config_path()));
   check_settled(client, new_shards, map, kKeys, none);
+}
+
+TEST_CASE("a salted counter keeps its count through a move that would lay its sub-keys out anew") {
+  RedisServer a, b, c, d;
+  std::vector<RedisServer*> old_shards = {&a, &b, &c}, new_shards = {&a, &b, &c, &d};
+  SantralProcess santral(shards_yaml(old_shards));
+  auto client = santral.client();
+  auto old_map = santral::config::ShardMap(santral::config::load_config(santral.config_path()));
+  rewrite(santral, shards_yaml(new_shards));
+  auto new_map = santral::config::ShardMap(santral::config::load_config(santral.config_path()));
+  rewrite(santral, shards_yaml(old_shards));
+  // A counter whose sub-keys the new map alone would name differently: without keeping the
+  // names, the count would lose what the old names hold.
+  std::string key;
+  for (int i = 0; key.empty(); ++i) {
+    std::string candidate = "likes:" + std::to_string(i);
+    auto was = santral::router::lay_out_counter(candidate, 3, {}, old_map).sub_keys;
+    auto is = santral::router::lay_out_counter(candidate, 3, {}, new_map).sub_keys;
+    if (was != is) key = candidate;
+  }
+  REQUIRE(client.command({"SANTRAL", "SALT", key, "3"}).is_ok());
+  for (int i = 0; i < 600; ++i) client.append({"INCR", key});
+  for (int i = 0; i < 600; ++i) REQUIRE(client.get_reply().type == Reply::Type::Integer);
+
+  rewrite(santral, shards_yaml(new_shards));
+  REQUIRE(client.command({"SANTRAL", "RELOAD"}).str.find("planned") != std::string::npos);
+  REQUIRE(client.command({"SANTRAL", "RESHARD", "APPROVE"}).is_ok());
+  for (int i = 0; i < 400; ++i) REQUIRE(client.command({"INCR", key}).type == Reply::Type::Integer);
+  REQUIRE(wait_for_state(client, "idle"));
+  for (int i = 0; i < 100; ++i) REQUIRE(client.command({"INCR", key}).type == Reply::Type::Integer);
+  CHECK(client.command({"GET", key}).str == "1100");
+  // Each sub-key is on its owner in the new map, and only there.
+  auto placed = where(new_shards);
+  for (const auto& [name, on] : placed) {
+    INFO(name);
+    REQUIRE(on.size() == 1);
+    REQUIRE(new_map.shard(new_map.shard_for_key(name)).address.port == new_shards[on[0]]->port());
+  }
 }

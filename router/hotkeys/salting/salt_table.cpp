@@ -4,9 +4,11 @@ namespace santral::router {
 
 void SaltTable::rebuild(std::shared_ptr<const config::Config> config,
                         std::shared_ptr<const config::ShardMap> map,
+                        std::shared_ptr<const config::ShardMap> naming,
                         std::shared_ptr<const SaltOverrides> overrides) {
   config_ = std::move(config);
   map_ = std::move(map);
+  naming_ = std::move(naming);
   overrides_ = std::move(overrides);
   exact_.clear();
   layouts_.clear();
@@ -50,7 +52,10 @@ const SaltedCounter* SaltTable::find(std::string_view key) {
     auto salting = salting_of(key);
     SaltedCounter counter;
     if (salting) {
-      counter = lay_out_counter(key, salting->salts, salting->reply, *map_);
+      counter = lay_out_counter(key, salting->salts, salting->reply, naming_ ? *naming_ : *map_);
+      if (naming_)
+        for (std::size_t i = 0; i < counter.sub_keys.size(); ++i)
+          counter.shards[i] = map_->shard_for_key(counter.sub_keys[i]);
       counter.salted_by = salting->by;
     }
     found = layouts_.emplace(std::string(key), std::move(counter)).first;

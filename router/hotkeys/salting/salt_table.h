@@ -32,8 +32,10 @@ struct SaltOverrides {
 // remembered (a pattern can salt any number of keys, so that memory is bounded).
 class SaltTable {
  public:
+  // `naming`: the map sub-keys are named by, when not `map` (after a move).
   void rebuild(std::shared_ptr<const config::Config> config,
                std::shared_ptr<const config::ShardMap> map,
+               std::shared_ptr<const config::ShardMap> naming,
                std::shared_ptr<const SaltOverrides> overrides);
 
   // Nothing is salted: the request path skips every lookup.
@@ -58,6 +60,7 @@ class SaltTable {
 
   std::shared_ptr<const config::Config> config_;
   std::shared_ptr<const config::ShardMap> map_;
+  std::shared_ptr<const config::ShardMap> naming_;
   std::shared_ptr<const SaltOverrides> overrides_;
   bool empty_ = true;
   std::uint64_t random_state_ = 0x9e3779b97f4a7c15ull;

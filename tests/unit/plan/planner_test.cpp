@@ -182,7 +182,7 @@ TEST_CASE("a salted counter's plan carries its layout; unsupported commands are 
   auto shared_config = std::make_shared<const config::Config>(four_shards(salting));
   auto map = std::make_shared<const config::ShardMap>(*shared_config);
   router::SaltTable salts;
-  salts.rebuild(shared_config, map, std::make_shared<const router::SaltOverrides>());
+  salts.rebuild(shared_config, map, nullptr, std::make_shared<const router::SaltOverrides>());
   f.salts = &salts;
 
   auto get = f.plan({"GET", "likes:7"});

@@ -1,0 +1,152 @@
+#include "router/process/reshard_cli.h"
+
+#include <chrono>
+#include <iostream>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+
+#include "config/config.h"
+#include "protocol/reply_scanner.h"
+#include "protocol/reply_value.h"
+#include "protocol/resp_writer.h"
+
+namespace santral::router {
+
+namespace {
+
+namespace asio = boost::asio;
+
+// One blocking connection to the router, one command at a time.
+class RouterLink {
+ public:
+  explicit RouterLink(const config::Endpoint& router) : socket_(io_) {
+    asio::ip::tcp::resolver resolver(io_);
+    asio::connect(socket_, resolver.resolve(router.host, std::to_string(router.port)));
+  }
+
+  // The reply's frame (throws on a lost connection).
+  std::string call(const std::vector<std::string_view>& args) {
+    std::string request;
+    protocol::RespWriter(request).command(args);
+    asio::write(socket_, asio::buffer(request));
+    for (;;) {
+      protocol::ReplyScanner scanner;
+      std::size_t length = 0;
+      auto status = scanner.scan(buffer_, length);
+      if (status == protocol::ScanStatus::Complete) {
+        std::string frame = buffer_.substr(0, length);
+        buffer_.erase(0, length);
+        return frame;
+      }
+      if (status == protocol::ScanStatus::Error) throw std::runtime_error("not a RESP reply");
+      char chunk[4096];
+      std::size_t got = socket_.read_some(asio::buffer(chunk));
+      buffer_.append(chunk, got);
+    }
+  }
+
+ private:
+  asio::io_context io_;
+  asio::ip::tcp::socket socket_;
+  std::string buffer_;
+};
+
+std::map<std::string, std::string> status_map(const protocol::ReplyValue& reply) {
+  std::map<std::string, std::string> fields;
+  for (std::size_t i = 0; i + 1 < reply.elements.size(); i += 2)
+    fields[std::string(reply.elements[i].text)] = std::string(reply.elements[i + 1].text);
+  return fields;
+}
+
+std::string progress_line(std::map<std::string, std::string>& status) {
+  auto number = [&status](const std::string& name) {
+    try {
+      return std::stod(status[name]);
+    } catch (const std::exception&) {
+      return 0.0;
+    }
+  };
+  double estimated = number("keys_estimated"), moved = number("keys_moved");
+  double share = estimated > 0 ? std::min(1.0, moved / estimated) : 0;
+  if (status["state"] == "idle") share = 1;
+  constexpr int kWidth = 30;
+  int filled = static_cast<int>(share * kWidth + 0.5);
+  return fmt::format(
+      "[{}{}] {:3.0f}%  {:<9} units {}/{}  keys {:.0f}/~{:.0f}  {:.0f} keys/s  eta {:.0f}s"
+      "  errors {}{}",
+      std::string(filled, '#'), std::string(kWidth - filled, '.'), share * 100, status["state"],
+      status["units_done"], status["units_total"], moved, estimated, number("keys_per_sec"),
+      number("eta_s"), status["errors"],
+      status["last_error"].empty() ? "" : " (" + status["last_error"] + ")");
+}
+
+}  // namespace
+
+std::optional<int> run_reshard_command(int argc, char** argv) {
+  if (argc < 2 || std::string_view(argv[1]) != "reshard") return std::nullopt;
+  CLI::App app{"Santral's online resharding, asked of a running router"};
+  std::string verb, router = "127.0.0.1:6380", password;
+  bool watch = false;
+  app.add_option("verb", verb, "plan, approve, status or abort")
+      ->required()
+      ->check(CLI::IsMember({"plan", "approve", "status", "abort"}));
+  app.add_option("-r,--router", router, "The router's address (host:port)");
+  app.add_option("-a,--password", password, "AUTH with this password first");
+  app.add_flag("-w,--watch", watch, "With status: redraw a progress bar until the move ends");
+  try {
+    app.parse(argc - 1, argv + 1);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  config::Endpoint endpoint;
+  if (!config::parse_endpoint(router, endpoint)) {
+    std::cerr << "santral reshard: --router expects host:port, got '" << router << "'\n";
+    return 2;
+  }
+  try {
+    RouterLink link(endpoint);
+    if (!password.empty()) link.call({"AUTH", password});
+    std::string upper = verb;
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    for (;;) {
+      std::string frame = link.call({"SANTRAL", "RESHARD", upper});
+      protocol::ReplyValue reply;
+      if (!protocol::parse_reply(frame, reply)) throw std::runtime_error("not a RESP reply");
+      if (reply.is_error()) {
+        std::cerr << "santral reshard " << verb << ": " << reply.text << "\n";
+        return 1;
+      }
+      if (verb != "status") {
+        std::cout << reply.text << (reply.text.ends_with('\n') ? "" : "\n");
+        return 0;
+      }
+      auto status = status_map(reply);
+      if (!watch) {
+        for (const auto& [name, value] : status) std::cout << name << ": " << value << "\n";
+        return 0;
+      }
+      std::cout << "\r" << progress_line(status) << "\033[K" << std::flush;
+      if (status["state"] == "idle" || status["state"] == "planned") {
+        std::cout << "\n";
+        return 0;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "santral reshard: cannot reach the router at " << router << ": " << e.what()
+              << "\n";
+    return 1;
+  }
+}
+
+}  // namespace santral::router

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""GET latency of one client, phase by phase (scripts/bench.sh reshard).
+
+  latency_probe.py <port> <keys> [prefix]
+
+Sends GET <prefix><12-digit random number below keys> (redis-benchmark's key:__rand_int__
+names), one at a time on one connection, and times each reply. A line on stdin names the
+phase the following requests belong to ("before", "during", ...); at the end of stdin it
+prints one line per phase: name, requests, p50, p99, p99.9 and max latency in ms, and the
+second (from the phase's start) in which the slowest request was sent.
+"""
+import os
+import random
+import select
+import socket
+import sys
+import time
+
+
+def read_reply(sock, buffer):
+    """Reads one RESP reply to a GET (bulk, nil or error); returns the unread rest."""
+    while True:
+        end = buffer.find(b"\r\n")
+        if end >= 0:
+            kind = buffer[:1]
+            if kind == b"$":
+                length = int(buffer[1:end])
+                if length < 0:
+                    return buffer[end + 2:]
+                need = end + 2 + length + 2
+                while len(buffer) < need:
+                    chunk = sock.recv(1 << 16)
+                    if not chunk:
+                        raise ConnectionError("closed")
+                    buffer += chunk
+                return buffer[need:]
+            return buffer[end + 2:]  # +, -, : one line
+        chunk = sock.recv(1 << 16)
+        if not chunk:
+            raise ConnectionError("closed")
+        buffer += chunk
+
+
+def percentile(values, p):
+    if not values:
+        return 0.0
+    return values[min(len(values) - 1, int(len(values) * p))]
+
+
+def main():
+    port, keys = int(sys.argv[1]), int(sys.argv[2])
+    prefix = sys.argv[3] if len(sys.argv) > 3 else "key:"
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    stdin = sys.stdin.fileno()
+    os.set_blocking(stdin, False)
+    phases = []  # [name, started, [latency ns], [sent at ns]]
+    pending = b""
+    buffer = b""
+    phase = None
+    rng = random.Random(7)
+    while True:
+        ready, _, _ = select.select([stdin], [], [], 0 if phase else None)
+        if ready:
+            data = os.read(stdin, 4096)
+            if not data:
+                break
+            pending += data
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                if line.strip():
+                    phase = [line.strip().decode(), time.monotonic_ns(), [], []]
+                    phases.append(phase)
+        if phase is None:
+            continue
+        key = f"{prefix}{rng.randrange(keys):012d}".encode()
+        command = b"*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n" % (len(key), key)
+        sent = time.monotonic_ns()
+        try:
+            sock.sendall(command)
+            buffer = read_reply(sock, buffer)
+        except OSError as e:  # the server went away: report what was measured
+            print(f"error {e}", file=sys.stderr, flush=True)
+            break
+        phase[2].append(time.monotonic_ns() - sent)
+        phase[3].append(sent)
+    for name, started, latencies, sent in phases:
+        if not latencies:
+            print(f"{name} 0 0 0 0 0 0", flush=True)
+            continue
+        slowest = max(range(len(latencies)), key=latencies.__getitem__)
+        ordered = sorted(latencies)
+        ms = [percentile(ordered, p) / 1e6 for p in (0.50, 0.99, 0.999)]
+        print(f"{name} {len(ordered)} {ms[0]:.3f} {ms[1]:.3f} {ms[2]:.3f} {ordered[-1] / 1e6:.3f} "
+              f"{(sent[slowest] - started) / 1e9:.2f}", flush=True)
+    print("done", flush=True)
+
+
+if __name__ == "__main__":
+    main()
