@@ -8,7 +8,7 @@
 #   2. a post goes viral: SANTRAL HOTKEYS sees it, automatic salting spreads its INCRs from one
 #      shard to all, the like count stays exact
 #   3. everyone reads it: the near cache answers, the shards' GETs stay flat
-#   4. the cluster grows: a fifth shard moved in online (to come with resharding)
+#   4. the cluster grows: a fifth shard added, its keys moved in online while Chirp writes
 #   5. the dashboard's address
 # then keeps Chirp's light load going until Ctrl-C, which stops everything it started.
 set -euo pipefail
@@ -38,6 +38,7 @@ sed "${substitutions[@]}" "$root/config/examples/demo.yaml" >"$config"
 santral="$root/build-release/router/santral"
 start_santral "$santral" "$config" "$router_a"
 start_santral "$santral" "$config" "$router_b" --listen "127.0.0.1:$router_b" --admin-listen "127.0.0.1:$admin_b"
+router_b_pid="${started_pids[-1]}"
 echo "== two routers on one config: A 127.0.0.1:$router_a and B 127.0.0.1:$router_b"
 echo "   dashboards: http://127.0.0.1:$admin_a/ and http://127.0.0.1:$admin_b/"
 
@@ -50,22 +51,46 @@ chirp=(/usr/bin/python3 "$root/deploy/chirp/chirp.py" --routers "127.0.0.1:$rout
 # From here on Chirp keeps a light load going, for the dashboard and for step 4.
 "${chirp[@]}" --no-story --load &
 started_pids+=($!)
+load_pid=$!
 
 # ---- 4. The cluster grows ----------------------------------------------------------------------
-# PLACEHOLDER, to be filled in once resharding exists: start a fifth shard with a replica, add
-# it to the config, start the move online, show its progress (also on the dashboard's
-# resharding panel) while Chirp keeps writing (the load started above), then check that no key
-# and no like was lost.
+# A fifth shard joins the ring: the reload is a planned move, approved and watched from the
+# shell while Chirp writes through router A. One router moves at a time until the fleet shares
+# its map through etcd, so router B and the background load through it stop first.
 grow_the_cluster() {
   echo
-  echo "== 4. the cluster grows: a fifth shard added online (to come with resharding)"
+  echo "== 4. the cluster grows: router B steps aside (one router moves keys until the fleet"
+  echo "   shares a map through etcd), a fifth shard starts, and the config gets it"
+  kill "$load_pid" "$router_b_pid" 2>/dev/null || true
+  wait "$load_pid" "$router_b_pid" 2>/dev/null || true
+  primaries+=("$(free_port)")
+  start_redis "${primaries[4]}" --repl-diskless-sync-delay 0
+  replicas+=("$(free_port)")
+  start_redis "${replicas[4]}" --replicaof 127.0.0.1 "${primaries[4]}"
+  echo "   shard4: primary 127.0.0.1:${primaries[4]}, replica 127.0.0.1:${replicas[4]}"
+  /usr/bin/python3 - "$config" "${primaries[4]}" "${replicas[4]}" <<'PY'
+import sys
+path, primary, replica = sys.argv[1:]
+text = open(path).read()
+shard = (f"  - name: shard4\n    address: 127.0.0.1:{primary}\n"
+         f"    replicas: [127.0.0.1:{replica}]\n")
+open(path, "w").write(text.replace("namespaces:\n", shard + "namespaces:\n", 1))
+PY
+  echo "   SANTRAL RELOAD: $(redis-cli -p "$router_a" SANTRAL RELOAD)"
+  shards+=",127.0.0.1:${primaries[4]}+127.0.0.1:${replicas[4]}"
+  /usr/bin/python3 "$root/deploy/chirp/chirp.py" --routers "127.0.0.1:$router_a" --shards "$shards" \
+    --grow --santral-bin "$santral"
+  # The light load again, through router A.
+  /usr/bin/python3 "$root/deploy/chirp/chirp.py" --routers "127.0.0.1:$router_a" --shards "$shards" \
+    --no-story --load &
+  started_pids+=($!)
 }
 grow_the_cluster
 
 echo
 echo "== 5. watch it live: the dashboard of router A is http://127.0.0.1:$admin_a/"
-echo "   (router B: http://127.0.0.1:$admin_b/). Chirp keeps a light load going."
+echo "   Chirp keeps a light load going through it."
 echo
-echo "Santral is serving on 127.0.0.1:$router_a and 127.0.0.1:$router_b. Try: redis-cli -p $router_a"
+echo "Santral is serving on 127.0.0.1:$router_a. Try: redis-cli -p $router_a"
 echo "Logs: $work_dir. Press Ctrl-C to stop everything."
 while :; do sleep 3600; done

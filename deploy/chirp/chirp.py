@@ -22,7 +22,9 @@ import argparse
 import json
 import random
 import signal
+import subprocess
 import sys
+import threading
 import time
 
 import redis
@@ -247,6 +249,56 @@ def reads_step(routers, shards, args):
         f"near-cache hits {hits_after - hits_warm:,}")
 
 
+def grow_step(router, shards, args):
+    """The cluster grows: the reload that added a shard is a planned move; approve it and watch
+    it while Chirp keeps writing; then check that nothing was lost."""
+    step(4, "the cluster grows: a fifth shard, moved in online while Chirp writes")
+    keys_before = [servers[0].dbsize() for servers in shards]
+    say(f"keys per shard before: {keys_before} (the new shard{len(shards) - 1} is empty)")
+    say("SANTRAL RESHARD PLAN:")
+    for line in router.execute_command("SANTRAL", "RESHARD", "PLAN").splitlines():
+        say(f"  {line}")
+    likes = f"post:{VIRAL}:likes"
+    likes_before = int(router.get(likes) or 0)
+    acked = {"likes": 0, "posts": []}
+    stop = threading.Event()
+
+    def write():
+        writer = connect(f"{router.connection_pool.connection_kwargs['host']}:"
+                         f"{router.connection_pool.connection_kwargs['port']}")
+        n = 0
+        while not stop.is_set():
+            try:
+                writer.incr(likes)
+                acked["likes"] += 1
+                writer.set(f"post:grow:{n}", f"written during the move {n}")
+                acked["posts"].append(n)
+            except redis.RedisError as error:
+                say(f"write failed (retried): {error}")
+            n += 1
+
+    thread = threading.Thread(target=write)
+    thread.start()
+    address = args.santral_router or args.routers.split(",")[0]
+    subprocess.run([args.santral_bin, "reshard", "approve", "--router", address], check=True)
+    say("santral reshard status --watch:")
+    subprocess.run([args.santral_bin, "reshard", "status", "--watch", "--router", address],
+                   check=True)
+    stop.set()
+    thread.join()
+    status = pairs(router.execute_command("SANTRAL", "RESHARD", "STATUS"))
+    keys_after = [servers[0].dbsize() for servers in shards]
+    say(f"moved {status['keys_moved']} keys ({int(status['bytes_moved']) // 1024} KiB) in "
+        f"{status['elapsed_s']} s; keys per shard after: {keys_after}")
+    likes_after = int(router.get(likes) or 0)
+    lost = [n for n in acked["posts"] if router.get(f"post:grow:{n}") is None]
+    exact = likes_after == likes_before + acked["likes"] and not lost
+    say(f"likes: {likes_before} before + {acked['likes']} acknowledged during the move = "
+        f"{likes_after} ({'exact' if exact else 'WRONG'}); posts written during the move: "
+        f"{len(acked['posts'])}, missing: {len(lost)}")
+    return exact
+
+
 def load(routers, args, rng):
     """A light, steady load for the dashboard, until SIGINT or SIGTERM."""
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
@@ -278,6 +330,11 @@ def main():
                         help="after the story (or with --no-story instead of it), keep a light "
                              "load going until stopped")
     parser.add_argument("--no-story", action="store_true")
+    parser.add_argument("--grow", action="store_true",
+                        help="instead of the story: step 4, approve and watch the planned move "
+                             "of a reload that added a shard (needs --santral-bin)")
+    parser.add_argument("--santral-bin", help="the santral binary, for santral reshard")
+    parser.add_argument("--santral-router", help="host:port of the router that moves")
     parser.add_argument("--dashboard", help="the dashboard's address, printed after the story")
     args = parser.parse_args()
 
@@ -287,6 +344,8 @@ def main():
     rng = random.Random(500)
 
     exact = True
+    if args.grow:
+        sys.exit(0 if grow_step(writer, shards, args) else 1)
     if not args.no_story:
         print(f"Chirp: writes through {args.routers.split(',')[0]}, reads through "
               f"{args.routers.split(',')[-1]}")

@@ -175,11 +175,13 @@ Explanation explain(ClientSession& session, const protocol::Request& request, co
   return e;
 }
 
-void write_key(protocol::RespWriter& w, const config::ShardMap& map, std::string_view key,
-               const PlannedKey& planned, bool near_cached) {
+// `move`: the move under way, if any; a key whose owner changes says where it is pulled from.
+void write_key(protocol::RespWriter& w, const config::ShardMap& map, const config::Move* move,
+               std::string_view key, const PlannedKey& planned, bool near_cached) {
   config::Placement p = map.place(key);
   const SaltedCounter* salted = planned.salted;
-  w.map_header(6 + (salted != nullptr ? 2 : 0) + (near_cached ? 1 : 0));
+  auto source = move != nullptr ? move->source_of(key, planned.owner.shard) : std::nullopt;
+  w.map_header(6 + (salted != nullptr ? 2 : 0) + (near_cached ? 1 : 0) + (source ? 1 : 0));
   w.bulk("key");
   w.bulk(key);
   w.bulk("namespace");
@@ -192,6 +194,11 @@ void write_key(protocol::RespWriter& w, const config::ShardMap& map, std::string
   w.bulk(p.detail);
   w.bulk("shard");
   w.bulk(map.shard(planned.owner.shard).name);
+  if (source) {
+    // A move is under way: the key is pulled from its old owner first, if it is still there.
+    w.bulk("moving_from");
+    w.bulk(map.shard(*source).name);
+  }
   if (salted != nullptr) {
     w.bulk("salts");
     w.integer(salted->salts);
@@ -242,7 +249,8 @@ void santral_explain(const Routed& routed) {
   w.bulk("keys");
   w.array_header(plan.keys.size());
   for (const auto& key : plan.keys)
-    write_key(w, map, request.args[key.position], key, plan.near_cached);
+    write_key(w, map, worker.topology().move.get(), request.args[key.position], key,
+              plan.near_cached);
   w.bulk("note");
   w.bulk(e.note);
   session.reply(out);

@@ -23,6 +23,7 @@ big_elements="${BIG_ELEMENTS:-2000000}"
 big_wait="${BIG_WAIT:-25}"
 before_s="${BEFORE_S:-2}"
 reshard_workers="${WORKERS:-1}"
+probe_rate="${GET_RATE:-5000}"
 
 # The same key names as redis-benchmark's key:__rand_int__, so the probe reads loaded keys.
 awk -v n="$reshard_keys" 'BEGIN {
@@ -117,13 +118,18 @@ wait_idle() {
 declare -A probe_fd
 probe_start() {  # <name> <port>
   local fd
-  exec {fd}> >(exec /usr/bin/python3 "$root/scripts/lib/latency_probe.py" "$2" "$reshard_keys" \
-    >"$work_dir/probe-$1.out" 2>"$work_dir/probe-$1.err")
+  # Without the other probes' inputs: each sees the end of its own when bench.sh closes it.
+  exec {fd}> >(
+    for other in "${probe_fd[@]}"; do eval "exec $other>&-"; done
+    exec /usr/bin/python3 "$root/scripts/lib/latency_probe.py" "$2" "$reshard_keys" "$probe_rate" \
+      >"$work_dir/probe-$1.out" 2>"$work_dir/probe-$1.err"
+  )
   probe_fd[$1]=$fd
 }
 probe_phase() { echo "$2" >&"${probe_fd[$1]}"; }  # <name> <phase>
 probe_stop() {  # <name>: closes its input and waits for its summary
   eval "exec ${probe_fd[$1]}>&-"
+  unset "probe_fd[$1]"
   for _ in $(seq 1 600); do grep -q '^done' "$work_dir/probe-$1.out" 2>/dev/null && return; sleep 0.1; done
   echo "the latency probe $1 did not finish: $(cat "$work_dir/probe-$1.err")" >&2
 }
@@ -131,7 +137,7 @@ probe_stop() {  # <name>: closes its input and waits for its summary
 probe_result() { awk -v p="$2" '$1 == p { $1 = ""; print substr($0, 2) }' "$work_dir/probe-$1.out"; }
 
 mb() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1e6 }'; }
-per_s() { awk -v a="$1" -v s="$2" -v d="${3:-1}" 'BEGIN { if (s > 0) printf "%.0f", a / d / s; else print "-" }'; }
+per_s() { awk -v a="$1" -v s="$2" -v d="${3:-1}" -v f="${4:-%.0f}" 'BEGIN { if (s > 0) printf f, a / d / s; else print "-" }'; }
 
 plan_text=""
 checks=()
@@ -177,13 +183,13 @@ move_row() {  # <label> <resharding yaml>
   for _ in $(seq 1 "$repeat"); do move_once "$2" "$1"; done
   local keys bytes seconds
   keys="$(median <<<"$run_keys")" bytes="$(median <<<"$run_bytes")" seconds="$(median <<<"$run_seconds")"
-  printf "| %-34s | %10s | %9s | %7.2f | %8s | %6s | %5.3f / %6.3f | %5.3f / %6.3f | %8.1f |\n" "$1" \
-    "$keys" "$(mb "$bytes")" "$seconds" "$(per_s "$keys" "$seconds")" "$(per_s "$bytes" "$seconds" 1e6)" \
+  printf "| %-36s | %10s | %9s | %7.2f | %8s | %6s | %5.3f / %6.3f | %5.3f / %6.3f | %8.1f |\n" "$1" \
+    "$keys" "$(mb "$bytes")" "$seconds" "$(per_s "$keys" "$seconds")" "$(per_s "$bytes" "$seconds" 1e6 %.1f)" \
     "$(median <<<"$run_p50b")" "$(median <<<"$run_p99b")" "$(median <<<"$run_p50d")" \
     "$(median <<<"$run_p99d")" "$(median <<<"$run_maxd")"
 }
 published_row() {  # <label> <keys/s> <MB/s>
-  printf "| %-34s | %10s | %9s | %7s | %8s | %6s | %14s | %14s | %8s |\n" "$1" - - - "$2" "$3" - - -
+  printf "| %-36s | %10s | %9s | %7s | %8s | %6s | %14s | %14s | %8s |\n" "$1" - - - "$2" "$3" - - -
 }
 
 echo
@@ -191,13 +197,13 @@ echo "Resharding: add a 4th shard to a ketama ring of 3 (murmur) holding $reshar
 echo "(100-byte values, one in four with a TTL); Santral w=$reshard_workers, redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/'),"
 echo "$(date -u +%Y-%m-%d), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //');"
 echo "median of $repeat runs per row. MB by MEMORY USAGE (what STATUS counts), 1 MB = 10^6 bytes."
-echo "GET latency: one client, one GET at a time of a random loaded key through Santral, in ms"
-echo "(Python client, so about 0.05 ms above redis-benchmark's figures)."
+echo "GET latency: one client, one GET at a time of a random loaded key through Santral, at most"
+echo "$probe_rate a second, in ms (a Python client: about 0.05 ms above redis-benchmark's figures)."
 echo
-printf "| %-34s | %10s | %9s | %7s | %8s | %6s | %14s | %14s | %8s |\n" move "keys moved" "MB moved" seconds "keys/s" "MB/s" \
+printf "| %-36s | %10s | %9s | %7s | %8s | %6s | %14s | %14s | %8s |\n" move "keys moved" "MB moved" seconds "keys/s" "MB/s" \
   "GET p50 / p99" "p50 / p99" "max"
-printf "| %-34s | %10s | %9s | %7s | %8s | %6s | %14s | %14s | %8s |\n" "" "" "" "" "" "" "before" "during" "during"
-printf "|%s|\n" "------------------------------------|------------|-----------|---------|----------|--------|----------------|----------------|----------"
+printf "| %-36s | %10s | %9s | %7s | %8s | %6s | %14s | %14s | %8s |\n" "" "" "" "" "" "" "before" "during" "during"
+printf "|%s|\n" "--------------------------------------|------------|-----------|---------|----------|--------|----------------|----------------|----------"
 for batch in $batches; do
   move_row "Santral, unthrottled, batch_keys $batch" "resharding: {batch_keys: $batch}"
 done
@@ -247,7 +253,7 @@ big_once() {  # <migrate_timeout_ms> <request_ms>
   [ -n "$big_key" ] || find_moving_name
   load_keys
   local source source_port
-  source="$(redis-cli -p "$sp" santral explain get "$big_key" | tr -d '\r' | grep -x 'shard[0-9]*')"
+  source="$(redis-cli -p "$sp" santral explain get "$big_key" | tr -d '\r' | grep -x 'shard[0-9][0-9]*' | head -1)"
   source_port="${ports[${source#shard}]}"
   awk -v n="$big_elements" -v k="$big_key" 'BEGIN {
     c = 1000
@@ -290,16 +296,13 @@ big_once() {  # <migrate_timeout_ms> <request_ms>
   elif [ "$on_source" = "$big_elements" ] && [ "$on_target" = "$big_elements" ]; then where="a whole copy on both shards"
   elif [ "$on_source" = "$big_elements" ]; then where="not moved"
   else where="source $on_source fields, target $on_target"; fi
-  # Did STATUS count it? shard3's keys beside keys_moved.
-  local counted="counted"
-  [ "$(dbsize "${ports[3]}")" = "$keys" ] || counted="STATUS keys_moved $keys, shard3 holds $(dbsize "${ports[3]}")"
   local smax sat gp99 gmax
   read -r _ _ _ _ smax sat <<<"$(probe_result source during)"
   read -r _ _ gp99 _ gmax _ <<<"$(probe_result get during)"
-  printf "| %9s | %9s | %-40s | %-22s | %7.1f | %9.0f | %6.1f / %7.0f | %6s |\n" "$1" "$2" \
-    "$where; $counted" "$outcome" "$seconds" "$smax" "$gp99" "$gmax" "$errors"
+  printf "| %10s | %10s | %-40s | %-22s | %7.1f | %10.0f | %6.1f / %7.0f | %6s |\n" "$1" "$2" \
+    "$where" "$outcome" "$seconds" "$smax" "$gp99" "$gmax" "$errors"
   local log="$work_dir/santral-$sp.log"
-  big_notes+=("migrate_timeout_ms $1, request_ms $2: state $state, $errors errors, $(grep -c 'did not answer within' "$log" || true) request timeouts and $(grep -c 'resharding: MIGRATE from' "$log" || true) failed MIGRATEs in Santral's log; last_error at the end: ${last_error:--}")
+  big_notes+=("migrate_timeout_ms $1, request_ms $2: state $state, $errors errors, shard3 holds $(dbsize "${ports[3]}") keys (STATUS keys_moved $keys), $(grep -c 'did not answer within' "$log" || true) request timeouts and $(grep -c 'resharding: MIGRATE from' "$log" || true) failed MIGRATEs in Santral's log; last_error at the end: ${last_error:--}")
   while IFS= read -r line; do big_notes+=("    $line"); done < <(grep -E 'did not answer within|resharding: MIGRATE from|resharding paused' "$log" | head -4 | cut -c1-300)
   stop_from "$first"
 }
@@ -308,9 +311,9 @@ echo
 echo "The largest key: one big hash among the $reshard_keys keys, moved with them (unthrottled, batch_keys 100)."
 echo
 {
-  printf "| %9s | %9s | %-40s | %-22s | %7s | %9s | %16s | %6s |\n" "migrate_" "timeouts." "the big key" "move" "seconds" "source" "Santral GET" "STATUS"
-  printf "| %9s | %9s | %-40s | %-22s | %7s | %9s | %16s | %6s |\n" "timeout_ms" "request_ms" "" "" "" "blocked ms" "p99 / max (ms)" "errors"
-  printf "|%s|\n" "-----------|-----------|------------------------------------------|------------------------|---------|-----------|------------------|--------"
+  printf "| %10s | %10s | %-40s | %-22s | %7s | %10s | %16s | %6s |\n" "migrate_" "timeouts." "the big key" "move" "seconds" "source" "Santral GET" "STATUS"
+  printf "| %10s | %10s | %-40s | %-22s | %7s | %10s | %16s | %6s |\n" "timeout_ms" "request_ms" "" "" "" "blocked ms" "p99 / max (ms)" "errors"
+  printf "|%s|\n" "------------|------------|------------------------------------------|------------------------|---------|------------|------------------|--------"
   big_once 1000 2000
   big_once 30000 60000
 } >"$work_dir/big.table"

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """GET latency of one client, phase by phase (scripts/bench.sh reshard).
 
-  latency_probe.py <port> <keys> [prefix]
+  latency_probe.py <port> <keys> <rate>
 
-Sends GET <prefix><12-digit random number below keys> (redis-benchmark's key:__rand_int__
-names), one at a time on one connection, and times each reply. A line on stdin names the
+Sends GET key:<12-digit random number below keys> (redis-benchmark's key:__rand_int__ names),
+one at a time on one connection, <rate> a second at most (0: as fast as replies come), and
+times each reply (a reply slower than the interval delays the next request; there is no
+catching up). A line on stdin names the
 phase the following requests belong to ("before", "during", ...); at the end of stdin it
 prints one line per phase: name, requests, p50, p99, p99.9 and max latency in ms, and the
 second (from the phase's start) in which the slowest request was sent.
@@ -48,8 +50,9 @@ def percentile(values, p):
 
 
 def main():
-    port, keys = int(sys.argv[1]), int(sys.argv[2])
-    prefix = sys.argv[3] if len(sys.argv) > 3 else "key:"
+    port, keys, rate = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+    interval = int(1e9 / rate) if rate > 0 else 0
+    next_send = 0
     sock = socket.create_connection(("127.0.0.1", port))
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     stdin = sys.stdin.fileno()
@@ -60,7 +63,10 @@ def main():
     phase = None
     rng = random.Random(7)
     while True:
-        ready, _, _ = select.select([stdin], [], [], 0 if phase else None)
+        wait = None
+        if phase:
+            wait = max(0, next_send - time.monotonic_ns()) / 1e9
+        ready, _, _ = select.select([stdin], [], [], wait)
         if ready:
             data = os.read(stdin, 4096)
             if not data:
@@ -71,11 +77,12 @@ def main():
                 if line.strip():
                     phase = [line.strip().decode(), time.monotonic_ns(), [], []]
                     phases.append(phase)
-        if phase is None:
+        if phase is None or time.monotonic_ns() < next_send:
             continue
-        key = f"{prefix}{rng.randrange(keys):012d}".encode()
+        key = f"key:{rng.randrange(keys):012d}".encode()
         command = b"*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n" % (len(key), key)
         sent = time.monotonic_ns()
+        next_send = max(next_send, sent) + interval
         try:
             sock.sendall(command)
             buffer = read_reply(sock, buffer)

@@ -5,8 +5,10 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -275,6 +277,22 @@ TEST_CASE("a source shard that stops answering pauses the move, which ends once 
   auto status = reshard_status(client);
   CHECK(status["state"] == "moving");
   CHECK(status["last_error"].find("s0") != std::string::npos);
+  // EXPLAIN says where a moving key is pulled from.
+  auto new_map = santral::config::ShardMap(santral::config::load_config(santral.config_path()));
+  std::string moving;
+  for (int i = 0; moving.empty(); ++i)
+    if (new_map.shard_for_key("key:" + std::to_string(i)) == 1) moving = "key:" + std::to_string(i);
+  std::vector<std::string> words;
+  std::function<void(const Reply&)> flatten = [&](const Reply& r) {
+    if (r.type == Reply::Type::Array)
+      for (const auto& e : r.elements) flatten(e);
+    else
+      words.push_back(r.str);
+  };
+  flatten(client.command({"SANTRAL", "EXPLAIN", "GET", moving}));
+  auto at = std::find(words.begin(), words.end(), "moving_from");
+  REQUIRE(at != words.end());
+  CHECK(*(at + 1) == "s0");
   // The admin API says the same.
   auto page = http_request(admin, "GET", "/reshard");
   REQUIRE(page.status == 200);
