@@ -62,12 +62,16 @@ grow_the_cluster() {
   echo "== 4. the cluster grows: router B steps aside (one router moves keys until the fleet"
   echo "   shares a map through etcd), a fifth shard starts, and the config gets it"
   kill "$load_pid" "$router_b_pid" 2>/dev/null || true
-  wait "$load_pid" "$router_b_pid" 2>/dev/null || true
+  while kill -0 "$load_pid" 2>/dev/null || kill -0 "$router_b_pid" 2>/dev/null; do sleep 0.1; done
   primaries+=("$(free_port)")
   start_redis "${primaries[4]}" --repl-diskless-sync-delay 0
   replicas+=("$(free_port)")
   start_redis "${replicas[4]}" --replicaof 127.0.0.1 "${primaries[4]}"
   echo "   shard4: primary 127.0.0.1:${primaries[4]}, replica 127.0.0.1:${replicas[4]}"
+  # Reads go to replicas (read_from: prefer-replica): the new one must have synced first.
+  until redis-cli -p "${replicas[4]}" INFO replication | grep -q "master_link_status:up"; do
+    sleep 0.1
+  done
   /usr/bin/python3 - "$config" "${primaries[4]}" "${replicas[4]}" <<'PY'
 import sys
 path, primary, replica = sys.argv[1:]

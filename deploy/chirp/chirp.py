@@ -293,6 +293,11 @@ def grow_step(router, shards, args):
     likes_after = int(router.get(likes) or 0)
     lost = [n for n in acked["posts"] if router.get(f"post:grow:{n}") is None]
     exact = likes_after == likes_before + acked["likes"] and not lost
+    if lost:
+        key = f"post:grow:{lost[0]}"
+        held = [[server.exists(key) for server in servers] for servers in shards]
+        say(f"{key} is held by (primary, replicas) per shard: {held}; Santral routes it: "
+            f"{router.execute_command('SANTRAL', 'EXPLAIN', 'GET', key)}")
     say(f"likes: {likes_before} before + {acked['likes']} acknowledged during the move = "
         f"{likes_after} ({'exact' if exact else 'WRONG'}); posts written during the move: "
         f"{len(acked['posts'])}, missing: {len(lost)}")

@@ -70,6 +70,7 @@ class Writers {
           if (client.command({"SET", unique, unique}).is_ok()) {
             std::lock_guard lock(mutex_);
             written_.push_back(unique);
+            ++written_count_;
           } else {
             ++errors_;
           }
@@ -86,6 +87,7 @@ class Writers {
   std::atomic<long long> attempted_[kCounters]{};
   std::atomic<long long> acked_[kCounters]{};
   std::atomic<long long> errors_{0};
+  std::atomic<std::size_t> written_count_{0};  // written_.size(), for other threads
   std::vector<std::string> written_;
 
  private:
@@ -169,7 +171,7 @@ TEST_CASE("adding a shard to the ring: planned, approved, moved under load, noth
   CHECK(d.dbsize() == 0);
 
   Writers writers(santral.port(), 3);
-  wait_until([&] { return writers.written_.size() > 200; }, 10000);
+  wait_until([&] { return writers.written_count_ > 200; }, 10000);
   // From a shell: santral reshard approve, then status --watch until it ends.
   std::string router = "127.0.0.1:" + std::to_string(santral.port());
   auto approve = run_santral({"reshard", "approve", "--router", router});
