@@ -61,7 +61,7 @@ struct ReshardingSettings {
   std::uint64_t max_keys_per_sec = 0;   // the background mover's bound; 0: none
   std::uint64_t max_bytes_per_sec = 0;  // likewise, by MEMORY USAGE of what it moves
   std::uint32_t batch_keys = 100;       // keys per SCAN page and per MIGRATE
-  std::chrono::milliseconds migrate_timeout{1000};  // MIGRATE's own (I/O) timeout
+  std::chrono::milliseconds migrate_timeout{10000};  // MIGRATE's own (I/O) timeout
   std::filesystem::path state_file;  // where a move survives a restart; empty: beside the file
 };
 

@@ -19,7 +19,7 @@
 # REPEAT (3 runs per cell, median shown), SANTRAL (a santral binary to use instead of building
 # build-release). reshard: KEYS (200000), BATCHES ("100 500"), THROTTLE (20000), BIG_ELEMENTS
 # (2000000), BIG_WAIT (25 s before a big-key move is given up on), BEFORE_S (2 s of GETs before
-# the move), WORKERS (1).
+# the move), GET_RATE (5000: the latency client's GETs a second at most), WORKERS (1).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 mode="${1:-core}"

@@ -62,6 +62,11 @@ Mover::Mover(boost::asio::io_context& io, config::TopologyPtr topology, std::fun
       done_(std::move(done)),
       deadlines_(io),
       alive_(std::make_shared<bool>(true)) {
+  // A MIGRATE of a big key may take as long as its own timeout allows: the walk's connections
+  // wait that long before they give up on a shard (clients' connections keep theirs).
+  auto config = std::make_shared<config::Config>(*topology_->config);
+  config->timeouts.request += config->resharding.migrate_timeout * 2;
+  walk_config_ = std::move(config);
   // Every shard the old map placed keys on may hold keys that move.
   std::vector<std::size_t> shards = topology_->move->from_shard;
   std::sort(shards.begin(), shards.end());
@@ -113,7 +118,7 @@ void Mover::begin(Source& source) {
   int database = source.listed ? source.databases[source.db] : topology_->config->backend.database;
   if (source.connection) source.connection->stop();
   source.connection = new BackendConnection(
-      io_, BackendTarget{source.shard, shard.name, shard.address, {database, 2}}, topology_->config,
+      io_, BackendTarget{source.shard, shard.name, shard.address, {database, 2}}, walk_config_,
       source.stats);
   source.connection->start();
   if (source.listed) return scan(source);
@@ -228,6 +233,7 @@ void Mover::moved(Source& source, const std::vector<std::string>& replies,
   progress_.bytes_moved += batch_bytes;
   source.moved_this_pass += batch_keys;
   auto pause = throttle(batch_keys, batch_bytes);
+  if (source.failed_this_pass && pause < kRetryAfter) pause = kRetryAfter;  // no hot loop
   if (source.cursor == "0") {
     if (pause.count() == 0) return pass_done(source);
     source.timer.expires_after(pause);
@@ -240,15 +246,21 @@ void Mover::moved(Source& source, const std::vector<std::string>& replies,
   later(source, pause);
 }
 
-std::chrono::steady_clock::duration Mover::throttle(std::uint64_t keys, std::uint64_t bytes) const {
+// One budget for the whole move, whatever the number of sources: each batch books its cost
+// on a shared clock, and its source waits until the clock has caught up.
+std::chrono::steady_clock::duration Mover::throttle(std::uint64_t keys, std::uint64_t bytes) {
   const auto& settings = topology_->config->resharding;
   double seconds = 0;
   if (settings.max_keys_per_sec > 0)
     seconds = std::max(seconds, double(keys) / double(settings.max_keys_per_sec));
   if (settings.max_bytes_per_sec > 0)
     seconds = std::max(seconds, double(bytes) / double(settings.max_bytes_per_sec));
-  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      std::chrono::duration<double>(seconds));
+  if (seconds == 0) return {};
+  auto now = std::chrono::steady_clock::now();
+  budget_ =
+      std::max(budget_, now) + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                   std::chrono::duration<double>(seconds));
+  return budget_ - now;
 }
 
 void Mover::failed(Source& source, const std::string& what) {

@@ -58,11 +58,13 @@ class Mover {
   void pass_done(Source& source);
   void later(Source& source, std::chrono::steady_clock::duration after);
   void check_deadlines();
-  std::chrono::steady_clock::duration throttle(std::uint64_t keys, std::uint64_t bytes) const;
+  std::chrono::steady_clock::duration throttle(std::uint64_t keys, std::uint64_t bytes);
 
   boost::asio::io_context& io_;
   config::TopologyPtr topology_;
   std::function<void()> done_;
+  std::shared_ptr<const config::Config> walk_config_;  // the walk's longer request timeout
+  std::chrono::steady_clock::time_point budget_{};     // the throttle's shared clock
   std::vector<std::unique_ptr<Source>> sources_;
   boost::asio::steady_timer deadlines_;
   Progress progress_;

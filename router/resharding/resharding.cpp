@@ -256,6 +256,8 @@ void Resharding::finished() {
   status_.map_version = last.map_version;
   status_.elapsed_s = last.elapsed_s;
   status_.errors = last.errors;
+  status_.last_error = last.last_error;
+  status_.keys_per_sec = last.keys_per_sec;
   mover_.reset();
   keys_before_ = 0;
   save();

@@ -8,8 +8,9 @@ one at a time on one connection, <rate> a second at most (0: as fast as replies 
 times each reply (a reply slower than the interval delays the next request; there is no
 catching up). A line on stdin names the
 phase the following requests belong to ("before", "during", ...); at the end of stdin it
-prints one line per phase: name, requests, p50, p99, p99.9 and max latency in ms, and the
-second (from the phase's start) in which the slowest request was sent.
+prints one line per phase: name, requests, p50, p99, p99.9 and max latency in ms, the second
+(from the phase's start) in which the slowest request was sent, and how many replies were
+errors.
 """
 import os
 import random
@@ -20,7 +21,8 @@ import time
 
 
 def read_reply(sock, buffer):
-    """Reads one RESP reply to a GET (bulk, nil or error); returns the unread rest."""
+    """Reads one RESP reply to a GET (bulk, nil or error); returns the unread rest and
+    whether it was an error."""
     while True:
         end = buffer.find(b"\r\n")
         if end >= 0:
@@ -28,15 +30,15 @@ def read_reply(sock, buffer):
             if kind == b"$":
                 length = int(buffer[1:end])
                 if length < 0:
-                    return buffer[end + 2:]
+                    return buffer[end + 2:], False
                 need = end + 2 + length + 2
                 while len(buffer) < need:
                     chunk = sock.recv(1 << 16)
                     if not chunk:
                         raise ConnectionError("closed")
                     buffer += chunk
-                return buffer[need:]
-            return buffer[end + 2:]  # +, -, : one line
+                return buffer[need:], False
+            return buffer[end + 2:], kind == b"-"  # +, -, : one line
         chunk = sock.recv(1 << 16)
         if not chunk:
             raise ConnectionError("closed")
@@ -57,7 +59,7 @@ def main():
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     stdin = sys.stdin.fileno()
     os.set_blocking(stdin, False)
-    phases = []  # [name, started, [latency ns], [sent at ns]]
+    phases = []  # [name, started, [latency ns], [sent at ns], errors]
     pending = b""
     buffer = b""
     phase = None
@@ -75,7 +77,7 @@ def main():
             *lines, pending = pending.split(b"\n")
             for line in lines:
                 if line.strip():
-                    phase = [line.strip().decode(), time.monotonic_ns(), [], []]
+                    phase = [line.strip().decode(), time.monotonic_ns(), [], [], 0]
                     phases.append(phase)
         if phase is None or time.monotonic_ns() < next_send:
             continue
@@ -85,21 +87,22 @@ def main():
         next_send = max(next_send, sent) + interval
         try:
             sock.sendall(command)
-            buffer = read_reply(sock, buffer)
+            buffer, failed = read_reply(sock, buffer)
         except OSError as e:  # the server went away: report what was measured
             print(f"error {e}", file=sys.stderr, flush=True)
             break
         phase[2].append(time.monotonic_ns() - sent)
         phase[3].append(sent)
-    for name, started, latencies, sent in phases:
+        phase[4] += failed
+    for name, started, latencies, sent, errors in phases:
         if not latencies:
-            print(f"{name} 0 0 0 0 0 0", flush=True)
+            print(f"{name} 0 0 0 0 0 0 0", flush=True)
             continue
         slowest = max(range(len(latencies)), key=latencies.__getitem__)
         ordered = sorted(latencies)
         ms = [percentile(ordered, p) / 1e6 for p in (0.50, 0.99, 0.999)]
         print(f"{name} {len(ordered)} {ms[0]:.3f} {ms[1]:.3f} {ms[2]:.3f} {ordered[-1] / 1e6:.3f} "
-              f"{(sent[slowest] - started) / 1e9:.2f}", flush=True)
+              f"{(sent[slowest] - started) / 1e9:.2f} {errors}", flush=True)
     print("done", flush=True)
 
 

@@ -262,7 +262,7 @@ TEST_CASE("a source shard that stops answering pauses the move, which ends once 
   std::vector<RedisServer*> old_shards = {&a}, new_shards = {&a, &b};
   int admin = free_loopback_port();
   std::string settings =
-      "resharding: {max_keys_per_sec: 2000, batch_keys: 50}\n"
+      "resharding: {max_keys_per_sec: 2000, batch_keys: 50, migrate_timeout_ms: 300}\n"
       "timeouts: {request_ms: 300, connect_ms: 300}\n"
       "admin: {listen: 127.0.0.1:" +
       std::to_string(admin) + "}\n";
