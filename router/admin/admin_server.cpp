@@ -152,7 +152,7 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
     Verb verb = target == "/reshard/approve" ? Verb::Approve
                 : target == "/reshard/abort" ? Verb::Abort
                                              : Verb::Status;
-    server_.reshard(verb, [self = shared_from_this()](ControlPlane::ReshardAnswer answer) {
+    server_.reshard(verb, [self = shared_from_this()](const ControlPlane::ReshardAnswer& answer) {
       auto body = to_json(answer.status);
       if (!answer.error.empty()) body["error"] = answer.error;
       self->answer(answer.error.empty() ? http::status::ok : http::status::conflict,

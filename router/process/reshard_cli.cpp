@@ -1,6 +1,7 @@
 #include "router/process/reshard_cli.h"
 
 #include <chrono>
+#include <cmath>
 #include <iostream>
 #include <map>
 #include <string>
@@ -80,7 +81,7 @@ std::string progress_line(std::map<std::string, std::string>& status) {
   double share = estimated > 0 ? std::min(1.0, moved / estimated) : 0;
   if (status["state"] == "idle") share = 1;
   constexpr int kWidth = 30;
-  int filled = static_cast<int>(share * kWidth + 0.5);
+  int filled = static_cast<int>(std::lround(share * kWidth));
   return fmt::format(
       "[{}{}] {:3.0f}%  {:<9} units {}/{}  keys {:.0f}/~{:.0f}  {:.0f} keys/s  eta {:.0f}s"
       "  errors {}{}",

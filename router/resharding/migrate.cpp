@@ -20,7 +20,7 @@ std::string migrate_command(const config::Config& config, const config::Endpoint
       args.insert(args.end(), {"AUTH", backend.password});
     }
   }
-  args.push_back("KEYS");
+  args.emplace_back("KEYS");
   args.insert(args.end(), keys.begin(), keys.end());
   std::string out;
   protocol::RespWriter(out).command(args);

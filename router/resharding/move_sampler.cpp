@@ -1,6 +1,7 @@
 #include "router/resharding/move_sampler.h"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 
 #include <boost/asio/steady_timer.hpp>
@@ -64,7 +65,7 @@ struct Sampling : std::enable_shared_from_this<Sampling> {
     for (const auto& key : keys) {
       UnitProgress* unit = unit_for(key);
       if (unit == nullptr) continue;
-      unit->keys_estimated += static_cast<std::uint64_t>(weight + 0.5);
+      unit->keys_estimated += static_cast<std::uint64_t>(std::llround(weight));
       requests.push_back(command_bytes({"MEMORY", "USAGE", key}));
       owners.push_back(unit);
     }
@@ -85,11 +86,12 @@ struct Sampling : std::enable_shared_from_this<Sampling> {
     if (left > 0 && --left == 0) finish();
   }
 
+  // Once: closing the connections fails what they still carry, which comes back here.
   void finish() {
     if (!done) return;
+    auto report = std::exchange(done, nullptr);
     timer.cancel();
     for (auto& connection : connections) connection->stop();
-    auto report = std::exchange(done, nullptr);
     report(std::move(units));
   }
 
@@ -108,9 +110,9 @@ struct Sampling : std::enable_shared_from_this<Sampling> {
 
 }  // namespace
 
-void sample_move(boost::asio::io_context& io, config::TopologyPtr topology,
-                 std::vector<UnitProgress> units, unsigned samples,
-                 std::function<void(std::vector<UnitProgress>)> done) {
+std::function<void()> sample_move(boost::asio::io_context& io, config::TopologyPtr topology,
+                                  std::vector<UnitProgress> units, unsigned samples,
+                                  std::function<void(std::vector<UnitProgress>)> done) {
   auto sampling = std::make_shared<Sampling>(io);
   sampling->units = std::move(units);
   sampling->samples = samples;
@@ -134,13 +136,20 @@ void sample_move(boost::asio::io_context& io, config::TopologyPtr topology,
     connection->start();
     sampling->connections.push_back(connection);
   }
-  if (sources.empty()) return sampling->finish();
+  std::function<void()> stop = [weak = std::weak_ptr<Sampling>(sampling)] {
+    if (auto alive = weak.lock()) alive->finish();
+  };
+  if (sources.empty()) {
+    sampling->finish();
+    return stop;
+  }
   sampling->watch();
   for (std::size_t c = 0; c < sampling->connections.size(); ++c)
     call_shard(*sampling->connections[c], requests,
                [sampling, c](std::vector<std::string> replies) {
                  sampling->sampled(c, std::move(replies));
                });
+  return stop;
 }
 
 }  // namespace santral::router

@@ -189,10 +189,11 @@ void Mover::scanned(Source& source, const std::string& reply) {
     requests.push_back(
         migrate_command(*topology_->config, map.shard(targets[g]).address, database, groups[g]));
   std::vector<std::size_t> sizes;  // keys per group
+  sizes.reserve(groups.size());
   for (const auto& group : groups) sizes.push_back(group.size());
   std::weak_ptr<bool> alive = alive_;
   call_shard(*source.connection, requests,
-             [this, alive, &source, sizes, keys](std::vector<std::string> replies) {
+             [this, alive, &source, sizes, keys](const std::vector<std::string>& replies) {
                if (alive.expired() || !*alive.lock()) return;
                moved(source, replies, sizes, keys);
              });

@@ -24,7 +24,11 @@ std::vector<UnitProgress> units_of(const config::Topology& from, const config::T
 
 Resharding::Resharding(boost::asio::io_context& io, TopologyHost& host) : io_(io), host_(host) {}
 
-Resharding::~Resharding() = default;
+Resharding::~Resharding() {
+  ++generation_;  // what the sampling still reports is dropped
+  if (stop_sampling_) stop_sampling_();
+  if (mover_) mover_->stop();
+}
 
 void Resharding::set_state_file(const std::filesystem::path& config_path,
                                 const std::filesystem::path& state_file) {
@@ -38,7 +42,7 @@ void Resharding::set_state_file(const std::filesystem::path& config_path,
   }
 }
 
-Resharding::Planned Resharding::plan(config::TopologyPtr current, config::TopologyPtr next,
+Resharding::Planned Resharding::plan(config::TopologyPtr current, const config::TopologyPtr& next,
                                      std::string next_text) {
   if (running())
     return {false, protocol::error_message(protocol::ClientError::ReshardBusy,
@@ -85,15 +89,16 @@ void Resharding::cancel_plan(std::string_view why) {
 void Resharding::sample() {
   auto probe = moving_topology(*from_, *to_, to_->version, 0);
   auto generation = generation_;
-  sample_move(io_, probe, status_.units, kSamples,
-              [this, generation](std::vector<UnitProgress> units) {
-                if (generation != generation_) return;
-                for (std::size_t i = 0; i < units.size() && i < status_.units.size(); ++i) {
-                  status_.units[i].keys_estimated = units[i].keys_estimated;
-                  status_.units[i].bytes_estimated = units[i].bytes_estimated;
-                }
-                spdlog::info("resharding: {}", describe_plan(status_));
-              });
+  if (stop_sampling_) stop_sampling_();
+  stop_sampling_ = sample_move(
+      io_, probe, status_.units, kSamples, [this, generation](std::vector<UnitProgress> units) {
+        if (generation != generation_) return;
+        for (std::size_t i = 0; i < units.size() && i < status_.units.size(); ++i) {
+          status_.units[i].keys_estimated = units[i].keys_estimated;
+          status_.units[i].bytes_estimated = units[i].bytes_estimated;
+        }
+        spdlog::info("resharding: {}", describe_plan(status_));
+      });
 }
 
 std::string Resharding::approve() {
@@ -132,7 +137,7 @@ std::string Resharding::abort() {
 }
 
 // Keys move from `from`'s placement to `to`'s: every worker switches first, then the walk.
-void Resharding::start_moving(config::TopologyPtr from, config::TopologyPtr to,
+void Resharding::start_moving(const config::TopologyPtr& from, const config::TopologyPtr& to,
                               ReshardState state) {
   if (mover_) {
     keys_before_ += mover_->progress().keys_moved;
@@ -175,7 +180,7 @@ config::TopologyPtr Resharding::restore(const ParseTopology& parse, std::uint64_
   auto from = parse(saved->from_text);
   auto to = parse(saved->to_text);
   if (!from || !to) return nullptr;
-  auto with_naming = [&naming](config::TopologyPtr topology) {
+  auto with_naming = [&naming](const config::TopologyPtr& topology) {
     auto named = std::make_shared<config::Topology>(*topology);
     named->salt_naming = naming;
     return config::TopologyPtr(named);

@@ -52,7 +52,7 @@ class Resharding {
     bool ok = true;
     std::string message;
   };
-  Planned plan(config::TopologyPtr current, config::TopologyPtr next, std::string next_text);
+  Planned plan(config::TopologyPtr current, const config::TopologyPtr& next, std::string next_text);
   // The text of the config whose placement is in force (kept on disk with a move).
   void set_in_force_text(std::string text) { in_force_text_ = std::move(text); }
   const std::string& in_force_text() const { return in_force_text_; }
@@ -82,7 +82,8 @@ class Resharding {
 
  private:
   void sample();
-  void start_moving(config::TopologyPtr from, config::TopologyPtr to, ReshardState state);
+  void start_moving(const config::TopologyPtr& from, const config::TopologyPtr& to,
+                    ReshardState state);
   void walk_done();
   void finished();
   void save();
@@ -101,6 +102,7 @@ class Resharding {
   std::shared_ptr<const config::ShardMap>
       naming_;  // the config salted counters are named by; empty: the one in force
   std::unique_ptr<Mover> mover_;
+  std::function<void()> stop_sampling_;  // ends the plan's sampling early
   std::uint64_t epoch_ = 0;
   std::uint64_t final_version_ = 0;  // the version the destination map is put in force with
   std::uint64_t generation_ = 0;     // a plan replaced meanwhile drops its sampling's results
