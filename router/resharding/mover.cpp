@@ -21,18 +21,14 @@ std::vector<int> databases_with_keys(std::string_view reply) {
   std::vector<int> out;
   protocol::ReplyValue value;
   if (!protocol::parse_reply(reply, value) || value.is_error()) return out;
-  std::string_view text = value.text;
+  // Every line "db<N>:...", the first one included.
+  std::string text = "\n" + std::string(value.text);
   std::size_t at = 0;
-  while ((at = text.find("\ndb", at)) != std::string_view::npos) {
+  while ((at = text.find("\ndb", at)) != std::string::npos) {
     at += 3;
     int db = 0;
     auto [end, ec] = std::from_chars(text.data() + at, text.data() + text.size(), db);
     if (ec == std::errc() && end < text.data() + text.size() && *end == ':') out.push_back(db);
-  }
-  if (text.starts_with("db")) {
-    int db = 0;
-    auto [end, ec] = std::from_chars(text.data() + 2, text.data() + text.size(), db);
-    if (ec == std::errc() && *end == ':') out.push_back(db);
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
