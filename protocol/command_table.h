@@ -65,6 +65,7 @@ enum class LocalHandler : std::uint8_t {
   SantralExplain,
   SantralReload,
   SantralReshard,
+  SantralBalance,
   SantralShardmap,
   SantralHotkeys,
   SantralSalt,

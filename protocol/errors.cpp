@@ -134,6 +134,11 @@ constexpr Entry kMessages[] = {
      "(SANTRAL RESHARD PLAN shows what a reload would move)"},
     {ClientError::ReshardNotMoving, "ERR santral: no move is planned or running (state {})"},
     {ClientError::ReshardBusy, "ERR santral: a move is already {}; wait for it or ABORT it first"},
+    {ClientError::BalanceSyntax,
+     "ERR santral: syntax error; use SANTRAL BALANCE PLAN [BY ops|keys|bytes] [RATIO <r>=1.2] "
+     "[SAMPLES <n>] [WINDOW <ms>]"},
+    {ClientError::BalanceWhileMoving,
+     "ERR santral: a move is {}; balance once it is over (SANTRAL RESHARD STATUS)"},
     {ClientError::MoveFailed,
      "TRYAGAIN santral: key '{}' is moving from shard '{}' to '{}' and could not be moved "
      "({}); the command did not run, retry it"},

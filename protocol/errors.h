@@ -88,6 +88,8 @@ enum class ClientError : std::uint8_t {
   ReshardNothingPlanned,
   ReshardNotMoving,
   ReshardBusy,
+  BalanceSyntax,
+  BalanceWhileMoving,
   // A move in progress.
   MoveFailed,
   MoveChangedUnderneath,

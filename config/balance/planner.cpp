@@ -137,7 +137,7 @@ class Placement {
     std::vector<Choice> fits;
     for (std::size_t i = 0; i < pieces_.size(); ++i) {
       const Piece& p = pieces_[i];
-      if (p.shard != from || p.unit->load <= 0) continue;
+      if (p.shard != from || p.unit->load <= 0 || p.unit->pinned) continue;
       if (auto to = destination(p, from, split_on)) fits.push_back({i, *to});
     }
     auto unit = [&](const Choice& c) -> const Unit& { return *pieces_[c.piece].unit; };

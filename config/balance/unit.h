@@ -19,6 +19,8 @@ struct Unit {
   std::uint64_t keys = 0;
   std::uint64_t bytes = 0;
   std::vector<Unit> children;
+  // Placed by a hash (a ring's, a zone's): its load counts on its shard, but it never moves.
+  bool pinned = false;
 };
 
 }  // namespace santral::balance

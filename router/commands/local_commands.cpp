@@ -246,6 +246,7 @@ constexpr HandlerTable kTable = [] {
   set(LocalHandler::SantralExplain, santral_explain);
   set(LocalHandler::SantralReload, santral_reload);
   set(LocalHandler::SantralReshard, santral_reshard);
+  set(LocalHandler::SantralBalance, santral_balance);
   set(LocalHandler::SantralShardmap, santral_shardmap);
   set(LocalHandler::SantralHotkeys, santral_hotkeys);
   set(LocalHandler::SantralSalt, santral_salt);

@@ -8,6 +8,7 @@ namespace santral::router {
 void santral_explain(const Routed& routed);   // SANTRAL EXPLAIN <command> [args ...]
 void santral_reload(const Routed& routed);    // SANTRAL RELOAD
 void santral_reshard(const Routed& routed);   // SANTRAL RESHARD PLAN|APPROVE|STATUS|ABORT
+void santral_balance(const Routed& routed);   // SANTRAL BALANCE PLAN [BY ..] [RATIO ..] ...
 void santral_shardmap(const Routed& routed);  // SANTRAL SHARDMAP
 
 }  // namespace santral::router

@@ -28,6 +28,20 @@ class ControlPlane {
     ReshardStatus status;
   };
   virtual void reshard(ReshardVerb verb, std::function<void(ReshardAnswer)> done) = 0;
+
+  // SANTRAL BALANCE PLAN: measures the shards and proposes moves; nothing is applied.
+  struct BalanceRequest {
+    std::string by = "ops";     // ops, keys or bytes: what is evened out
+    double target_ratio = 1.2;  // the busiest shard's load over the mean, at most
+    unsigned samples = 400;     // RANDOMKEY draws per shard
+    unsigned window_ms = 1000;  // requests per shard are counted over this long
+  };
+  struct BalanceAnswer {
+    std::string error;        // for the client; empty on success
+    std::string report;       // what was measured and what the plan does
+    std::string config_text;  // the config with the plan carried out; empty: nothing to do
+  };
+  virtual void balance(BalanceRequest request, std::function<void(BalanceAnswer)> done) = 0;
 };
 
 }  // namespace santral::router

@@ -5,12 +5,14 @@
 
 #include "config/config_error.h"
 #include "router/process/cli.h"
+#include "router/process/balance_cli.h"
 #include "router/process/reshard_cli.h"
 #include "router/process/server.h"
 
 int main(int argc, char** argv) {
   using namespace santral;
   if (auto exit_code = router::run_reshard_command(argc, argv)) return *exit_code;
+  if (auto exit_code = router::run_balance_command(argc, argv)) return *exit_code;
   router::CommandLine options;
   if (auto exit_code = router::parse_command_line(argc, argv, options)) return *exit_code;
 

@@ -10,57 +10,14 @@
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
-#include <boost/asio/connect.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/read.hpp>
-#include <boost/asio/write.hpp>
 
 #include "config/config.h"
-#include "protocol/reply_scanner.h"
 #include "protocol/reply_value.h"
-#include "protocol/resp_writer.h"
+#include "router/process/router_link.h"
 
 namespace santral::router {
 
 namespace {
-
-namespace asio = boost::asio;
-
-// One blocking connection to the router, one command at a time.
-class RouterLink {
- public:
-  explicit RouterLink(const config::Endpoint& router) : socket_(io_) {
-    asio::ip::tcp::resolver resolver(io_);
-    asio::connect(socket_, resolver.resolve(router.host, std::to_string(router.port)));
-  }
-
-  // The reply's frame (throws on a lost connection).
-  std::string call(const std::vector<std::string_view>& args) {
-    std::string request;
-    protocol::RespWriter(request).command(args);
-    asio::write(socket_, asio::buffer(request));
-    for (;;) {
-      protocol::ReplyScanner scanner;
-      std::size_t length = 0;
-      auto status = scanner.scan(buffer_, length);
-      if (status == protocol::ScanStatus::Complete) {
-        std::string frame = buffer_.substr(0, length);
-        buffer_.erase(0, length);
-        return frame;
-      }
-      if (status == protocol::ScanStatus::Error) throw std::runtime_error("not a RESP reply");
-      char chunk[4096];
-      std::size_t got = socket_.read_some(asio::buffer(chunk));
-      buffer_.append(chunk, got);
-    }
-  }
-
- private:
-  asio::io_context io_;
-  asio::ip::tcp::socket socket_;
-  std::string buffer_;
-};
 
 std::map<std::string, std::string> status_map(const protocol::ReplyValue& reply) {
   std::map<std::string, std::string> fields;

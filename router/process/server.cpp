@@ -18,6 +18,7 @@
 #include "router/admin/admin_server.h"
 #include "router/hotkeys/detection/hot_key_report.h"
 #include "router/hotkeys/salting/salting_change.h"
+#include "router/process/balance_run.h"
 #include "router/process/fan_out.h"
 #include "router/process/fence.h"
 #include "santral/version.h"
@@ -297,6 +298,19 @@ void Server::reshard(ReshardVerb verb, std::function<void(ReshardAnswer)> done) 
     answer.status = resharding_.status();
     if (answer.status.state == ReshardState::Idle) answer.status.map_version = topology_->version;
     done(std::move(answer));
+  });
+}
+
+void Server::balance(BalanceRequest request, std::function<void(BalanceAnswer)> done) {
+  asio::post(io_, [this, request = std::move(request), done = std::move(done)]() mutable {
+    // A plan is measured on the map in force, and carried out as the next move.
+    auto state = resharding_.status().state;
+    if (state != ReshardState::Idle)
+      return done({protocol::error_message(protocol::ClientError::BalanceWhileMoving,
+                                           reshard_state_name(state)),
+                   {},
+                   {}});
+    run_balance(*this, std::move(request), std::move(done));
   });
 }
 

@@ -55,6 +55,7 @@ class Server final : public ControlPlane, private TopologyHost {
   // ControlPlane: SIGHUP, a changed file and SANTRAL RELOAD all end up here.
   void reload(std::function<void(ReloadResult)> done) override;
   void reshard(ReshardVerb verb, std::function<void(ReshardAnswer)> done) override;
+  void balance(BalanceRequest request, std::function<void(BalanceAnswer)> done) override;
 
   // The last reload's outcome, for the admin API (nullopt: none since start).
   struct ReloadRecord {
@@ -67,6 +68,8 @@ class Server final : public ControlPlane, private TopologyHost {
   const std::vector<std::unique_ptr<Worker>>& workers() const { return workers_; }
   config::TopologyPtr topology() const { return topology_; }
   SharedState& shared() { return shared_; }
+  // The text of the config in force (what the last reload that took effect read).
+  const std::string& config_text() const { return resharding_.in_force_text(); }
   boost::asio::io_context& io() { return io_; }
 
  private:

@@ -170,3 +170,17 @@ TEST_CASE("invalid input is an error, not a plan") {
   CHECK_THAT(plan_balance(negative, {2, 1.2}).error, Catch::Contains("unit 'n' has load -1"));
   CHECK(plan_balance(units, {2, 1.0}).error.empty());  // perfect balance is a valid target
 }
+
+TEST_CASE("a pinned unit counts on its shard but never moves") {
+  // shard0 carries a ring's share (pinned, 40, in few keys: the cheapest to move, were it
+  // movable) and a group (20): only the group may go.
+  Unit ring = group("ring on s0", 0, 40);
+  ring.keys = 5;
+  ring.pinned = true;
+  std::vector<Unit> units{ring, group("g", 0, 20), group("h", 1, 10)};
+  auto plan = plan_balance(units, {2, 1.2});
+  REQUIRE(plan.error.empty());
+  CHECK(moved_units(plan) == std::vector<std::string>{"g"});
+  CHECK(plan.loads_after == std::vector<double>{40, 30});
+  CHECK(plan.target_met);  // 40 over a mean of 35
+}

@@ -1,0 +1,96 @@
+#include "router/process/balance_cli.h"
+
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "config/config.h"
+#include "protocol/reply_value.h"
+#include "router/process/router_link.h"
+
+namespace santral::router {
+
+namespace {
+
+// SANTRAL BALANCE PLAN's text puts the proposed config after this line.
+constexpr std::string_view kConfigMarker = "--- proposed config ---\n";
+
+}  // namespace
+
+std::optional<int> run_balance_command(int argc, char** argv) {
+  if (argc < 2 || std::string_view(argv[1]) != "balance") return std::nullopt;
+  CLI::App app{"Santral's balancer: a plan that evens out the shards, for the operator to approve"};
+  std::string router = "127.0.0.1:6380", password, by = "ops", write;
+  double ratio = 1.2;
+  unsigned samples = 400, window = 1000;
+  app.add_option("-r,--router", router, "The router's address (host:port)");
+  app.add_option("-a,--password", password, "AUTH with this password first");
+  app.add_option("--by", by, "What to even out: ops (requests/s), keys or bytes")
+      ->check(CLI::IsMember({"ops", "keys", "bytes"}));
+  app.add_option("--ratio", ratio, "The busiest shard's load over the mean, at most")
+      ->check(CLI::Range(1.0, 1000.0));
+  app.add_option("--samples", samples, "RANDOMKEY draws per shard")->check(CLI::Range(1, 100000));
+  app.add_option("--window", window, "Milliseconds over which requests are counted")
+      ->check(CLI::Range(0, 60000));
+  app.add_option("-w,--write", write, "Save the proposed config to this file");
+  try {
+    app.parse(argc - 1, argv + 1);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  config::Endpoint endpoint;
+  if (!config::parse_endpoint(router, endpoint)) {
+    std::cerr << "santral balance: --router expects host:port, got '" << router << "'\n";
+    return 2;
+  }
+  std::string frame;
+  try {
+    RouterLink link(endpoint);
+    if (!password.empty()) link.call({"AUTH", password});
+    std::string ratio_text = std::to_string(ratio), samples_text = std::to_string(samples),
+                window_text = std::to_string(window);
+    frame = link.call({"SANTRAL", "BALANCE", "PLAN", "BY", by, "RATIO", ratio_text, "SAMPLES",
+                       samples_text, "WINDOW", window_text});
+  } catch (const std::exception& e) {
+    std::cerr << "santral balance: cannot reach the router at " << router << ": " << e.what()
+              << "\n";
+    return 1;
+  }
+  protocol::ReplyValue reply;
+  if (!protocol::parse_reply(frame, reply)) {
+    std::cerr << "santral balance: the router's reply is not RESP\n";
+    return 1;
+  }
+  if (reply.is_error()) {
+    std::cerr << "santral balance: " << reply.text << "\n";
+    return 1;
+  }
+  std::string_view text = reply.text, config_text;
+  if (auto at = text.find(kConfigMarker); at != std::string_view::npos) {
+    config_text = text.substr(at + kConfigMarker.size());
+    text = text.substr(0, at);
+  }
+  std::cout << text;
+  if (write.empty()) {
+    if (!config_text.empty())
+      std::cout << "(santral balance --write FILE saves the proposed config)\n";
+    return 0;
+  }
+  if (config_text.empty()) {
+    std::cout << "nothing to write: the plan changes no config\n";
+    return 0;
+  }
+  std::ofstream out(write);
+  out << config_text;
+  if (!out.flush()) {
+    std::cerr << "santral balance: cannot write " << write << "\n";
+    return 1;
+  }
+  std::cout << "wrote the proposed config to " << write
+            << "; put it in place of the config and reload to plan the move\n";
+  return 0;
+}
+
+}  // namespace santral::router
