@@ -84,17 +84,19 @@ bool pulls_first(ClientSession& session, const protocol::Request& request, Plan&
   auto groups = moving_keys(*topology.move, *topology.map, plan, request);
   if (groups.empty()) return false;
   auto& pull = session.pull_outcome();
-  if (pull.done && pull.epoch == topology.move->epoch) {
-    pull.done = false;
-    // Fresh from the primary: a replica may not have the key that just arrived.
-    plan.read_from = config::ReadFrom::Primary;
-    if (pull.error.empty()) return false;
-    plan.kind = RouteKind::Answered;
-    plan.error = std::exchange(pull.error, {});
-    return false;
+  if (!pull.done || pull.epoch != topology.move->epoch) {
+    start_pull(session, std::move(groups), topology.move->epoch);
+    // A source that is down fails the pull at once, before the request could wait for it:
+    // nothing would wake the request then, so it takes that outcome now.
+    if (!pull.done) return true;
   }
-  start_pull(session, std::move(groups), topology.move->epoch);
-  return true;
+  pull.done = false;
+  // Fresh from the primary: a replica may not have the key that just arrived.
+  plan.read_from = config::ReadFrom::Primary;
+  if (pull.error.empty()) return false;
+  plan.kind = RouteKind::Answered;
+  plan.error = std::exchange(pull.error, {});
+  return false;
 }
 
 bool admitted(const Plan& plan) {
