@@ -42,6 +42,9 @@ void ok(const Routed& r) {
 }
 
 void ping(const Routed& r) {
+  // COMMAND says -1; Redis's PING itself refuses more than one message.
+  if (r.request.args.size() > 2)
+    return r.session.reply_error(error_message(ClientError::WrongArity, "ping"));
   std::string_view message = r.request.args.size() > 1 ? r.request.args[1] : std::string_view{};
   // A subscribed RESP2 client gets PING's pub/sub form, as from Redis.
   if (r.session.state().protocol == 2 && r.session.subscribed()) {

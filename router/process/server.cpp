@@ -84,7 +84,8 @@ Server::Server(ConfigSource source, config::Config config)
   shared_.control = this;
   resharding_.set_state_file(source_.path, topology_->config->resharding.state_file);
   try {
-    resharding_.set_in_force_text(source_.read_text());
+    last_read_text_ = source_.read_text();
+    resharding_.set_in_force_text(last_read_text_);
   } catch (const config::ConfigError&) {
   }
   // A move kept on disk by an earlier run resumes: it decides what serves.
@@ -324,6 +325,7 @@ ControlPlane::ReloadResult Server::reload_now(std::string_view why) {
   std::string text;
   try {
     text = source_.read_text();
+    last_read_text_ = text;
     next = source_.parse(text);
   } catch (const config::ConfigError& e) {
     spdlog::error("reload ({}) rejected, still serving version {}: {}", why, topology_->version,
@@ -391,6 +393,14 @@ ControlPlane::ReloadResult Server::remember_reload(std::string_view why, ReloadR
 }
 
 // Reloads when the file's modification time or size changes; checked once a second.
+bool Server::already_read() const {
+  try {
+    return source_.read_text() == last_read_text_;
+  } catch (const config::ConfigError&) {
+    return false;
+  }
+}
+
 void Server::watch_file() {
   std::error_code ec;
   auto time = std::filesystem::last_write_time(source_.path, ec);
@@ -399,7 +409,8 @@ void Server::watch_file() {
     bool changed = file_time_ && (*file_time_ != time || file_size_ != size);
     file_time_ = time;
     file_size_ = size;
-    if (changed && topology_->config->watch_file) reload_now("the file changed");
+    // A file some reload has read already (SANTRAL RELOAD right after the edit) is not new.
+    if (changed && topology_->config->watch_file && !already_read()) reload_now("the file changed");
   }
   watch_timer_.expires_after(kWatchPeriod);
   watch_timer_.async_wait([this](boost::system::error_code error) {

@@ -80,6 +80,7 @@ class Server final : public ControlPlane, private TopologyHost {
   std::vector<Worker*> worker_list() const;
   ReloadResult remember_reload(std::string_view why, ReloadResult result);
   void watch_file();
+  bool already_read() const;  // the file holds the text the last reload read
   void check_auto_salting();
   void wait_for_signals();
   void begin_shutdown(int signal);
@@ -104,6 +105,7 @@ class Server final : public ControlPlane, private TopologyHost {
   Resharding resharding_;
   std::optional<std::filesystem::file_time_type> file_time_;
   std::uintmax_t file_size_ = 0;
+  std::string last_read_text_;  // what the last reload (or the start) read from the file
   std::unique_ptr<AdminServer> admin_;
   std::optional<ReloadRecord> last_reload_;
   std::size_t next_worker_ = 0;

@@ -50,7 +50,11 @@ ClientSession::ClientSession(Worker& worker, asio::ip::tcp::socket socket, std::
   state_.authenticated = worker.config().password.empty() && worker.config().users.empty();
 }
 
-ClientSession::~ClientSession() = default;
+// A session let go without close() (nothing held it any more: no read and no reply pending)
+// must not stay in its worker's list.
+ClientSession::~ClientSession() {
+  if (!closed_) worker_.forget(*this);
+}
 
 Transaction& ClientSession::transaction() {
   if (!transaction_) transaction_ = std::make_unique<Transaction>();
