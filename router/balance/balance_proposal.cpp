@@ -22,6 +22,7 @@ template <typename Entry, typename NameOf, typename Cut>
 std::vector<Entry> apply(const std::vector<Entry>& table, NameOf name_of, Cut cut,
                          const balance::Plan& plan, const LiveUnits& units) {
   std::vector<Named<Entry>> pieces;
+  pieces.reserve(table.size());
   for (const auto& entry : table) pieces.push_back({name_of(entry), entry});
   auto find = [&](const std::string& name) {
     return std::find_if(pieces.begin(), pieces.end(),
@@ -42,6 +43,7 @@ std::vector<Entry> apply(const std::vector<Entry>& table, NameOf name_of, Cut cu
     if (at != pieces.end()) at->entry.shard = move.to;
   }
   std::vector<Entry> out;
+  out.reserve(pieces.size());
   for (auto& piece : pieces) out.push_back(std::move(piece.entry));
   return out;
 }

@@ -53,7 +53,7 @@ struct BalanceRun : std::enable_shared_from_this<BalanceRun> {
 
   void start() {
     auto self = shared_from_this();
-    take_snapshot(server, [self](ClusterSnapshot first) {
+    take_snapshot(server, [self](const ClusterSnapshot& first) {
       self->requests_before = requests_per_shard(*self->topology->map, first.total);
       self->started = Clock::now();
       std::vector<std::size_t> shards;
@@ -71,7 +71,7 @@ struct BalanceRun : std::enable_shared_from_this<BalanceRun> {
   void one_done() {
     if (--waiting > 0) return;
     auto self = shared_from_this();
-    take_snapshot(server, [self](ClusterSnapshot second) {
+    take_snapshot(server, [self](const ClusterSnapshot& second) {
       double seconds = std::chrono::duration<double>(Clock::now() - self->started).count();
       auto after = requests_per_shard(*self->topology->map, second.total);
       std::vector<ShardMeasure> measures;

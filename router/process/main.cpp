@@ -4,8 +4,8 @@
 #include <spdlog/spdlog.h>
 
 #include "config/config_error.h"
-#include "router/process/cli.h"
 #include "router/process/balance_cli.h"
+#include "router/process/cli.h"
 #include "router/process/reshard_cli.h"
 #include "router/process/server.h"
 

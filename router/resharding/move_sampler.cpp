@@ -27,16 +27,16 @@ UnitProgress* unit_for(const config::Topology& topology, std::vector<UnitProgres
 
 }  // namespace
 
-std::function<void()> sample_move(boost::asio::io_context& io, config::TopologyPtr topology,
+std::function<void()> sample_move(boost::asio::io_context& io, const config::TopologyPtr& topology,
                                   std::vector<UnitProgress> units, unsigned samples,
                                   std::function<void(std::vector<UnitProgress>)> done) {
   std::vector<std::size_t> sources = topology->move->from_shard;
   std::sort(sources.begin(), sources.end());
   sources.erase(std::unique(sources.begin(), sources.end()), sources.end());
   return sample_shards(
-      io, topology, std::move(sources), samples,
+      io, topology, sources, samples,
       [topology, units = std::move(units),
-       done = std::move(done)](std::vector<ShardSample> shards) mutable {
+       done = std::move(done)](const std::vector<ShardSample>& shards) mutable {
         for (const auto& shard : shards) {
           if (shard.keys == 0 || shard.draws.empty()) continue;
           double weight = double(shard.keys) / double(shard.draws.size());

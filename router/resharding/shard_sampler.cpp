@@ -91,8 +91,9 @@ struct Sampling : std::enable_shared_from_this<Sampling> {
 
 }  // namespace
 
-std::function<void()> sample_shards(boost::asio::io_context& io, config::TopologyPtr topology,
-                                    std::vector<std::size_t> shards, unsigned samples,
+std::function<void()> sample_shards(boost::asio::io_context& io,
+                                    const config::TopologyPtr& topology,
+                                    const std::vector<std::size_t>& shards, unsigned samples,
                                     std::function<void(std::vector<ShardSample>)> done) {
   auto sampling = std::make_shared<Sampling>(io);
   sampling->done = std::move(done);

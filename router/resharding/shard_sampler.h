@@ -33,8 +33,9 @@ struct ShardSample {
 // that has not answered within a few seconds. `done` runs on `io`'s thread with one sample per
 // shard, in the order given. Returns what ends the sampling at once (its connections closed;
 // `done` then gets what is in so far). For a move's estimates and for the balancer.
-std::function<void()> sample_shards(boost::asio::io_context& io, config::TopologyPtr topology,
-                                    std::vector<std::size_t> shards, unsigned samples,
+std::function<void()> sample_shards(boost::asio::io_context& io,
+                                    const config::TopologyPtr& topology,
+                                    const std::vector<std::size_t>& shards, unsigned samples,
                                     std::function<void(std::vector<ShardSample>)> done);
 
 }  // namespace santral::router
