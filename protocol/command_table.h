@@ -29,7 +29,6 @@ enum class Merge : std::uint8_t {
   AllOk,       // MSET, FLUSHDB: OK only if every shard said OK
   Concat,      // KEYS: arrays joined
   Same,        // SCRIPT LOAD: every shard must give the same answer
-  AllTrue,     // SCRIPT EXISTS: element-wise AND of 0/1 arrays
   Scan,        // SCAN: walks the shards in turn with one combined cursor
   Random,      // RANDOMKEY: one shard's non-nil answer
   Info,        // INFO: sections merged, keyspace summed
@@ -49,6 +48,7 @@ enum class LocalHandler : std::uint8_t {
   Select,
   Reset,
   Help,
+  SeenScripts,
   CommandCount,
   ClientGetname,
   ClientSetname,
@@ -106,8 +106,9 @@ enum class TimeoutReply : std::uint8_t {
 };
 
 // Commands that carry a Lua script (argument 1): its body, which Santral remembers, or its
-// SHA1, which Santral can replace by the body when a shard does not have the script.
-enum class ScriptArg : std::uint8_t { None, Body, Sha };
+// SHA1, which Santral can replace by the body when a shard does not have the script; or
+// that empty the scripts (SCRIPT FLUSH), which Santral then forgets too.
+enum class ScriptArg : std::uint8_t { None, Body, Sha, Flush };
 
 // Flags copied from the backend's COMMAND output (those Santral acts on).
 enum CommandFlag : std::uint32_t {

@@ -74,6 +74,7 @@ constexpr Entry kMessages[] = {
     {ClientError::NotInTransaction,
      "ERR santral: '{}' cannot be queued in a transaction through Santral ({}); EXEC will now "
      "fail"},
+    {ClientError::NotAllowedInMulti, "ERR Command not allowed inside a transaction"},
     {ClientError::InvalidCursor, "ERR invalid cursor"},
     {ClientError::PinnedConnection,
      "ERR santral: {} cannot change the database or protocol while WATCH or MULTI holds a "

@@ -54,6 +54,7 @@ enum class ClientError : std::uint8_t {
   ExecAbort,
   TransactionCrossShard,
   NotInTransaction,
+  NotAllowedInMulti,
   PinnedConnection,
   InvalidCursor,
   AuthNotConfigured,

@@ -90,7 +90,11 @@ class Builder {
   LiveUnits finish() {
     LiveUnits out;
     for (auto& [where, items] : filed_) out.units.push_back(unit_of(where, items, out.refs));
-    for (auto& [name, unit] : pinned_) out.units.push_back(std::move(unit));
+    for (auto& [name, pinned] : pinned_) {
+      pinned.unit.keys = static_cast<std::uint64_t>(pinned.keys);
+      pinned.unit.bytes = static_cast<std::uint64_t>(pinned.bytes);
+      out.units.push_back(std::move(pinned.unit));
+    }
     return out;
   }
 
@@ -99,13 +103,13 @@ class Builder {
 
   void pin(const std::string& placement, std::size_t shard, const Item& item) {
     std::string name = placement + " on " + map_.shard(shard).name;
-    auto& unit = pinned_[name];
-    unit.name = name;
-    unit.shard = shard;
-    unit.pinned = true;
-    unit.load += load_of(item, metric_);
-    unit.keys += static_cast<std::uint64_t>(item.keys);
-    unit.bytes += static_cast<std::uint64_t>(item.bytes);
+    auto& pinned = pinned_[name];
+    pinned.unit.name = name;
+    pinned.unit.shard = shard;
+    pinned.unit.pinned = true;
+    pinned.unit.load += load_of(item, metric_);
+    pinned.keys += item.keys;
+    pinned.bytes += item.bytes;
   }
 
   void file(Where where, Item item) { filed_[where].push_back(std::move(item)); }
@@ -227,7 +231,11 @@ class Builder {
   const config::ShardMap& map_;
   BalanceMetric metric_;
   std::map<Where, std::vector<Item>> filed_;
-  std::map<std::string, balance::Unit> pinned_;
+  struct Pinned {
+    balance::Unit unit;
+    double keys = 0, bytes = 0;  // summed as they come, rounded once
+  };
+  std::map<std::string, Pinned> pinned_;
 };
 
 }  // namespace

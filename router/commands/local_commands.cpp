@@ -62,6 +62,17 @@ void echo(const Routed& r) {
   answer(r, [&](RespWriter& w) { w.bulk(r.request.args[1]); });
 }
 
+// SCRIPT EXISTS sha ...: the scripts Santral has seen (EVAL, SCRIPT LOAD), which it loads on
+// any shard an EVALSHA meets without them; SCRIPT FLUSH through Santral forgets them.
+void script_exists(const Routed& r) {
+  const auto& scripts = r.session.worker().scripts();
+  answer(r, [&](RespWriter& w) {
+    w.array_header(r.request.args.size() - 2);
+    for (std::size_t i = 2; i < r.request.args.size(); ++i)
+      w.integer(scripts.knows(r.request.args[i]) ? 1 : 0);
+  });
+}
+
 void quit(const Routed& r) {
   r.session.reply("+OK\r\n");
   r.session.close_after_replies();
@@ -233,6 +244,7 @@ constexpr HandlerTable kTable = [] {
   set(LocalHandler::Select, select);
   set(LocalHandler::Reset, reset);
   set(LocalHandler::Help, help);
+  set(LocalHandler::SeenScripts, script_exists);
   set(LocalHandler::CommandCount, command_count);
   set(LocalHandler::ClientGetname, client_getname);
   set(LocalHandler::ClientSetname, client_setname);

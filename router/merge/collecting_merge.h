@@ -109,10 +109,24 @@ class CollectingMerge : public ReplyMerge {
     return unexpected_reply_error(shard(fragment), plan_.command);
   }
 
+  // Every shard answered the very same error (FUNCTION LOAD of a bad library, a syntax
+  // error): the client gets it as one Redis would have sent it.
+  bool all_same_error() const {
+    for (const auto& reply : replies_)
+      if (!reply.parsed || !reply.value.is_error() || reply.frame != replies_.front().frame)
+        return false;
+    return !replies_.empty();
+  }
+
   // For the commands that must succeed everywhere: if any fragment fails, writes one error
-  // naming every failing shard and quoting the first failure, and returns true.
+  // naming every failing shard and quoting the first failure (or, when every shard answered
+  // the same error, that error unchanged), and returns true.
   template <typename Accepts>
   bool write_failed_shards(Accepts accepts, std::string& out) const {
+    if (all_same_error()) {
+      out.append(replies_.front().frame);
+      return true;
+    }
     std::vector<std::string_view> failed;
     std::optional<std::uint32_t> first;
     for (std::uint32_t i = 0; i < replies_.size(); ++i) {

@@ -33,8 +33,6 @@ std::unique_ptr<ReplyMerge> make_merge(MergePlan plan) {
       return make_concat_merge(std::move(plan));
     case Merge::Same:
       return make_same_merge(std::move(plan));
-    case Merge::AllTrue:
-      return make_all_true_merge(std::move(plan));
     case Merge::Scan:
       return make_scan_merge(std::move(plan));
     case Merge::Random:

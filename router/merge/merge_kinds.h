@@ -12,7 +12,6 @@ std::unique_ptr<ReplyMerge> make_sum_merge(MergePlan plan);
 std::unique_ptr<ReplyMerge> make_all_ok_merge(MergePlan plan);
 std::unique_ptr<ReplyMerge> make_concat_merge(MergePlan plan);
 std::unique_ptr<ReplyMerge> make_same_merge(MergePlan plan);
-std::unique_ptr<ReplyMerge> make_all_true_merge(MergePlan plan);
 std::unique_ptr<ReplyMerge> make_any_ok_merge(MergePlan plan);
 std::unique_ptr<ReplyMerge> make_random_merge(MergePlan plan);
 std::unique_ptr<ReplyMerge> make_sum_per_name_merge(MergePlan plan);

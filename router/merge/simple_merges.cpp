@@ -151,40 +151,6 @@ class SameMerge final : public CollectingMerge {
   }
 };
 
-bool is_flag_list(const ReplyValue& value) {
-  if (value.type != Type::Array) return false;
-  for (const ReplyValue& flag : value.elements)
-    if (flag.type != Type::Integer && flag.type != Type::Boolean) return false;
-  return true;
-}
-
-// SCRIPT EXISTS: a script exists only where every shard has it. Each flag keeps the type
-// fragment 0 sent it as (integer, or RESP3 boolean).
-class AllTrueMerge final : public CollectingMerge {
- public:
-  using CollectingMerge::CollectingMerge;
-
- private:
-  void merge(std::string& out) override {
-    if (auto failed = first_failure(is_flag_list)) return write_failure(*failed, out);
-    const std::vector<ReplyValue>& first = value(0).elements;
-    for (std::uint32_t i = 1; i < replies().size(); ++i)
-      if (value(i).elements.size() != first.size())
-        return RespWriter(out).error(unexpected_reply_error(shard(i), plan().command));
-
-    RespWriter(out).array_header(first.size());
-    for (std::size_t k = 0; k < first.size(); ++k) {
-      bool everywhere = true;
-      for (const FragmentReply& reply : replies())
-        everywhere = everywhere && reply.value.elements[k].integer != 0;
-      if (first[k].type == Type::Boolean)
-        out.append(everywhere ? "#t\r\n" : "#f\r\n");
-      else
-        RespWriter(out).integer(everywhere ? 1 : 0);
-    }
-  }
-};
-
 // SCRIPT KILL, FUNCTION KILL: the script ran on one shard at most; the first shard that did
 // not answer with an error (NOTBUSY...) speaks for all.
 class AnyOkMerge final : public CollectingMerge {
@@ -296,9 +262,6 @@ std::unique_ptr<ReplyMerge> make_concat_merge(MergePlan plan) {
 }
 std::unique_ptr<ReplyMerge> make_same_merge(MergePlan plan) {
   return std::make_unique<SameMerge>(std::move(plan));
-}
-std::unique_ptr<ReplyMerge> make_all_true_merge(MergePlan plan) {
-  return std::make_unique<AllTrueMerge>(std::move(plan));
 }
 std::unique_ptr<ReplyMerge> make_any_ok_merge(MergePlan plan) {
   return std::make_unique<AnyOkMerge>(std::move(plan));

@@ -1,5 +1,6 @@
 #include "router/plan/planner.h"
 
+#include <algorithm>
 #include <iterator>
 
 #include <fmt/format.h>
@@ -153,9 +154,25 @@ void plan_broadcast(const PlanContext& context, const protocol::Request& request
 }
 
 // Inside MULTI: the shard the command is queued on, or why it cannot be.
+// Its keys follow a numkeys argument (EVAL, FCALL, SINTERCARD, LMPOP, ZUNION, ...).
+bool counts_its_keys(const CommandSpec& spec) {
+  return std::any_of(spec.key_specs.begin(), spec.key_specs.end(), [](const protocol::KeySpec& k) {
+    return k.find == protocol::KeySpec::Find::Keynum;
+  });
+}
+
 void plan_queued(const PlanContext& context, const protocol::Request& request, Plan& plan) {
   const CommandSpec& spec = *plan.spec;
   plan.kind = RouteKind::Queued;
+  if (spec.has(protocol::kNoMulti)) {  // SAVE, SHUTDOWN, ...: Redis refuses them there
+    plan.fail(ClientError::NotAllowedInMulti);
+    return;
+  }
+  // Answered by Santral outside a transaction, by the shard inside one (in EXEC's reply).
+  if (spec.local == LocalHandler::Ping || spec.local == LocalHandler::Echo) {
+    plan.any_shard = true;
+    return;
+  }
   if (const PlannedKey* salted = plan.salted_key()) {
     plan.fail(ClientError::SaltedInTransaction, request.args[salted->position]);
     return;
@@ -259,6 +276,14 @@ void build_plan(const PlanContext& context, const protocol::Request& request, Pl
   if (plan.spec == nullptr || !admitted(context, request, plan)) return;
   const CommandSpec& spec = *plan.spec;
   place_keys(context, request, plan);
+  // A numkeys Redis refuses (not a number, negative, more than the arguments given): any
+  // shard answers it in Redis's own words, and runs nothing. Inside MULTI Redis queues it and
+  // EXEC carries the error, so it is queued on the transaction's shard.
+  if (!plan.keys_found && counts_its_keys(spec)) {
+    plan.kind = context.in_multi ? RouteKind::Queued : RouteKind::AnyShard;
+    plan.any_shard = context.in_multi;
+    return;
+  }
 
   if (context.in_multi && !runs_inside_multi(spec)) return plan_queued(context, request, plan);
   if (const PlannedKey* salted = plan.salted_key()) return plan_salted(request, plan, *salted);

@@ -162,6 +162,14 @@ void Worker::remember_script(std::string_view body) {
   });
 }
 
+void Worker::forget_scripts() {
+  scripts_.clear();
+  std::vector<Worker*> others;
+  for (Worker* peer : peers_)
+    if (peer != this) others.push_back(peer);
+  post_to_each<Worker>(others, [](Worker& peer) { peer.scripts().clear(); });
+}
+
 void Worker::refresh_salts() {
   std::shared_ptr<const SaltOverrides> overrides;
   {

@@ -76,6 +76,8 @@ class Worker {
   void refresh_salts();
   // Remembers a script body here and tells the other workers about it.
   void remember_script(std::string_view body);
+  // SCRIPT FLUSH: this worker and its peers forget every script they have seen.
+  void forget_scripts();
 
   // Every worker of the server, this one included (set once before start).
   void set_peers(std::vector<Worker*> peers) { peers_ = std::move(peers); }

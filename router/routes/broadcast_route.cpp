@@ -87,6 +87,9 @@ void route_info(const Routed& routed) {
   if (wanted.santral) plan.info.local_sections = santral_info_section(session.worker());
   plan.info.overrides.emplace_back(
       "connected_clients", std::to_string(session.worker().shared().connected_clients.load()));
+  // Scripts, not scripts times shards: the ones Santral has seen.
+  plan.info.overrides.emplace_back("number_of_cached_scripts",
+                                   std::to_string(session.worker().scripts().size()));
   if (wanted.only_santral) {
     std::string out;
     protocol::RespWriter(out).bulk(plan.info.local_sections);
@@ -112,6 +115,8 @@ void route_broadcast(const Routed& routed) {
   }
   if (routed.spec.script == protocol::ScriptArg::Body)
     routed.session.worker().remember_script(routed.request.args[2]);  // SCRIPT LOAD <body>
+  if (routed.spec.script == protocol::ScriptArg::Flush)
+    routed.session.worker().forget_scripts();  // a later EVALSHA gets NOSCRIPT, as from Redis
   const auto& shards = routed.plan.shards;
   if (shards.empty()) return routed.session.reply("*0\r\n");  // the pattern can match no key
   send_to_shards(routed, plan_for(routed, shards), request_bytes(routed), shards);

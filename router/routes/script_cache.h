@@ -21,6 +21,11 @@ class ScriptCache {
   // The body whose SHA1 is `sha` (any case), or nullptr.
   const std::string* body_of(std::string_view sha) const;
   bool knows(std::string_view sha) const { return body_of(sha) != nullptr; }
+  std::size_t size() const { return bodies_.size(); }
+  void clear() {
+    bodies_.clear();
+    order_.clear();
+  }
 
   static std::string sha1_hex(std::string_view body);
 

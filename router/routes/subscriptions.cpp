@@ -54,6 +54,33 @@ struct Send {
   std::string bytes;
 };
 
+// The key of a keyspace notification channel ("__keyspace@0__:<key>"), or nullopt.
+std::optional<std::string_view> keyspace_key(std::string_view channel) {
+  constexpr std::string_view kPrefix = "__keyspace@";
+  if (!channel.starts_with(kPrefix)) return std::nullopt;
+  std::size_t at = kPrefix.size();
+  while (at < channel.size() && channel[at] >= '0' && channel[at] <= '9') ++at;
+  if (at == kPrefix.size() || channel.substr(at, 3) != "__:") return std::nullopt;
+  return channel.substr(at + 3);
+}
+
+// Where a channel's messages come from: a key's notifications from the key's shard
+// ("__keyspace@0__:k"), key events from every shard ("__keyevent@0__:expired"), any other
+// channel from the shard that owns its name (where PUBLISH sends it). Sharded channels
+// (SSUBSCRIBE) always by name.
+std::vector<std::size_t> channel_shards(const config::ShardMap& map, std::string_view channel,
+                                        bool sharded) {
+  if (!sharded) {
+    if (auto key = keyspace_key(channel)) return {map.shard_for_key(*key)};
+    if (channel.starts_with("__keyevent@")) {
+      std::vector<std::size_t> all(map.shard_count());
+      for (std::size_t s = 0; s < all.size(); ++s) all[s] = s;
+      return all;
+    }
+  }
+  return {map.shard_for_key(channel)};
+}
+
 void send_all(ClientSession& session, std::string reply, std::vector<Send> sends,
               const std::function<BackendConnection&(std::size_t)>& connection) {
   if (sends.empty()) return session.reply(reply);
@@ -102,7 +129,8 @@ void Subscriptions::subscribe(const Routed& routed) {
   for (std::size_t i = 1; i < routed.request.args.size(); ++i) {
     std::string_view channel = routed.request.args[i];
     if (names.emplace(channel).second)
-      sends.push_back({map.shard_for_key(channel), command(backend_command, channel)});
+      for (std::size_t shard : channel_shards(map, channel, sharded))
+        sends.push_back({shard, command(backend_command, channel)});
     confirmation(reply, session.state().protocol, kind, channel,
                  sharded ? shard_channels() : channels() + patterns());
   }
@@ -125,7 +153,8 @@ void Subscriptions::unsubscribe(const Routed& routed) {
   std::vector<Send> sends;
   for (const auto& channel : targets) {
     if (names.erase(channel) > 0)
-      sends.push_back({map.shard_for_key(channel), command(backend_command, channel)});
+      for (std::size_t shard : channel_shards(map, channel, sharded))
+        sends.push_back({shard, command(backend_command, channel)});
     confirmation(reply, session.state().protocol, kind, channel,
                  sharded ? shard_channels() : channels() + patterns());
   }

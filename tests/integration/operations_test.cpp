@@ -186,6 +186,25 @@ TEST_CASE("read_from per namespace: its reads go to the replica, other keys' to 
   // Writes to the namespace still go to the primary.
   CHECK(client.command({"INCR", "profile:n"}).integer == 1);
   CHECK(primary.command_calls("incr") == 1);
+  // Read-only scripts may run on a replica; EVAL, which may write, runs on the primary.
+  std::string read = "return redis.call('GET', KEYS[1])";
+  CHECK(client.command({"EVAL_RO", read, "1", "profile:1"}).str == "ada");
+  CHECK(replica.command_calls("eval_ro") == 1);
+  CHECK(primary.command_calls("eval_ro") == 0);
+  CHECK(client.command({"EVAL", read, "1", "profile:1"}).str == "ada");
+  CHECK(primary.command_calls("eval") == 1);
+  CHECK(replica.command_calls("eval") == 0);
+  REQUIRE(client
+              .command({"FUNCTION", "LOAD",
+                        "#!lua name=reads\nredis.register_function{function_name='read', "
+                        "callback=function(keys) return redis.call('GET', keys[1]) end, "
+                        "flags={'no-writes'}}"})
+              .str == "reads");
+  REQUIRE(wait_until(
+      [&] { return !replica.client().command({"FUNCTION", "LIST"}).elements.empty(); }, 10000));
+  CHECK(client.command({"FCALL_RO", "read", "1", "profile:1"}).str == "ada");
+  CHECK(replica.command_calls("fcall_ro") == 1);
+  CHECK(primary.command_calls("fcall_ro") == 0);
   CHECK(client.command({"SANTRAL", "SHARDMAP"}).str.find("read_from: replica") !=
         std::string::npos);
 }

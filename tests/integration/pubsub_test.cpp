@@ -491,3 +491,84 @@ TEST_CASE("a subscriber that disconnects leaves no subscription behind on any sh
   auto client = cluster.client();
   CHECK(show(client.command({"PUBLISH", on0, "nobody"})) == "0");
 }
+
+TEST_CASE("keyspace notifications: every shard's events reach PSUBSCRIBE and SUBSCRIBE") {
+  Cluster cluster(3);
+  auto client = cluster.client();
+  // CONFIG SET is broadcast: every shard notifies.
+  REQUIRE(client.command({"CONFIG", "SET", "notify-keyspace-events", "KEA"}).is_ok());
+  for (std::size_t s = 0; s < 3; ++s)
+    CHECK(cluster.shard(s)
+              .client()
+              .command({"CONFIG", "GET", "notify-keyspace-events"})
+              .elements.at(1)
+              .str.find('K') != std::string::npos);
+  std::vector<std::string> keys;
+  for (std::size_t s = 0; s < 3; ++s) keys.push_back(cluster.key_on(s, "note:"));
+
+  SECTION("PSUBSCRIBE __keyspace@0__:* and __keyevent@0__:* see every shard's writes") {
+    auto subscriber = cluster.client();
+    CHECK(show(subscriber.command({"PSUBSCRIBE", "__keyspace@0__:*", "__keyevent@0__:*"})) ==
+          frame({"psubscribe", "__keyspace@0__:*"}, 1));
+    CHECK(show(subscriber.get_reply()) == frame({"psubscribe", "__keyevent@0__:*"}, 2));
+    std::multiset<std::string> expected;
+    for (const auto& key : keys) {
+      REQUIRE(client.command({"SET", key, "v"}).is_ok());
+      expected.insert(frame({"pmessage", "__keyspace@0__:*", "__keyspace@0__:" + key, "set"}));
+      expected.insert(frame({"pmessage", "__keyevent@0__:*", "__keyevent@0__:set", key}));
+    }
+    std::multiset<std::string> received;
+    for (std::size_t i = 0; i < expected.size(); ++i) received.insert(show(subscriber.get_reply()));
+    CHECK(received == expected);
+  }
+
+  SECTION("SUBSCRIBE to a key's channel listens on the key's shard; expired from every shard") {
+    auto subscriber = cluster.client();
+    // The key's channel name hashes elsewhere than the key: it must still be heard.
+    std::string key = keys[2];
+    CHECK(show(subscriber.command({"SUBSCRIBE", "__keyspace@0__:" + key})) ==
+          frame({"subscribe", "__keyspace@0__:" + key}, 1));
+    CHECK(numsub(cluster.shard(2), "__keyspace@0__:" + key) == 1);
+    CHECK(show(subscriber.command({"SUBSCRIBE", "__keyevent@0__:expired"})) ==
+          frame({"subscribe", "__keyevent@0__:expired"}, 2));
+    for (std::size_t s = 0; s < 3; ++s)
+      CHECK(numsub(cluster.shard(s), "__keyevent@0__:expired") == 1);
+    REQUIRE(client.command({"INCR", key}).integer == 1);
+    CHECK(show(subscriber.get_reply()) == frame({"message", "__keyspace@0__:" + key, "incrby"}));
+    // Keys on every shard expire: each shard's expired event arrives once.
+    std::multiset<std::string> expected;
+    for (const auto& k : keys) {
+      REQUIRE(client.command({"SET", k + ":t", "v", "PX", "30"}).is_ok());
+      expected.insert(frame({"message", "__keyevent@0__:expired", k + ":t"}));
+    }
+    std::multiset<std::string> received;
+    for (std::size_t i = 0; i < expected.size(); ++i) received.insert(show(subscriber.get_reply()));
+    CHECK(received == expected);
+    CHECK(show(subscriber.command({"UNSUBSCRIBE", "__keyevent@0__:expired"})) ==
+          frame({"unsubscribe", "__keyevent@0__:expired"}, 1));
+    for (std::size_t s = 0; s < 3; ++s)
+      CHECK(numsub(cluster.shard(s), "__keyevent@0__:expired") == 0);
+  }
+
+  SECTION("evicted events from a shard under maxmemory") {
+    auto subscriber = cluster.client();
+    CHECK(show(subscriber.command({"SUBSCRIBE", "__keyevent@0__:evicted"})) ==
+          frame({"subscribe", "__keyevent@0__:evicted"}, 1));
+    auto direct = cluster.shard(1).client();
+    std::string memory = direct.command({"INFO", "memory"}).str;
+    long long used = std::stoll(memory.substr(memory.find("used_memory:") + 12));
+    REQUIRE(direct.command({"CONFIG", "SET", "maxmemory-policy", "allkeys-random"}).is_ok());
+    REQUIRE(direct.command({"CONFIG", "SET", "maxmemory", std::to_string(used + 2000000)}).is_ok());
+    std::string big(100000, 'x');
+    for (int i = 0; i < 200; ++i)
+      REQUIRE(
+          client.command({"SET", cluster.key_on(1, "big" + std::to_string(i) + ":"), big}).is_ok());
+    auto first = subscriber.get_reply();
+    CHECK(first.type == Reply::Type::Array);
+    REQUIRE(first.elements.size() == 3);
+    CHECK(first.elements[0].str == "message");
+    CHECK(first.elements[1].str == "__keyevent@0__:evicted");
+    CHECK_FALSE(first.elements[2].str.empty());
+    REQUIRE(direct.command({"CONFIG", "SET", "maxmemory", "0"}).is_ok());
+  }
+}

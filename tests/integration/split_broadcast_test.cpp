@@ -225,13 +225,16 @@ TEST_CASE("SCRIPT LOAD, EXISTS and FLUSH on every shard; EVALSHA survives a shar
   REQUIRE(exists.elements.size() == 2);
   CHECK(exists.elements[0].integer == 1);
   CHECK(exists.elements[1].integer == 0);
+  // INFO counts scripts, not scripts times shards.
+  CHECK(client.command({"INFO", "memory"}).str.find("number_of_cached_scripts:1\r\n") !=
+        std::string::npos);
 
   std::string key = cluster.key_on(1, "sk");
   REQUIRE(client.command({"SET", key, "hello"}).is_ok());
   // The shard loses its scripts (a restart would do the same): Santral retries with the body.
   REQUIRE(cluster.shard(1).client().command({"SCRIPT", "FLUSH"}).is_ok());
-  CHECK(client.command({"SCRIPT", "EXISTS", sha}).elements.at(0).integer ==
-        0);  // not on every shard
+  // Santral has seen it and loads it wherever an EVALSHA needs it: it exists, as for Redis.
+  CHECK(client.command({"SCRIPT", "EXISTS", sha}).elements.at(0).integer == 1);
   // Santral loads the script on a connection before its first EVALSHA there.
   CHECK(client.command({"EVALSHA", sha, "1", key}).str == "hello");
   CHECK(cluster.shard(1).client().command({"SCRIPT", "EXISTS", sha}).elements.at(0).integer == 1);
@@ -252,4 +255,23 @@ TEST_CASE("SCRIPT LOAD, EXISTS and FLUSH on every shard; EVALSHA survives a shar
   CHECK(client.command({"SCRIPT", "FLUSH"}).is_ok());
   for (std::size_t s = 0; s < cluster.size(); ++s)
     CHECK(cluster.shard(s).client().command({"SCRIPT", "EXISTS", sha}).elements.at(0).integer == 0);
+  // Santral forgot it too, on every worker: NOSCRIPT, as from Redis.
+  CHECK(client.command({"SCRIPT", "EXISTS", sha}).elements.at(0).integer == 0);
+  auto other = cluster.client();  // clients go to the workers in turn: the next one
+  CHECK(other.command({"SCRIPT", "EXISTS", sha}).elements.at(0).integer == 0);
+  CHECK(client.command({"EVALSHA", sha, "1", key}).str.rfind("NOSCRIPT", 0) == 0);
+}
+
+TEST_CASE("a broadcast every shard refuses alike answers that error as one Redis would") {
+  Cluster cluster(3);
+  auto client = cluster.client();
+  // What one redis-server answers (an error: nothing is loaded anywhere).
+  auto direct = cluster.shard(0).client().command({"FUNCTION", "LOAD", "return 1"});
+  REQUIRE(direct.is_error());
+  auto through = client.command({"FUNCTION", "LOAD", "return 1"});
+  CHECK(through.str == direct.str);
+  auto config = client.command({"CONFIG", "SET", "no-such-option", "1"});
+  CHECK(config.str ==
+        cluster.shard(1).client().command({"CONFIG", "SET", "no-such-option", "1"}).str);
+  CHECK(config.str.find("santral") == std::string::npos);
 }

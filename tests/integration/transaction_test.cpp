@@ -62,6 +62,40 @@ TEST_CASE("broadcast and local commands are refused inside MULTI") {
   CHECK(client.command({"EXEC"}).str.rfind("EXECABORT", 0) == 0);
 }
 
+TEST_CASE("PING, ECHO and TIME are queued as Redis queues them; SAVE and SHUTDOWN are refused") {
+  Cluster cluster(2);
+  auto client = cluster.client();
+  std::string key = cluster.key_on(1, "k");
+  REQUIRE(client.command({"MULTI"}).is_ok());
+  CHECK(client.command({"PING"}).str == "QUEUED");
+  CHECK(client.command({"ECHO", "hi"}).str == "QUEUED");
+  CHECK(client.command({"TIME"}).str == "QUEUED");
+  CHECK(client.command({"SET", key, "v"}).str == "QUEUED");
+  // Redis checks PING's one message when it runs: the error is EXEC's element, as there.
+  CHECK(client.command({"PING", "x", "y"}).str == "QUEUED");
+  auto exec = client.command({"EXEC"});
+  REQUIRE(exec.type == Reply::Type::Array);
+  REQUIRE(exec.elements.size() == 5);
+  CHECK(exec.elements[0].str == "PONG");
+  CHECK(exec.elements[1].str == "hi");
+  CHECK(exec.elements[2].elements.size() == 2);
+  CHECK(exec.elements[3].is_ok());
+  CHECK(exec.elements[4].str == "ERR wrong number of arguments for 'ping' command");
+  // All of it ran on the key's shard, in the transaction.
+  CHECK(cluster.shard(1).command_calls("exec") == 1);
+  CHECK(cluster.shard(1).has_key(key));
+
+  for (const char* refused : {"SAVE", "SHUTDOWN"}) {
+    INFO(refused);
+    REQUIRE(client.command({"MULTI"}).is_ok());
+    CHECK(client.command({refused}).str == "ERR Command not allowed inside a transaction");
+    CHECK(client.command({"EXEC"}).str.rfind("EXECABORT", 0) == 0);
+  }
+  // Outside MULTI, PING with two messages gets the arity error from Santral itself.
+  CHECK(client.command({"PING", "x", "y"}).str ==
+        "ERR wrong number of arguments for 'ping' command");
+}
+
 TEST_CASE("WATCH: a change by another client makes EXEC return nil") {
   Cluster cluster(3);
   auto client = cluster.client();

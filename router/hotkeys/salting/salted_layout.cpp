@@ -1,6 +1,7 @@
 #include "router/hotkeys/salting/salted_layout.h"
 
 #include <algorithm>
+#include <deque>
 
 #include <fmt/format.h>
 
@@ -46,14 +47,42 @@ SaltedCounter lay_out_counter(std::string_view key, std::uint32_t salts, config:
     counter.sub_keys.push_back(std::move(name));
     counter.shards.push_back(shard);
   }
-  // Second pass: more salts than shards (or no luck): the candidates skipped, then new ones.
+  // Then more salts than shards: level by level, so that no shard takes a third sub-key
+  // before every shard has two (8 salts on 4 shards: 2 each). The candidates skipped so far
+  // come first, then new ones; a level that keeps refusing (see above) takes any candidate.
+  std::vector<std::uint32_t> per_shard(map.shard_count(), 0);
+  for (std::size_t shard : counter.shards) ++per_shard[shard];
+  std::deque<std::uint32_t> pending(skipped.begin(), skipped.end());
+  std::vector<std::uint32_t> refused;
   std::uint32_t next = tried + 1;
-  std::size_t reuse = 0;
+  std::uint32_t level = 2;
+  std::uint32_t refusals = 0;
   while (counter.sub_keys.size() < salts) {
-    std::uint32_t i = reuse < skipped.size() ? skipped[reuse++] : next++;
+    std::uint32_t i = next;
+    if (!pending.empty()) {
+      i = pending.front();
+      pending.pop_front();
+    } else {
+      ++next;
+    }
     std::string name = candidate(key, hashed, i);
-    counter.shards.push_back(map.shard_for_key(name));
+    std::size_t shard = map.shard_for_key(name);
+    if (per_shard[shard] >= level && refusals < budget) {
+      refused.push_back(i);
+      ++refusals;
+      continue;
+    }
+    ++per_shard[shard];
+    counter.shards.push_back(shard);
     counter.sub_keys.push_back(std::move(name));
+    bool level_full = std::all_of(per_shard.begin(), per_shard.end(),
+                                  [level](std::uint32_t n) { return n >= level; });
+    if (level_full || refusals >= budget) {
+      ++level;
+      refusals = 0;
+      pending.insert(pending.begin(), refused.begin(), refused.end());
+      refused.clear();
+    }
   }
   return counter;
 }

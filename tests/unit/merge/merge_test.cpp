@@ -195,33 +195,25 @@ TEST_CASE("same reports shards that answered differently") {
         "1, shard 'c': 2, shard 'd': 0 elements, and 1 more shard(s))\r\n");
 }
 
+TEST_CASE("the same error from every shard passes through as one Redis would send it") {
+  const auto same = plan_for(Merge::Same, "FUNCTION LOAD", kThree);
+  const std::string error = "-ERR Library name was not given\r\n";
+  CHECK(merged(same, {error, error, error}) == error);
+  const auto all_ok = plan_for(Merge::AllOk, "CONFIG SET", kTwo);
+  const std::string unknown = "-ERR Unknown option or number of arguments for CONFIG SET - 'x'\r\n";
+  CHECK(merged(all_ok, {unknown, unknown}) == unknown);
+  // One shard answered otherwise: Santral's wrapper, naming the shards.
+  CHECK(merged(same, {error, error, "-ERR other\r\n"}) ==
+        "-ERR santral: FUNCTION LOAD failed on shard(s) 'a', 'b', 'c': ERR Library name was not "
+        "given\r\n");
+}
+
 TEST_CASE("same reports shards that failed") {
   const auto plan = plan_for(Merge::Same, "FUNCTION LOAD", kThree);
   CHECK(merged(plan,
                {"$5\r\nmylib\r\n", "-ERR Library 'mylib' already exists\r\n", "$5\r\nother\r\n"}) ==
         "-ERR santral: FUNCTION LOAD failed on shard(s) 'b': ERR Library 'mylib' already "
         "exists\r\n");
-}
-
-// ---- AllTrue ---------------------------------------------------------------------------
-
-TEST_CASE("SCRIPT EXISTS is true only where every shard has the script") {
-  const auto plan = plan_for(Merge::AllTrue, "SCRIPT EXISTS", kThree);
-  CHECK(merged(plan, {"*3\r\n:1\r\n:0\r\n:1\r\n", "*3\r\n:1\r\n:1\r\n:0\r\n",
-                      "*3\r\n:1\r\n:1\r\n:1\r\n"}) == "*3\r\n:1\r\n:0\r\n:0\r\n");
-  CHECK(merged(plan, {"*0\r\n", "*0\r\n", "*0\r\n"}) == "*0\r\n");
-  const auto resp3 = plan_for(Merge::AllTrue, "SCRIPT EXISTS", kTwo, 3);
-  CHECK(merged(resp3, {"*2\r\n#t\r\n#t\r\n", "*2\r\n#f\r\n#t\r\n"}) == "*2\r\n#f\r\n#t\r\n");
-  CHECK(merged(resp3, {"*2\r\n:1\r\n:1\r\n", "*2\r\n#t\r\n#f\r\n"}) == "*2\r\n:1\r\n:0\r\n");
-}
-
-TEST_CASE("SCRIPT EXISTS reports errors and replies of the wrong shape") {
-  const auto plan = plan_for(Merge::AllTrue, "SCRIPT EXISTS", kThree);
-  CHECK(merged(plan, {"*1\r\n:1\r\n", "-ERR b\r\n", "-ERR c\r\n"}) == "-ERR b\r\n");
-  CHECK(merged(plan, {"*1\r\n:1\r\n", "*2\r\n:1\r\n:1\r\n", "*1\r\n:1\r\n"}) ==
-        "-ERR santral: shard 'b' sent an unexpected reply to SCRIPT EXISTS\r\n");
-  CHECK(merged(plan, {"*1\r\n:1\r\n", "*1\r\n:1\r\n", "*1\r\n$1\r\n1\r\n"}) ==
-        "-ERR santral: shard 'c' sent an unexpected reply to SCRIPT EXISTS\r\n");
 }
 
 // ---- AnyOk -----------------------------------------------------------------------------

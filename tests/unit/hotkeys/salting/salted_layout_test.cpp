@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -64,6 +65,26 @@ TEST_CASE("more salts than shards: every shard used, names still unique") {
   // Deterministic: every worker picks the same names.
   CHECK(lay_out_counter("likes:500", 7, config::SaltReply::Exact, map).sub_keys ==
         counter.sub_keys);
+}
+
+TEST_CASE("more salts than shards are spread evenly: no shard takes one more before all have") {
+  for (std::size_t shard_count : {2u, 3u, 4u, 5u}) {
+    config::ShardMap map(shards(shard_count));
+    for (std::uint32_t salts : {5u, 7u, 8u, 12u, 16u}) {
+      for (int k = 0; k < 50; ++k) {
+        std::string key = "likes:" + std::to_string(k);
+        INFO(shard_count << " shards, " << salts << " salts, " << key);
+        auto counter = lay_out_counter(key, salts, config::SaltReply::Estimate, map);
+        REQUIRE(counter.sub_keys.size() == salts);
+        std::vector<std::size_t> per_shard(shard_count, 0);
+        for (auto shard : counter.shards) ++per_shard[shard];
+        auto [low, high] = std::minmax_element(per_shard.begin(), per_shard.end());
+        CHECK(*high - *low <= 1);
+        CHECK(std::set<std::string>(counter.sub_keys.begin(), counter.sub_keys.end()).size() ==
+              salts);
+      }
+    }
+  }
 }
 
 TEST_CASE("a counter's parts add up as Redis reads numbers") {
