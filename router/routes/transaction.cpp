@@ -72,6 +72,7 @@ void Transaction::map_changed(ClientSession& session) {
 void Transaction::reset() {
   in_multi_ = failed_ = multi_sent_ = false;
   queued_ = 0;
+  deferred_.clear();
 }
 
 void Transaction::watch(const Routed& routed) {
@@ -120,13 +121,15 @@ void Transaction::queue(const Routed& routed) {
   auto& session = routed.session;
   const auto& plan = routed.plan;
   if (plan.has_error()) return refuse(session, plan.error);
-  std::size_t shard = 0;
   if (plan.any_shard) {
     if (connection_) return send_queued(routed);
-    shard = any_shard(session);
-  } else {
-    shard = *plan.shard;
+    // No key has chosen the shard yet (MULTI, PING, SET k ...): it waits for the first key,
+    // answered QUEUED as the shard would, and goes first once the shard is chosen.
+    deferred_.emplace_back(request_bytes(routed));
+    ++queued_;
+    return session.reply("+QUEUED\r\n");
   }
+  std::size_t shard = *plan.shard;
   if (!pin(session, shard)) {
     const auto& map = session.worker().shard_map();
     std::string what =
@@ -140,11 +143,17 @@ void Transaction::queue(const Routed& routed) {
   send_queued(routed);
 }
 
-void Transaction::send_queued(const Routed& routed) {
+void Transaction::send_deferred() {
   if (!multi_sent_) {
     connection_->send_silent(kMulti);
     multi_sent_ = true;
   }
+  for (const auto& bytes : deferred_) connection_->send_silent(bytes);
+  deferred_.clear();
+}
+
+void Transaction::send_queued(const Routed& routed) {
+  send_deferred();
   ++queued_;
   auto slot = routed.session.open_slot();
   connection_->send(request_bytes(routed), &routed.session, slot, 0);
@@ -159,9 +168,13 @@ void Transaction::exec(const Routed& routed) {
   } else if (std::exchange(watch_lost_, false)) {
     if (multi_sent_ && connection_) connection_->send_silent(kDiscard);
     session.reply(session.state().protocol == 3 ? "_\r\n" : "*-1\r\n");
-  } else if (!connection_) {
+  } else if (!connection_ && deferred_.empty()) {
     session.reply("*0\r\n");  // nothing was queued
   } else {
+    if (!connection_) {  // only keyless commands: any shard runs them
+      pin(session, any_shard(session));
+      send_deferred();
+    }
     auto slot = session.open_slot();
     connection_->send(request_bytes(routed), &session, slot, 0);
   }

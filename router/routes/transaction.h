@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "router/backend/backend_connection.h"
 #include "router/routes/routing.h"
@@ -48,6 +49,8 @@ class Transaction {
 
  private:
   void send_queued(const Routed& routed);
+  // MULTI, then the keyless commands queued before the shard was chosen, down connection_.
+  void send_deferred();
   bool pin(ClientSession& session, std::size_t shard);
   void give_back(ClientSession& session);
   void reset();
@@ -57,7 +60,8 @@ class Transaction {
   bool multi_sent_ = false;  // the shard has seen MULTI
   bool watch_lost_ = false;  // map_changed() closed the connection holding a WATCH
   int queued_ = 0;
-  std::string address_;  // the pinned shard's address, which a reload cannot renumber
+  std::vector<std::string> deferred_;  // keyless commands queued before a key chose the shard
+  std::string address_;                // the pinned shard's address, which a reload cannot renumber
   BackendConnectionPtr connection_;
 };
 

@@ -201,7 +201,10 @@ TEST_CASE("read_from per namespace: its reads go to the replica, other keys' to 
                         "flags={'no-writes'}}"})
               .str == "reads");
   REQUIRE(wait_until(
-      [&] { return !replica.client().command({"FUNCTION", "LIST"}).elements.empty(); }, 10000));
+      [&] {
+        return !replica.client().command({"FUNCTION", "LIST"}).elements.empty();
+      },
+      10000));
   CHECK(client.command({"FCALL_RO", "read", "1", "profile:1"}).str == "ada");
   CHECK(replica.command_calls("fcall_ro") == 1);
   CHECK(primary.command_calls("fcall_ro") == 0);

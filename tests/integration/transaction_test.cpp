@@ -85,6 +85,13 @@ TEST_CASE("PING, ECHO and TIME are queued as Redis queues them; SAVE and SHUTDOW
   CHECK(cluster.shard(1).command_calls("exec") == 1);
   CHECK(cluster.shard(1).has_key(key));
 
+  // Keyless only: any shard runs it.
+  REQUIRE(client.command({"MULTI"}).is_ok());
+  CHECK(client.command({"ECHO", "alone"}).str == "QUEUED");
+  auto alone = client.command({"EXEC"});
+  REQUIRE(alone.elements.size() == 1);
+  CHECK(alone.elements[0].str == "alone");
+
   for (const char* refused : {"SAVE", "SHUTDOWN"}) {
     INFO(refused);
     REQUIRE(client.command({"MULTI"}).is_ok());
