@@ -12,6 +12,10 @@
 
 namespace santral::router {
 
+// SANTRAL BALANCE PLAN's text puts the proposed config after this line (santral balance
+// --write saves what follows it).
+inline constexpr std::string_view kProposedConfigMarker = "--- proposed config ---\n";
+
 // A namespace as the plan would leave it: its ranges, slots or groups with the splits cut and
 // the moves made.
 struct ProposedNamespace {

@@ -1,9 +1,11 @@
+#include <cctype>
 #include <charconv>
 #include <string>
 
 #include "protocol/arguments.h"
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
+#include "router/balance/balance_proposal.h"
 #include "router/commands/santral_commands.h"
 #include "router/process/control_plane.h"
 #include "router/process/fan_out.h"
@@ -13,8 +15,6 @@
 namespace santral::router {
 
 namespace {
-
-constexpr std::string_view kConfigMarker = "--- proposed config ---\n";
 
 std::optional<double> parse_ratio(std::string_view text) {
   double value = 0;
@@ -79,7 +79,7 @@ void santral_balance(const Routed& routed) {
             } else {
               std::string text = answer.report;
               if (!answer.config_text.empty())
-                text += std::string(kConfigMarker) + answer.config_text;
+                text += std::string(kProposedConfigMarker) + answer.config_text;
               writer.bulk(text);
             }
             keep->deliver(slot, 0, out);

@@ -8,25 +8,19 @@
 
 #include "config/config.h"
 #include "protocol/reply_value.h"
+#include "router/balance/balance_proposal.h"
 #include "router/process/router_link.h"
 
 namespace santral::router {
 
-namespace {
-
-// SANTRAL BALANCE PLAN's text puts the proposed config after this line.
-constexpr std::string_view kConfigMarker = "--- proposed config ---\n";
-
-}  // namespace
-
 std::optional<int> run_balance_command(int argc, char** argv) {
   if (argc < 2 || std::string_view(argv[1]) != "balance") return std::nullopt;
   CLI::App app{"Santral's balancer: a plan that evens out the shards, for the operator to approve"};
-  std::string router = "127.0.0.1:6380", password, by = "ops", write;
+  RouterOptions options;
+  std::string by = "ops", write;
   double ratio = 1.2;
   unsigned samples = 400, window = 1000;
-  app.add_option("-r,--router", router, "The router's address (host:port)");
-  app.add_option("-a,--password", password, "AUTH with this password first");
+  options.add_to(app);
   app.add_option("--by", by, "What to even out: ops (requests/s), keys or bytes")
       ->check(CLI::IsMember({"ops", "keys", "bytes"}));
   app.add_option("--ratio", ratio, "The busiest shard's load over the mean, at most")
@@ -40,22 +34,18 @@ std::optional<int> run_balance_command(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  config::Endpoint endpoint;
-  if (!config::parse_endpoint(router, endpoint)) {
-    std::cerr << "santral balance: --router expects host:port, got '" << router << "'\n";
-    return 2;
-  }
+  auto endpoint = options.endpoint("santral balance");
+  if (!endpoint) return 2;
   std::string frame;
   try {
-    RouterLink link(endpoint);
-    if (!password.empty()) link.call({"AUTH", password});
+    auto link = options.connect(*endpoint);
     std::string ratio_text = std::to_string(ratio), samples_text = std::to_string(samples),
                 window_text = std::to_string(window);
-    frame = link.call({"SANTRAL", "BALANCE", "PLAN", "BY", by, "RATIO", ratio_text, "SAMPLES",
-                       samples_text, "WINDOW", window_text});
+    frame = link->call({"SANTRAL", "BALANCE", "PLAN", "BY", by, "RATIO", ratio_text, "SAMPLES",
+                        samples_text, "WINDOW", window_text});
   } catch (const std::exception& e) {
-    std::cerr << "santral balance: cannot reach the router at " << router << ": " << e.what()
-              << "\n";
+    std::cerr << "santral balance: cannot reach the router at " << options.router << ": "
+              << e.what() << "\n";
     return 1;
   }
   protocol::ReplyValue reply;
@@ -68,8 +58,8 @@ std::optional<int> run_balance_command(int argc, char** argv) {
     return 1;
   }
   std::string_view text = reply.text, config_text;
-  if (auto at = text.find(kConfigMarker); at != std::string_view::npos) {
-    config_text = text.substr(at + kConfigMarker.size());
+  if (auto at = text.find(kProposedConfigMarker); at != std::string_view::npos) {
+    config_text = text.substr(at + kProposedConfigMarker.size());
     text = text.substr(0, at);
   }
   std::cout << text;

@@ -53,31 +53,27 @@ std::string progress_line(std::map<std::string, std::string>& status) {
 std::optional<int> run_reshard_command(int argc, char** argv) {
   if (argc < 2 || std::string_view(argv[1]) != "reshard") return std::nullopt;
   CLI::App app{"Santral's online resharding, asked of a running router"};
-  std::string verb, router = "127.0.0.1:6380", password;
+  RouterOptions options;
+  std::string verb;
   bool watch = false;
   app.add_option("verb", verb, "plan, approve, status or abort")
       ->required()
       ->check(CLI::IsMember({"plan", "approve", "status", "abort"}));
-  app.add_option("-r,--router", router, "The router's address (host:port)");
-  app.add_option("-a,--password", password, "AUTH with this password first");
+  options.add_to(app);
   app.add_flag("-w,--watch", watch, "With status: redraw a progress bar until the move ends");
   try {
     app.parse(argc - 1, argv + 1);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  config::Endpoint endpoint;
-  if (!config::parse_endpoint(router, endpoint)) {
-    std::cerr << "santral reshard: --router expects host:port, got '" << router << "'\n";
-    return 2;
-  }
+  auto endpoint = options.endpoint("santral reshard");
+  if (!endpoint) return 2;
   try {
-    RouterLink link(endpoint);
-    if (!password.empty()) link.call({"AUTH", password});
+    auto link = options.connect(*endpoint);
     std::string upper = verb;
     for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     for (;;) {
-      std::string frame = link.call({"SANTRAL", "RESHARD", upper});
+      std::string frame = link->call({"SANTRAL", "RESHARD", upper});
       protocol::ReplyValue reply;
       if (!protocol::parse_reply(frame, reply)) throw std::runtime_error("not a RESP reply");
       if (reply.is_error()) {
@@ -101,8 +97,8 @@ std::optional<int> run_reshard_command(int argc, char** argv) {
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
   } catch (const std::exception& e) {
-    std::cerr << "santral reshard: cannot reach the router at " << router << ": " << e.what()
-              << "\n";
+    std::cerr << "santral reshard: cannot reach the router at " << options.router << ": "
+              << e.what() << "\n";
     return 1;
   }
 }

@@ -1,5 +1,6 @@
 #include "router/process/router_link.h"
 
+#include <iostream>
 #include <stdexcept>
 
 #include <boost/asio/connect.hpp>
@@ -35,6 +36,24 @@ std::string RouterLink::call(const std::vector<std::string_view>& args) {
     std::size_t got = socket_.read_some(asio::buffer(chunk));
     buffer_.append(chunk, got);
   }
+}
+
+void RouterOptions::add_to(CLI::App& app) {
+  app.add_option("-r,--router", router, "The router's address (host:port)");
+  app.add_option("-a,--password", password, "AUTH with this password first");
+}
+
+std::optional<config::Endpoint> RouterOptions::endpoint(std::string_view tool) const {
+  config::Endpoint out;
+  if (config::parse_endpoint(router, out)) return out;
+  std::cerr << tool << ": --router expects host:port, got '" << router << "'\n";
+  return std::nullopt;
+}
+
+std::unique_ptr<RouterLink> RouterOptions::connect(const config::Endpoint& endpoint) const {
+  auto link = std::make_unique<RouterLink>(endpoint);
+  if (!password.empty()) link->call({"AUTH", password});
+  return link;
 }
 
 }  // namespace santral::router

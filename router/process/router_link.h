@@ -1,8 +1,12 @@
 #pragma once
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -24,6 +28,18 @@ class RouterLink {
   boost::asio::io_context io_;
   boost::asio::ip::tcp::socket socket_;
   std::string buffer_;
+};
+
+// The options of every tool that asks a router (santral reshard, santral balance).
+struct RouterOptions {
+  std::string router = "127.0.0.1:6380";
+  std::string password;
+
+  void add_to(CLI::App& app);
+  // --router as an endpoint, or nullopt after telling the user of `tool` what it should be.
+  std::optional<config::Endpoint> endpoint(std::string_view tool) const;
+  // A link to it, authenticated with --password when one is given; throws when it cannot connect.
+  std::unique_ptr<RouterLink> connect(const config::Endpoint& endpoint) const;
 };
 
 }  // namespace santral::router
