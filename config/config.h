@@ -86,6 +86,9 @@ struct ClientLimits {
   // Backpressure: past either cap Santral stops reading from that client until it drains.
   std::size_t max_pending_requests = 4096;
   std::size_t max_output_bytes = 64ull * 1024 * 1024;
+  // Client-side caching: keys each worker remembers its clients' reads of (Redis's
+  // tracking-table-max-keys); past it, keys are dropped and their readers told to forget them.
+  std::size_t tracking_table_max_keys = 1'000'000;
 };
 
 // Active and passive health checking of the shards.
