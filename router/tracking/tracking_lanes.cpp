@@ -141,8 +141,10 @@ void TrackingLanes::tell(std::uint64_t client, std::string_view push, bool broad
   found->invalidate(push);
 }
 
+// Over copies: a client told may close (past limits.max_output_bytes) and leave the lists.
 void TrackingLanes::tell_everyone(const Lane& lane, bool broadcast) {
-  for (std::uint64_t client : lane.clients) tell(client, null_invalidation_push(), broadcast);
+  std::vector<std::uint64_t> clients(lane.clients.begin(), lane.clients.end());
+  for (std::uint64_t client : clients) tell(client, null_invalidation_push(), broadcast);
 }
 
 void TrackingLanes::pushed(const LaneId& id, std::string_view frame) {
@@ -169,17 +171,19 @@ void TrackingLanes::invalidate_keys(std::span<const ReplyValue> keys) {
 }
 
 void TrackingLanes::broadcast_keys(std::span<const ReplyValue> keys) {
-  for (auto it = broadcast_clients_.begin(); it != broadcast_clients_.end();) {
-    TrackingClient* found = find_client_(it->first);
+  std::vector<std::uint64_t> clients;
+  clients.reserve(broadcast_clients_.size());
+  for (auto [client, database] : broadcast_clients_) clients.push_back(client);
+  for (std::uint64_t client : clients) {
+    TrackingClient* found = find_client_(client);
     if (found == nullptr || !found->tracking_settings().on ||
         found->tracking_settings().mode != TrackingSettings::Mode::Broadcast) {
-      it = broadcast_clients_.erase(it);  // gone, or no longer BCAST
+      broadcast_clients_.erase(client);  // gone, or no longer BCAST
       continue;
     }
     for (const auto& key : keys)
       if (found->tracking_settings().matches_prefix(key.text))
         found->invalidate(invalidation_push(key.text));
-    ++it;
   }
 }
 
