@@ -70,6 +70,16 @@ enum class ClientError : std::uint8_t {
   MergeFailedOnShards,
   MergeAnsweredDifferently,
   MergeSumOverflow,
+  MergeTooLarge,
+  // Redis's own words for what a merged cross-shard read finds (router/merge/gathered/).
+  WrongType,
+  WeightNotFloat,
+  LimitNegative,
+  HllInvalid,
+  HllCorrupted,
+  LcsNotStrings,
+  LcsLenAndIdx,
+  LcsTooLarge,
   ScanCursorTooLarge,
   WaitUnexpectedReply,
   // Hot keys and salted counters (router/hotkeys/).

@@ -55,6 +55,7 @@ constexpr Route kRoutes[kRouteKinds] = {
     route_subscription,  // Subscription
     route_salted,        // Salted
     route_near_cache,    // NearCache
+    route_gathered,      // Gathered
     answer_error,        // Refused
 };
 

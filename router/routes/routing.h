@@ -33,6 +33,9 @@ void route_any(const Routed& routed);
 void route_blocking(const Routed& routed);
 // MULTI, EXEC, DISCARD, WATCH, UNWATCH (router/transaction.cpp).
 void route_transaction(const Routed& routed);
+// A read whose keys live on several shards: each key fetched from its shard, the answer
+// computed here (router/routes/gather_route.cpp).
+void route_gathered(const Routed& routed);
 // Any other command while the client is inside MULTI.
 void route_queued(const Routed& routed);
 // SUBSCRIBE and friends (router/subscriptions.cpp).

@@ -87,6 +87,30 @@ TEST_CASE("keys on several shards: split for split commands, CROSSSLOT for keyed
   CHECK(cross.error.find("'" + a + "' is on shard") != std::string::npos);
 }
 
+TEST_CASE("reads Santral can merge are gathered across shards; inside MULTI still CROSSSLOT") {
+  Fixture f;
+  auto [a, b] = f.split_keys();
+  for (std::vector<std::string_view> command :
+       std::vector<std::vector<std::string_view>>{{"SUNION", a, b},
+                                                  {"SINTERCARD", "2", a, b, "LIMIT", "1"},
+                                                  {"ZUNION", "2", a, b, "WITHSCORES"},
+                                                  {"PFCOUNT", a, b},
+                                                  {"LCS", a, b, "IDX"}}) {
+    INFO(command[0]);
+    auto gathered = f.plan(command);
+    CHECK(gathered.kind == RouteKind::Gathered);
+    CHECK_FALSE(gathered.has_error());
+    CHECK(gathered.keys.size() == 2);
+  }
+  CHECK(router::route_kind_name(RouteKind::Gathered) == "SHARD_GATHER");
+  CHECK(f.plan({"SUNION", "{t}1", "{t}2"}).kind == RouteKind::SingleShard);
+  CHECK(f.plan({"SUNIONSTORE", a, a, b}).error_code == protocol::ClientError::CrossShard);
+  f.in_multi = true;
+  auto queued = f.plan({"SUNION", a, b});
+  CHECK(queued.kind == RouteKind::Queued);
+  CHECK(queued.error_code == protocol::ClientError::CrossShard);
+}
+
 TEST_CASE("errors found before routing are answered, in Redis's words") {
   Fixture f;
   auto unknown = f.plan({"NOSUCH", "x"});
