@@ -112,6 +112,10 @@ constexpr Entry kMessages[] = {
      "ERR If you want both the length and indexes, please just use IDX."},
     {ClientError::LcsTooLarge,
      "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len"},
+    {ClientError::NoSuchKey, "ERR no such key"},
+    {ClientError::CrossShardCopyDb,
+     "ERR santral: COPY ... DB between keys on different shards is not supported; copy within "
+     "the database, or give the keys one hash tag"},
     {ClientError::ScanCursorTooLarge,
      "ERR santral: shard '{}' returned the SCAN cursor {}, too large to combine with a shard "
      "number (Santral needs shard cursors below 2^54); scan that shard directly"},

@@ -80,6 +80,8 @@ enum class ClientError : std::uint8_t {
   LcsNotStrings,
   LcsLenAndIdx,
   LcsTooLarge,
+  NoSuchKey,
+  CrossShardCopyDb,
   ScanCursorTooLarge,
   WaitUnexpectedReply,
   // Hot keys and salted counters (router/hotkeys/).

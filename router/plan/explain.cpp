@@ -109,6 +109,58 @@ void explain_gathered(Explanation& e, const config::ShardMap& map, const protoco
       max_merge_bytes);
 }
 
+// A cross-shard write's stages: what is read, written and deleted where.
+void explain_staged_write(Explanation& e, const config::ShardMap& map,
+                          const protocol::Request& request, const Plan& plan) {
+  const WriteRule& rule = *cross_shard_write_rule(*plan.spec);
+  e.kind = "STAGED_WRITE";
+  add_key_shards(e, plan);
+  auto key = [&](std::size_t i) { return request.args[plan.keys[i].position]; };
+  auto shard = [&](std::size_t i) { return map.shard(plan.keys[i].owner.shard).name; };
+  switch (rule.kind) {
+    case CrossShardWrite::Store: {
+      const GatherRule& read = stored_read(rule);
+      for (std::size_t i = 1; i < plan.keys.size(); ++i) {
+        std::string line = fmt::format("read on shard '{}':", shard(i));
+        for (const FetchCommand& fetch : read.fetch)
+          fmt::format_to(std::back_inserter(line), " {};", fetch_text(fetch, key(i)));
+        line.pop_back();
+        e.steps.push_back(std::move(line));
+      }
+      e.steps.push_back(fmt::format("compute at the router: {}", read.computes));
+      e.steps.push_back(fmt::format(
+          "write on shard '{}': MULTI, DEL {}, {} {} <result>, EXEC (DEL {} alone when empty)",
+          shard(0), key(0), read.algorithm >= GatherAlgorithm::ZUnion ? "ZADD" : "SADD", key(0),
+          key(0)));
+      break;
+    }
+    case CrossShardWrite::SetMove:
+      e.steps = {fmt::format("read on shards '{}', '{}': TYPE {}; TYPE {}", shard(0), shard(1),
+                             key(0), key(1)),
+                 fmt::format("delete on shard '{}': SREM {} <member>", shard(0), key(0)),
+                 fmt::format("write on shard '{}': SADD {} <member>", shard(1), key(1))};
+      break;
+    case CrossShardWrite::ListMove:
+      e.steps = {fmt::format("read on shards '{}', '{}': TYPE {}; TYPE {}", shard(0), shard(1),
+                             key(0), key(1)),
+                 fmt::format("delete on shard '{}': pop from {}", shard(0), key(0)),
+                 fmt::format("write on shard '{}': push to {}", shard(1), key(1))};
+      break;
+    case CrossShardWrite::Rename:
+    case CrossShardWrite::Copy:
+      e.steps = {fmt::format("read on shards '{}', '{}': DUMP {}; PEXPIRETIME {}; EXISTS {}",
+                             shard(0), shard(1), key(0), key(0), key(1)),
+                 fmt::format("write on shard '{}': RESTORE {} <expiry> <payload> [REPLACE] ABSTTL",
+                             shard(1), key(1))};
+      if (rule.kind == CrossShardWrite::Rename)
+        e.steps.push_back(fmt::format("delete on shard '{}': DEL {}", shard(0), key(0)));
+      break;
+  }
+  e.note =
+      "keys on several shards, cross_shard_writes: allow: run as these steps one after the "
+      "other, not atomically; the client's later requests wait for it";
+}
+
 Explanation explain(ClientSession& session, const protocol::Request& request, const Plan& plan) {
   const auto& map = session.worker().shard_map();
   const auto& spec = *plan.spec;
@@ -117,6 +169,10 @@ Explanation explain(ClientSession& session, const protocol::Request& request, co
     case RouteKind::Answered:
       e = explain_error(plan);
       add_key_shards(e, plan);
+      if (plan.error_code == ClientError::CrossShard && cross_shard_write_rule(spec) != nullptr)
+        e.note +=
+            "; cross_shard_writes is refuse (set it to allow to run it as a read, a write "
+            "and a delete, not atomically)";
       return e;
     case RouteKind::SingleShard:
       e.kind = "SINGLE_SHARD";
@@ -199,6 +255,9 @@ Explanation explain(ClientSession& session, const protocol::Request& request, co
     case RouteKind::Gathered:
       explain_gathered(e, map, request, plan, session.worker().config().limits.max_merge_bytes);
       return e;
+    case RouteKind::StagedWrite:
+      explain_staged_write(e, map, request, plan);
+      return e;
     case RouteKind::Local:
       e.kind = "LOCAL";
       e.note = "answered by Santral itself";
@@ -259,7 +318,7 @@ void santral_explain(const Routed& routed) {
   // As if sent outside MULTI and subscriptions, by this client.
   Plan plan;
   build_plan(PlanContext{map, &worker.salts(), session.state(), false, false,
-                         worker.config().backend.database},
+                         worker.config().backend.database, worker.config().cross_shard_writes},
              request, plan);
   Explanation e = plan.spec == nullptr ? explain_error(plan) : explain(session, request, plan);
   std::string out;

@@ -210,9 +210,14 @@ void plan_salted(const protocol::Request& request, Plan& plan, const PlannedKey&
 void plan_one_shard(const PlanContext& context, const protocol::Request& request, Plan& plan,
                     RouteKind kind) {
   plan.kind = kind;
-  if (!plan.shard && kind == RouteKind::SingleShard && plan.keys_found && !plan.keys.empty() &&
-      gather_rule(*plan.spec) != nullptr) {
+  bool across =
+      !plan.shard && kind == RouteKind::SingleShard && plan.keys_found && !plan.keys.empty();
+  if (across && gather_rule(*plan.spec) != nullptr) {
     plan.kind = RouteKind::Gathered;
+    return;
+  }
+  if (across && context.cross_shard_writes && cross_shard_write_rule(*plan.spec) != nullptr) {
+    plan.kind = RouteKind::StagedWrite;
     return;
   }
   if (!plan.shard) {
@@ -323,9 +328,9 @@ void build_plan(const PlanContext& context, const protocol::Request& request, Pl
 
 std::string_view route_kind_name(RouteKind kind) {
   static constexpr std::string_view kNames[kRouteKinds] = {
-      "ANSWERED",  "LOCAL",      "SINGLE_SHARD", "SHARD_SPLIT", "SHARD_MERGE",
-      "ANY_SHARD", "BLOCKING",   "TRANSACTION",  "QUEUED",      "PUBSUB",
-      "SALTED",    "NEAR_CACHE", "SHARD_GATHER", "REFUSED"};
+      "ANSWERED",  "LOCAL",      "SINGLE_SHARD", "SHARD_SPLIT",  "SHARD_MERGE",
+      "ANY_SHARD", "BLOCKING",   "TRANSACTION",  "QUEUED",       "PUBSUB",
+      "SALTED",    "NEAR_CACHE", "SHARD_GATHER", "STAGED_WRITE", "REFUSED"};
   return kNames[static_cast<std::size_t>(kind)];
 }
 

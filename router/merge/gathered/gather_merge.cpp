@@ -112,7 +112,8 @@ class GatherMerge final : public ReplyMerge {
 
     std::vector<GatheredKey> keys(plan_.key_positions.size());
     for (std::size_t k = 0; k < keys.size(); ++k) {
-      if (!decode(values, k, keys[k]))
+      std::span<const ReplyValue> fetched(values.data() + k * fetches_, fetches_);
+      if (!decode_gathered_key(plan_.rule->algorithm, fetched, keys[k]))
         return RespWriter(out).error(
             unexpected_reply_error(plan_.fragment_names[k * fetches_], plan_.command));
     }
@@ -121,43 +122,6 @@ class GatherMerge final : public ReplyMerge {
   }
 
  private:
-  // Key k's value from its fetches' replies; false when a reply has a shape no fetch gives.
-  bool decode(const std::vector<ReplyValue>& values, std::size_t k, GatheredKey& key) const {
-    const ReplyValue& first = values[k * fetches_];
-    switch (plan_.rule->algorithm) {
-      case GatherAlgorithm::PfCount:
-      case GatherAlgorithm::Lcs:
-        if (is_wrong_type(first)) {
-          key.kind = Kind::WrongType;
-        } else if (first.type == Type::Null) {
-          key.kind = Kind::Missing;
-        } else if (is_text(first)) {
-          key.kind = Kind::String;
-          key.text = first.text;
-        } else {
-          return false;
-        }
-        return true;
-      case GatherAlgorithm::ZUnion:
-      case GatherAlgorithm::ZInter:
-      case GatherAlgorithm::ZInterCard:
-      case GatherAlgorithm::ZDiff: {
-        // ZRANGE answers for a sorted set (or a missing key), SMEMBERS for a plain set.
-        const ReplyValue& members = values[k * fetches_ + 1];
-        if (!is_wrong_type(first)) return read_scored(first, key);
-        if (!is_wrong_type(members)) return read_members(members, key);
-        key.kind = Kind::WrongType;
-        return true;
-      }
-      default:
-        if (is_wrong_type(first)) {
-          key.kind = Kind::WrongType;
-          return true;
-        }
-        return read_members(first, key);
-    }
-  }
-
   GatherPlan plan_;
   std::size_t fetches_;
   std::vector<std::string> frames_;
@@ -167,6 +131,44 @@ class GatherMerge final : public ReplyMerge {
 };
 
 }  // namespace
+
+bool decode_gathered_key(GatherAlgorithm algorithm, std::span<const ReplyValue> replies,
+                         GatheredKey& key) {
+  const ReplyValue& first = replies[0];
+  switch (algorithm) {
+    case GatherAlgorithm::PfCount:
+    case GatherAlgorithm::Lcs:
+      if (is_wrong_type(first)) {
+        key.kind = Kind::WrongType;
+      } else if (first.type == Type::Null) {
+        key.kind = Kind::Missing;
+      } else if (is_text(first)) {
+        key.kind = Kind::String;
+        key.text = first.text;
+      } else {
+        return false;
+      }
+      return true;
+    case GatherAlgorithm::ZUnion:
+    case GatherAlgorithm::ZInter:
+    case GatherAlgorithm::ZInterCard:
+    case GatherAlgorithm::ZDiff: {
+      // ZRANGE answers for a sorted set (or a missing key), SMEMBERS for a plain set.
+      if (replies.size() < 2) return false;
+      const ReplyValue& members = replies[1];
+      if (!is_wrong_type(first)) return read_scored(first, key);
+      if (!is_wrong_type(members)) return read_members(members, key);
+      key.kind = Kind::WrongType;
+      return true;
+    }
+    default:
+      if (is_wrong_type(first)) {
+        key.kind = Kind::WrongType;
+        return true;
+      }
+      return read_members(first, key);
+  }
+}
 
 std::unique_ptr<ReplyMerge> make_gather_merge(GatherPlan plan) {
   return std::make_unique<GatherMerge>(std::move(plan));

@@ -3,10 +3,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "protocol/reply_value.h"
 #include "router/merge/gathered/gather_rules.h"
+#include "router/merge/gathered/gathered_answers.h"
 #include "router/merge/reply_merge.h"
 
 namespace santral::router {
@@ -31,5 +34,10 @@ struct GatherPlan {
 };
 
 std::unique_ptr<ReplyMerge> make_gather_merge(GatherPlan plan);
+
+// A key's value from its shard's replies to the rule's fetches, in the rule's order; false
+// when a reply has a shape none of them answers with.
+bool decode_gathered_key(GatherAlgorithm algorithm, std::span<const protocol::ReplyValue> replies,
+                         GatheredKey& key);
 
 }  // namespace santral::router

@@ -30,18 +30,41 @@ constexpr GatherRule kRules[] = {
      "the longest common subsequence (LEN, IDX, MINMATCHLEN, WITHMATCHLEN)"},
 };
 
-}  // namespace
+using W = CrossShardWrite;
 
-const GatherRule* gather_rule(const protocol::CommandSpec& spec) {
-  static const auto specs = [] {
-    std::array<const protocol::CommandSpec*, std::size(kRules)> found{};
-    for (std::size_t i = 0; i < found.size(); ++i)
-      found[i] = protocol::find_command(kRules[i].command);
+constexpr WriteRule kWriteRules[] = {
+    {"sinterstore", W::Store, "sinter"}, {"sunionstore", W::Store, "sunion"},
+    {"sdiffstore", W::Store, "sdiff"},   {"zunionstore", W::Store, "zunion"},
+    {"zinterstore", W::Store, "zinter"}, {"zdiffstore", W::Store, "zdiff"},
+    {"smove", W::SetMove, ""},           {"lmove", W::ListMove, ""},
+    {"rpoplpush", W::ListMove, ""},      {"rename", W::Rename, ""},
+    {"renamenx", W::Rename, "", true},   {"copy", W::Copy, ""},
+};
+
+template <typename Rule, std::size_t N>
+const Rule* find_rule(const Rule (&rules)[N], const protocol::CommandSpec& spec) {
+  static const auto specs = [&] {
+    std::array<const protocol::CommandSpec*, N> found{};
+    for (std::size_t i = 0; i < N; ++i) found[i] = protocol::find_command(rules[i].command);
     return found;
   }();
-  for (std::size_t i = 0; i < specs.size(); ++i)
-    if (specs[i] == &spec) return &kRules[i];
+  for (std::size_t i = 0; i < N; ++i)
+    if (specs[i] == &spec) return &rules[i];
   return nullptr;
+}
+
+}  // namespace
+
+const WriteRule* cross_shard_write_rule(const protocol::CommandSpec& spec) {
+  return find_rule(kWriteRules, spec);
+}
+
+const GatherRule& stored_read(const WriteRule& rule) {
+  return *gather_rule(*protocol::find_command(rule.reads_as));
+}
+
+const GatherRule* gather_rule(const protocol::CommandSpec& spec) {
+  return find_rule(kRules, spec);
 }
 
 std::string fetch_text(const FetchCommand& fetch, std::string_view key) {

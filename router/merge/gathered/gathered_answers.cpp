@@ -92,14 +92,15 @@ struct ZsetOptions {
   std::size_t limit = 0;
 };
 
-// zunionInterDiffGenericCommand's option loop; false after writing the error.
-bool parse_zset_options(GatherAlgorithm algorithm, const GatheredInput& input,
-                        std::vector<ZsetSource>& sources, ZsetOptions& options, std::string& out) {
+// zunionInterDiffGenericCommand's option loop; false after writing the error. `first_option`:
+// where the options begin; `store`: ZUNIONSTORE and friends, which take no WITHSCORES.
+bool parse_zset_options(GatherAlgorithm algorithm, std::span<const std::string_view> args,
+                        std::size_t first_option, bool store, std::vector<ZsetSource>& sources,
+                        ZsetOptions& options, std::string& out) {
   bool diff = algorithm == GatherAlgorithm::ZDiff;
   bool card = algorithm == GatherAlgorithm::ZInterCard;
-  auto args = input.args;
-  std::size_t setnum = input.keys.size();
-  std::size_t j = 2 + setnum;
+  std::size_t setnum = sources.size();
+  std::size_t j = first_option;
   std::size_t remaining = args.size() - j;
   while (remaining > 0) {
     std::string_view option = args[j];
@@ -128,7 +129,7 @@ bool parse_zset_options(GatherAlgorithm algorithm, const GatheredInput& input,
       }
       j += 2;
       remaining -= 2;
-    } else if (!card && equals_nocase(option, "WITHSCORES")) {
+    } else if (!card && !store && equals_nocase(option, "WITHSCORES")) {
       j++;
       remaining--;
       options.withscores = true;
@@ -160,19 +161,25 @@ void write_zset(const std::vector<ScoredMember>& result, bool withscores, int pr
   }
 }
 
-void answer_zsets(GatherAlgorithm algorithm, const GatheredInput& input, std::string& out) {
-  // Redis looks the keys up before it reads the options.
-  if (any_wrong_type(input)) return error(out, ClientError::WrongType);
-  std::vector<ZsetSource> sources(input.keys.size());
-  for (std::size_t i = 0; i < input.keys.size(); ++i) {
-    const GatheredKey& key = input.keys[i];
+std::vector<ZsetSource> zset_sources(std::span<const GatheredKey> keys) {
+  std::vector<ZsetSource> sources(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const GatheredKey& key = keys[i];
     auto& members = sources[i].members;
     members.reserve(key.members.size());
     for (std::size_t m = 0; m < key.members.size(); ++m)
       members.push_back({key.members[m], key.kind == Kind::Zset ? key.scores[m] : 1.0});
   }
+  return sources;
+}
+
+void answer_zsets(GatherAlgorithm algorithm, const GatheredInput& input, std::string& out) {
+  // Redis looks the keys up before it reads the options.
+  if (any_wrong_type(input)) return error(out, ClientError::WrongType);
+  std::vector<ZsetSource> sources = zset_sources(input.keys);
   ZsetOptions options;
-  if (!parse_zset_options(algorithm, input, sources, options, out)) return;
+  if (!parse_zset_options(algorithm, input.args, 2 + sources.size(), false, sources, options, out))
+    return;
   switch (algorithm) {
     case GatherAlgorithm::ZInterCard:
       return RespWriter(out).integer(
@@ -257,6 +264,54 @@ void answer_lcs(const GatheredInput& input, std::string& out) {
 }
 
 }  // namespace
+
+StoredResult compute_for_store(GatherAlgorithm algorithm, std::span<const std::string_view> args,
+                               std::span<const GatheredKey> sources) {
+  StoredResult result;
+  bool wrong = std::any_of(sources.begin(), sources.end(),
+                           [](const GatheredKey& key) { return key.kind == Kind::WrongType; });
+  if (wrong) {
+    error(result.error, ClientError::WrongType);
+    return result;
+  }
+  auto as_members = [&](const std::vector<std::string_view>& members) {
+    result.members.reserve(members.size());
+    for (std::string_view m : members) result.members.push_back({m, 0});
+  };
+  std::vector<SetMembers> sets;
+  switch (algorithm) {
+    case GatherAlgorithm::SetInter:
+    case GatherAlgorithm::SetUnion:
+    case GatherAlgorithm::SetDiff:
+      sets.reserve(sources.size());
+      for (const auto& key : sources) sets.push_back(key.members);
+      if (algorithm == GatherAlgorithm::SetInter) as_members(set_inter(sets));
+      if (algorithm == GatherAlgorithm::SetUnion) as_members(set_union(sets));
+      if (algorithm == GatherAlgorithm::SetDiff) as_members(set_diff(sets));
+      return result;
+    case GatherAlgorithm::ZUnion:
+    case GatherAlgorithm::ZInter:
+    case GatherAlgorithm::ZDiff: {
+      std::vector<ZsetSource> zsets = zset_sources(sources);
+      ZsetOptions options;
+      // ZUNIONSTORE dst numkeys key ...: the options follow the keys.
+      if (!parse_zset_options(algorithm, args, 3 + zsets.size(), true, zsets, options,
+                              result.error))
+        return result;
+      result.scored = true;
+      if (algorithm == GatherAlgorithm::ZUnion)
+        result.members = zset_union(std::move(zsets), options.aggregate);
+      else if (algorithm == GatherAlgorithm::ZInter)
+        result.members = zset_inter(std::move(zsets), options.aggregate);
+      else
+        result.members = zset_diff(zsets);
+      return result;
+    }
+    default:
+      error(result.error, ClientError::SyntaxError);
+      return result;
+  }
+}
 
 void answer_gathered(GatherAlgorithm algorithm, const GatheredInput& input, std::string& out) {
   switch (algorithm) {

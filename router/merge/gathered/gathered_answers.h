@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "router/merge/gathered/gather_rules.h"
+#include "router/merge/gathered/sorted_set_algebra.h"
 
 namespace santral::router {
 
@@ -29,5 +30,17 @@ struct GatheredInput {
 // errors in the same order of precedence (an option Redis parses before it looks at the keys is
 // refused before a key of the wrong type, and the other way round).
 void answer_gathered(GatherAlgorithm algorithm, const GatheredInput& input, std::string& out);
+
+// What a STORE form writes to its destination: SINTERSTORE dst k ... stores SINTER k ...;
+// ZUNIONSTORE dst numkeys k ... [WEIGHTS] [AGGREGATE] stores ZUNION's result. `args` is the
+// whole STORE request, `sources` its source keys. `error` is set (a whole RESP error) where
+// Redis refuses the command.
+struct StoredResult {
+  std::string error;
+  std::vector<ScoredMember> members;  // scores only for the Z forms
+  bool scored = false;
+};
+StoredResult compute_for_store(GatherAlgorithm algorithm, std::span<const std::string_view> args,
+                               std::span<const GatheredKey> sources);
 
 }  // namespace santral::router
