@@ -89,6 +89,9 @@ struct ClientLimits {
   // Client-side caching: keys each worker remembers its clients' reads of (Redis's
   // tracking-table-max-keys); past it, keys are dropped and their readers told to forget them.
   std::size_t tracking_table_max_keys = 1'000'000;
+  // A read whose keys live on several shards (SINTER, ZUNION, PFCOUNT, LCS, ...) is merged at
+  // the router only while the shards' replies stay within this many bytes.
+  std::size_t max_merge_bytes = 64ull * 1024 * 1024;
 };
 
 // Active and passive health checking of the shards.
@@ -143,6 +146,9 @@ struct Config {
   bool watch_file = true;                 // reload when the file changes on disk
   std::chrono::milliseconds drain{5000};  // on SIGTERM, wait this long for in-flight work
   std::string log_level = "info";
+  // `cross_shard_writes: allow`: SINTERSTORE, SMOVE, RENAME, ... with keys on several shards
+  // run as a read, a write and a delete, not atomically; by default they are CROSSSLOT.
+  bool cross_shard_writes = false;
   // Settings accepted but not acted on, to be logged at start-up (e.g. twemproxy's
   // auto_eject_hosts, which Santral replaces with clear errors for a down shard's keys).
   std::vector<std::string> warnings;

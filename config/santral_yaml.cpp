@@ -48,7 +48,7 @@ void read_backend(const YAML::Node& node, const YamlFields& fields, BackendOptio
 void read_limits(const YAML::Node& node, const YamlFields& fields, ClientLimits& out) {
   static constexpr std::string_view kKeys[] = {
       "max_clients",          "max_args",         "max_bulk_bytes",         "max_inline_bytes",
-      "max_pending_requests", "max_output_bytes", "tracking_table_max_keys"};
+      "max_pending_requests", "max_output_bytes", "tracking_table_max_keys", "max_merge_bytes"};
   fields.only_keys(node, "limits", kKeys);
   if (node["max_clients"])
     out.max_clients = static_cast<std::size_t>(
@@ -69,6 +69,8 @@ void read_limits(const YAML::Node& node, const YamlFields& fields, ClientLimits&
   if (node["tracking_table_max_keys"])
     out.tracking_table_max_keys = static_cast<std::size_t>(fields.integer(
         node["tracking_table_max_keys"], "limits.tracking_table_max_keys", 1, 1'000'000'000));
+  if (node["max_merge_bytes"])
+    out.max_merge_bytes = fields.bytes(node["max_merge_bytes"], "limits.max_merge_bytes");
   if (out.request.max_inline_bytes < 64)
     fields.errors().at(node["max_inline_bytes"], "limits.max_inline_bytes",
                        "must be at least 64 bytes");
@@ -155,7 +157,7 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
       "listen",     "workers",   "hash",    "distribution", "hash_tag",   "timeouts",
       "backend",    "limits",    "shards",  "password",     "users",      "databases",
       "log_level",  "read_from", "health",  "admin",        "watch_file", "drain_ms",
-      "namespaces", "hotkeys",   "salting", "near_cache",   "resharding"};
+      "namespaces", "hotkeys",   "salting", "near_cache",   "resharding", "cross_shard_writes"};
   fields.only_keys(root, "", kKeys);
   Config config;
   config.format = ConfigFormat::Santral;
@@ -186,6 +188,14 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
   if (root["admin"]) read_admin(root["admin"], fields, config.admin);
   if (root["watch_file"]) config.watch_file = fields.boolean(root["watch_file"], "watch_file");
   if (root["drain_ms"]) config.drain = fields.millis(root["drain_ms"], "drain_ms");
+  if (root["cross_shard_writes"]) {
+    std::string mode = fields.string(root["cross_shard_writes"], "cross_shard_writes");
+    if (mode != "refuse" && mode != "allow")
+      errors.at(root["cross_shard_writes"], "cross_shard_writes",
+                "expected refuse (the default: CROSSSLOT) or allow (run them as a read, a write "
+                "and a delete, not atomically)");
+    config.cross_shard_writes = mode == "allow";
+  }
   if (config.backend.database >= config.databases)
     errors.at(root["backend"]["database"], "backend.database",
               "must be below databases (" + std::to_string(config.databases) + ")");

@@ -126,6 +126,25 @@ constexpr Entry kMessages[] = {
     {ClientError::MergeAnsweredDifferently, "ERR santral: shards answered {} differently ({})"},
     {ClientError::MergeSumOverflow,
      "ERR santral: the shards' replies to {} add up to more than a 64-bit integer holds"},
+    {ClientError::MergeTooLarge,
+     "ERR santral: {} reads keys from several shards and their replies exceed "
+     "limits.max_merge_bytes ({} bytes), so Santral did not merge them; give the keys one hash "
+     "tag (e.g. {{user:42}}:a and {{user:42}}:b) so that one shard answers, or raise "
+     "limits.max_merge_bytes"},
+    {ClientError::WrongType, "WRONGTYPE Operation against a key holding the wrong kind of value"},
+    {ClientError::WeightNotFloat, "ERR weight value is not a float"},
+    {ClientError::LimitNegative, "ERR LIMIT can't be negative"},
+    {ClientError::HllInvalid, "WRONGTYPE Key is not a valid HyperLogLog string value."},
+    {ClientError::HllCorrupted, "INVALIDOBJ Corrupted HLL object detected"},
+    {ClientError::LcsNotStrings, "ERR The specified keys must contain string values"},
+    {ClientError::LcsLenAndIdx,
+     "ERR If you want both the length and indexes, please just use IDX."},
+    {ClientError::LcsTooLarge,
+     "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len"},
+    {ClientError::NoSuchKey, "ERR no such key"},
+    {ClientError::CrossShardCopyDb,
+     "ERR santral: COPY ... DB between keys on different shards is not supported; copy within "
+     "the database, or give the keys one hash tag"},
     {ClientError::ScanCursorTooLarge,
      "ERR santral: shard '{}' returned the SCAN cursor {}, too large to combine with a shard "
      "number (Santral needs shard cursors below 2^54); scan that shard directly"},

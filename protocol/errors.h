@@ -83,6 +83,18 @@ enum class ClientError : std::uint8_t {
   MergeFailedOnShards,
   MergeAnsweredDifferently,
   MergeSumOverflow,
+  MergeTooLarge,
+  // Redis's own words for what a merged cross-shard read finds (router/merge/gathered/).
+  WrongType,
+  WeightNotFloat,
+  LimitNegative,
+  HllInvalid,
+  HllCorrupted,
+  LcsNotStrings,
+  LcsLenAndIdx,
+  LcsTooLarge,
+  NoSuchKey,
+  CrossShardCopyDb,
   ScanCursorTooLarge,
   WaitUnexpectedReply,
   // Hot keys and salted counters (router/hotkeys/).

@@ -11,6 +11,7 @@
 #include "router/resharding/key_pull.h"
 #include "router/routes/routing.h"
 #include "router/routes/tracked_requests.h"
+#include "router/routes/staged_writes.h"
 #include "router/routes/transaction.h"
 #include "router/session/client_session.h"
 
@@ -47,19 +48,21 @@ void answer_error(const Routed& routed) {
 // One route strategy per kind of plan, in RouteKind's order.
 using Route = void (*)(const Routed&);
 constexpr Route kRoutes[kRouteKinds] = {
-    answer_error,        // Answered
-    run_local,           // Local
-    route_single_shard,  // SingleShard
-    route_split,         // Split
-    route_broadcast,     // Broadcast
-    route_any,           // AnyShard
-    route_blocking,      // Blocking
-    route_transaction,   // Transaction
-    route_queued,        // Queued
-    route_subscription,  // Subscription
-    route_salted,        // Salted
-    route_near_cache,    // NearCache
-    answer_error,        // Refused
+    answer_error,             // Answered
+    run_local,                // Local
+    route_single_shard,       // SingleShard
+    route_split,              // Split
+    route_broadcast,          // Broadcast
+    route_any,                // AnyShard
+    route_blocking,           // Blocking
+    route_transaction,        // Transaction
+    route_queued,             // Queued
+    route_subscription,       // Subscription
+    route_salted,             // Salted
+    route_near_cache,         // NearCache
+    route_gathered,           // Gathered
+    route_cross_shard_write,  // StagedWrite
+    answer_error,             // Refused
 };
 
 // What a request does besides being routed: hot-key sampling, and evicting the near-cache
@@ -114,10 +117,10 @@ bool admitted(const Plan& plan) {
 Dispatched dispatch(ClientSession& session, const protocol::Request& request) {
   auto& worker = session.worker();
   Plan& plan = session.plan();
-  build_plan(
-      PlanContext{worker.shard_map(), &worker.salts(), session.state(), session.in_transaction(),
-                  session.subscribed(), worker.config().backend.database},
-      request, plan);
+  build_plan(PlanContext{worker.shard_map(), &worker.salts(), session.state(),
+                         session.in_transaction(), session.subscribed(),
+                         worker.config().backend.database, worker.config().cross_shard_writes},
+             request, plan);
   if (plan.spec == nullptr) {  // no such command (or subcommand): not counted
     answer(session, plan);
     return Dispatched::Done;
@@ -126,6 +129,9 @@ Dispatched dispatch(ClientSession& session, const protocol::Request& request) {
   if (!session.idle() && waits_for_earlier_replies(spec)) return Dispatched::AfterEarlierReplies;
   if (session.coherence().fills_in_flight() > 0 && !spec.has(protocol::kReadonly))
     return Dispatched::AfterEarlierReplies;
+  // A cross-shard write sends its later stages as the earlier ones answer: nothing of this
+  // client may overtake it.
+  if (staged_write_in_flight(session.state().id)) return Dispatched::AfterEarlierReplies;
   // The first request under a new topology waits for this client's earlier ones: the new pool
   // may carry it over another connection (connections_per_shard changed, a shard moved), which
   // must not let it overtake them.

@@ -11,6 +11,7 @@
 #include "router/commands/santral_commands.h"
 #include "router/hotkeys/salting/salted_layout.h"
 #include "router/hotkeys/salting/salted_route.h"
+#include "router/merge/gathered/gather_rules.h"
 #include "router/plan/planner.h"
 #include "router/process/worker.h"
 #include "router/session/client_session.h"
@@ -31,6 +32,9 @@ struct Explanation {
   std::string kind;
   std::vector<std::size_t> shards;
   std::string note;
+  // A plan of several steps (a cross-shard read): what each shard is sent, and what the
+  // router does with the replies, in order.
+  std::vector<std::string> steps;
 };
 
 void add_shard(Explanation& e, std::size_t shard) {
@@ -55,25 +59,106 @@ void add_every_shard(Explanation& e, const config::ShardMap& map) {
 Explanation explain_error(const Plan& plan) {
   switch (plan.error_code) {
     case ClientError::UnknownCommand:
-      return {
-          "UNKNOWN_COMMAND", {}, "Redis 7.0 has no such command; Santral answers it with an error"};
+      return {"UNKNOWN_COMMAND",
+              {},
+              "Redis 7.0 has no such command; Santral answers it with an error",
+              {}};
     case ClientError::UnknownSubcommand:
-      return {"UNKNOWN_SUBCOMMAND", {}, "no such subcommand; Santral answers it with an error"};
+      return {"UNKNOWN_SUBCOMMAND", {}, "no such subcommand; Santral answers it with an error", {}};
     case ClientError::WrongArity:
-      return {"WRONG_ARITY", {}, "wrong number of arguments: Santral answers with an error"};
+      return {"WRONG_ARITY", {}, "wrong number of arguments: Santral answers with an error", {}};
     case ClientError::NoKeysFound:
       return {"NO_KEYS_FOUND",
               {},
-              "the keys cannot be found in these arguments; Santral answers with an error"};
+              "the keys cannot be found in these arguments; Santral answers with an error",
+              {}};
     case ClientError::CrossShard:
       return {"CROSSSLOT",
               {},
-              "keys on several shards: refused; give them one hash tag to keep them together"};
+              "keys on several shards: refused; give them one hash tag to keep them together",
+              {}};
     case ClientError::SaltedCommand:
-      return {"REFUSED", {}, plan.error};
+      return {"REFUSED", {}, plan.error, {}};
     default:
-      return {"ERROR", {}, plan.error};
+      return {"ERROR", {}, plan.error, {}};
   }
+}
+
+// The fetches of a gathered read, one line per shard, then what the router computes.
+void explain_gathered(Explanation& e, const config::ShardMap& map, const protocol::Request& request,
+                      const Plan& plan, std::size_t max_merge_bytes) {
+  const GatherRule& rule = *gather_rule(*plan.spec);
+  e.kind = "SHARD_GATHER";
+  add_key_shards(e, plan);
+  for (std::size_t shard : e.shards) {
+    std::string line = fmt::format("read on shard '{}':", map.shard(shard).name);
+    for (const auto& key : plan.keys) {
+      if (key.owner.shard != shard) continue;
+      for (const FetchCommand& fetch : rule.fetch)
+        fmt::format_to(std::back_inserter(line), " {};",
+                       fetch_text(fetch, request.args[key.position]));
+    }
+    line.pop_back();
+    e.steps.push_back(std::move(line));
+  }
+  e.steps.push_back(
+      fmt::format("compute at the router: {} {}", upper_name(*plan.spec), rule.computes));
+  e.note = fmt::format(
+      "keys on several shards: each key is read from its shard and the answer computed at the "
+      "router as Redis would; refused if the replies exceed limits.max_merge_bytes ({} bytes)",
+      max_merge_bytes);
+}
+
+// A cross-shard write's stages: what is read, written and deleted where.
+void explain_staged_write(Explanation& e, const config::ShardMap& map,
+                          const protocol::Request& request, const Plan& plan) {
+  const WriteRule& rule = *cross_shard_write_rule(*plan.spec);
+  e.kind = "STAGED_WRITE";
+  add_key_shards(e, plan);
+  auto key = [&](std::size_t i) { return request.args[plan.keys[i].position]; };
+  auto shard = [&](std::size_t i) { return map.shard(plan.keys[i].owner.shard).name; };
+  switch (rule.kind) {
+    case CrossShardWrite::Store: {
+      const GatherRule& read = stored_read(rule);
+      for (std::size_t i = 1; i < plan.keys.size(); ++i) {
+        std::string line = fmt::format("read on shard '{}':", shard(i));
+        for (const FetchCommand& fetch : read.fetch)
+          fmt::format_to(std::back_inserter(line), " {};", fetch_text(fetch, key(i)));
+        line.pop_back();
+        e.steps.push_back(std::move(line));
+      }
+      e.steps.push_back(fmt::format("compute at the router: {}", read.computes));
+      e.steps.push_back(fmt::format(
+          "write on shard '{}': MULTI, DEL {}, {} {} <result>, EXEC (DEL {} alone when empty)",
+          shard(0), key(0), read.algorithm >= GatherAlgorithm::ZUnion ? "ZADD" : "SADD", key(0),
+          key(0)));
+      break;
+    }
+    case CrossShardWrite::SetMove:
+      e.steps = {fmt::format("read on shards '{}', '{}': TYPE {}; TYPE {}", shard(0), shard(1),
+                             key(0), key(1)),
+                 fmt::format("delete on shard '{}': SREM {} <member>", shard(0), key(0)),
+                 fmt::format("write on shard '{}': SADD {} <member>", shard(1), key(1))};
+      break;
+    case CrossShardWrite::ListMove:
+      e.steps = {fmt::format("read on shards '{}', '{}': TYPE {}; TYPE {}", shard(0), shard(1),
+                             key(0), key(1)),
+                 fmt::format("delete on shard '{}': pop from {}", shard(0), key(0)),
+                 fmt::format("write on shard '{}': push to {}", shard(1), key(1))};
+      break;
+    case CrossShardWrite::Rename:
+    case CrossShardWrite::Copy:
+      e.steps = {fmt::format("read on shards '{}', '{}': DUMP {}; PEXPIRETIME {}; EXISTS {}",
+                             shard(0), shard(1), key(0), key(0), key(1)),
+                 fmt::format("write on shard '{}': RESTORE {} <expiry> <payload> [REPLACE] ABSTTL",
+                             shard(1), key(1))};
+      if (rule.kind == CrossShardWrite::Rename)
+        e.steps.push_back(fmt::format("delete on shard '{}': DEL {}", shard(0), key(0)));
+      break;
+  }
+  e.note =
+      "keys on several shards, cross_shard_writes: allow: run as these steps one after the "
+      "other, not atomically; the client's later requests wait for it";
 }
 
 Explanation explain(ClientSession& session, const protocol::Request& request, const Plan& plan) {
@@ -84,6 +169,10 @@ Explanation explain(ClientSession& session, const protocol::Request& request, co
     case RouteKind::Answered:
       e = explain_error(plan);
       add_key_shards(e, plan);
+      if (plan.error_code == ClientError::CrossShard && cross_shard_write_rule(spec) != nullptr)
+        e.note +=
+            "; cross_shard_writes is refuse (set it to allow to run it as a read, a write "
+            "and a delete, not atomically)";
       return e;
     case RouteKind::SingleShard:
       e.kind = "SINGLE_SHARD";
@@ -163,6 +252,12 @@ Explanation explain(ClientSession& session, const protocol::Request& request, co
       e.note =
           fmt::format("{} on a salted counter: {}", upper_name(spec), salted_effect(spec.name));
       return e;
+    case RouteKind::Gathered:
+      explain_gathered(e, map, request, plan, session.worker().config().limits.max_merge_bytes);
+      return e;
+    case RouteKind::StagedWrite:
+      explain_staged_write(e, map, request, plan);
+      return e;
     case RouteKind::Local:
       e.kind = "LOCAL";
       e.note = "answered by Santral itself";
@@ -223,11 +318,12 @@ void santral_explain(const Routed& routed) {
   // As if sent outside MULTI and subscriptions, by this client.
   Plan plan;
   build_plan(PlanContext{map, &worker.salts(), session.state(), false, false,
-                         worker.config().backend.database},
+                         worker.config().backend.database, worker.config().cross_shard_writes},
              request, plan);
+  Explanation e = plan.spec == nullptr ? explain_error(plan) : explain(session, request, plan);
   std::string out;
   protocol::RespWriter w(out, session.state().protocol);
-  w.map_header(7);
+  w.map_header(e.steps.empty() ? 7 : 8);
   w.bulk("command");
   if (plan.spec == nullptr) {
     w.bulk(request.args[0]);
@@ -238,7 +334,6 @@ void santral_explain(const Routed& routed) {
     w.bulk("rule");
     w.bulk(kRoutingNames[static_cast<std::size_t>(plan.spec->routing)]);
   }
-  Explanation e = plan.spec == nullptr ? explain_error(plan) : explain(session, request, plan);
   w.bulk("kind");
   w.bulk(e.kind);
   w.bulk("route");
@@ -251,6 +346,11 @@ void santral_explain(const Routed& routed) {
   for (const auto& key : plan.keys)
     write_key(w, map, worker.topology().move.get(), request.args[key.position], key,
               plan.near_cached);
+  if (!e.steps.empty()) {
+    w.bulk("steps");
+    w.array_header(e.steps.size());
+    for (const auto& step : e.steps) w.bulk(step);
+  }
   w.bulk("note");
   w.bulk(e.note);
   session.reply(out);

@@ -31,6 +31,8 @@ enum class RouteKind : std::uint8_t {
   Subscription,  // SUBSCRIBE and friends
   Salted,        // names a salted counter: spread over or gathered from its sub-keys
   NearCache,     // GET of a near-cached key: answered from memory, or filled and kept
+  Gathered,      // a read whose keys live on several shards: each key fetched, merged here
+  StagedWrite,   // a write across shards (cross_shard_writes: allow): read, write, delete
   Refused,       // the command table refuses it, with its reason
 };
 inline constexpr std::size_t kRouteKinds = static_cast<std::size_t>(RouteKind::Refused) + 1;

@@ -11,6 +11,7 @@
 #include "protocol/key_extraction.h"
 #include "router/hotkeys/salting/salt_table.h"
 #include "router/hotkeys/salting/salted_route.h"
+#include "router/merge/gathered/gather_rules.h"
 
 namespace santral::router {
 
@@ -204,10 +205,21 @@ void plan_salted(const protocol::Request& request, Plan& plan, const PlannedKey&
   plan.fail(ClientError::SaltedCommand, key, salted.salted->salts, upper_name(*plan.spec), key);
 }
 
-// A command that must run on one shard: there, or the reason it cannot.
+// A command that must run on one shard: there, or the reason it cannot. A read Santral can
+// merge (router/merge/gathered/gather_rules.h) is gathered from its keys' shards instead.
 void plan_one_shard(const PlanContext& context, const protocol::Request& request, Plan& plan,
                     RouteKind kind) {
   plan.kind = kind;
+  bool across =
+      !plan.shard && kind == RouteKind::SingleShard && plan.keys_found && !plan.keys.empty();
+  if (across && gather_rule(*plan.spec) != nullptr) {
+    plan.kind = RouteKind::Gathered;
+    return;
+  }
+  if (across && context.cross_shard_writes && cross_shard_write_rule(*plan.spec) != nullptr) {
+    plan.kind = RouteKind::StagedWrite;
+    return;
+  }
   if (!plan.shard) {
     plan.kind = kind == RouteKind::SingleShard ? RouteKind::Answered : kind;
     fail_cross_shard(context, request, plan);
@@ -317,9 +329,9 @@ void build_plan(const PlanContext& context, const protocol::Request& request, Pl
 
 std::string_view route_kind_name(RouteKind kind) {
   static constexpr std::string_view kNames[kRouteKinds] = {
-      "ANSWERED",  "LOCAL",      "SINGLE_SHARD", "SHARD_SPLIT", "SHARD_MERGE",
-      "ANY_SHARD", "BLOCKING",   "TRANSACTION",  "QUEUED",      "PUBSUB",
-      "SALTED",    "NEAR_CACHE", "REFUSED"};
+      "ANSWERED",  "LOCAL",      "SINGLE_SHARD", "SHARD_SPLIT",  "SHARD_MERGE",
+      "ANY_SHARD", "BLOCKING",   "TRANSACTION",  "QUEUED",       "PUBSUB",
+      "SALTED",    "NEAR_CACHE", "SHARD_GATHER", "STAGED_WRITE", "REFUSED"};
   return kNames[static_cast<std::size_t>(kind)];
 }
 

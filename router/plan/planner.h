@@ -19,7 +19,8 @@ struct PlanContext {
   const ClientState& client;
   bool in_multi = false;
   bool subscribed = false;
-  int default_database = 0;  // the config's backend.database: the near cache's only one
+  int default_database = 0;         // the config's backend.database: the near cache's only one
+  bool cross_shard_writes = false;  // `cross_shard_writes: allow`
 };
 
 // Resolves `request` into `plan` (cleared first): its command, its checks, its keys (found

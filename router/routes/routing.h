@@ -33,6 +33,12 @@ void route_any(const Routed& routed);
 void route_blocking(const Routed& routed);
 // MULTI, EXEC, DISCARD, WATCH, UNWATCH (router/transaction.cpp).
 void route_transaction(const Routed& routed);
+// A read whose keys live on several shards: each key fetched from its shard, the answer
+// computed here (router/routes/gather_route.cpp).
+void route_gathered(const Routed& routed);
+// A write whose keys live on several shards, with `cross_shard_writes: allow`: a read, a write
+// and a delete in stages (router/routes/cross_shard_write.cpp).
+void route_cross_shard_write(const Routed& routed);
 // Any other command while the client is inside MULTI.
 void route_queued(const Routed& routed);
 // SUBSCRIBE and friends (router/subscriptions.cpp).

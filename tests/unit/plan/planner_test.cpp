@@ -33,6 +33,7 @@ struct Fixture {
   bool in_multi = false;
   bool subscribed = false;
   router::SaltTable* salts = nullptr;
+  bool cross_shard_writes = false;
 
   explicit Fixture(const std::string& extra = "") : map(four_shards(extra)) {
     client.authenticated = true;
@@ -41,9 +42,9 @@ struct Fixture {
   Plan plan(std::vector<std::string_view> args) {
     Plan plan;
     protocol::Request request{args, {}, false};
-    router::build_plan(
-        router::PlanContext{map, salts, client, in_multi, subscribed, /*default_database=*/0},
-        request, plan);
+    router::build_plan(router::PlanContext{map, salts, client, in_multi, subscribed,
+                                           /*default_database=*/0, cross_shard_writes},
+                       request, plan);
     return plan;
   }
   // Two keys that live on different shards.
@@ -85,6 +86,36 @@ TEST_CASE("keys on several shards: split for split commands, CROSSSLOT for keyed
   CHECK(cross.kind == RouteKind::Answered);
   CHECK(cross.error_code == protocol::ClientError::CrossShard);
   CHECK(cross.error.find("'" + a + "' is on shard") != std::string::npos);
+}
+
+TEST_CASE("reads Santral can merge are gathered across shards; inside MULTI still CROSSSLOT") {
+  Fixture f;
+  auto [a, b] = f.split_keys();
+  for (std::vector<std::string_view> command :
+       std::vector<std::vector<std::string_view>>{{"SUNION", a, b},
+                                                  {"SINTERCARD", "2", a, b, "LIMIT", "1"},
+                                                  {"ZUNION", "2", a, b, "WITHSCORES"},
+                                                  {"PFCOUNT", a, b},
+                                                  {"LCS", a, b, "IDX"}}) {
+    INFO(command[0]);
+    auto gathered = f.plan(command);
+    CHECK(gathered.kind == RouteKind::Gathered);
+    CHECK_FALSE(gathered.has_error());
+    CHECK(gathered.keys.size() == 2);
+  }
+  CHECK(router::route_kind_name(RouteKind::Gathered) == "SHARD_GATHER");
+  CHECK(f.plan({"SUNION", "{t}1", "{t}2"}).kind == RouteKind::SingleShard);
+  CHECK(f.plan({"SUNIONSTORE", a, a, b}).error_code == protocol::ClientError::CrossShard);
+  f.cross_shard_writes = true;
+  CHECK(f.plan({"SUNIONSTORE", a, a, b}).kind == RouteKind::StagedWrite);
+  CHECK(f.plan({"RENAME", a, b}).kind == RouteKind::StagedWrite);
+  CHECK(f.plan({"RENAME", "{t}1", "{t}2"}).kind == RouteKind::SingleShard);
+  CHECK(f.plan({"MSETNX", a, "1", b, "2"}).error_code == protocol::ClientError::CrossShard);
+  f.in_multi = true;
+  CHECK(f.plan({"SMOVE", a, b, "m"}).error_code == protocol::ClientError::CrossShard);
+  auto queued = f.plan({"SUNION", a, b});
+  CHECK(queued.kind == RouteKind::Queued);
+  CHECK(queued.error_code == protocol::ClientError::CrossShard);
 }
 
 TEST_CASE("errors found before routing are answered, in Redis's words") {

@@ -1,0 +1,68 @@
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "protocol/command_table.h"
+
+namespace santral::router {
+
+// The read-only multi-key commands Santral answers when their keys live on several shards:
+// it reads each key from its shard and computes the answer itself, as Redis would.
+enum class GatherAlgorithm : std::uint8_t {
+  SetInter,
+  SetInterCard,
+  SetUnion,
+  SetDiff,
+  ZUnion,
+  ZInter,
+  ZInterCard,
+  ZDiff,
+  PfCount,
+  Lcs,
+};
+
+// One command sent for each key: `name`, the key, then `after_key`.
+struct FetchCommand {
+  std::string_view name;
+  std::span<const std::string_view> after_key;
+};
+
+struct GatherRule {
+  std::string_view command;  // lower case, as in the command table
+  GatherAlgorithm algorithm;
+  std::span<const FetchCommand> fetch;  // per key, in this order
+  std::string_view computes;            // what the router computes, for EXPLAIN
+};
+
+// The rule of `spec`, or nullptr when its keys must share a shard.
+const GatherRule* gather_rule(const protocol::CommandSpec& spec);
+
+// The write forms Santral runs across shards when `cross_shard_writes: allow` is set: as a read,
+// a write and (for moves) a delete, one after the other, not atomically.
+enum class CrossShardWrite : std::uint8_t {
+  Store,     // SINTERSTORE, ZUNIONSTORE, ...: read as `reads_as`, then write the destination
+  SetMove,   // SMOVE: SREM on the source, then SADD on the destination
+  ListMove,  // LMOVE, RPOPLPUSH: pop from the source, then push to the destination
+  Rename,    // RENAME, RENAMENX: DUMP, RESTORE on the destination, DEL the source
+  Copy,      // COPY: DUMP, RESTORE on the destination
+};
+
+struct WriteRule {
+  std::string_view command;  // lower case, as in the command table
+  CrossShardWrite kind;
+  std::string_view reads_as;  // Store: the read whose result is stored ("sinter")
+  bool nx = false;            // RENAMENX: 0 when the destination exists
+};
+
+// The rule of `spec`, or nullptr when it cannot run across shards.
+const WriteRule* cross_shard_write_rule(const protocol::CommandSpec& spec);
+// Store: the read rule whose result is stored.
+const GatherRule& stored_read(const WriteRule& rule);
+
+// "SMEMBERS k", "ZRANGE k 0 -1 WITHSCORES": a fetch as EXPLAIN shows it.
+std::string fetch_text(const FetchCommand& fetch, std::string_view key);
+
+}  // namespace santral::router

@@ -1,0 +1,53 @@
+// A read-only multi-key command whose keys live on several shards (SINTER, ZUNION, PFCOUNT,
+// LCS, ...): each key is fetched from its own shard (SMEMBERS k, GET k, ...) and the answer is
+// computed at the router, as Redis would (router/merge/gathered/).
+#include <vector>
+
+#include "protocol/resp_writer.h"
+#include "router/merge/gathered/gather_merge.h"
+#include "router/process/worker.h"
+#include "router/routes/routing.h"
+#include "router/session/client_session.h"
+
+namespace santral::router {
+
+void route_gathered(const Routed& routed) {
+  auto& session = routed.session;
+  const auto& map = session.worker().shard_map();
+  const auto& args = routed.request.args;
+  const auto& keys = routed.plan.keys;
+  const GatherRule& rule = *gather_rule(routed.spec);
+
+  GatherPlan plan;
+  plan.rule = &rule;
+  plan.command = upper_name(routed.spec);
+  plan.args.assign(args.begin(), args.end());
+  plan.protocol = session.state().protocol;
+  plan.max_bytes = session.worker().config().limits.max_merge_bytes;
+  plan.key_positions.reserve(keys.size());
+  plan.fragment_names.reserve(keys.size() * rule.fetch.size());
+  for (const auto& key : keys) {
+    plan.key_positions.push_back(key.position);
+    for (std::size_t f = 0; f < rule.fetch.size(); ++f)
+      plan.fragment_names.push_back(map.shard(key.owner.shard).name);
+  }
+  auto fragments = static_cast<std::uint32_t>(plan.fragment_names.size());
+  auto slot = session.open_slot(fragments, make_gather_merge(std::move(plan)));
+
+  std::string& bytes = session.scratch();
+  std::vector<std::string_view> command;
+  std::uint32_t fragment = 0;
+  for (const auto& key : keys) {
+    for (const FetchCommand& fetch : rule.fetch) {
+      command.clear();
+      command.push_back(fetch.name);
+      command.push_back(args[key.position]);
+      command.insert(command.end(), fetch.after_key.begin(), fetch.after_key.end());
+      bytes.clear();
+      protocol::RespWriter(bytes).command(command);
+      session.backend(key.owner.shard).send(bytes, &session, slot, fragment++);
+    }
+  }
+}
+
+}  // namespace santral::router
