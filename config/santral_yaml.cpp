@@ -47,7 +47,7 @@ void read_backend(const YAML::Node& node, const YamlFields& fields, BackendOptio
 
 void read_limits(const YAML::Node& node, const YamlFields& fields, ClientLimits& out) {
   static constexpr std::string_view kKeys[] = {
-      "max_clients",          "max_args",         "max_bulk_bytes",         "max_inline_bytes",
+      "max_clients",          "max_args",         "max_bulk_bytes",          "max_inline_bytes",
       "max_pending_requests", "max_output_bytes", "tracking_table_max_keys", "max_merge_bytes"};
   fields.only_keys(node, "limits", kKeys);
   if (node["max_clients"])
