@@ -10,8 +10,8 @@
 #include "router/process/worker.h"
 #include "router/resharding/key_pull.h"
 #include "router/routes/routing.h"
-#include "router/routes/tracked_requests.h"
 #include "router/routes/staged_writes.h"
+#include "router/routes/tracked_requests.h"
 #include "router/routes/transaction.h"
 #include "router/session/client_session.h"
 
