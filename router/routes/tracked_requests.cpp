@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "router/merge/gathered/gather_rules.h"
 #include "router/process/worker.h"
 #include "router/session/client_session.h"
 #include "router/tracking/tracking_lanes.h"
@@ -40,6 +41,20 @@ void expect_split(const Routed& routed, std::uint64_t slot, std::uint64_t epoch)
     routed.session.tracked_reads().expect(slot, f, epoch, std::move(keys[f]));
 }
 
+// A gathered read (SINTER, ZUNION, ... across shards) sends each key its own fetches, key by
+// key, as route_gathered() numbers them; the first fetch's reply registers the key.
+void expect_gathered(const Routed& routed, std::uint64_t slot, std::uint64_t epoch) {
+  const GatherRule* rule = gather_rule(routed.spec);
+  auto per_key = static_cast<std::uint32_t>(rule == nullptr ? 0 : rule->fetch.size());
+  if (per_key == 0) return invalidate_now(routed.session, key_names(routed));
+  std::uint32_t fragment = 0;
+  for (const auto& key : routed.plan.keys) {
+    routed.session.tracked_reads().expect(slot, fragment, epoch,
+                                          {std::string(routed.request.args[key.position])});
+    fragment += per_key;
+  }
+}
+
 void note_read(const Routed& routed, bool sent) {
   auto& session = routed.session;
   auto& lanes = session.worker().lanes();
@@ -50,6 +65,9 @@ void note_read(const Routed& routed, bool sent) {
       return;
     case RouteKind::Split:
       if (sent) expect_split(routed, session.last_slot(), lanes.epoch());
+      return;
+    case RouteKind::Gathered:
+      if (sent) expect_gathered(routed, session.last_slot(), lanes.epoch());
       return;
     case RouteKind::Queued:
       if (!routed.plan.has_error()) session.tracked_reads().read_in_multi(key_names(routed));

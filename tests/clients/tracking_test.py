@@ -699,6 +699,42 @@ def expected_flags(options):
     return sorted(["on"] + mode)
 
 
+def check_cross_shard_read(cl):
+    """A read whose keys live on several shards (SUNION, SINTERCARD: merged by Santral from one
+    fetch per key) is tracked for every one of its keys: a write to any of them, through the
+    router or on the shard, sends the invalidation."""
+    c = Client(cl.router_port, "gatherer")
+    track(c)
+    w = Client(cl.router_port, "gather-writer")
+    groups = cl.place("gset:")
+    keys = [ks[0] for _, ks in groups]
+    for k in keys:
+        not_error(w.call("DEL", k), f"DEL {k}")
+        expect(w.call("SADD", k, f"m-{k}", "common"), 2, f"SADD {k}")
+    pushes = 0
+    for port, (k,) in groups:
+        for read in (["SUNION", *keys], ["SINTERCARD", str(len(keys)), *keys]):
+            before = len(c.pushes)
+            r = not_error(c.call(*read), read[0])
+            expect(c.call("PING"), "PONG", "PING after the read")
+            # Kept, not invalidated at once: no push before a write.
+            forbid_push(c, keys, before, f"{read[0]} of keys on different shards, no write yet")
+            if read[0] == "SUNION":
+                expect(sorted(r), sorted(["common"] + [f"m-{x}" for x in keys]), "SUNION")
+            else:
+                expect(r, 1, "SINTERCARD")
+            since = len(c.pushes)
+            expect(w.call("SADD", k, "extra"), 1, f"SADD {k} extra")
+            expect_push(c, k, since, f"{read[0]} of keys on {len(keys)} shard(s), then SADD {k}")
+            since = len(c.pushes)
+            r = not_error(c.call(*read), read[0])
+            expect(cl.direct(port, "SREM", k, "extra"), 1, f"SREM {k} on its shard")
+            expect_push(c, k, since, f"{read[0]}, then SREM {k} directly on the shard")
+            pushes += 2
+    c.drain()
+    return f"{pushes} invalidations for reads of {len(keys)} keys on different shards"
+
+
 def check_trackinginfo(cl):
     """CLIENT TRACKINGINFO and GETREDIR in every mode: the values Redis gives (off: flags [off],
     redirect -1, GETREDIR -1; on: flags on + the mode, redirect 0, GETREDIR 0, prefixes as
@@ -1275,6 +1311,7 @@ def main():
         ("trackinginfo", lambda: check_trackinginfo(cl), False),
         ("tracking_off", lambda: check_tracking_off(cl), False),
         ("flushall", lambda: check_flushall(cl), False),
+        ("cross_shard_read", lambda: check_cross_shard_read(cl), False),
         ("ordering", lambda: check_ordering(cl, random.Random(rng.randrange(1 << 30))), False),
         ("fuzz", lambda: check_fuzz(cl, random.Random(rng.randrange(1 << 30)),
                                     args.fuzz_seconds), False),
