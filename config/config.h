@@ -89,6 +89,9 @@ struct ClientLimits {
   // A read whose keys live on several shards (SINTER, ZUNION, PFCOUNT, LCS, ...) is merged at
   // the router only while the shards' replies stay within this many bytes.
   std::size_t max_merge_bytes = 64ull * 1024 * 1024;
+  // Client-side caching: keys each worker remembers its clients' reads of (Redis's
+  // tracking-table-max-keys); past it, keys are dropped and their readers told to forget them.
+  std::size_t tracking_table_max_keys = 1'000'000;
 };
 
 // Active and passive health checking of the shards.

@@ -47,8 +47,8 @@ void read_backend(const YAML::Node& node, const YamlFields& fields, BackendOptio
 
 void read_limits(const YAML::Node& node, const YamlFields& fields, ClientLimits& out) {
   static constexpr std::string_view kKeys[] = {
-      "max_clients",          "max_args",         "max_bulk_bytes", "max_inline_bytes",
-      "max_pending_requests", "max_output_bytes", "max_merge_bytes"};
+      "max_clients",          "max_args",         "max_bulk_bytes",          "max_inline_bytes",
+      "max_pending_requests", "max_output_bytes", "tracking_table_max_keys", "max_merge_bytes"};
   fields.only_keys(node, "limits", kKeys);
   if (node["max_clients"])
     out.max_clients = static_cast<std::size_t>(
@@ -68,6 +68,9 @@ void read_limits(const YAML::Node& node, const YamlFields& fields, ClientLimits&
     out.max_output_bytes = fields.bytes(node["max_output_bytes"], "limits.max_output_bytes");
   if (node["max_merge_bytes"])
     out.max_merge_bytes = fields.bytes(node["max_merge_bytes"], "limits.max_merge_bytes");
+  if (node["tracking_table_max_keys"])
+    out.tracking_table_max_keys = static_cast<std::size_t>(fields.integer(
+        node["tracking_table_max_keys"], "limits.tracking_table_max_keys", 1, 1'000'000'000));
   if (out.request.max_inline_bytes < 64)
     fields.errors().at(node["max_inline_bytes"], "limits.max_inline_bytes",
                        "must be at least 64 bytes");

@@ -55,6 +55,35 @@ constexpr Entry kMessages[] = {
     {ClientError::SubscribedMode,
      "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
      "allowed in this context"},
+    {ClientError::TrackingNeedsResp3,
+     "ERR santral: CLIENT TRACKING through Santral needs RESP3: send HELLO 3 first "
+     "(invalidations arrive as RESP3 pushes on the client's own connection)"},
+    {ClientError::TrackingRedirect,
+     "ERR santral: CLIENT TRACKING REDIRECT is not supported through Santral: a push on another "
+     "connection can overtake a reply and leave a cached value stale; use HELLO 3 and CLIENT "
+     "TRACKING ON without REDIRECT"},
+    {ClientError::TrackingPrefixNeedsBcast, "ERR PREFIX option requires BCAST mode to be enabled"},
+    {ClientError::TrackingSwitchBcast,
+     "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then "
+     "re-enabling it with a different mode."},
+    {ClientError::TrackingBcastOptions, "ERR OPTIN and OPTOUT are not compatible with BCAST"},
+    {ClientError::TrackingOptInAndOptOut, "ERR You can't specify both OPTIN mode and OPTOUT mode"},
+    {ClientError::TrackingSwitchOptMode,
+     "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then "
+     "re-enabling it with a different mode."},
+    {ClientError::TrackingPrefixOverlapsExisting,
+     "ERR Prefix '{}' overlaps with an existing prefix '{}'. Prefixes for a single client must "
+     "not overlap."},
+    {ClientError::TrackingPrefixOverlapsGiven,
+     "ERR Prefix '{}' overlaps with another provided prefix '{}'. Prefixes for a single client "
+     "must not overlap."},
+    {ClientError::CachingNotInMode,
+     "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or "
+     "OPTOUT mode enabled"},
+    {ClientError::CachingYesNotOptIn,
+     "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode."},
+    {ClientError::CachingNoNotOptOut,
+     "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode."},
     {ClientError::ClientNotFound, "ERR No such client"},
     {ClientError::InvalidClientName,
      "ERR Client names cannot contain spaces, newlines or special characters."},

@@ -269,7 +269,8 @@ json config_json(const config::Topology& topology) {
             {"max_bulk_bytes", c.limits.request.max_bulk_bytes},
             {"max_inline_bytes", c.limits.request.max_inline_bytes},
             {"max_pending_requests", c.limits.max_pending_requests},
-            {"max_output_bytes", c.limits.max_output_bytes}}},
+            {"max_output_bytes", c.limits.max_output_bytes},
+            {"tracking_table_max_keys", c.limits.tracking_table_max_keys}}},
           {"drain_ms", c.drain.count()},
           {"watch_file", c.watch_file},
           {"shards", shards}};

@@ -163,6 +163,11 @@ void BackendConnection::handshake() {
     std::string_view args[] = {"CLIENT", "TRACKING", "ON"};
     writer.command(args);
     ++commands;
+  } else if (role_ == ConnectionRole::TrackingBroadcast) {
+    // Every key written anywhere on the shard is pushed here.
+    std::string_view args[] = {"CLIENT", "TRACKING", "ON", "BCAST"};
+    writer.command(args);
+    ++commands;
   }
   if (target_.profile.database != 0) {
     std::string db = std::to_string(target_.profile.database);
@@ -180,14 +185,14 @@ void BackendConnection::handshake() {
 void BackendConnection::handshake_refused(std::string_view frame) {
   std::string why(frame.substr(1, frame.size() - 3));
   // Tracking needs what shared connections do not: HELLO 3 and CLIENT TRACKING.
-  std::string advice = role_ == ConnectionRole::Tracking
-                           ? "the near cache needs Redis >= 6 and permission for CLIENT TRACKING; "
-                             "or set near_cache.enabled: false; its GETs go the usual way meanwhile"
+  std::string advice = tracks()
+                           ? "the near cache and client-side caching need Redis >= 6 and "
+                             "permission for CLIENT TRACKING; near-cache GETs go the usual way "
+                             "meanwhile, or set near_cache.enabled: false"
                            : "check backend.password / backend.database";
   if (!ejected_)  // once, not on every retry
     spdlog::error("shard '{}' ({}) refused Santral's {}handshake: {} ({})", target_.shard_name,
-                  address_text(), role_ == ConnectionRole::Tracking ? "near-cache tracking " : "",
-                  why, advice);
+                  address_text(), tracks() ? "tracking " : "", why, advice);
   go_down("handshake failed: " + why + " (" + advice + ")");
 }
 
@@ -332,7 +337,7 @@ bool BackendConnection::deliver_frames() {
     if (status == protocol::ScanStatus::Complete &&
         (subscriber ? is_push(frame) : frame.front() == '>')) {
       inbox_start_ += size;
-      if ((subscriber || role_ == ConnectionRole::Tracking) && push_sink_)
+      if ((subscriber || tracks()) && push_sink_)
         push_sink_->deliver(kPushSlot, static_cast<std::uint32_t>(target_.shard_index), frame);
       if (generation != generation_) return false;
       continue;
@@ -405,7 +410,7 @@ void BackendConnection::connection_failed(const std::string& reply, bool counts_
   if (state_ == State::Stopped) return;
   close_socket();
   tracking_lost();
-  if (role_ != ConnectionRole::Shared && role_ != ConnectionRole::Tracking) {
+  if (role_ != ConnectionRole::Shared && !tracks()) {
     state_ = State::Down;
     down_reason_ = "the connection was lost";
     fail_all(reply);
@@ -424,8 +429,7 @@ void BackendConnection::connection_failed(const std::string& reply, bool counts_
 // A tracking connection's server forgets what it tracked for it when the connection ends:
 // whatever was cached through it must go before anyone can be answered from it again.
 void BackendConnection::tracking_lost() {
-  if (role_ == ConnectionRole::Tracking && push_sink_)
-    push_sink_->connection_lost(target_.shard_index);
+  if (tracks() && push_sink_) push_sink_->connection_lost(target_.shard_index);
 }
 
 void BackendConnection::go_down(const std::string& reason) {
@@ -438,7 +442,7 @@ void BackendConnection::go_down(const std::string& reason) {
   ejected_ = true;
   fail_all(as_reply(
       error_message(ClientError::ShardUnavailable, target_.shard_name, address_text(), reason)));
-  if (role_ != ConnectionRole::Shared && role_ != ConnectionRole::Tracking) {
+  if (role_ != ConnectionRole::Shared && !tracks()) {
     if (auto sink = std::move(push_sink_)) sink->connection_lost(target_.shard_index);
     return;
   }
@@ -478,8 +482,8 @@ void BackendConnection::check_deadlines(Clock::time_point now) {
   }
   // Active health check: an idle shared connection says PING now and then, so a shard that
   // died quietly is noticed before a client needs it.
-  if ((role_ == ConnectionRole::Shared || role_ == ConnectionRole::Tracking) && pending_.empty() &&
-      !ejected_ && now - last_reply_ > config_->health.interval) {
+  if ((role_ == ConnectionRole::Shared || tracks()) && pending_.empty() && !ejected_ &&
+      now - last_reply_ > config_->health.interval) {
     last_reply_ = now;
     probe();
   }

@@ -42,9 +42,10 @@ enum class ConnectionRole {
   Dedicated,   // lent to one client at a time (transactions, blocking commands); never
                // reconnects, because a new connection would silently lose MULTI or WATCH state
   Subscriber,  // one client's pub/sub connection: messages are pushed to the client
-  Tracking,    // a worker's near-cache connection to a shard: RESP3 with CLIENT TRACKING ON;
-               // reconnects like a shared one; invalidations go to the push sink, which also
-               // hears (connection_lost) whenever the connection, and so the tracking, is lost
+  Tracking,    // RESP3 with CLIENT TRACKING ON (a near-cache connection, a client-tracking
+               // lane); reconnects like a shared one; invalidations go to the push sink, which
+               // also hears (connection_lost) whenever the connection, and so the tracking, is lost
+  TrackingBroadcast,  // the same with BCAST: pushes for every key written on the shard
 };
 
 // One connection from a worker to a shard. Requests are written back to back; replies come
@@ -153,6 +154,9 @@ class BackendConnection
   void tracking_lost();
   void close_socket();
   std::string address_text() const { return target_.address.text(); }
+  bool tracks() const {
+    return role_ == ConnectionRole::Tracking || role_ == ConnectionRole::TrackingBroadcast;
+  }
 
   boost::asio::io_context& io_;
   BackendTarget target_;

@@ -108,24 +108,6 @@ void client_info(const Routed& r) {
   reply_bulk(r.session, r.session.describe() + "\n");
 }
 
-void client_getredir(const Routed& r) {
-  r.session.reply(":-1\r\n");
-}
-
-void client_trackinginfo(const Routed& r) {
-  std::string out;
-  RespWriter writer(out, r.session.state().protocol);
-  writer.map_header(3);
-  writer.bulk("flags");
-  writer.array_header(1);
-  writer.bulk("off");
-  writer.bulk("redirect");
-  writer.integer(-1);
-  writer.bulk("prefixes");
-  writer.array_header(0);
-  r.session.reply(out);
-}
-
 void client_no_evict(const Routed& r) {
   std::string_view mode = r.request.args[2];
   if (!equals_nocase(mode, "on") && !equals_nocase(mode, "off"))

@@ -15,6 +15,9 @@ void client_kill(const Routed& routed);
 void client_unblock(const Routed& routed);
 void client_reply(const Routed& routed);
 void client_no_evict(const Routed& routed);
+// Client-side caching (tracking_commands.cpp).
+void client_tracking(const Routed& routed);
+void client_caching(const Routed& routed);
 void client_getredir(const Routed& routed);
 void client_trackinginfo(const Routed& routed);
 

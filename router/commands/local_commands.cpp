@@ -127,6 +127,8 @@ void auth(const Routed& r) {
 
 // HELLO [protover [AUTH user pass] [SETNAME name]]. A RESP3 client's requests go over
 // connections that said HELLO 3 to the shards, so their replies are RESP3 as sent.
+constexpr std::string_view kHelloVersion = "7.4.0";
+
 void hello(const Routed& r) {
   const auto& args = r.request.args;
   auto& state = r.session.state();
@@ -161,12 +163,17 @@ void hello(const Routed& r) {
     return r.session.reply_error(error_message(ClientError::PinnedConnection, "HELLO"));
   if (rename) state.name = std::string(new_name);
   state.protocol = static_cast<int>(version);
+  // Invalidations are RESP3 pushes: a client back on RESP2 no longer tracks.
+  if (state.protocol != 3) state.tracking = TrackingSettings{};
   answer(r, [&](RespWriter& w) {
     w.map_header(7);
     w.bulk("server");
     w.bulk("redis");
+    // What client libraries check before they turn client-side caching on (redis-py and
+    // Jedis want 7.4); Santral provides that caching itself, whatever its shards run. INFO
+    // server's redis_version stays the version of Redis whose commands Santral knows.
     w.bulk("version");
-    w.bulk(protocol::generated_from_version());
+    w.bulk(kHelloVersion);
     w.bulk("proto");
     w.integer(state.protocol);
     w.bulk("id");
@@ -192,6 +199,7 @@ void reset(const Routed& r) {
   state.protocol = 2;
   state.database = config.backend.database;
   state.reply_off = state.skip_next = false;
+  state.tracking = TrackingSettings{};
   state.user = "default";
   state.authenticated = config.password.empty() && config.users.empty();
   session.set_silent(false);
@@ -256,6 +264,8 @@ constexpr HandlerTable kTable = [] {
   set(LocalHandler::ClientNoEvict, client_no_evict);
   set(LocalHandler::ClientReply, client_reply);
   set(LocalHandler::ClientTrackinginfo, client_trackinginfo);
+  set(LocalHandler::ClientTracking, client_tracking);
+  set(LocalHandler::ClientCaching, client_caching);
   set(LocalHandler::ClientUnblock, client_unblock);
   set(LocalHandler::AclWhoami, acl_whoami);
   set(LocalHandler::SantralExplain, santral_explain);

@@ -11,6 +11,7 @@
 #include "router/resharding/key_pull.h"
 #include "router/routes/routing.h"
 #include "router/routes/staged_writes.h"
+#include "router/routes/tracked_requests.h"
 #include "router/routes/transaction.h"
 #include "router/session/client_session.h"
 
@@ -24,9 +25,12 @@ using protocol::StatefulKind;
 namespace {
 
 // WAIT counts the replicas that have this client's earlier writes, so those must be done;
-// RESET closes connections whose earlier replies must arrive first.
+// RESET closes connections whose earlier replies must arrive first; CLIENT TRACKING (and
+// HELLO, which may end it) moves the client's requests between its shared connections and
+// its tracking lanes, where later requests could overtake earlier ones.
 bool waits_for_earlier_replies(const CommandSpec& spec) {
-  return spec.verb == protocol::StatefulVerb::Wait || spec.local == LocalHandler::Reset;
+  return spec.verb == protocol::StatefulVerb::Wait || spec.local == LocalHandler::Reset ||
+         spec.local == LocalHandler::ClientTracking || spec.local == LocalHandler::Hello;
 }
 
 // An error found while planning. Inside MULTI it also dooms the transaction: EXEC answers
@@ -142,7 +146,9 @@ Dispatched dispatch(ClientSession& session, const protocol::Request& request) {
     session.state().last_command = spec.name;
     observe(routed);
   }
+  std::uint64_t slots_before = session.opened_slots();
   kRoutes[static_cast<std::size_t>(plan.kind)](routed);
+  note_tracked_request(routed, slots_before);
   return Dispatched::Done;
 }
 

@@ -234,9 +234,10 @@ void plan_keyed(const PlanContext& context, const protocol::Request& request, Pl
     return plan_one_shard(context, request, plan, RouteKind::Blocking);
   }
   plan_one_shard(context, request, plan, RouteKind::SingleShard);
-  // Only the clients' default database is cached.
+  // Only the clients' default database is cached; a client that caches itself reads through
+  // its tracking lane.
   if (plan.kind == RouteKind::SingleShard && &spec == get_command() && request.args.size() == 2 &&
-      context.client.database == context.default_database &&
+      !context.client.tracking.on && context.client.database == context.default_database &&
       context.map.near_cached(plan.keys[0].owner.ns)) {
     plan.near_cached = true;
     plan.kind = RouteKind::NearCache;

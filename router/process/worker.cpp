@@ -9,6 +9,7 @@
 #include "router/hotkeys/salting/salt_table.h"
 #include "router/process/fan_out.h"
 #include "router/session/client_session.h"
+#include "router/tracking/tracking_lanes.h"
 
 namespace santral::router {
 
@@ -45,8 +46,12 @@ Worker::Worker(unsigned index, config::TopologyPtr topology, SharedState& shared
                                                 std::chrono::steady_clock::now())),
       salts_(std::make_unique<SaltTable>()),
       near_cache_(std::make_unique<NearCache>(topology_->config->near_cache.max_bytes)),
-      tracking_(std::make_unique<TrackingConnections>(io_, stats_, *near_cache_)) {
+      tracking_(std::make_unique<TrackingConnections>(io_, stats_, *near_cache_)),
+      lanes_(std::make_unique<TrackingLanes>(io_, stats_, [this](std::uint64_t id) {
+        return static_cast<TrackingClient*>(find_session(id));
+      })) {
   refresh_salts();
+  lanes_->apply(topology_);
 }
 
 Worker::~Worker() {
@@ -71,6 +76,7 @@ void Worker::stop() {
     for (ClientSession* session : open) session->close();
     pool_.stop();
     tracking_->stop();
+    lanes_->stop();
     work_.reset();
     io_.stop();
   });
@@ -89,6 +95,7 @@ void Worker::apply(config::TopologyPtr topology) {
   near_cache_->invalidate_all();
   near_cache_->set_max_bytes(topology_->config->near_cache.max_bytes);
   tracking_->apply(*topology_);
+  lanes_->apply(topology_);
   if (direction_changed) change_direction();
   if (!placement_changed) return;
   // A subscription lives on the shard that owned its channel; with channels moving, the
@@ -141,7 +148,13 @@ void Worker::drain(std::function<void()> drained) {
 
 void Worker::forget(ClientSession& session) {
   if (sessions_.erase(session.state().id) > 0) shared_.connected_clients.fetch_sub(1);
+  lanes_->forget_client(session.state().id);
   if (drained_ && sessions_.empty()) asio::post(io_, std::exchange(drained_, nullptr));
+}
+
+ClientSession* Worker::find_session(std::uint64_t id) const {
+  auto found = sessions_.find(id);
+  return found == sessions_.end() ? nullptr : found->second;
 }
 
 void Worker::for_each_session(const std::function<void(ClientSession&)>& visit) {
@@ -225,6 +238,7 @@ void Worker::tick() {
   auto now = std::chrono::steady_clock::now();
   pool_.check_deadlines(now);
   tracking_->check_deadlines(now);
+  lanes_->check_deadlines(now);
   hotkeys_->rotate(now);
   admit_hot_reads(now);
   publish();

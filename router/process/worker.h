@@ -26,6 +26,7 @@ class ClientSession;
 class HotKeyDetector;
 class NearCache;
 class TrackingConnections;
+class TrackingLanes;
 class SaltTable;
 
 // One thread with its own io_context, its own clients and its own connections to every shard.
@@ -72,6 +73,8 @@ class Worker {
   NearCache& near_cache() { return *near_cache_; }
   const NearCache& near_cache() const { return *near_cache_; }
   TrackingConnections& tracking() { return *tracking_; }
+  // Client-side caching: the tracking clients' lanes to the shards (router/tracking/).
+  TrackingLanes& lanes() { return *lanes_; }
   // Takes the run-time salting changes of SharedState (from the worker's own thread).
   void refresh_salts();
   // Remembers a script body here and tells the other workers about it.
@@ -106,6 +109,7 @@ class Worker {
   // Calls `visit` for each client session of this worker (on this worker's thread).
   void for_each_session(const std::function<void(ClientSession&)>& visit);
   std::size_t session_count() const { return sessions_.size(); }
+  ClientSession* find_session(std::uint64_t id) const;
 
  private:
   void tick();
@@ -128,6 +132,7 @@ class Worker {
   std::unique_ptr<SaltTable> salts_;
   std::unique_ptr<NearCache> near_cache_;
   std::unique_ptr<TrackingConnections> tracking_;
+  std::unique_ptr<TrackingLanes> lanes_;
   std::vector<Worker*> peers_;
   std::unordered_map<std::uint64_t, ClientSession*> sessions_;
   std::function<void()> drained_;  // set while draining

@@ -12,6 +12,7 @@
 #include "router/process/worker.h"
 #include "router/routes/subscriptions.h"
 #include "router/routes/transaction.h"
+#include "router/tracking/tracking_lanes.h"
 
 namespace santral::router {
 
@@ -287,6 +288,8 @@ void ClientSession::map_changed() {
 
 std::uint64_t ClientSession::open_slot(std::uint32_t fragments, std::unique_ptr<ReplyMerge> merge) {
   auto slot = replies_.open(fragments, std::move(merge), current_);
+  last_slot_ = slot;
+  ++opened_slots_;
   if (silent_) replies_.silence(slot);
   bool write = current_.command != nullptr && !current_.command->has(protocol::kReadonly);
   coherence_.opened(slot, write, answers_writes());
@@ -308,12 +311,16 @@ void ClientSession::forget_answered_writes(bool now) {
   coherence_.forget_answered(replies_.head_id(), now, worker_.near_cache());
 }
 
+// A tracking client's commands for a shard all take its lane there, reads from the primary,
+// so that the lane's invalidations are in order with its replies (router/tracking/).
 BackendConnection& ClientSession::shared_backend(std::size_t shard) {
+  if (state_.tracking.on) return worker_.lanes().lane(shard, state_.database, state_.id);
   return worker_.pool().shared(shard, profile(), state_.id);
 }
 
 BackendConnection& ClientSession::backend(std::size_t shard) {
-  if (current_.command != nullptr && current_.command->has(protocol::kReadonly))
+  if (current_.command != nullptr && current_.command->has(protocol::kReadonly) &&
+      !state_.tracking.on)
     return worker_.pool().for_read(shard, profile(), state_.id,
                                    read_from_.value_or(worker_.config().read_from));
   return shared_backend(shard);
@@ -327,6 +334,10 @@ void ClientSession::forward(std::size_t shard, std::string_view request_bytes) {
 void ClientSession::close_after_replies() {
   closing_ = true;
   schedule_flush();
+}
+
+void ClientSession::invalidate(std::string_view push_frame) {
+  if (!closed_ && state_.protocol == 3) push(push_frame);
 }
 
 void ClientSession::push(std::string_view frame) {
@@ -353,6 +364,11 @@ void ClientSession::deliver(std::uint64_t slot, std::uint32_t fragment, std::str
     if (subscriptions_) subscriptions_->message(*this, fragment, reply);
     return;
   }
+  // Registered as its reply is read off the lane: before any later push on that lane.
+  if (!tracked_reads_.empty())
+    tracked_reads_.arrived(slot, fragment, [this](const std::string& key, std::uint64_t epoch) {
+      worker_.lanes().read_arrived(state_.id, key, epoch);
+    });
   auto left = [this](const ReplyQueue::Request& request, bool error) { finished(request, error); };
   if (replies_.is_simple_head(slot)) {
     outbox_.append(reply);

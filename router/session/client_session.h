@@ -19,6 +19,8 @@
 #include "router/routes/blocked_calls.h"
 #include "router/session/client_state.h"
 #include "router/session/reply_queue.h"
+#include "router/tracking/tracked_reads.h"
+#include "router/tracking/tracking_client.h"
 
 namespace santral::router {
 
@@ -28,7 +30,7 @@ class Subscriptions;
 
 // One client connection: reads its requests, routes each through the command table, and
 // writes the replies back in request order. Lives on one worker thread.
-class ClientSession final : public ReplySink {
+class ClientSession final : public ReplySink, public TrackingClient {
  public:
   ClientSession(Worker& worker, boost::asio::ip::tcp::socket socket, std::uint64_t id);
   ~ClientSession() override;
@@ -85,6 +87,14 @@ class ClientSession final : public ReplySink {
   void unblocked(const BackendConnection* connection);
   // A pub/sub message (or anything else unasked for) to pass on in order.
   void push(std::string_view frame);
+  // TrackingClient: client-side caching (router/tracking/).
+  const TrackingSettings& tracking_settings() const override { return state_.tracking; }
+  void invalidate(std::string_view push_frame) override;
+  // The reads of this client whose replies will register it for their keys.
+  TrackedReads& tracked_reads() { return tracked_reads_; }
+  // The reply slot the current request opened last (with `opened_slots()`, whether it did).
+  std::uint64_t last_slot() const { return last_slot_; }
+  std::uint64_t opened_slots() const { return opened_slots_; }
   bool idle() const { return replies_.empty(); }
   // This client's writes and fills as the near cache must see them.
   WriteCoherence& coherence() { return coherence_; }
@@ -158,6 +168,9 @@ class ClientSession final : public ReplySink {
   PullOutcome pull_;
   std::uint64_t routed_version_ = 0;
   std::string scratch_;
+  TrackedReads tracked_reads_;
+  std::uint64_t last_slot_ = 0;
+  std::uint64_t opened_slots_ = 0;
 };
 
 }  // namespace santral::router

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "router/tracking/tracking_settings.h"
+
 namespace santral::router {
 
 // What Santral remembers about one client connection between its requests.
@@ -14,10 +16,11 @@ struct ClientState {
   std::string local;  // "ip:port" Santral accepted it on
   std::string user = "default";
   bool authenticated = false;
-  int protocol = 2;        // RESP version chosen with HELLO
-  int database = 0;        // SELECTed database
-  bool reply_off = false;  // CLIENT REPLY OFF
-  bool skip_next = false;  // CLIENT REPLY SKIP: the next command's reply is dropped
+  int protocol = 2;           // RESP version chosen with HELLO
+  int database = 0;           // SELECTed database
+  bool reply_off = false;     // CLIENT REPLY OFF
+  bool skip_next = false;     // CLIENT REPLY SKIP: the next command's reply is dropped
+  TrackingSettings tracking;  // CLIENT TRACKING
   std::string last_command = "NULL";
   std::chrono::steady_clock::time_point connected_at = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_active = connected_at;

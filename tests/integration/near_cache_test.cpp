@@ -278,8 +278,8 @@ TEST_CASE("a shard that refuses CLIENT TRACKING: GETs go the usual way, no clien
   CHECK(wait_until(
       [&] {
         return santral.log().find(
-                   "the near cache needs Redis >= 6 and permission for CLIENT "
-                   "TRACKING") != std::string::npos;
+                   "the near cache and client-side caching need Redis >= 6 and "
+                   "permission for CLIENT TRACKING") != std::string::npos;
       },
       2000));
   long long hits = info_field(observer, "near_cache_hits");

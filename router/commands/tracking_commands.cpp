@@ -1,0 +1,215 @@
+// CLIENT TRACKING, CLIENT CACHING, CLIENT TRACKINGINFO, CLIENT GETREDIR: client-side caching
+// through Santral (router/tracking/tracking_lanes.h), with Redis 7.0's options and errors.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "protocol/arguments.h"
+#include "protocol/errors.h"
+#include "protocol/resp_writer.h"
+#include "router/commands/client_commands.h"
+#include "router/merge/collecting_merge.h"
+#include "router/process/worker.h"
+#include "router/session/client_session.h"
+#include "router/tracking/tracking_lanes.h"
+
+namespace santral::router {
+
+using protocol::ClientError;
+using protocol::equals_nocase;
+using protocol::error_message;
+using protocol::RespWriter;
+using Mode = TrackingSettings::Mode;
+
+namespace {
+
+// Answers +OK once every broadcast connection has answered its PING: by then each one's
+// CLIENT TRACKING ON BCAST is in force, so no write after the OK can go unreported.
+class BroadcastReady final : public CollectingMerge {
+ public:
+  using CollectingMerge::CollectingMerge;
+
+ private:
+  void merge(std::string& out) override { out.append("+OK\r\n"); }
+};
+
+struct TrackingRequest {
+  bool on = false;
+  bool redirect = false;
+  bool bcast = false, optin = false, optout = false, noloop = false;
+  std::vector<std::string> prefixes;
+};
+
+// CLIENT TRACKING ON|OFF [REDIRECT id] [PREFIX p ...] [BCAST] [OPTIN] [OPTOUT] [NOLOOP]
+std::optional<ClientError> parse(std::span<const std::string_view> args, TrackingRequest& out) {
+  for (std::size_t j = 3; j < args.size(); ++j) {
+    bool more = j + 1 < args.size();
+    if (equals_nocase(args[j], "redirect") && more) {
+      ++j;
+      out.redirect = true;
+    } else if (equals_nocase(args[j], "bcast")) {
+      out.bcast = true;
+    } else if (equals_nocase(args[j], "optin")) {
+      out.optin = true;
+    } else if (equals_nocase(args[j], "optout")) {
+      out.optout = true;
+    } else if (equals_nocase(args[j], "noloop")) {
+      out.noloop = true;
+    } else if (equals_nocase(args[j], "prefix") && more) {
+      out.prefixes.emplace_back(args[++j]);
+    } else {
+      return ClientError::SyntaxError;
+    }
+  }
+  if (equals_nocase(args[2], "on")) {
+    out.on = true;
+  } else if (!equals_nocase(args[2], "off")) {
+    return ClientError::SyntaxError;
+  }
+  return std::nullopt;
+}
+
+bool overlap(std::string_view a, std::string_view b) {
+  return a.starts_with(b) || b.starts_with(a);
+}
+
+// Redis's checks before enabling, in Redis's order; the error, if any, is written to `error`.
+bool compatible(const TrackingRequest& request, const TrackingSettings& current,
+                std::string& error) {
+  auto fail = [&](ClientError code, auto&&... args) {
+    error = error_message(code, args...);
+    return false;
+  };
+  if (!request.bcast && !request.prefixes.empty())
+    return fail(ClientError::TrackingPrefixNeedsBcast);
+  if (current.on && (current.mode == Mode::Broadcast) != request.bcast)
+    return fail(ClientError::TrackingSwitchBcast);
+  if (request.bcast && (request.optin || request.optout))
+    return fail(ClientError::TrackingBcastOptions);
+  if (request.optin && request.optout) return fail(ClientError::TrackingOptInAndOptOut);
+  if (current.on && ((request.optin && current.mode == Mode::OptOut) ||
+                     (request.optout && current.mode == Mode::OptIn)))
+    return fail(ClientError::TrackingSwitchOptMode);
+  if (!request.bcast) return true;
+  const auto& given = request.prefixes;
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    if (current.on)
+      for (const auto& existing : current.prefixes)
+        if (overlap(existing, given[i]))
+          return fail(ClientError::TrackingPrefixOverlapsExisting, given[i], existing);
+    for (std::size_t j = i + 1; j < given.size(); ++j)
+      if (overlap(given[i], given[j]))
+        return fail(ClientError::TrackingPrefixOverlapsGiven, given[i], given[j]);
+  }
+  return true;
+}
+
+void enable(const TrackingRequest& request, TrackingSettings& settings) {
+  bool was_on = settings.on;
+  settings.on = true;
+  settings.mode = request.bcast    ? Mode::Broadcast
+                  : request.optin  ? Mode::OptIn
+                  : request.optout ? Mode::OptOut
+                                   : Mode::Default;
+  settings.noloop = request.noloop;
+  if (!was_on) settings.prefixes.clear();
+  if (request.bcast) {
+    if (request.prefixes.empty()) settings.prefixes.emplace_back();  // "": every key
+    for (const auto& prefix : request.prefixes) settings.prefixes.push_back(prefix);
+  }
+}
+
+// The broadcast connections' PINGs, answered by +OK when all are in.
+void answer_when_broadcasting(const Routed& r) {
+  auto& session = r.session;
+  auto& worker = session.worker();
+  auto connections = worker.lanes().broadcast_to(session.state().id, session.state().database);
+  MergePlan plan;
+  plan.command = "CLIENT TRACKING";
+  for (auto* connection : connections)
+    plan.fragment_names.push_back(connection->target().shard_name);
+  auto slot = session.open_slot(static_cast<std::uint32_t>(connections.size()),
+                                std::make_unique<BroadcastReady>(std::move(plan)));
+  for (std::uint32_t f = 0; f < connections.size(); ++f)
+    connections[f]->send("*1\r\n$4\r\nPING\r\n", &session, slot, f);
+}
+
+}  // namespace
+
+void client_tracking(const Routed& r) {
+  auto& session = r.session;
+  auto& settings = session.state().tracking;
+  TrackingRequest request;
+  if (auto error = parse(r.request.args, request))
+    return session.reply_error(error_message(*error));
+  if (!request.on) {
+    settings = TrackingSettings{};
+    return session.reply("+OK\r\n");
+  }
+  if (request.redirect) return session.reply_error(error_message(ClientError::TrackingRedirect));
+  if (session.state().protocol != 3)
+    return session.reply_error(error_message(ClientError::TrackingNeedsResp3));
+  std::string error;
+  if (!compatible(request, settings, error)) return session.reply_error(error);
+  enable(request, settings);
+  if (settings.mode == Mode::Broadcast) return answer_when_broadcasting(r);
+  session.reply("+OK\r\n");
+}
+
+// CLIENT CACHING YES|NO: whether the next command's reads are tracked (OPTIN / OPTOUT).
+void client_caching(const Routed& r) {
+  auto& settings = r.session.state().tracking;
+  if (!settings.on || (settings.mode != Mode::OptIn && settings.mode != Mode::OptOut))
+    return r.session.reply_error(error_message(ClientError::CachingNotInMode));
+  std::string_view answer = r.request.args[2];
+  if (equals_nocase(answer, "yes")) {
+    if (settings.mode != Mode::OptIn)
+      return r.session.reply_error(error_message(ClientError::CachingYesNotOptIn));
+    settings.caching = true;
+  } else if (equals_nocase(answer, "no")) {
+    if (settings.mode != Mode::OptOut)
+      return r.session.reply_error(error_message(ClientError::CachingNoNotOptOut));
+    settings.caching = false;
+  } else {
+    return r.session.reply_error(error_message(ClientError::SyntaxError));
+  }
+  r.session.reply("+OK\r\n");
+}
+
+// Santral never redirects: -1 when tracking is off, 0 (none) when it is on.
+void client_getredir(const Routed& r) {
+  r.session.reply(r.session.state().tracking.on ? ":0\r\n" : ":-1\r\n");
+}
+
+void client_trackinginfo(const Routed& r) {
+  const auto& settings = r.session.state().tracking;
+  std::vector<std::string_view> flags;
+  if (!settings.on) {
+    flags.emplace_back("off");
+  } else {
+    flags.emplace_back("on");
+    static constexpr std::string_view kModes[] = {"", "optin", "optout", "bcast"};
+    if (settings.mode != Mode::Default) flags.push_back(kModes[static_cast<int>(settings.mode)]);
+    if (settings.caching) flags.emplace_back(*settings.caching ? "caching-yes" : "caching-no");
+    if (settings.noloop) flags.emplace_back("noloop");
+  }
+  std::string out;
+  int protocol = r.session.state().protocol;
+  RespWriter writer(out, protocol);
+  writer.map_header(3);
+  writer.bulk("flags");
+  if (protocol == 3) {
+    out.append(fmt::format("~{}\r\n", flags.size()));  // a set, as Redis answers it
+  } else {
+    writer.array_header(flags.size());
+  }
+  for (auto flag : flags) writer.bulk(flag);
+  writer.bulk("redirect");
+  writer.integer(settings.on ? 0 : -1);
+  writer.bulk("prefixes");
+  writer.array_header(settings.prefixes.size());
+  for (const auto& prefix : settings.prefixes) writer.bulk(prefix);
+  r.session.reply(out);
+}
+
+}  // namespace santral::router

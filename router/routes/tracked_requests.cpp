@@ -1,0 +1,91 @@
+#include "router/routes/tracked_requests.h"
+
+#include <string>
+#include <vector>
+
+#include "router/process/worker.h"
+#include "router/session/client_session.h"
+#include "router/tracking/tracking_lanes.h"
+
+namespace santral::router {
+
+namespace {
+
+std::vector<std::string> key_names(const Routed& routed) {
+  std::vector<std::string> keys;
+  keys.reserve(routed.plan.keys.size());
+  for (const auto& key : routed.plan.keys) keys.emplace_back(routed.request.args[key.position]);
+  return keys;
+}
+
+void invalidate_now(ClientSession& session, const std::vector<std::string>& keys) {
+  for (const auto& key : keys) session.invalidate(invalidation_push(key));
+}
+
+// Fragments of a split request are numbered by the first key of each shard, as
+// route_split() numbers them.
+void expect_split(const Routed& routed, std::uint64_t slot, std::uint64_t epoch) {
+  std::vector<std::size_t> shards;
+  std::vector<std::vector<std::string>> keys;
+  for (const auto& key : routed.plan.keys) {
+    std::size_t f = 0;
+    while (f < shards.size() && shards[f] != key.owner.shard) ++f;
+    if (f == shards.size()) {
+      shards.push_back(key.owner.shard);
+      keys.emplace_back();
+    }
+    keys[f].emplace_back(routed.request.args[key.position]);
+  }
+  for (std::uint32_t f = 0; f < keys.size(); ++f)
+    routed.session.tracked_reads().expect(slot, f, epoch, std::move(keys[f]));
+}
+
+void note_read(const Routed& routed, bool sent) {
+  auto& session = routed.session;
+  auto& lanes = session.worker().lanes();
+  switch (routed.plan.kind) {
+    case RouteKind::SingleShard:
+      if (sent)
+        session.tracked_reads().expect(session.last_slot(), 0, lanes.epoch(), key_names(routed));
+      return;
+    case RouteKind::Split:
+      if (sent) expect_split(routed, session.last_slot(), lanes.epoch());
+      return;
+    case RouteKind::Queued:
+      if (!routed.plan.has_error()) session.tracked_reads().read_in_multi(key_names(routed));
+      return;
+    case RouteKind::Answered:
+    case RouteKind::Refused:
+      return;
+    default:  // a salted counter, a blocking read: nothing on a lane to hear its writes
+      return invalidate_now(session, key_names(routed));
+  }
+}
+
+}  // namespace
+
+void note_tracked_request(const Routed& routed, std::uint64_t slots_before) {
+  auto& session = routed.session;
+  auto& settings = session.state().tracking;
+  if (!settings.on) return;
+  const auto& spec = routed.spec;
+  bool sent = session.opened_slots() != slots_before;
+  if (!routed.plan.keys.empty()) {
+    if (spec.has(protocol::kReadonly)) {
+      if (settings.tracks_reads()) note_read(routed, sent);
+    } else if (settings.noloop) {
+      for (const auto& key : routed.plan.keys)
+        session.worker().lanes().writing(session.state().id, routed.request.args[key.position]);
+    }
+  }
+  if (spec.stateful == protocol::StatefulKind::Transaction) {
+    if (spec.verb == protocol::StatefulVerb::Exec)
+      invalidate_now(session, session.tracked_reads().take_multi());
+    if (spec.verb == protocol::StatefulVerb::Discard) session.tracked_reads().take_multi();
+  }
+  // CLIENT CACHING applies to the next command, or to every command of the MULTI it precedes;
+  // as in Redis, CLIENT's own subcommands (CACHING itself, TRACKINGINFO) leave it alone.
+  if (!session.in_transaction() && !spec.name.starts_with("client|")) settings.caching.reset();
+}
+
+}  // namespace santral::router

@@ -1,0 +1,54 @@
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace santral::router {
+
+// One tracking client's reads whose replies are still to come, and the keys each reply
+// registers the client for (TrackingLanes::read_arrived) when it is read off its lane.
+class TrackedReads {
+ public:
+  void expect(std::uint64_t slot, std::uint32_t fragment, std::uint64_t epoch,
+              std::vector<std::string> keys) {
+    reads_.push_back({slot, fragment, epoch, std::move(keys)});
+  }
+  bool empty() const { return reads_.empty(); }
+  void clear() {
+    reads_.clear();
+    in_multi_.clear();
+  }
+  // Reads queued in MULTI run on the transaction's own connection, not a lane: their keys are
+  // invalidated after EXEC's reply (the client is told not to keep them).
+  void read_in_multi(std::vector<std::string> keys) {
+    for (auto& key : keys) in_multi_.push_back(std::move(key));
+  }
+  std::vector<std::string> take_multi() { return std::exchange(in_multi_, {}); }
+
+  // The reply to fragment `fragment` of slot `slot` arrived: `each(key, epoch)` for its keys.
+  template <typename Each>
+  void arrived(std::uint64_t slot, std::uint32_t fragment, Each&& each) {
+    for (auto read = reads_.begin(); read != reads_.end(); ++read) {
+      if (read->slot != slot || read->fragment != fragment) continue;
+      Read done = std::move(*read);
+      reads_.erase(read);
+      for (const auto& key : done.keys) each(key, done.epoch);
+      return;
+    }
+  }
+
+ private:
+  struct Read {
+    std::uint64_t slot;
+    std::uint32_t fragment;
+    std::uint64_t epoch;
+    std::vector<std::string> keys;
+  };
+  std::deque<Read> reads_;
+  std::vector<std::string> in_multi_;
+};
+
+}  // namespace santral::router

@@ -1,0 +1,201 @@
+#include "router/tracking/tracking_lanes.h"
+
+#include <fmt/format.h>
+
+#include "protocol/resp_writer.h"
+
+namespace santral::router {
+
+using protocol::ReplyValue;
+
+std::string invalidation_push(std::string_view key) {
+  return fmt::format(">2\r\n$10\r\ninvalidate\r\n*1\r\n${}\r\n{}\r\n", key.size(), key);
+}
+
+std::string_view null_invalidation_push() {
+  return ">2\r\n$10\r\ninvalidate\r\n_\r\n";
+}
+
+namespace {
+
+// Hears one lane's (or broadcast connection's) pushes and its loss.
+class LaneSink final : public ReplySink {
+ public:
+  LaneSink(TrackingLanes& lanes, TrackingLanes::LaneId id) : lanes_(&lanes), id_(id) {}
+  void deliver(std::uint64_t /*slot*/, std::uint32_t /*shard*/, std::string_view frame) override {
+    if (lanes_ != nullptr) lanes_->pushed(id_, frame);
+  }
+  void connection_lost(std::size_t /*shard*/) override {
+    if (lanes_ != nullptr) lanes_->lost(id_);
+  }
+
+ private:
+  TrackingLanes* lanes_;
+  TrackingLanes::LaneId id_;
+};
+
+bool is_invalidation(const ReplyValue& push) {
+  return push.elements.size() >= 2 && push.elements[0].text == "invalidate";
+}
+
+}  // namespace
+
+TrackingLanes::TrackingLanes(boost::asio::io_context& io, WorkerStats& stats,
+                             FindTrackingClient find_client)
+    : io_(io), stats_(stats), find_client_(std::move(find_client)) {}
+
+TrackingLanes::~TrackingLanes() {
+  stop();
+}
+
+void TrackingLanes::apply(config::TopologyPtr topology) {
+  for (auto& [id, lane] : lanes_) {
+    tell_everyone(lane, id.broadcast);
+    lane.connection->set_push_sink(nullptr);
+    retired_.push_back(std::move(lane.connection));
+  }
+  lanes_.clear();
+  ++epoch_;
+  keys_.clear();
+  keys_.set_max_keys(topology->config->limits.tracking_table_max_keys);
+  topology_ = std::move(topology);
+  auto broadcast = std::move(broadcast_clients_);
+  broadcast_clients_.clear();
+  for (auto [client, database] : broadcast)
+    if (find_client_(client) != nullptr) broadcast_to(client, database);
+}
+
+void TrackingLanes::stop() {
+  std::vector<BackendConnectionPtr> all = std::move(retired_);
+  retired_.clear();
+  for (auto& [id, lane] : lanes_) all.push_back(std::move(lane.connection));
+  lanes_.clear();
+  for (auto& connection : all) {
+    connection->set_push_sink(nullptr);
+    connection->stop();
+  }
+}
+
+void TrackingLanes::check_deadlines(std::chrono::steady_clock::time_point now) {
+  for (auto& [id, lane] : lanes_) lane.connection->check_deadlines(now);
+  close_answered(retired_, now);
+}
+
+TrackingLanes::Lane& TrackingLanes::open(const LaneId& id) {
+  auto found = lanes_.find(id);
+  if (found != lanes_.end()) return found->second;
+  const auto& shard = topology_->map->shard(id.shard);
+  Lane& lane = lanes_[id];
+  // RESP3, so that invalidations come on the lane itself, in order with its replies.
+  lane.connection = new BackendConnection(
+      io_, {id.shard, shard.name, shard.address, ConnectionProfile{id.database, 3}},
+      topology_->config, stats_.shards[shard.name],
+      id.broadcast ? ConnectionRole::TrackingBroadcast : ConnectionRole::Tracking);
+  lane.connection->set_push_sink(ReplySinkPtr(new LaneSink(*this, id)));
+  lane.connection->start();
+  return lane;
+}
+
+BackendConnection& TrackingLanes::lane(std::size_t shard, int database, std::uint64_t client) {
+  Lane& lane = open({shard, database, false});
+  lane.clients.insert(client);
+  return *lane.connection;
+}
+
+std::vector<BackendConnection*> TrackingLanes::broadcast_to(std::uint64_t client, int database) {
+  broadcast_clients_[client] = database;
+  std::vector<BackendConnection*> connections;
+  connections.reserve(topology_->map->shard_count());
+  for (std::size_t s = 0; s < topology_->map->shard_count(); ++s) {
+    Lane& lane = open({s, database, true});
+    lane.clients.insert(client);
+    connections.push_back(lane.connection.get());
+  }
+  return connections;
+}
+
+void TrackingLanes::forget_client(std::uint64_t client) {
+  for (auto& [id, lane] : lanes_) lane.clients.erase(client);
+  broadcast_clients_.erase(client);
+}
+
+void TrackingLanes::read_arrived(std::uint64_t client, std::string_view key, std::uint64_t epoch) {
+  if (epoch != epoch_) {  // read on a lane that is gone: nobody will hear of the key's writes
+    tell(client, invalidation_push(key), false);
+    return;
+  }
+  for (auto& [dropped, clients] : keys_.add(key, client)) {
+    std::string push = invalidation_push(dropped);
+    for (std::uint64_t other : clients) tell(other, push, false);
+  }
+}
+
+// A client that turned tracking off (or to BCAST) since hears nothing of keys it read.
+void TrackingLanes::tell(std::uint64_t client, std::string_view push, bool broadcast_only) {
+  TrackingClient* found = find_client_(client);
+  if (found == nullptr) return;
+  const auto& settings = found->tracking_settings();
+  if (!settings.on) return;
+  bool broadcast = settings.mode == TrackingSettings::Mode::Broadcast;
+  if (broadcast != broadcast_only) return;
+  found->invalidate(push);
+}
+
+// Over copies: a client told may close (past limits.max_output_bytes) and leave the lists.
+void TrackingLanes::tell_everyone(const Lane& lane, bool broadcast) {
+  std::vector<std::uint64_t> clients(lane.clients.begin(), lane.clients.end());
+  for (std::uint64_t client : clients) tell(client, null_invalidation_push(), broadcast);
+}
+
+void TrackingLanes::pushed(const LaneId& id, std::string_view frame) {
+  ReplyValue push;
+  if (!protocol::parse_reply(frame, push) || !is_invalidation(push)) return;
+  const ReplyValue& keys = push.elements[1];
+  if (keys.type == ReplyValue::Type::Null) {  // FLUSHALL, FLUSHDB
+    auto found = lanes_.find(id);
+    if (found != lanes_.end()) tell_everyone(found->second, id.broadcast);
+    // The table keeps the keys other lanes' clients read: they were not told.
+    return;
+  }
+  if (id.broadcast) return broadcast_keys(keys.elements);
+  invalidate_keys(keys.elements);
+}
+
+void TrackingLanes::invalidate_keys(std::span<const ReplyValue> keys) {
+  for (const auto& key : keys) {
+    auto clients = keys_.take(key.text);
+    if (clients.empty()) continue;
+    std::string push = invalidation_push(key.text);
+    for (std::uint64_t client : clients) tell(client, push, false);
+  }
+}
+
+void TrackingLanes::broadcast_keys(std::span<const ReplyValue> keys) {
+  std::vector<std::uint64_t> clients;
+  clients.reserve(broadcast_clients_.size());
+  for (auto [client, database] : broadcast_clients_) clients.push_back(client);
+  for (std::uint64_t client : clients) {
+    TrackingClient* found = find_client_(client);
+    if (found == nullptr || !found->tracking_settings().on ||
+        found->tracking_settings().mode != TrackingSettings::Mode::Broadcast) {
+      broadcast_clients_.erase(client);  // gone, or no longer BCAST
+      continue;
+    }
+    for (const auto& key : keys)
+      if (found->tracking_settings().matches_prefix(key.text))
+        found->invalidate(invalidation_push(key.text));
+  }
+}
+
+void TrackingLanes::lost(const LaneId& id) {
+  auto found = lanes_.find(id);
+  if (found == lanes_.end()) return;
+  tell_everyone(found->second, id.broadcast);
+  // Those still tracking register again with their next reads on the reconnected lane.
+  found->second.clients.clear();
+  if (id.broadcast)
+    for (auto [client, database] : broadcast_clients_)
+      if (database == id.database) found->second.clients.insert(client);
+}
+
+}  // namespace santral::router
