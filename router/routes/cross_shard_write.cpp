@@ -77,15 +77,17 @@ std::string score_text(double score) {
 
 class StagedWrite final : public ReplyMerge {
  public:
-  StagedWrite(ClientSession& session, const WriteRule& rule, std::vector<std::string> args,
-              std::vector<KeyAt> keys, std::uint32_t fragments)
+  StagedWrite(ClientSession& session, const WriteRule& rule, std::string command,
+              std::vector<std::string> args, std::vector<KeyAt> keys, std::uint32_t fragments)
       : session_(session),
         client_(session.state().id),
         rule_(rule),
+        command_(std::move(command)),
         args_(std::move(args)),
         keys_(std::move(keys)),
         replies_(fragments),
-        fragments_(fragments) {
+        fragments_(fragments),
+        max_read_bytes_(session.worker().config().limits.max_merge_bytes) {
     staged_write_started(client_);
   }
   StagedWrite(const StagedWrite&) = delete;
@@ -115,7 +117,13 @@ class StagedWrite final : public ReplyMerge {
 
   void add(std::uint32_t fragment, std::string_view reply) override {
     if (done_ || fragment >= replies_.size()) return;
-    replies_[fragment].assign(reply);
+    // What the first stage reads (the sources of a STORE, a DUMP) is held here until it is
+    // written: limits.max_merge_bytes bounds it as it bounds a cross-shard read.
+    if (stage() == 1) read_bytes_ += reply.size();
+    if (stage() == 1 && read_bytes_ > max_read_bytes_)
+      std::string().swap(replies_[fragment]);
+    else
+      replies_[fragment].assign(reply);
     if (--pending_ > 0) return;
     // The next stage is sent from a fresh turn of the loop: a reply may arrive inside a send
     // (a shard that is down answers at once), and the slot must not change under it.
@@ -178,9 +186,13 @@ class StagedWrite final : public ReplyMerge {
     }
     answer_ = std::move(*answer);
     done_ = true;
-    // The fragments left are the router's own: filling them completes the slot.
-    for (std::uint32_t f = next_fragment_; f < fragments_; ++f)
-      session_.deliver(slot_, f, "+OK\r\n");
+    // The fragments left are the router's own: filling them completes the slot, and the last
+    // one destroys this merge, so nothing of it is read after.
+    ClientSession& session = session_;
+    std::uint64_t slot = slot_;
+    std::uint32_t first = next_fragment_;
+    std::uint32_t end = fragments_;
+    for (std::uint32_t f = first; f < end; ++f) session.deliver(slot, f, "+OK\r\n");
   }
 
   // Reply i of the last stage.
@@ -203,6 +215,12 @@ class StagedWrite final : public ReplyMerge {
   }
 
   std::optional<std::string> next(std::vector<Step>& steps) {
+    if (stage() == 1 && read_bytes_ > max_read_bytes_) {
+      std::string out;
+      RespWriter(out).error(
+          protocol::error_message(ClientError::MergeTooLarge, command_, max_read_bytes_));
+      return out;
+    }
     switch (rule_.kind) {
       case CrossShardWrite::Store:
         return next_store(steps);
@@ -395,6 +413,7 @@ class StagedWrite final : public ReplyMerge {
   ClientSession& session_;
   std::uint64_t client_;
   const WriteRule& rule_;
+  std::string command_;  // upper case, for messages
   std::vector<std::string> args_;
   std::vector<KeyAt> keys_;
   std::vector<std::string> replies_;  // by fragment
@@ -407,6 +426,8 @@ class StagedWrite final : public ReplyMerge {
   std::size_t stored_ = 0;  // Store: the members written
   std::string element_;     // ListMove: the element moved
   std::string answer_;
+  std::size_t max_read_bytes_;
+  std::size_t read_bytes_ = 0;
 };
 
 }  // namespace
@@ -420,8 +441,8 @@ void route_cross_shard_write(const Routed& routed) {
     keys.push_back({std::string(routed.request.args[key.position]), key.owner.shard});
   std::vector<std::string> args(routed.request.args.begin(), routed.request.args.end());
   std::uint32_t fragments = StagedWrite::fragments_for(rule, keys.size());
-  auto merge =
-      std::make_unique<StagedWrite>(session, rule, std::move(args), std::move(keys), fragments);
+  auto merge = std::make_unique<StagedWrite>(session, rule, upper_name(routed.spec),
+                                             std::move(args), std::move(keys), fragments);
   StagedWrite& write = *merge;
   auto slot = session.open_slot(fragments, std::move(merge));
   write.start(slot);

@@ -244,3 +244,27 @@ TEST_CASE("cross-shard writes land on the destination's shard, keep TTLs, and ar
   CHECK(on_shard0.command({"GET", a}).str == "keep");
   CHECK(client.command({"GET", a}).str == "keep");
 }
+
+TEST_CASE("a cross-shard write reading more than limits.max_merge_bytes writes nothing") {
+  Cluster cluster(2, "cross_shard_writes: allow\nlimits:\n  max_merge_bytes: 2kb\n");
+  auto client = cluster.client();
+  std::string a = cluster.key_on(0, "a");
+  std::string d = cluster.key_on(1, "d");
+  std::vector<std::string> big = {"SADD", a};
+  for (int i = 0; i < 500; ++i) big.push_back("member" + std::to_string(i));
+  REQUIRE(client.command(big).integer == 500);
+  REQUIRE(client.command({"SET", d, "kept"}).is_ok());
+  auto refused = client.command({"SUNIONSTORE", d, a});
+  REQUIRE(refused.is_error());
+  CHECK(refused.str.find("SUNIONSTORE reads keys from several shards") != std::string::npos);
+  CHECK(refused.str.find("limits.max_merge_bytes (2048 bytes)") != std::string::npos);
+  CHECK(cluster.shard(1).client().command({"GET", d}).str == "kept");
+  auto renamed = client.command({"RENAME", a, d});
+  CHECK(renamed.is_error());
+  CHECK(cluster.shard(0).client().command({"SCARD", a}).integer == 500);
+  // Small ones still run.
+  std::string small = cluster.key_on(0, "small");
+  REQUIRE(client.command({"SADD", small, "x"}).integer == 1);
+  CHECK(client.command({"SUNIONSTORE", d, small}).integer == 1);
+  CHECK(cluster.shard(1).client().command({"SMEMBERS", d}).elements.size() == 1);
+}
