@@ -30,6 +30,7 @@ void route_single_shard(const Routed& routed) {
       if (forward_evalsha(routed, shard)) return;
       break;
     case protocol::ScriptArg::None:
+    case protocol::ScriptArg::Flush:  // SCRIPT FLUSH is broadcast, never keyed
       break;
   }
   forward_whole(routed, shard);

@@ -21,16 +21,15 @@ namespace {
 // Hears one lane's (or broadcast connection's) pushes and its loss.
 class LaneSink final : public ReplySink {
  public:
-  LaneSink(TrackingLanes& lanes, TrackingLanes::LaneId id) : lanes_(&lanes), id_(id) {}
+  // The lanes outlive it: a connection's sink is cleared before the lanes let it go.
+  LaneSink(TrackingLanes& lanes, TrackingLanes::LaneId id) : lanes_(lanes), id_(id) {}
   void deliver(std::uint64_t /*slot*/, std::uint32_t /*shard*/, std::string_view frame) override {
-    if (lanes_ != nullptr) lanes_->pushed(id_, frame);
+    lanes_.pushed(id_, frame);
   }
-  void connection_lost(std::size_t /*shard*/) override {
-    if (lanes_ != nullptr) lanes_->lost(id_);
-  }
+  void connection_lost(std::size_t /*shard*/) override { lanes_.lost(id_); }
 
  private:
-  TrackingLanes* lanes_;
+  TrackingLanes& lanes_;
   TrackingLanes::LaneId id_;
 };
 
@@ -171,6 +170,9 @@ void TrackingLanes::invalidate_keys(std::span<const ReplyValue> keys) {
 }
 
 void TrackingLanes::broadcast_keys(std::span<const ReplyValue> keys) {
+  std::vector<std::string> pushes;  // one per key, whoever it goes to
+  pushes.reserve(keys.size());
+  for (const auto& key : keys) pushes.push_back(invalidation_push(key.text));
   std::vector<std::uint64_t> clients;
   clients.reserve(broadcast_clients_.size());
   for (auto [client, database] : broadcast_clients_) clients.push_back(client);
@@ -181,9 +183,8 @@ void TrackingLanes::broadcast_keys(std::span<const ReplyValue> keys) {
       broadcast_clients_.erase(client);  // gone, or no longer BCAST
       continue;
     }
-    for (const auto& key : keys)
-      if (found->tracking_settings().matches_prefix(key.text))
-        found->invalidate(invalidation_push(key.text));
+    for (std::size_t k = 0; k < keys.size(); ++k)
+      if (found->tracking_settings().matches_prefix(keys[k].text)) found->invalidate(pushes[k]);
   }
 }
 
