@@ -57,6 +57,8 @@ class RequestParser {
   // For TooManyArguments / BulkTooLarge: the value the client announced.
   std::int64_t announced() const { return announced_; }
   const RequestLimits& limits() const { return limits_; }
+  // New limits for the next request (between requests only: a reload's).
+  void set_limits(const RequestLimits& limits) { limits_ = limits; }
 
   // Forget any partial request (after an error, or when the connection is reused).
   void reset();

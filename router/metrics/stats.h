@@ -66,10 +66,14 @@ struct WorkerStats {
   std::unordered_map<const protocol::CommandSpec*, CommandStats> commands;
 
   // A client's command was dispatched, and later answered after `latency` (an error reply).
-  void called(const protocol::CommandSpec& command) { ++commands[&command].calls; }
-  void answered(const protocol::CommandSpec& command, std::chrono::nanoseconds latency,
-                bool error) {
+  // The counters of a command are found once per request (at its call) and kept with the
+  // request's reply slot; an unordered_map's elements stay where they are.
+  CommandStats& called(const protocol::CommandSpec& command) {
     auto& stats = commands[&command];
+    ++stats.calls;
+    return stats;
+  }
+  static void answered(CommandStats& stats, std::chrono::nanoseconds latency, bool error) {
     stats.latency.record(latency);
     if (error) ++stats.errors;
   }

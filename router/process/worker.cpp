@@ -234,6 +234,13 @@ void Worker::admit_hot_reads(std::chrono::steady_clock::time_point now) {
 }
 
 // Deadlines are checked on a coarse clock: one timer per worker instead of one per request.
+// Once a second, connections that read nothing since the last sweep give back their buffers.
+void Worker::park_idle_sessions(std::chrono::steady_clock::time_point now) {
+  if (now - last_park_sweep_ < std::chrono::seconds(1)) return;
+  last_park_sweep_ = now;
+  for (auto& [id, session] : sessions_) session->park_if_idle();
+}
+
 void Worker::tick() {
   auto now = std::chrono::steady_clock::now();
   pool_.check_deadlines(now);
@@ -241,6 +248,7 @@ void Worker::tick() {
   lanes_->check_deadlines(now);
   hotkeys_->rotate(now);
   admit_hot_reads(now);
+  park_idle_sessions(now);
   publish();
   auto period = std::clamp(config().timeouts.request / 10, std::chrono::milliseconds(5),
                            std::chrono::milliseconds(100));

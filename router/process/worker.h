@@ -19,6 +19,7 @@
 #include "router/process/shared_state.h"
 #include "router/resharding/key_pull.h"
 #include "router/routes/script_cache.h"
+#include "router/session/session_input.h"
 
 namespace santral::router {
 
@@ -64,6 +65,8 @@ class Worker {
   SharedState& shared() { return shared_; }
   ConnectionPool& pool() { return pool_; }
   WorkerStats& stats() { return stats_; }
+  // Read buffers and parse state, lent to the sessions that have something to read.
+  InputPool& inputs() { return inputs_; }
   ScriptCache& scripts() { return scripts_; }
   // Hot-key sampling (router/hotkeys/hotkey_detector.h).
   HotKeyDetector& hotkeys() { return *hotkeys_; }
@@ -117,9 +120,14 @@ class Worker {
   void change_direction();
   void admit_hot_reads(std::chrono::steady_clock::time_point now);
 
+  void park_idle_sessions(std::chrono::steady_clock::time_point now);
+
   unsigned index_;
   config::TopologyPtr topology_;
   SharedState& shared_;
+  // Before io_: a session its handlers keep alive gives its input back as io_ destroys them.
+  InputPool inputs_;
+  std::chrono::steady_clock::time_point last_park_sweep_{};
   // Every socket and timer of a worker is used only on its thread; other threads only post()
   // to it and register accepted sockets with it, which keep their locks under this hint.
   boost::asio::io_context io_{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};

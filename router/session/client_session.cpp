@@ -22,8 +22,7 @@ using protocol::error_message;
 
 namespace {
 
-constexpr std::size_t kInboxInitial = 2048;
-constexpr std::size_t kKeepCapacity = 64 * 1024;  // larger buffers are released when drained
+constexpr std::size_t kKeepCapacity = InputPool::kKeepBytes;  // larger ones are released
 
 template <typename Buffer>
 void release_if_large(Buffer& buffer) {
@@ -39,7 +38,7 @@ std::string endpoint_text(const asio::ip::tcp::endpoint& endpoint) {
 }  // namespace
 
 ClientSession::ClientSession(Worker& worker, asio::ip::tcp::socket socket, std::uint64_t id)
-    : worker_(worker), socket_(std::move(socket)), parser_(worker.config().limits.request) {
+    : worker_(worker), socket_(std::move(socket)) {
   state_.id = id;
   state_.database = worker.config().backend.database;
   boost::system::error_code ec;
@@ -54,7 +53,9 @@ ClientSession::ClientSession(Worker& worker, asio::ip::tcp::socket socket, std::
 // A session let go without close() (nothing held it any more: no read and no reply pending)
 // must not stay in its worker's list.
 ClientSession::~ClientSession() {
-  if (!closed_) worker_.forget(*this);
+  if (closed_) return;
+  worker_.forget(*this);
+  give_back_input();
 }
 
 Transaction& ClientSession::transaction() {
@@ -76,8 +77,16 @@ bool ClientSession::subscribed() const {
 }
 
 void ClientSession::start() {
-  inbox_.resize(kInboxInitial);
   read();
+}
+
+SessionInput& ClientSession::input() {
+  if (!input_) input_ = worker_.inputs().take(worker_.config().limits.request);
+  return *input_;
+}
+
+void ClientSession::give_back_input() {
+  if (input_) worker_.inputs().give_back(std::move(input_));
 }
 
 void ClientSession::close() {
@@ -93,18 +102,21 @@ void ClientSession::close() {
   for (auto& call : blocked_.take_all()) pool.drop(call.connection);
   coherence_.clear();
   worker_.forget(*this);
+  // A read in flight may still be filling the buffer (io_uring): it goes back with the session.
+  if (!reading_) give_back_input();
 }
 
 void ClientSession::make_room() {
-  if (inbox_end_ < inbox_.size()) return;
-  if (inbox_start_ > 0) {
+  auto& in = input();
+  if (in.end < in.inbox.size()) return;
+  if (in.start > 0) {
     // The parser counts from the request's first byte, so the partial request may move.
-    std::copy(inbox_.begin() + static_cast<std::ptrdiff_t>(inbox_start_),
-              inbox_.begin() + static_cast<std::ptrdiff_t>(inbox_end_), inbox_.begin());
-    inbox_end_ -= inbox_start_;
-    inbox_start_ = 0;
+    std::copy(in.inbox.begin() + static_cast<std::ptrdiff_t>(in.start),
+              in.inbox.begin() + static_cast<std::ptrdiff_t>(in.end), in.inbox.begin());
+    in.end -= in.start;
+    in.start = 0;
   } else {
-    inbox_.resize(inbox_.size() * 2);
+    in.inbox.resize(in.inbox.size() * 2);
   }
 }
 
@@ -122,25 +134,81 @@ bool ClientSession::done_draining() const {
          !processing_;
 }
 
+// Two ways to read. A connection that owes replies (or has a partial request) keeps its buffer
+// and reads into it. One that owes nothing gives the buffer back and waits for readability
+// without one (with epoll that costs an epoll_ctl at each wake-up, with io_uring nothing).
 void ClientSession::read() {
-  if (reading_ || paused_ || draining_ || closing_ || draining_input_) return;
+  if (!may_read()) return;
+  if (parkable()) return wait_readable();
+  read_into_buffer();
+}
+
+bool ClientSession::may_read() const {
+  return !reading_ && !paused_ && !draining_ && !closing_ && !draining_input_;
+}
+
+void ClientSession::read_into_buffer() {
   make_room();
   reading_ = true;
+  auto& in = *input_;
   socket_.async_read_some(
-      asio::buffer(inbox_.data() + inbox_end_, inbox_.size() - inbox_end_),
+      asio::buffer(in.inbox.data() + in.end, in.inbox.size() - in.end),
       [self = boost::intrusive_ptr<ClientSession>(this)](
           const boost::system::error_code& ec, std::size_t bytes) { self->on_read(ec, bytes); });
 }
 
-void ClientSession::on_read(const boost::system::error_code& ec, std::size_t bytes) {
+// Nothing to parse and nothing owed: the next bytes may be a long way off.
+bool ClientSession::parkable() const {
+  return (!input_ || input_->empty()) && replies_.empty() && !processing_;
+}
+
+void ClientSession::wait_readable() {
+  give_back_input();
+  reading_ = true;
+  socket_.async_wait(asio::socket_base::wait_read,
+                     [self = boost::intrusive_ptr<ClientSession>(this)](
+                         const boost::system::error_code& ec) { self->on_readable(ec); });
+}
+
+void ClientSession::on_readable(const boost::system::error_code& ec) {
   reading_ = false;
+  bool parking = std::exchange(parking_, false);
   if (closed_) return;
-  if (ec == boost::asio::error::operation_aborted && draining_input_) return;
+  if (ec == boost::asio::error::operation_aborted && (draining_input_ || parking)) {
+    if (parking) read();
+    return;
+  }
   if (ec) {
     close();
     return;
   }
-  inbox_end_ += bytes;
+  // Readable: the read finds its bytes at once (after a false alarm it waits with the buffer).
+  if (may_read()) read_into_buffer();
+}
+
+void ClientSession::park_if_idle() {
+  bool quiet = !std::exchange(read_since_sweep_, false);
+  if (!quiet || !reading_ || !input_ || !parkable() || write_in_flight_ || closed_) return;
+  // Only the read is in flight (no write: checked above); its bytes are not read yet.
+  parking_ = true;
+  boost::system::error_code ignored;
+  socket_.cancel(ignored);
+}
+
+void ClientSession::on_read(const boost::system::error_code& ec, std::size_t bytes) {
+  reading_ = false;
+  bool parking = std::exchange(parking_, false);
+  if (closed_) return;
+  if (ec == boost::asio::error::operation_aborted && (draining_input_ || parking)) {
+    if (parking) read();
+    return;
+  }
+  if (ec) {
+    close();
+    return;
+  }
+  read_since_sweep_ = true;
+  input_->end += bytes;
   worker_.stats().client_bytes_in += bytes;
   process_input();
   read();
@@ -154,17 +222,18 @@ bool ClientSession::over_limits() const {
 
 // Parses and routes every complete request in the inbox, in order.
 void ClientSession::process_input() {
-  if (processing_) return;
+  if (processing_ || !input_) return;
   processing_ = true;
-  while (inbox_start_ < inbox_end_ && !closing_) {
+  auto& in = *input_;
+  while (in.start < in.end && !closing_) {
     if (over_limits()) {
       paused_ = true;
       break;
     }
     protocol::Request request;
     std::size_t consumed = 0;
-    std::string_view input(inbox_.data() + inbox_start_, inbox_end_ - inbox_start_);
-    auto status = parser_.parse(input, request, consumed);
+    std::string_view bytes(in.inbox.data() + in.start, in.end - in.start);
+    auto status = in.parser.parse(bytes, request, consumed);
     if (status == protocol::ParseStatus::NeedMore) break;
     if (status == protocol::ParseStatus::Error) {
       reply_protocol_error();
@@ -184,13 +253,13 @@ void ClientSession::process_input() {
         break;
       }
     }
-    inbox_start_ += consumed;
+    in.start += consumed;
   }
-  if (inbox_start_ == inbox_end_) {
-    inbox_start_ = inbox_end_ = 0;
-    if (inbox_.size() > kKeepCapacity) {
-      inbox_.resize(kInboxInitial);
-      inbox_.shrink_to_fit();
+  if (in.empty()) {
+    in.start = in.end = 0;
+    if (in.inbox.size() > kKeepCapacity) {
+      in.inbox.resize(InputPool::kInboxBytes);
+      in.inbox.shrink_to_fit();
     }
   }
   silent_ = false;
@@ -199,25 +268,25 @@ void ClientSession::process_input() {
 
 void ClientSession::reply_protocol_error() {
   using protocol::ProtocolError;
-  const auto& limits = parser_.limits();
+  const auto& parser = input().parser;
+  const auto& limits = parser.limits();
   std::string message;
-  switch (parser_.error()) {
+  switch (parser.error()) {
     case ProtocolError::InvalidMultibulkLength:
       message = error_message(ClientError::InvalidMultibulkLength);
       break;
     case ProtocolError::TooManyArguments:
-      message = error_message(ClientError::TooManyArguments, parser_.announced(), limits.max_args);
+      message = error_message(ClientError::TooManyArguments, parser.announced(), limits.max_args);
       break;
     case ProtocolError::InvalidBulkLength:
       message = error_message(ClientError::InvalidBulkLength);
       break;
     case ProtocolError::BulkTooLarge:
-      message =
-          error_message(ClientError::BulkTooLarge, parser_.announced(), limits.max_bulk_bytes);
+      message = error_message(ClientError::BulkTooLarge, parser.announced(), limits.max_bulk_bytes);
       break;
     case ProtocolError::ExpectedDollar: {
       // Redis prints a space in place of a CR or LF here.
-      char got = parser_.unexpected_byte();
+      char got = parser.unexpected_byte();
       message = error_message(ClientError::ExpectedDollar, got == '\r' || got == '\n' ? ' ' : got);
       break;
     }
@@ -243,15 +312,14 @@ void ClientSession::reply_protocol_error() {
 
 void ClientSession::begin(const protocol::CommandSpec& command,
                           std::optional<config::ReadFrom> read_from) {
-  current_ = {&command, std::chrono::steady_clock::now()};
+  // The request was read a moment ago: its parse time is its start (one clock read fewer).
+  current_ = {&command, state_.last_active, &worker_.stats().called(command)};
   read_from_ = read_from;
-  worker_.stats().called(command);
 }
 
 void ClientSession::finished(const ReplyQueue::Request& request, bool error) {
-  if (request.command == nullptr) return;
-  worker_.stats().answered(*request.command, std::chrono::steady_clock::now() - request.start,
-                           error);
+  if (request.stats == nullptr) return;
+  WorkerStats::answered(*request.stats, std::chrono::steady_clock::now() - request.start, error);
 }
 
 void ClientSession::reply(std::string_view resp) {
@@ -478,6 +546,9 @@ std::string ClientSession::describe() {
   if (!blocked_.empty()) flags += 'b';
   if (channels + patterns + shard_channels > 0) flags += 'P';
   if (flags.empty()) flags.push_back('N');
+  std::size_t query_bytes = input_ ? input_->end - input_->start : 0;
+  std::size_t query_capacity = input_ ? input_->inbox.capacity() : 0;
+  std::size_t query_free = input_ ? input_->inbox.size() - query_bytes : 0;
   return fmt::format(
       "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} "
       "ssub={} multi={} qbuf={} qbuf-free={} obl=0 oll={} omem={} tot-mem={} events=r cmd={} "
@@ -485,11 +556,10 @@ std::string ClientSession::describe() {
       state_.id, state_.peer, state_.local, socket_.native_handle(), state_.name,
       duration_cast<seconds>(now - state_.connected_at).count(),
       duration_cast<seconds>(now - state_.last_active).count(), flags, state_.database, channels,
-      patterns, shard_channels, transaction_ ? transaction_->queued() : -1,
-      inbox_end_ - inbox_start_, inbox_.size() - (inbox_end_ - inbox_start_), replies_.size(),
-      outbox_.size() + writing_.size(),
-      inbox_.capacity() + outbox_.capacity() + writing_.capacity(), state_.last_command,
-      state_.user, state_.protocol);
+      patterns, shard_channels, transaction_ ? transaction_->queued() : -1, query_bytes, query_free,
+      replies_.size(), outbox_.size() + writing_.size(),
+      query_capacity + outbox_.capacity() + writing_.capacity(), state_.last_command, state_.user,
+      state_.protocol);
 }
 
 }  // namespace santral::router

@@ -10,7 +10,6 @@
 #include <boost/asio/ip/tcp.hpp>
 
 #include "config/read_from.h"
-#include "protocol/request_parser.h"
 #include "router/backend/backend_connection.h"
 #include "router/backend/reply_sink.h"
 #include "router/hotkeys/near_cache/write_coherence.h"
@@ -19,6 +18,7 @@
 #include "router/routes/blocked_calls.h"
 #include "router/session/client_state.h"
 #include "router/session/reply_queue.h"
+#include "router/session/session_input.h"
 #include "router/tracking/tracked_reads.h"
 #include "router/tracking/tracking_client.h"
 
@@ -36,6 +36,9 @@ class ClientSession final : public ReplySink, public TrackingClient {
   ~ClientSession() override;
 
   void start();
+  // A connection that has read nothing since the last call and owes no reply gives its input
+  // buffer back to the worker and waits for readability without one (Worker's sweep).
+  void park_if_idle();
   // Graceful shutdown: read nothing more, answer what was read, then close.
   void drain();
   // Closes the connection now; replies still owed by backends are dropped when they arrive,
@@ -109,8 +112,8 @@ class ClientSession final : public ReplySink, public TrackingClient {
   bool subscribed() const;
 
   // The plan of the request being dispatched (rebuilt for each; its buffers are kept).
-  Plan& plan() { return plan_; }
-  std::string& scratch() { return scratch_; }
+  Plan& plan() { return input().plan; }
+  std::string& scratch() { return input().scratch; }
 
   // CLIENT LIST / CLIENT INFO line for this client.
   std::string describe();
@@ -119,8 +122,15 @@ class ClientSession final : public ReplySink, public TrackingClient {
   bool unblock(bool with_error, protocol::ClientError error = protocol::ClientError::Unblocked);
 
  private:
+  SessionInput& input();
   void read();
+  bool may_read() const;
+  void read_into_buffer();
+  void wait_readable();
+  void on_readable(const boost::system::error_code& ec);
   void on_read(const boost::system::error_code& ec, std::size_t bytes);
+  bool parkable() const;
+  void give_back_input();
   void process_input();
   void reply_protocol_error();
   bool over_limits() const;
@@ -138,10 +148,7 @@ class ClientSession final : public ReplySink, public TrackingClient {
   boost::asio::ip::tcp::socket socket_;
   ClientState state_;
 
-  std::vector<char> inbox_;
-  std::size_t inbox_start_ = 0;  // first byte of the request being parsed
-  std::size_t inbox_end_ = 0;
-  protocol::RequestParser parser_;
+  std::unique_ptr<SessionInput> input_;  // none while there is nothing to read or parse
 
   ReplyQueue replies_;
   std::string outbox_;
@@ -153,7 +160,9 @@ class ClientSession final : public ReplySink, public TrackingClient {
   std::optional<config::ReadFrom> read_from_;  // the current key's namespace's, if it says
   WriteCoherence coherence_;
 
-  bool reading_ = false;
+  bool reading_ = false;  // a read (or a wait for readability) is in flight
+  bool parking_ = false;  // the read in flight is cancelled to give the buffer back
+  bool read_since_sweep_ = false;
   bool processing_ = false;
   bool paused_ = false;          // backpressure: too much in flight or buffered
   bool draining_ = false;        // a request waits for every earlier reply first (WAIT)
@@ -164,10 +173,8 @@ class ClientSession final : public ReplySink, public TrackingClient {
   std::unique_ptr<Transaction> transaction_;
   std::unique_ptr<Subscriptions> subscriptions_;
   BlockedCalls blocked_;
-  Plan plan_;
   PullOutcome pull_;
   std::uint64_t routed_version_ = 0;
-  std::string scratch_;
   TrackedReads tracked_reads_;
   std::uint64_t last_slot_ = 0;
   std::uint64_t opened_slots_ = 0;

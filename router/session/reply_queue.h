@@ -2,15 +2,18 @@
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 #include <string_view>
+
+#include <boost/container/devector.hpp>
 
 #include "protocol/command_table.h"
 #include "router/merge/reply_merge.h"
 
 namespace santral::router {
+
+struct CommandStats;
 
 // One client's replies in request order. Each request takes a slot at the tail; replies fill
 // slots in any order; only the head may leave, so the client sees replies in the order it sent
@@ -24,6 +27,7 @@ namespace santral::router {
 struct SlotRequest {
   const protocol::CommandSpec* command = nullptr;
   std::chrono::steady_clock::time_point start;
+  CommandStats* stats = nullptr;  // the worker's counters of `command`, found once per request
 };
 
 class ReplyQueue {
@@ -77,7 +81,9 @@ class ReplyQueue {
   };
   Slot* find(std::uint64_t slot);
 
-  std::deque<Slot> slots_;
+  // A devector, not a deque: it allocates nothing while empty (an idle client holds no
+  // buffer) and reuses its buffer as slots come and go.
+  boost::container::devector<Slot> slots_;
   std::uint64_t head_ = 0;  // id of slots_.front()
 };
 

@@ -1,10 +1,11 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <boost/container/devector.hpp>
 
 namespace santral::router {
 
@@ -47,7 +48,7 @@ class TrackedReads {
     std::uint64_t epoch;
     std::vector<std::string> keys;
   };
-  std::deque<Read> reads_;
+  boost::container::devector<Read> reads_;  // allocates nothing until the first read
   std::vector<std::string> in_multi_;
 };
 

@@ -1,9 +1,10 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <string_view>
+
+#include <boost/container/devector.hpp>
 
 namespace santral::router {
 
@@ -48,7 +49,8 @@ class WriteCoherence {
     std::string key;
     bool all = false;
   };
-  std::deque<WrittenKey> written_keys_;
+  // A devector: a client that never writes through the near cache allocates nothing.
+  boost::container::devector<WrittenKey> written_keys_;
   std::uint64_t after_last_write_ = 0;  // the first reply slot after this client's last write
   std::uint32_t fills_in_flight_ = 0;
 };

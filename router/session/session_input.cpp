@@ -1,0 +1,29 @@
+#include "router/session/session_input.h"
+
+namespace santral::router {
+
+std::unique_ptr<SessionInput> InputPool::take(const protocol::RequestLimits& limits) {
+  if (spares_.empty()) {
+    auto input = std::make_unique<SessionInput>(limits);
+    input->inbox.resize(kInboxBytes);
+    return input;
+  }
+  auto input = std::move(spares_.back());
+  spares_.pop_back();
+  input->parser.set_limits(limits);  // a reload may have changed them
+  return input;
+}
+
+void InputPool::give_back(std::unique_ptr<SessionInput> input) {
+  if (!input || spares_.size() >= kMaxSpares) return;
+  input->start = input->end = 0;
+  input->parser.reset();
+  if (input->inbox.size() > kKeepBytes) {
+    input->inbox.resize(kInboxBytes);
+    input->inbox.shrink_to_fit();
+  }
+  if (input->scratch.capacity() > kKeepBytes) std::string().swap(input->scratch);
+  spares_.push_back(std::move(input));
+}
+
+}  // namespace santral::router
