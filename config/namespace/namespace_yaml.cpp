@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -65,7 +67,8 @@ class NamespaceReader {
   std::string require_string(const YAML::Node& node, const std::string& key) const;
   // YAML parsers here accept a repeated mapping key; a group listed twice would be placed by
   // whichever entry sorts first, so moving a group by adding a line would silently not move it.
-  void check_new_group(const NamespaceConfig& ns, const YAML::Node& node,
+  // `seen`: the groups read so far (a set: a directory may list 100,000 of them).
+  void check_new_group(std::unordered_set<std::string>& seen, const YAML::Node& node,
                        const std::string& group) const;
 
   const YamlFields& fields_;
@@ -73,6 +76,8 @@ class NamespaceReader {
   const Config& config_;
   const YAML::Node& item_;
   std::string key_;
+  // Shard names to indexes, built at the first lookup (a directory names one per group).
+  mutable std::unordered_map<std::string_view, std::size_t> shard_index_;
 };
 
 std::string NamespaceReader::require_string(const YAML::Node& node, const std::string& key) const {
@@ -81,12 +86,11 @@ std::string NamespaceReader::require_string(const YAML::Node& node, const std::s
   return text;
 }
 
-void NamespaceReader::check_new_group(const NamespaceConfig& ns, const YAML::Node& node,
+void NamespaceReader::check_new_group(std::unordered_set<std::string>& seen, const YAML::Node& node,
                                       const std::string& group) const {
-  for (const auto& listed : ns.groups)
-    if (listed.first == group)
-      errors_.at(node, at("groups." + group),
-                 "group '" + group + "' is listed twice: each group has one place");
+  if (!seen.insert(group).second)
+    errors_.at(node, at("groups." + group),
+               "group '" + group + "' is listed twice: each group has one place");
 }
 
 void NamespaceReader::check_keys(Strategy strategy) const {
@@ -112,8 +116,10 @@ void NamespaceReader::check_keys(Strategy strategy) const {
 
 std::size_t NamespaceReader::shard_named(const YAML::Node& node, const std::string& key) const {
   std::string name = fields_.string(node, key);
-  for (std::size_t i = 0; i < config_.shards.size(); ++i)
-    if (config_.shards[i].name == name) return i;
+  if (shard_index_.empty())
+    for (std::size_t i = 0; i < config_.shards.size(); ++i)
+      shard_index_.emplace(config_.shards[i].name, i);  // the first of a repeated name
+  if (auto it = shard_index_.find(name); it != shard_index_.end()) return it->second;
   std::string names;
   for (const auto& s : config_.shards) names += (names.empty() ? "" : ", ") + s.name;
   errors_.at(node, key, "unknown shard '" + name + "' (shards: " + names + ")");
@@ -270,9 +276,10 @@ void NamespaceReader::read_directory(NamespaceConfig& ns) const {
   if (!groups.IsMap())
     errors_.at(groups, at("groups"),
                "expected a mapping of groups to shards, like {seller42: shard1}");
+  std::unordered_set<std::string> seen;
   for (const auto& entry : groups) {
     std::string group = fields_.string(entry.first, at("groups"));
-    check_new_group(ns, entry.first, group);
+    check_new_group(seen, entry.first, group);
     ns.groups.emplace_back(group, shard_named(entry.second, at("groups." + group)));
   }
   ns.fallback = Strategy::Hashed;
@@ -341,9 +348,10 @@ void NamespaceReader::read_zones(NamespaceConfig& ns) const {
     const YAML::Node& groups = item_["groups"];
     if (!groups.IsMap())
       errors_.at(groups, at("groups"), "expected a mapping of groups to zones, like {tenantA: eu}");
+    std::unordered_set<std::string> seen;
     for (const auto& entry : groups) {
       std::string group = fields_.string(entry.first, at("groups"));
-      check_new_group(ns, entry.first, group);
+      check_new_group(seen, entry.first, group);
       ns.groups.emplace_back(group, zone_named(entry.second, at("groups." + group)));
     }
   }
