@@ -1,21 +1,33 @@
 #!/usr/bin/env bash
-# Throughput of Santral beside twemproxy (nutcracker) over the same 4 redis-server shards, and
-# Santral's memory per idle client connection. Prints one table; ratios come from one run on
-# one machine, so compare them, not the absolute numbers.
-#   scripts/bench.sh            the core table (SET/GET/INCR at -P 1 and -P 16, idle memory)
+# Santral beside twemproxy (nutcracker) over the same 4 redis-server shards. Ratios come from
+# one run on one machine, so compare them, not the absolute numbers.
+#   scripts/bench.sh            the core tables: requests/s and CPU time per request (the same
+#                               runs) of SET/GET/INCR/MSET/MGET at -P 1 and -P 16 for nutcracker
+#                               and Santral with 1 and 2 workers; p50/p99/p99.9 latency at a
+#                               fixed offered load (open loop, santral-loadgen); memory per
+#                               idle client connection with 10,000 and 50,000 clients
+#   scripts/bench.sh callgrind  instructions per proxied GET (valgrind --tool=callgrind) of
+#                               Santral and nutcracker, with each one's top functions
+#   scripts/bench.sh placement  ns per route on a map of 1,000 shards (ketama, slots, 10,000
+#                               ranges, 100,000 directory groups), its load time, and a reload
+#                               of it in a running Santral
 #   scripts/bench.sh hotkey     INCR on one hot key with salting off and on (requests/s and the
 #                               busiest shard's share of backend commands), GET on one hot
 #                               key with the near cache off and on, and the core rows with
 #                               hot-key detection on and off
 #   scripts/bench.sh cpu        CPU time per request of Santral (workers: 1) beside nutcracker,
 #                               and beside SANTRAL_BEFORE (an earlier santral binary) if set
+#   scripts/bench.sh syscalls   system calls per request by call (strace -c -f over
+#                               SYSCALL_REQUESTS GETs at -P 1 and -P 16), nutcracker, Santral
+#                               and SANTRAL_BEFORE if set
 #   scripts/bench.sh reshard    online resharding: a 4th shard added to 3 holding KEYS keys;
 #                               keys/s and MB/s moved (unthrottled with each batch_keys of
 #                               BATCHES, and at max_keys_per_sec THROTTLE), GET p50/p99 before
 #                               and during the move, and one big hash (BIG_ELEMENTS fields)
 #                               moved with the default and with raised timeouts
 #                               (scripts/lib/bench_reshard.sh)
-# Environment: REQUESTS (default 200000), CLIENTS (50), IDLE (10000 idle connections),
+# Environment: REQUESTS (default 200000), CLIENTS (50), IDLE ("10000 50000" idle connections),
+# LOADGEN (santral-loadgen for the latency table, built into build-release),
 # REPEAT (3 runs per cell, median shown), SANTRAL (a santral binary to use instead of building
 # build-release). reshard: KEYS (200000), BATCHES ("100 500"), THROTTLE (20000), BIG_ELEMENTS
 # (2000000), BIG_WAIT (25 s before a big-key move is given up on), BEFORE_S (2 s of GETs before
@@ -24,25 +36,34 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 mode="${1:-core}"
 case "$mode" in
-  core | hotkey | cpu | reshard) ;;
-  *) echo "usage: $0 [hotkey|cpu|reshard]" >&2; exit 2 ;;
+  core | hotkey | cpu | syscalls | callgrind | placement | reshard) ;;
+  *) echo "usage: $0 [hotkey|cpu|syscalls|callgrind|placement|reshard]" >&2; exit 2 ;;
 esac
 if [ -z "${SANTRAL:-}" ]; then
   "$root/scripts/install-deps.sh"
   "$root/scripts/build.sh" "$root/build-release" Release santral-only
+  cmake --build "$root/build-release" -j"$(nproc)" --target santral-loadgen santral-placement-bench \
+    >/dev/null
 fi
 source "$root/scripts/lib/processes.sh"
-ulimit -n "$(ulimit -Hn)"  # 10,000 idle clients need more than the usual 1024
+# 50,000 idle clients need more descriptors than the usual 1024 (root may raise the hard limit).
+ulimit -Hn 120000 2>/dev/null || true
+ulimit -n "$(ulimit -Hn)"
 
 requests="${REQUESTS:-200000}"
 clients="${CLIENTS:-50}"
-idle="${IDLE:-10000}"
+idle="${IDLE:-10000 50000}"
+loadgen="${LOADGEN:-$root/build-release/tools/loadgen/santral-loadgen}"
 repeat="${REPEAT:-3}"
 santral="${SANTRAL:-$root/build-release/router/santral}"
 
 # Median of numbers on one line or several.
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
+if [ "$mode" = placement ]; then  # no shards
+  source "$root/scripts/lib/bench_placement.sh"
+  exit 0
+fi
 if [ "$mode" = reshard ]; then  # its own shards, fresh for every run
   source "$root/scripts/lib/bench_reshard.sh"
   exit 0
@@ -61,7 +82,7 @@ santral_config() {  # <port> <workers>
   echo "hash: murmur"
   echo "distribution: ketama"
   echo "log_level: warn"
-  echo "limits: {max_clients: $((idle + 1000))}"
+  echo "limits: {max_clients: 60000}"
   echo "shards:"
   for i in 0 1 2 3; do echo "  - {name: shard$i, address: 127.0.0.1:${shard_ports[$i]}}"; done
 }
@@ -85,6 +106,14 @@ if [ "$mode" = cpu ]; then
   source "$root/scripts/lib/bench_cpu.sh"
   exit 0
 fi
+if [ "$mode" = callgrind ]; then
+  source "$root/scripts/lib/bench_callgrind.sh"
+  exit 0
+fi
+if [ "$mode" = syscalls ]; then
+  source "$root/scripts/lib/bench_syscalls.sh"
+  exit 0
+fi
 
 s1_port="$(free_port)"
 santral_config "$s1_port" 1 >"$work_dir/santral-w1.yaml"
@@ -96,37 +125,53 @@ nc_port="$(free_port)"
 nutcracker_config "$nc_port" >"$work_dir/nutcracker.yml"
 start_nutcracker "$work_dir/nutcracker.yml" "$nc_port"
 
-# requests/s of one redis-benchmark test: <port> <pipeline> <test or command...>
-rps() {
-  local port="$1" pipeline="$2"
-  shift 2
-  local what=(-t "$1")
+# CPU ticks (utime + stime, all threads) of a process so far.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# "<requests/s> <µs of the proxy's CPU per request>" of one redis-benchmark run:
+# <port> <proxy pid, or - for none> <pipeline> <test or command...>
+measure() {
+  local port="$1" pid="$2" pipeline="$3"
+  shift 3
+  local what=(-t "$1") before=0 after=0 rate
   [ $# -gt 1 ] && what=("$@")
-  redis-benchmark -p "$port" -c "$clients" -n "$requests" -r 100000 -P "$pipeline" -q "${what[@]}" 2>/dev/null |
-    tr '\r' '\n' | awk '/requests per second/ {for (i = 1; i <= NF; i++) if ($i == "requests") print $(i-1)}' | tail -1
+  [ "$pid" != - ] && before="$(cpu_ticks "$pid")"
+  rate="$(redis-benchmark -p "$port" -c "$clients" -n "$requests" -r 100000 -P "$pipeline" -q "${what[@]}" 2>/dev/null |
+    tr '\r' '\n' | awk '/requests per second/ {for (i = 1; i <= NF; i++) if ($i == "requests") print $(i-1)}' | tail -1)"
+  [ "$pid" != - ] && after="$(cpu_ticks "$pid")"
+  awk -v r="$rate" -v t="$((after - before))" -v hz="$(getconf CLK_TCK)" -v n="$requests" -v p="$pid" \
+    'BEGIN { if (p == "-") print r, "-"; else printf "%s %.2f\n", r, t / hz * 1e6 / n }'
 }
-# One table row: <label> <pipeline> <test or command...>. Each target runs $repeat times,
-# interleaved with the others so that a noisy moment hits all of them; the median is shown.
+nc_pid="$(pid_on_port "$nc_port")" s1_pid="$(pid_on_port "$s1_port")" s2_pid="$(pid_on_port "$s2_port")"
+cpu_rows=""
+# One row of each table: <label> <pipeline> <test or command...>. Each target runs $repeat
+# times, interleaved with the others so that a noisy moment hits all of them; the median is
+# shown. The CPU table comes from the same runs as the throughput table.
 row() {
   local label="$1" pipeline="$2"
   shift 2
-  local direct="" nc="" w1="" w2=""
+  local direct="" nc="" w1="" w2="" nc_cpu="" w1_cpu="" w2_cpu="" m
   for _ in $(seq 1 "$repeat"); do
-    direct+=" $(rps "${shard_ports[0]}" "$pipeline" "$@")"
-    nc+=" $(rps "$nc_port" "$pipeline" "$@")"
-    w1+=" $(rps "$s1_port" "$pipeline" "$@")"
-    w2+=" $(rps "$s2_port" "$pipeline" "$@")"
+    m="$(measure "${shard_ports[0]}" - "$pipeline" "$@")" direct+=" ${m% *}"
+    m="$(measure "$nc_port" "$nc_pid" "$pipeline" "$@")" nc+=" ${m% *}" nc_cpu+=" ${m#* }"
+    m="$(measure "$s1_port" "$s1_pid" "$pipeline" "$@")" w1+=" ${m% *}" w1_cpu+=" ${m#* }"
+    m="$(measure "$s2_port" "$s2_pid" "$pipeline" "$@")" w2+=" ${m% *}" w2_cpu+=" ${m#* }"
   done
   direct="$(median <<<"$direct")" nc="$(median <<<"$nc")"
   w1="$(median <<<"$w1")" w2="$(median <<<"$w2")"
+  nc_cpu="$(median <<<"$nc_cpu")" w1_cpu="$(median <<<"$w1_cpu")" w2_cpu="$(median <<<"$w2_cpu")"
   printf "| %-9s | %3s | %15.0f | %12.0f | %14.0f | %8s | %14.0f | %8s |\n" "$label" "$pipeline" \
     "$direct" "$nc" "$w1" "$(ratio "$w1" "$nc")" "$w2" "$(ratio "$w2" "$nc")"
+  cpu_rows+="$(printf "| %-9s | %3s | %10s | %11s | %8s | %11s | %8s |" "$label" "$pipeline" \
+    "$nc_cpu" "$w1_cpu" "$(ratio "$w1_cpu" "$nc_cpu")" "$w2_cpu" "$(ratio "$w2_cpu" "$nc_cpu")")"$'\n'
 }
 
 echo
 echo "Santral vs twemproxy $(nutcracker --version 2>&1 | head -1 | awk '{print $NF}'), $(date -u +%Y-%m-%d), $(nproc) cores,"
 echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); redis-benchmark -c $clients -n $requests -r 100000,"
 echo "median of $repeat interleaved runs per cell"
+echo
+echo "Requests per second:"
 echo
 printf "| %-9s | %3s | %13s | %12s | %14s | %8s | %14s | %8s |\n" test P "redis (1 shard)" nutcracker "santral w=1" "w=1 / nc" "santral w=2" "w=2 / nc"
 printf "|%s|\n" "-----------|-----|-----------------|--------------|----------------|----------|----------------|----------"
@@ -138,21 +183,40 @@ for pipeline in 1 16; do
   row "MSET (10)" "$pipeline" mset
   row "MGET (10)" "$pipeline" "${mget[@]}"
 done
+echo
+echo "CPU time per request, µs (utime + stime of the proxy process, all its threads, same runs):"
+echo
+printf "| %-9s | %3s | %10s | %11s | %8s | %11s | %8s |\n" test P nutcracker "santral w=1" "w=1 / nc" "santral w=2" "w=2 / nc"
+printf "|%s|\n" "-----------|-----|------------|-------------|----------|-------------|----------"
+printf "%s" "$cpu_rows"
 
-# Memory per idle connection: RSS before and after $idle clients connect and say PING.
+# Latency at a fixed offered load (open loop: scripts/lib/bench_latency.sh).
+if [ -x "$loadgen" ]; then
+  source "$root/scripts/lib/bench_latency.sh"
+  latency_table nutcracker="$nc_port" "santral w=1"="$s1_port" "santral w=2"="$s2_port"
+else
+  echo; echo "(no latency table: $loadgen is not built)"
+fi
+
+# Memory per idle connection: RSS before and after N clients connect and say PING. Santral
+# lets a connection's read buffer go once it has read nothing for a second: the RSS is read
+# after 3 s.
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
-idle_cost() {  # <port> -> KiB per connection
-  local pid before after
-  pid="$(pid_on_port "$1")"
+idle_cost() {  # <port> <count> -> KiB per connection
+  local port="$1" count="$2" pid before after
+  pid="$(pid_on_port "$port")"
   before="$(rss_kib "$pid")"
-  exec {hold}> >(/usr/bin/python3 "$root/scripts/lib/idle_clients.py" "$1" "$idle" >"$work_dir/idle.out")
-  for _ in $(seq 1 600); do grep -q ready "$work_dir/idle.out" 2>/dev/null && break; sleep 0.1; done
+  exec {hold}> >(/usr/bin/python3 "$root/scripts/lib/idle_clients.py" "$port" "$count" >"$work_dir/idle.out")
+  for _ in $(seq 1 1200); do grep -q ready "$work_dir/idle.out" 2>/dev/null && break; sleep 0.1; done
+  sleep 3
   after="$(rss_kib "$pid")"
   exec {hold}>&-
-  sleep 1
-  awk -v a="$after" -v b="$before" -v n="$idle" 'BEGIN { printf "%.2f KiB (RSS %d -> %d KiB)", (a - b) / n, b, a }'
+  sleep 2  # the clients close; the next measurement starts from a quiet process
+  awk -v a="$after" -v b="$before" -v n="$count" 'BEGIN { printf "%.2f KiB (RSS %d -> %d KiB)", (a - b) / n, b, a }'
 }
-echo
-echo "Memory per idle client connection ($idle connections, each sent one PING):"
-echo "  santral w=1: $(idle_cost "$s1_port")"
-echo "  nutcracker:  $(idle_cost "$nc_port")"
+for count in $idle; do
+  echo
+  echo "Memory per idle client connection ($count connections, each sent one PING):"
+  echo "  santral w=1: $(idle_cost "$s1_port" "$count")"
+  echo "  nutcracker:  $(idle_cost "$nc_port" "$count")"
+done
