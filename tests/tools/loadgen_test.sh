@@ -36,8 +36,10 @@ check_percentiles() {
   local p50 p90 p99 p999 max
   p50="$(field "$1" p50_us)" p90="$(field "$1" p90_us)" p99="$(field "$1" p99_us)"
   p999="$(field "$1" p999_us)" max="$(field "$1" max_us)"
-  [ "$p50" -gt 0 ] && [ "$p50" -le "$p90" ] && [ "$p90" -le "$p99" ] && [ "$p99" -le "$p999" ] &&
-    [ "$p999" -le "$max" ] || fail "$1: percentiles out of order: $p50 $p90 $p99 $p999 $max"
+  if ! { [ "$p50" -gt 0 ] && [ "$p50" -le "$p90" ] && [ "$p90" -le "$p99" ] &&
+    [ "$p99" -le "$p999" ] && [ "$p999" -le "$max" ]; }; then
+    fail "$1: percentiles out of order: $p50 $p90 $p99 $p999 $max"
+  fi
 }
 
 port="$(free_port)"
