@@ -57,6 +57,8 @@ latency_cell() {
   local behind=""
   awk '$4 > 1 {found = 1} END {exit !found}' <<<"$runs" && behind="*"
   printf "%.3f / %.3f / %.3f%s" "${figures[@]}" "$behind"
+  # The generator's worst lateness, for the footnote.
+  awk '{ if ($4 > m) m = $4 } END { print m + 0 }' <<<"$runs" >>"$work_dir/latency-behind"
 }
 
 latency_table() {  # <label>=<port> ...
@@ -100,6 +102,7 @@ latency_table() {  # <label>=<port> ...
   echo "$header"
   echo "$rule"
   local t=0 behind_seen=""
+  rm -f "$work_dir/latency-behind"
   for test in $latency_tests; do
     rate="${rates[$t]}"
     t=$((t + 1))
@@ -118,8 +121,11 @@ latency_table() {  # <label>=<port> ...
     echo "$row"
   done
   if [ -n "$behind_seen" ]; then
+    local worst
+    worst="$(sort -g "$work_dir/latency-behind" | tail -1)"
     echo
-    echo "\* the load generator fell more than 1 ms behind its schedule in that run (the machine's other"
-    echo "load); the delay is counted in its latencies."
+    echo "\* the load generator fell more than 1 ms behind its schedule in that run (up to $worst ms in"
+    echo "this table; the machine's other load): the delay is counted in the latencies."
   fi
+  rm -f "$work_dir/latency-behind"
 }

@@ -33,7 +33,7 @@ struct RunResult {
   std::uint64_t missing = 0;    // requests (warm-up included) unanswered drain_seconds after
   double achieved_rate = 0;     // received / (last measured reply - first measured due time)
   LatencyHistogram latencies;   // µs from each request's intended send time to its reply
-  double behind_ms = 0;         // the send loop's worst lateness against the schedule
+  double behind_ms = 0;         // the send loop's worst lateness, measured requests only
   std::uint64_t late = 0;       // requests that left more than 1 ms after their due time
   std::string failure;          // why the run stopped early (a connection failed), or empty
 };
