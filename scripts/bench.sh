@@ -214,8 +214,14 @@ idle_cost() {  # <port> <count> -> KiB per connection
   sleep 2  # the clients close; the next measurement starts from a quiet process
   awk -v a="$after" -v b="$before" -v n="$count" 'BEGIN { printf "%.2f KiB (RSS %d -> %d KiB)", (a - b) / n, b, a }'
 }
+fd_limit="$(ulimit -Hn)"
 for count in $idle; do
   echo
+  if [ "$count" -gt $((fd_limit - 2000)) ]; then
+    echo "($count connections need more open files than this machine allows one process: ulimit -Hn"
+    echo " is $fd_limit and may not be raised here; measured with $((fd_limit - 2000)) instead)"
+    count=$((fd_limit - 2000))
+  fi
   echo "Memory per idle client connection ($count connections, each sent one PING):"
   echo "  santral w=1: $(idle_cost "$s1_port" "$count")"
   echo "  nutcracker:  $(idle_cost "$nc_port" "$count")"

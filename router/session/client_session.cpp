@@ -67,6 +67,17 @@ bool ClientSession::in_transaction() const {
   return transaction_ && transaction_->in_multi();
 }
 
+// What only some clients ever need is made when first needed: an idle connection costs less.
+PullOutcome& ClientSession::pull_outcome() {
+  if (!pull_) pull_ = std::make_unique<PullOutcome>();
+  return *pull_;
+}
+
+TrackedReads& ClientSession::tracked_reads() {
+  if (!tracked_reads_) tracked_reads_ = std::make_unique<TrackedReads>();
+  return *tracked_reads_;
+}
+
 Subscriptions& ClientSession::subscriptions() {
   if (!subscriptions_) subscriptions_ = std::make_unique<Subscriptions>();
   return *subscriptions_;
@@ -433,8 +444,8 @@ void ClientSession::deliver(std::uint64_t slot, std::uint32_t fragment, std::str
     return;
   }
   // Registered as its reply is read off the lane: before any later push on that lane.
-  if (!tracked_reads_.empty())
-    tracked_reads_.arrived(slot, fragment, [this](const std::string& key, std::uint64_t epoch) {
+  if (tracked_reads_ && !tracked_reads_->empty())
+    tracked_reads_->arrived(slot, fragment, [this](const std::string& key, std::uint64_t epoch) {
       worker_.lanes().read_arrived(state_.id, key, epoch);
     });
   auto left = [this](const ReplyQueue::Request& request, bool error) { finished(request, error); };

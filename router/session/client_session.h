@@ -66,7 +66,7 @@ class ClientSession final : public ReplySink, public TrackingClient {
   // later requests wait behind it like behind any reply, and nothing of it is written.
   std::uint64_t open_hidden_slot(std::uint32_t fragments, std::unique_ptr<ReplyMerge> merge);
   // The pull of the request being dispatched (router/resharding/key_pull.h).
-  PullOutcome& pull_outcome() { return pull_; }
+  PullOutcome& pull_outcome();
   // The topology version this client's requests were last routed with (dispatch.cpp).
   std::uint64_t routed_version() const { return routed_version_; }
   void set_routed_version(std::uint64_t version) { routed_version_ = version; }
@@ -94,7 +94,7 @@ class ClientSession final : public ReplySink, public TrackingClient {
   const TrackingSettings& tracking_settings() const override { return state_.tracking; }
   void invalidate(std::string_view push_frame) override;
   // The reads of this client whose replies will register it for their keys.
-  TrackedReads& tracked_reads() { return tracked_reads_; }
+  TrackedReads& tracked_reads();
   // The reply slot the current request opened last (with `opened_slots()`, whether it did).
   std::uint64_t last_slot() const { return last_slot_; }
   std::uint64_t opened_slots() const { return opened_slots_; }
@@ -173,9 +173,9 @@ class ClientSession final : public ReplySink, public TrackingClient {
   std::unique_ptr<Transaction> transaction_;
   std::unique_ptr<Subscriptions> subscriptions_;
   BlockedCalls blocked_;
-  PullOutcome pull_;
+  std::unique_ptr<PullOutcome> pull_;  // made at the first move that pulls this client's keys
   std::uint64_t routed_version_ = 0;
-  TrackedReads tracked_reads_;
+  std::unique_ptr<TrackedReads> tracked_reads_;  // made at the first tracked read
   std::uint64_t last_slot_ = 0;
   std::uint64_t opened_slots_ = 0;
 };

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "router/tracking/tracking_settings.h"
 
@@ -16,12 +17,12 @@ struct ClientState {
   std::string local;  // "ip:port" Santral accepted it on
   std::string user = "default";
   bool authenticated = false;
-  int protocol = 2;           // RESP version chosen with HELLO
-  int database = 0;           // SELECTed database
-  bool reply_off = false;     // CLIENT REPLY OFF
-  bool skip_next = false;     // CLIENT REPLY SKIP: the next command's reply is dropped
-  TrackingSettings tracking;  // CLIENT TRACKING
-  std::string last_command = "NULL";
+  int protocol = 2;                        // RESP version chosen with HELLO
+  int database = 0;                        // SELECTed database
+  bool reply_off = false;                  // CLIENT REPLY OFF
+  bool skip_next = false;                  // CLIENT REPLY SKIP: the next command's reply is dropped
+  TrackingSettings tracking;               // CLIENT TRACKING
+  std::string_view last_command = "NULL";  // a name from the command table (static storage)
   std::chrono::steady_clock::time_point connected_at = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_active = connected_at;
 };
