@@ -233,7 +233,6 @@ void Worker::admit_hot_reads(std::chrono::steady_clock::time_point now) {
   near_cache_->admit(std::move(hot));
 }
 
-// Deadlines are checked on a coarse clock: one timer per worker instead of one per request.
 // Once a second, connections that read nothing since the last sweep give back their buffers.
 void Worker::park_idle_sessions(std::chrono::steady_clock::time_point now) {
   if (now - last_park_sweep_ < std::chrono::seconds(1)) return;
@@ -241,6 +240,7 @@ void Worker::park_idle_sessions(std::chrono::steady_clock::time_point now) {
   for (auto& [id, session] : sessions_) session->park_if_idle();
 }
 
+// Deadlines are checked on a coarse clock: one timer per worker instead of one per request.
 void Worker::tick() {
   auto now = std::chrono::steady_clock::now();
   pool_.check_deadlines(now);

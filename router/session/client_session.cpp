@@ -113,8 +113,9 @@ void ClientSession::close() {
   for (auto& call : blocked_.take_all()) pool.drop(call.connection);
   coherence_.clear();
   worker_.forget(*this);
-  // A read in flight may still be filling the buffer (io_uring): it goes back with the session.
-  if (!reading_) give_back_input();
+  // A read in flight may still be filling the buffer (io_uring), and a request being routed
+  // (CLIENT KILL of itself) still reads its plan: then the buffer goes with the session.
+  if (!reading_ && !processing_) give_back_input();
 }
 
 void ClientSession::make_room() {
