@@ -1,8 +1,12 @@
 #include "tests/support/http_client.h"
 
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
+#include "tests/support/process.h"
 #include "tests/support/redis_client.h"
+#include "tests/support/temp_dir.h"
 
 namespace santral::test {
 
@@ -23,6 +27,34 @@ HttpResponse http_request(int port, const std::string& method, const std::string
   response.status = std::stoi(raw.substr(9, 3));
   response.headers = raw.substr(0, end_of_headers);
   response.body = raw.substr(end_of_headers + 4);
+  return response;
+}
+
+HttpResponse https_request(int port, const std::string& method, const std::string& target,
+                           const std::string& bearer_token, const std::string& ca_file) {
+  TempDir dir;
+  auto body = dir.path() / "body";
+  auto headers = dir.path() / "headers";
+  auto errors = dir.path() / "errors";
+  std::vector<std::string> argv = {"curl",    "-sS",           "--max-time", "10",
+                                   "--cacert", ca_file,         "-X",         method,
+                                   "-o",      body.string(),   "-D",         headers.string(),
+                                   "--stderr", errors.string(), "-w",         "%{http_code}"};
+  if (!bearer_token.empty()) argv.insert(argv.end(), {"-H", "Authorization: Bearer " + bearer_token});
+  argv.push_back("https://127.0.0.1:" + std::to_string(port) + target);
+  Process curl(argv, (dir.path() / "status").string());
+  if (curl.wait(20000) == -1) curl.terminate();
+  auto read = [](const std::filesystem::path& file) {
+    std::ifstream in(file);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  HttpResponse response;
+  auto status = curl.log();
+  response.status = status.size() >= 3 ? std::atoi(status.substr(status.size() - 3).c_str()) : 0;
+  response.headers = read(headers);
+  response.body = response.status == 0 ? read(errors) : read(body);
   return response;
 }
 

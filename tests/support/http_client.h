@@ -14,4 +14,9 @@ struct HttpResponse {
 HttpResponse http_request(int port, const std::string& method, const std::string& target,
                           const std::string& bearer_token = "");
 
+// The same over HTTPS, with curl verifying the server against `ca_file`. status is 0 when no
+// HTTP answer came (e.g. the TLS handshake failed); body then says curl's reason.
+HttpResponse https_request(int port, const std::string& method, const std::string& target,
+                           const std::string& bearer_token, const std::string& ca_file);
+
 }  // namespace santral::test

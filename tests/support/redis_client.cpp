@@ -154,6 +154,13 @@ void RawConnection::send(std::string_view bytes) {
   }
 }
 
+std::size_t RawConnection::try_send(std::string_view bytes) {
+  ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (n >= 0) return static_cast<std::size_t>(n);
+  if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+  throw std::runtime_error("send failed");
+}
+
 std::string RawConnection::read_some(std::size_t expected, int timeout_ms) {
   std::string out;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);

@@ -60,6 +60,9 @@ class RawConnection {
   RawConnection& operator=(const RawConnection&) = delete;
 
   void send(std::string_view bytes);
+  // Sends what the socket takes now without waiting; returns how many bytes that was (0 when
+  // the peer stopped reading and the buffers are full). Throws when the peer is gone.
+  std::size_t try_send(std::string_view bytes);
   // Reads until `expected` bytes arrived, the peer closed, or timeout. Returns what arrived.
   std::string read_some(std::size_t expected, int timeout_ms = 5000);
   // Reads until the peer closes the connection (true) or timeout (false); `received` gets

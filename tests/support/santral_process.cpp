@@ -15,6 +15,15 @@ SantralProcess::SantralProcess(const std::string& config_yaml, std::vector<std::
   launch(std::move(extra_args));
 }
 
+SantralProcess::SantralProcess(const std::string& config_yaml, SantralTls tls,
+                               std::vector<std::string> extra_args)
+    : port_(tls.plain_listener ? free_loopback_port() : -1), tls_(std::move(tls)) {
+  std::string text = config_yaml;
+  if (tls_->plain_listener) text = "listen: 127.0.0.1:" + std::to_string(port_) + "\n" + text;
+  config_path_ = dir_.write("santral.yaml", text);
+  launch(std::move(extra_args));
+}
+
 SantralProcess::SantralProcess(const std::filesystem::path& config_file, int port,
                                std::vector<std::string> extra_args)
     : port_(port), config_path_(config_file) {
@@ -28,7 +37,8 @@ void SantralProcess::launch(std::vector<std::string> extra_args) {
   bool up = wait_until(
       [&] {
         if (!process_->running()) return true;
-        return answers_ping(port_);
+        if (tls_ && !answers_tls_ping(tls_->port, tls_->client)) return false;
+        return port_ == -1 || answers_ping(port_);
       },
       10000);
   if (!up || !process_->running())

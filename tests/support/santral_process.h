@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -8,8 +9,17 @@
 #include "tests/support/redis_client.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/tls_client.h"
 
 namespace santral::test {
+
+// A TLS listener the config gives Santral (`tls.listen: 127.0.0.1:<port>`, written by the test),
+// and how the readiness check and tls_client() talk to it.
+struct SantralTls {
+  int port = 0;
+  TlsClientOptions client;
+  bool plain_listener = true;  // false: no `listen:` line is added; Santral serves TLS only
+};
 
 // The santral binary built by this tree, serving on a free 127.0.0.1 port.
 class SantralProcess {
@@ -17,6 +27,10 @@ class SantralProcess {
   // `config_yaml` is a whole Santral config without `listen:`; a `listen:` line for a free
   // port is added in front of it.
   explicit SantralProcess(const std::string& config_yaml, std::vector<std::string> extra_args = {});
+  // As above, and Santral also serves TLS as `tls` says; it is ready when it answers a PING
+  // there (and on the plain port, when it has one).
+  SantralProcess(const std::string& config_yaml, SantralTls tls,
+                 std::vector<std::string> extra_args = {});
   // Serves an existing config file (Santral's or a nutcracker.yml) that listens on `port`.
   SantralProcess(const std::filesystem::path& config_file, int port,
                  std::vector<std::string> extra_args = {});
@@ -25,8 +39,13 @@ class SantralProcess {
   static std::string config_for(const std::vector<const RedisServer*>& shards,
                                 const std::string& extra_yaml = "");
 
-  int port() const { return port_; }
+  int port() const { return port_; }  // the plain listener's; -1 when serving TLS only
   RedisClient client(int timeout_ms = 10000) const { return RedisClient(port_, timeout_ms); }
+  int tls_port() const { return tls_ ? tls_->port : -1; }
+  TlsClient tls_client() const { return TlsClient(tls_port(), tls_->client); }
+  TlsClient tls_client(const TlsClientOptions& options) const {
+    return TlsClient(tls_port(), options);
+  }
   Process& process() { return *process_; }
   std::string log() const { return process_->log(); }
   const std::filesystem::path& config_path() const { return config_path_; }
@@ -35,6 +54,7 @@ class SantralProcess {
   void launch(std::vector<std::string> extra_args);
 
   int port_;
+  std::optional<SantralTls> tls_;
   TempDir dir_;
   std::filesystem::path config_path_;
   std::unique_ptr<Process> process_;
