@@ -17,7 +17,8 @@
 
 using namespace santral::test;
 
-TEST_CASE("admin over HTTPS: curl verifying the CA gets JSON, a wrong token 401, plain HTTP nothing") {
+TEST_CASE(
+    "admin over HTTPS: curl verifying the CA gets JSON, a wrong token 401, plain HTTP nothing") {
   TestCertificates certs;
   RedisServer a;
   int tls_port = free_loopback_port();
@@ -71,25 +72,28 @@ TEST_CASE("admin over HTTPS: curl verifying the CA gets JSON, a wrong token 401,
 }
 
 TEST_CASE("an admin listener beyond loopback needs a token, unless explicitly allowed") {
-  // --check-config validates without binding anything: 0.0.0.0 is only text here.
+  // --check-config validates without binding anything: 0.0.0.0 is only text here. The port is
+  // a free one rather than 0, which the loader may not take.
   TempDir dir;
+  std::string port = std::to_string(free_loopback_port());
   auto check = [&](const std::string& admin_yaml) {
     auto file = dir.write("admin.yaml", "listen: 127.0.0.1:7000\n" + kTwoShards + admin_yaml);
     return run_santral({"--check-config", file.string()});
   };
-  auto refused = check("admin:\n  listen: 0.0.0.0:0\n");
+  auto refused = check("admin:\n  listen: 0.0.0.0:" + port + "\n");
   INFO(refused.output);
   CHECK(refused.exit_code == 1);
   CHECK(refused.output.find("admin.yaml:") != std::string::npos);  // names the file and line
   CHECK(refused.output.find("token") != std::string::npos);
 
-  auto with_token = check("admin:\n  listen: 0.0.0.0:0\n  token: s3cret\n");
+  auto with_token = check("admin:\n  listen: 0.0.0.0:" + port + "\n  token: s3cret\n");
   INFO(with_token.output);
   CHECK(with_token.exit_code == 0);
-  auto allowed = check("admin:\n  listen: 0.0.0.0:0\n  allow_remote_without_token: true\n");
+  auto allowed =
+      check("admin:\n  listen: 0.0.0.0:" + port + "\n  allow_remote_without_token: true\n");
   INFO(allowed.output);
   CHECK(allowed.exit_code == 0);
-  auto loopback = check("admin:\n  listen: 127.0.0.1:0\n");
+  auto loopback = check("admin:\n  listen: 127.0.0.1:" + port + "\n");
   INFO(loopback.output);
   CHECK(loopback.exit_code == 0);
 }

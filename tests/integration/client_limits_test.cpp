@@ -82,7 +82,8 @@ std::size_t push(RawConnection& raw, const std::string& bytes, int stall_ms = 20
 
 }  // namespace
 
-TEST_CASE("idle_timeout_s closes idle clients silently, but not subscribers, blocked or busy ones") {
+TEST_CASE(
+    "idle_timeout_s closes idle clients silently, but not subscribers, blocked or busy ones") {
   RedisServer shard;
   SantralProcess santral(SantralProcess::config_for({&shard}, "limits:\n  idle_timeout_s: 1\n"));
   auto started = Clock::now();
@@ -123,8 +124,8 @@ TEST_CASE("idle_timeout_s closes idle clients silently, but not subscribers, blo
 
 TEST_CASE("auth_timeout_ms closes a connection that has not authenticated in time") {
   RedisServer shard;
-  SantralProcess santral(SantralProcess::config_for(
-      {&shard}, "password: s3cret\nlimits:\n  auth_timeout_ms: 300\n"));
+  SantralProcess santral(
+      SantralProcess::config_for({&shard}, "password: s3cret\nlimits:\n  auth_timeout_ms: 300\n"));
   RawConnection silent(santral.port());
   RawConnection unauthenticated(santral.port());  // busy, but never authenticated
   unauthenticated.send("PING\r\n");
@@ -145,8 +146,8 @@ TEST_CASE("auth_timeout_ms closes a connection that has not authenticated in tim
 
   // The authenticated one stays, well past the timeout.
   std::string received;
-  CHECK_FALSE(authenticated.wait_closed(received, static_cast<int>(std::max(
-                                                      100LL, 1200 - elapsed_ms(connected)))));
+  CHECK_FALSE(authenticated.wait_closed(
+      received, static_cast<int>(std::max(100LL, 1200 - elapsed_ms(connected)))));
   CHECK(received.empty());
   authenticated.send("PING\r\n");
   CHECK(authenticated.read_some(7) == "+PONG\r\n");
@@ -204,8 +205,8 @@ TEST_CASE("max_input_bytes_total bounds all clients' buffered input together") {
   while (!all_sent() && elapsed_ms(last_progress) < 1000) {
     for (int i = 0; i < kClients; ++i) {
       if (sent[i] >= kEach) continue;
-      std::size_t n = greedy[i]->try_send(std::string_view(chunk).substr(
-          0, std::min(chunk.size(), kEach - sent[i])));
+      std::size_t n = greedy[i]->try_send(
+          std::string_view(chunk).substr(0, std::min(chunk.size(), kEach - sent[i])));
       sent[i] += n;
       if (n > 0) last_progress = Clock::now();
     }
@@ -236,8 +237,7 @@ TEST_CASE("max_input_bytes_total bounds all clients' buffered input together") {
 TEST_CASE("a slowloris and 200 half-open connections do not slow the other clients") {
   RedisServer shard;
   SantralProcess santral(SantralProcess::config_for(
-      {&shard},
-      "limits:\n  max_query_buffer_bytes: 1048576\n  max_input_bytes_total: 4194304\n"));
+      {&shard}, "limits:\n  max_query_buffer_bytes: 1048576\n  max_input_bytes_total: 4194304\n"));
   auto normal = santral.client();
   constexpr int kHalfOpen = 200;
   std::vector<std::unique_ptr<RawConnection>> half_open;

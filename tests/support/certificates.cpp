@@ -91,19 +91,50 @@ TestCertificates::TestCertificates() {
   // Valid from 1 to 2 January 2020 only: `openssl x509` in OpenSSL 3.0 cannot back-date.
   auto request = make_request("expired", "/CN=localhost");
   expired = {dir() / "expired.crt", dir() / "expired.key"};
-  openssl(dir(), {"ca", "-batch", "-notext", "-config", (dir() / "openssl.cnf").string(),
-                  "-cert", ca.cert_file.string(), "-keyfile", ca.key_file.string(), "-in",
-                  request.string(), "-out", expired.cert_file.string(), "-extfile",
-                  (dir() / "openssl.cnf").string(), "-extensions", "localhost", "-startdate",
-                  "20200101000000Z", "-enddate", "20200102000000Z"});
+  openssl(dir(), {"ca",
+                  "-batch",
+                  "-notext",
+                  "-config",
+                  (dir() / "openssl.cnf").string(),
+                  "-cert",
+                  ca.cert_file.string(),
+                  "-keyfile",
+                  ca.key_file.string(),
+                  "-in",
+                  request.string(),
+                  "-out",
+                  expired.cert_file.string(),
+                  "-extfile",
+                  (dir() / "openssl.cnf").string(),
+                  "-extensions",
+                  "localhost",
+                  "-startdate",
+                  "20200101000000Z",
+                  "-enddate",
+                  "20200102000000Z"});
 }
 
 CertificateFiles TestCertificates::make_ca(const std::string& name, const std::string& subject) {
   CertificateFiles files{dir() / (name + ".crt"), dir() / (name + ".key")};
-  openssl(dir(), {"req", "-x509", "-new", "-newkey", "ec", "-pkeyopt",
-                  "ec_paramgen_curve:prime256v1", "-nodes", "-config",
-                  (dir() / "openssl.cnf").string(), "-extensions", "ca_ext", "-subj", subject,
-                  "-days", "3650", "-keyout", files.key_file.string(), "-out",
+  openssl(dir(), {"req",
+                  "-x509",
+                  "-new",
+                  "-newkey",
+                  "ec",
+                  "-pkeyopt",
+                  "ec_paramgen_curve:prime256v1",
+                  "-nodes",
+                  "-config",
+                  (dir() / "openssl.cnf").string(),
+                  "-extensions",
+                  "ca_ext",
+                  "-subj",
+                  subject,
+                  "-days",
+                  "3650",
+                  "-keyout",
+                  files.key_file.string(),
+                  "-out",
                   files.cert_file.string()});
   return files;
 }
@@ -118,14 +149,13 @@ std::filesystem::path TestCertificates::make_request(const std::string& name,
 }
 
 CertificateFiles TestCertificates::sign(const std::string& name, const std::string& subject,
-                                        const std::string& extensions,
-                                        const CertificateFiles& by) {
+                                        const std::string& extensions, const CertificateFiles& by) {
   auto request = make_request(name, subject);
   CertificateFiles files{dir() / (name + ".crt"), dir() / (name + ".key")};
-  openssl(dir(), {"x509", "-req", "-in", request.string(), "-CA", by.cert_file.string(),
-                  "-CAkey", by.key_file.string(), "-CAcreateserial", "-days", "825",
-                  "-sha256", "-extfile", (dir() / "openssl.cnf").string(), "-extensions",
-                  extensions, "-out", files.cert_file.string()});
+  openssl(dir(), {"x509", "-req", "-in", request.string(), "-CA", by.cert_file.string(), "-CAkey",
+                  by.key_file.string(), "-CAcreateserial", "-days", "825", "-sha256", "-extfile",
+                  (dir() / "openssl.cnf").string(), "-extensions", extensions, "-out",
+                  files.cert_file.string()});
   return files;
 }
 

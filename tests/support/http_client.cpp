@@ -36,11 +36,12 @@ HttpResponse https_request(int port, const std::string& method, const std::strin
   auto body = dir.path() / "body";
   auto headers = dir.path() / "headers";
   auto errors = dir.path() / "errors";
-  std::vector<std::string> argv = {"curl",    "-sS",           "--max-time", "10",
+  std::vector<std::string> argv = {"curl",     "-sS",           "--max-time", "10",
                                    "--cacert", ca_file,         "-X",         method,
-                                   "-o",      body.string(),   "-D",         headers.string(),
+                                   "-o",       body.string(),   "-D",         headers.string(),
                                    "--stderr", errors.string(), "-w",         "%{http_code}"};
-  if (!bearer_token.empty()) argv.insert(argv.end(), {"-H", "Authorization: Bearer " + bearer_token});
+  if (!bearer_token.empty())
+    argv.insert(argv.end(), {"-H", "Authorization: Bearer " + bearer_token});
   argv.push_back("https://127.0.0.1:" + std::to_string(port) + target);
   Process curl(argv, (dir.path() / "status").string());
   if (curl.wait(20000) == -1) curl.terminate();

@@ -33,10 +33,10 @@ void RedisServer::start() {
                                    "--daemonize",
                                    "no"};
   if (tls_) {
-    argv.insert(argv.end(), {"--tls-port", std::to_string(port_), "--tls-cert-file",
-                             tls_->cert_file.string(), "--tls-key-file", tls_->key_file.string(),
-                             "--tls-ca-cert-file", tls_->ca_file.string(), "--tls-auth-clients",
-                             tls_->auth_clients ? "yes" : "no"});
+    argv.insert(argv.end(),
+                {"--tls-port", std::to_string(port_), "--tls-cert-file", tls_->cert_file.string(),
+                 "--tls-key-file", tls_->key_file.string(), "--tls-ca-cert-file",
+                 tls_->ca_file.string(), "--tls-auth-clients", tls_->auth_clients ? "yes" : "no"});
   }
   argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
   process_ = std::make_unique<Process>(argv, (dir_.path() / "redis.log").string());

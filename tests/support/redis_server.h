@@ -13,8 +13,10 @@
 
 namespace santral::test {
 
-// How a TLS-only redis-server serves (`--port 0 --tls-port N`).
+// How a TLS-only redis-server serves (`--port 0 --tls-port N`). Set field by field: it is
+// not an aggregate, so that RedisServer({"--some-flag", "value"}) still means extra arguments.
 struct RedisTls {
+  explicit RedisTls() = default;
   std::filesystem::path cert_file;  // what it presents
   std::filesystem::path key_file;
   std::filesystem::path ca_file;  // whom it trusts, for client certificates

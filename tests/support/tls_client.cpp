@@ -142,7 +142,14 @@ struct TlsClient::Impl {
     }
     stream.emplace(io, context);
     SSL* handle = stream->native_handle();
-    if (!options.server_name.empty()) {
+    error_code not_an_address;
+    asio::ip::make_address(options.server_name, not_an_address);
+    if (options.server_name.empty()) {
+    } else if (!not_an_address) {
+      // An address is checked against the certificate's IP entries and is never sent as SNI.
+      if (options.verify)
+        X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(handle), options.server_name.c_str());
+    } else {
       SSL_set_tlsext_host_name(handle, options.server_name.c_str());
       if (options.verify) SSL_set1_host(handle, options.server_name.c_str());
     }
@@ -162,10 +169,11 @@ struct TlsClient::Impl {
         },
         options.timeout_ms);
     if (!handshake) return "";
-    std::string why = "TLS handshake with 127.0.0.1:" + std::to_string(port) +
-                      " failed: " + handshake.message();
+    std::string why =
+        "TLS handshake with 127.0.0.1:" + std::to_string(port) + " failed: " + handshake.message();
     long verified = SSL_get_verify_result(handle);
-    if (verified != X509_V_OK) why += std::string(" (") + X509_verify_cert_error_string(verified) + ")";
+    if (verified != X509_V_OK)
+      why += std::string(" (") + X509_verify_cert_error_string(verified) + ")";
     return why;
   }
 

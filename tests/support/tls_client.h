@@ -18,8 +18,8 @@ struct TlsClientOptions {
   std::filesystem::path cert_file;
   std::filesystem::path key_file;
   std::string server_name = "localhost";  // sent as SNI and, with `verify`, checked
-  bool verify = true;  // the server's certificate chain and host name; off: anything goes
-  int timeout_ms = 10000;  // for each connect, handshake, write and read
+  bool verify = true;         // the server's certificate chain and host name; off: anything goes
+  int timeout_ms = 10000;     // for each connect, handshake, write and read
   std::string only_protocol;  // "TLSv1.2" or "TLSv1.3": offer just that version; empty: any
 };
 
