@@ -58,8 +58,13 @@ TlsClientOptions presenting(const std::filesystem::path& ca_file, const Certific
 // A TLS-only redis-server presenting `cert`, trusting `certs.ca` for client certificates.
 std::unique_ptr<RedisServer> tls_shard(const TestCertificates& certs, const CertificateFiles& cert,
                                        bool auth_clients = false) {
-  RedisTls tls{cert.cert_file, cert.key_file,          certs.ca.cert_file,
-               auth_clients,   certs.client.cert_file, certs.client.key_file};
+  RedisTls tls;
+  tls.cert_file = cert.cert_file;
+  tls.key_file = cert.key_file;
+  tls.ca_file = certs.ca.cert_file;
+  tls.auth_clients = auth_clients;
+  tls.client_cert_file = certs.client.cert_file;
+  tls.client_key_file = certs.client.key_file;
   return std::make_unique<RedisServer>(tls);
 }
 
