@@ -94,7 +94,6 @@ struct TlsClient::Impl {
   std::optional<ssl::stream<asio::ip::tcp::socket>> stream;
   TlsClientOptions options;
   std::string in;  // received, not yet parsed
-  std::size_t pending_writes = 0;
 
   // Runs one asynchronous operation started by `start` for at most the options' timeout.
   // A timed-out read is cancelled and the connection stays usable; any other timed-out
