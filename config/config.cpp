@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include <yaml-cpp/yaml.h>
+#include <boost/asio/ip/address.hpp>
 
 #include "config/config_error.h"
 #include "config/loaders.h"
@@ -31,6 +32,17 @@ Config parse_config(const std::string& text, const std::filesystem::path& source
     // fault, and still gets a location.
     errors.at_line(e.mark.is_null() ? 0 : e.mark.line + 1, "", "unexpected YAML: " + e.msg);
   }
+}
+
+std::optional<std::string> admin_exposure_error(const Admin& admin) {
+  if (admin.listen.port == 0 || !admin.token.empty() || admin.allow_remote_without_token)
+    return std::nullopt;
+  const std::string& host = admin.listen.host;
+  boost::system::error_code ec;
+  auto address = boost::asio::ip::make_address(host, ec);
+  if (host == "localhost" || (!ec && address.is_loopback())) return std::nullopt;
+  return "the admin API changes and reloads the cluster: beyond loopback (" + host +
+         ") it needs admin.token, or admin.allow_remote_without_token: true";
 }
 
 Config load_config(const std::filesystem::path& path, ConfigFormat format,

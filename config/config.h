@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "config/near_cache_config.h"
 #include "config/read_from.h"
 #include "config/salting_config.h"
+#include "config/tls_config.h"
 #include "protocol/request_parser.h"
 
 namespace santral::config {
@@ -53,6 +55,7 @@ struct ShardConfig {
   // Only while a move empties it (router/resharding/): the map places nothing here, and the
   // shard still serves the keys not yet moved off it.
   bool draining = false;
+  bool tls = false;  // spoken to over TLS (backend.tls says how it is checked); replicas too
 };
 
 // How a reload that moves keys is carried out (router/resharding/).
@@ -77,7 +80,8 @@ struct BackendOptions {
   std::uint32_t connections_per_shard = 1;  // per worker thread
   std::string username;                     // AUTH username password, when set
   std::string password;
-  int database = 0;  // SELECTed on every backend connection
+  int database = 0;       // SELECTed on every backend connection
+  TlsClientSettings tls;  // for the shards with `tls: true`
 };
 
 struct ClientLimits {
@@ -92,6 +96,17 @@ struct ClientLimits {
   // A read whose keys live on several shards (SINTER, ZUNION, PFCOUNT, LCS, ...) is merged at
   // the router only while the shards' replies stay within this many bytes.
   std::size_t max_merge_bytes = 64ull * 1024 * 1024;
+  // Redis's `timeout`: a client idle this long is closed (not a subscriber or a blocked one);
+  // 0: never.
+  std::chrono::seconds idle_timeout{0};
+  // With a password set, a connection that has not authenticated this soon is closed; 0: never.
+  std::chrono::milliseconds auth_timeout{0};
+  // Redis's client-query-buffer-limit: one client's input not yet parsed into requests (a
+  // bulk it never finishes); past it the client is told and closed.
+  std::size_t max_query_buffer_bytes = 1ull << 30;
+  // Every client's buffered input together; past it Santral stops reading from the client
+  // with the largest buffer until the sum is back under it. 0: no bound.
+  std::size_t max_input_bytes_total = 0;
 };
 
 // Active and passive health checking of the shards.
@@ -104,6 +119,9 @@ struct Health {
 struct Admin {
   Endpoint listen{"127.0.0.1", 0};  // port 0: disabled
   std::string token;                // when set, requests need "Authorization: Bearer <token>"
+  bool tls = false;                 // HTTPS, with the certificate of `tls:`
+  // Without a token the admin API is refused on an address other than loopback, unless this.
+  bool allow_remote_without_token = false;
 };
 
 // A user clients may AUTH as (AUTH name password); every user may run every command.
@@ -112,6 +130,10 @@ struct User {
   std::string password;
 };
 
+// Why the admin API must not listen where `admin` says (beyond loopback without a token, unless
+// allowed); nullopt when it may.
+std::optional<std::string> admin_exposure_error(const Admin& admin);
+
 enum class ConfigFormat { Auto, Santral, Twemproxy };
 
 // A validated configuration; everything the router needs, nothing left to check.
@@ -119,6 +141,8 @@ struct Config {
   std::filesystem::path source;
   ConfigFormat format = ConfigFormat::Santral;
   Endpoint listen{"127.0.0.1", 6380};
+  bool plain_listener = true;          // false: `listen:` left out beside tls.listen (TLS only)
+  TlsServerSettings tls;               // the clients' TLS listener, and the admin API's certificate
   unsigned workers = 0;                // resolved: never 0 after loading
   std::string hash_name = "fnv1a_64";  // twemproxy's default; Santral's own format uses murmur
   hashkit::HashFunction hash = nullptr;

@@ -8,6 +8,7 @@
 #include "config/near_cache_yaml.h"
 #include "config/resharding_yaml.h"
 #include "config/salting_yaml.h"
+#include "config/tls_yaml.h"
 #include "config/yaml_fields.h"
 
 namespace santral::config {
@@ -31,7 +32,7 @@ void read_timeouts(const YAML::Node& node, const YamlFields& fields, Timeouts& o
 
 void read_backend(const YAML::Node& node, const YamlFields& fields, BackendOptions& out) {
   static constexpr std::string_view kKeys[] = {"connections_per_shard", "username", "password",
-                                               "database"};
+                                               "database", "tls"};
   fields.only_keys(node, "backend", kKeys);
   if (node["connections_per_shard"])
     out.connections_per_shard = static_cast<std::uint32_t>(
@@ -40,15 +41,25 @@ void read_backend(const YAML::Node& node, const YamlFields& fields, BackendOptio
   if (node["password"]) out.password = fields.string(node["password"], "backend.password");
   if (node["database"])
     out.database = static_cast<int>(fields.integer(node["database"], "backend.database", 0, 65535));
+  if (node["tls"]) read_tls_client(node["tls"], fields, out.tls);
   if (!out.username.empty() && out.password.empty())
     fields.errors().at(node["username"], "backend.username",
                        "a username needs a password (backend.password)");
 }
 
 void read_limits(const YAML::Node& node, const YamlFields& fields, ClientLimits& out) {
-  static constexpr std::string_view kKeys[] = {
-      "max_clients",          "max_args",         "max_bulk_bytes",          "max_inline_bytes",
-      "max_pending_requests", "max_output_bytes", "tracking_table_max_keys", "max_merge_bytes"};
+  static constexpr std::string_view kKeys[] = {"max_clients",
+                                               "max_args",
+                                               "max_bulk_bytes",
+                                               "max_inline_bytes",
+                                               "max_pending_requests",
+                                               "max_output_bytes",
+                                               "tracking_table_max_keys",
+                                               "max_merge_bytes",
+                                               "idle_timeout_s",
+                                               "auth_timeout_ms",
+                                               "max_query_buffer_bytes",
+                                               "max_input_bytes_total"};
   fields.only_keys(node, "limits", kKeys);
   if (node["max_clients"])
     out.max_clients = static_cast<std::size_t>(
@@ -71,6 +82,21 @@ void read_limits(const YAML::Node& node, const YamlFields& fields, ClientLimits&
         node["tracking_table_max_keys"], "limits.tracking_table_max_keys", 1, 1'000'000'000));
   if (node["max_merge_bytes"])
     out.max_merge_bytes = fields.bytes(node["max_merge_bytes"], "limits.max_merge_bytes");
+  if (node["idle_timeout_s"])
+    out.idle_timeout = std::chrono::seconds(
+        fields.integer(node["idle_timeout_s"], "limits.idle_timeout_s", 0, 100'000'000));
+  if (node["auth_timeout_ms"])
+    out.auth_timeout = std::chrono::milliseconds(
+        fields.integer(node["auth_timeout_ms"], "limits.auth_timeout_ms", 0, 86'400'000));
+  if (node["max_query_buffer_bytes"])
+    out.max_query_buffer_bytes =
+        fields.bytes(node["max_query_buffer_bytes"], "limits.max_query_buffer_bytes");
+  if (node["max_input_bytes_total"])
+    out.max_input_bytes_total =
+        fields.bytes(node["max_input_bytes_total"], "limits.max_input_bytes_total");
+  if (out.max_query_buffer_bytes < 1024 * 1024)
+    fields.errors().at(node["max_query_buffer_bytes"], "limits.max_query_buffer_bytes",
+                       "must be at least 1mb (Redis's own minimum for client-query-buffer-limit)");
   if (out.request.max_inline_bytes < 64)
     fields.errors().at(node["max_inline_bytes"], "limits.max_inline_bytes",
                        "must be at least 64 bytes");
@@ -107,10 +133,17 @@ void read_health(const YAML::Node& node, const YamlFields& fields, Health& out) 
 }
 
 void read_admin(const YAML::Node& node, const YamlFields& fields, Admin& out) {
-  static constexpr std::string_view kKeys[] = {"listen", "token"};
+  static constexpr std::string_view kKeys[] = {"listen", "token", "tls",
+                                               "allow_remote_without_token"};
   fields.only_keys(node, "admin", kKeys);
   if (node["listen"]) out.listen = fields.endpoint(node["listen"], "admin.listen");
   if (node["token"]) out.token = fields.string(node["token"], "admin.token");
+  if (node["tls"]) out.tls = fields.boolean(node["tls"], "admin.tls");
+  if (node["allow_remote_without_token"])
+    out.allow_remote_without_token =
+        fields.boolean(node["allow_remote_without_token"], "admin.allow_remote_without_token");
+  if (auto refused = admin_exposure_error(out))
+    fields.errors().at(node["listen"] ? node["listen"] : node, "admin.listen", *refused);
 }
 
 std::vector<YAML::Node> read_shards(const YAML::Node& node, const YamlFields& fields,
@@ -122,7 +155,7 @@ std::vector<YAML::Node> read_shards(const YAML::Node& node, const YamlFields& fi
   for (std::size_t i = 0; i < node.size(); ++i) {
     const YAML::Node& item = node[i];
     std::string key = fmt::format("shards[{}]", i);
-    static constexpr std::string_view kKeys[] = {"name", "address", "weight", "replicas"};
+    static constexpr std::string_view kKeys[] = {"name", "address", "weight", "replicas", "tls"};
     fields.only_keys(item, key, kKeys);
     if (!item["name"]) fields.errors().at(item, key + ".name", "every shard needs a name");
     if (!item["address"])
@@ -142,6 +175,7 @@ std::vector<YAML::Node> read_shards(const YAML::Node& node, const YamlFields& fi
         shard.replicas.push_back(
             fields.endpoint(replicas[r], fmt::format("{}.replicas[{}]", key, r)));
     }
+    if (item["tls"]) shard.tls = fields.boolean(item["tls"], key + ".tls");
     shard.ring_name = shard.name;
     config.shards.push_back(std::move(shard));
     nodes.push_back(item);
@@ -157,7 +191,8 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
       "listen",     "workers",   "hash",    "distribution", "hash_tag",   "timeouts",
       "backend",    "limits",    "shards",  "password",     "users",      "databases",
       "log_level",  "read_from", "health",  "admin",        "watch_file", "drain_ms",
-      "namespaces", "hotkeys",   "salting", "near_cache",   "resharding", "cross_shard_writes"};
+      "namespaces", "hotkeys",   "salting", "near_cache",   "resharding", "cross_shard_writes",
+      "tls"};
   fields.only_keys(root, "", kKeys);
   Config config;
   config.format = ConfigFormat::Santral;
@@ -186,6 +221,8 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
   if (root["read_from"]) config.read_from = fields.read_from(root["read_from"], "read_from");
   if (root["health"]) read_health(root["health"], fields, config.health);
   if (root["admin"]) read_admin(root["admin"], fields, config.admin);
+  if (root["tls"]) read_tls_server(root["tls"], fields, config.tls);
+  check_tls(root, config, errors);
   if (root["watch_file"]) config.watch_file = fields.boolean(root["watch_file"], "watch_file");
   if (root["drain_ms"]) config.drain = fields.millis(root["drain_ms"], "drain_ms");
   if (root["cross_shard_writes"]) {

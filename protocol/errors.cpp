@@ -115,6 +115,12 @@ constexpr Entry kMessages[] = {
     {ClientError::NoAuth, "NOAUTH Authentication required."},
     {ClientError::MaxClients,
      "ERR max number of clients reached (limits.max_clients is {}); try again later"},
+    {ClientError::QueryBufferLimit,
+     "ERR Protocol error: this client's unfinished request holds {} bytes, more than "
+     "limits.max_query_buffer_bytes ({}); closing the connection"},
+    {ClientError::AuthTimeout,
+     "ERR not authenticated within {} ms (limits.auth_timeout_ms); closing the connection: "
+     "send AUTH first"},
     {ClientError::MergeUnexpectedReply, "ERR santral: shard '{}' sent an unexpected reply to {}"},
     {ClientError::MergeNoReply, "ERR santral: shard '{}' did not answer {}"},
     {ClientError::MergeNoShard, "ERR santral: {} was sent to no shard"},

@@ -74,6 +74,9 @@ enum class ClientError : std::uint8_t {
   AuthFailed,
   NoAuth,
   MaxClients,
+  // Slow and idle clients (limits.*).
+  QueryBufferLimit,
+  AuthTimeout,
   // Merging the replies of several shards.
   MergeUnexpectedReply,
   MergeNoReply,

@@ -20,6 +20,9 @@
 #   scripts/bench.sh syscalls   system calls per request by call (strace -c -f over
 #                               SYSCALL_REQUESTS GETs at -P 1 and -P 16), nutcracker, Santral
 #                               and SANTRAL_BEFORE if set
+#   scripts/bench.sh tls        what TLS costs: requests/s and CPU per request with TLS clients
+#                               and/or TLS shards beside plain ones and nutcracker (no TLS)
+#                               (scripts/lib/bench_tls.sh)
 #   scripts/bench.sh reshard    online resharding: a 4th shard added to 3 holding KEYS keys;
 #                               keys/s and MB/s moved (unthrottled with each batch_keys of
 #                               BATCHES, and at max_keys_per_sec THROTTLE), GET p50/p99 before
@@ -36,8 +39,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 mode="${1:-core}"
 case "$mode" in
-  core | hotkey | cpu | syscalls | callgrind | placement | reshard) ;;
-  *) echo "usage: $0 [hotkey|cpu|syscalls|callgrind|placement|reshard]" >&2; exit 2 ;;
+  core | hotkey | cpu | syscalls | callgrind | placement | reshard | tls) ;;
+  *) echo "usage: $0 [hotkey|cpu|syscalls|callgrind|placement|reshard|tls]" >&2; exit 2 ;;
 esac
 if [ -z "${SANTRAL:-}" ]; then
   "$root/scripts/install-deps.sh"
@@ -112,6 +115,10 @@ if [ "$mode" = callgrind ]; then
 fi
 if [ "$mode" = syscalls ]; then
   source "$root/scripts/lib/bench_syscalls.sh"
+  exit 0
+fi
+if [ "$mode" = tls ]; then
+  source "$root/scripts/lib/bench_tls.sh"
   exit 0
 fi
 

@@ -5,9 +5,12 @@
 #include <memory>
 #include <string_view>
 
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
 #include <spdlog/spdlog.h>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 
 #include "router/admin/admin_views.h"
 #include "router/admin/dashboard_assets.h"
@@ -17,6 +20,7 @@
 #include "router/process/cluster_snapshot.h"
 #include "router/process/server.h"
 #include "router/process/shard_info.h"
+#include "router/transport/tls_contexts.h"
 
 namespace santral::router {
 
@@ -46,20 +50,48 @@ std::size_t count_in(std::string_view query, std::size_t limit) {
   return limit;
 }
 
-// One admin connection: read a request, answer it, repeat while the client keeps it alive.
-class AdminSession : public std::enable_shared_from_this<AdminSession> {
- public:
-  AdminSession(tcp::socket socket, Server& server, const std::string& token)
-      : stream_(std::move(socket)), server_(server), token_(token) {}
+// Whether a request's Authorization header carries the token, in time that does not depend on
+// where they differ (the digests are compared, so not even on the length).
+bool bearer_matches(std::string_view header, const std::string& token) {
+  constexpr std::string_view kBearer = "Bearer ";
+  std::string_view given = header.starts_with(kBearer) ? header.substr(kBearer.size()) : "";
+  unsigned char a[EVP_MAX_MD_SIZE];
+  unsigned char b[EVP_MAX_MD_SIZE];
+  unsigned int a_size = 0;
+  unsigned int b_size = 0;
+  EVP_Digest(given.data(), given.size(), a, &a_size, EVP_sha256(), nullptr);
+  EVP_Digest(token.data(), token.size(), b, &b_size, EVP_sha256(), nullptr);
+  return header.starts_with(kBearer) && a_size == b_size && CRYPTO_memcmp(a, b, a_size) == 0;
+}
 
-  void start() { read(); }
+// One admin connection: read a request, answer it, repeat while the client keeps it alive.
+// `Stream`: beast::tcp_stream, or HTTPS (admin.tls) over one.
+template <typename Stream>
+class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
+ public:
+  template <typename... Transport>
+  AdminSession(Server& server, const std::string& token, tcp::socket socket,
+               Transport&... transport)
+      : stream_(std::move(socket), transport...), server_(server), token_(token) {}
+
+  void start() {
+    if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
+      read();
+    } else {
+      beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(10));
+      stream_.async_handshake(asio::ssl::stream_base::server,
+                              [self = this->shared_from_this()](beast::error_code ec) {
+                                if (!ec) self->read();
+                              });
+    }
+  }
 
  private:
   void read() {
     request_ = {};
-    stream_.expires_after(std::chrono::seconds(30));
+    beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(30));
     http::async_read(stream_, buffer_, request_,
-                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                     [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
                        if (ec) return;
                        self->handle();
                      });
@@ -80,15 +112,18 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
     response->keep_alive(request_.keep_alive());
     response->body() = std::move(body);
     response->prepare_payload();
-    http::async_write(stream_, *response,
-                      [self = shared_from_this(), response](beast::error_code ec, std::size_t) {
-                        if (ec || !response->keep_alive()) {
-                          beast::error_code ignored;
-                          self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-                          return;
-                        }
-                        self->read();
-                      });
+    http::async_write(
+        stream_, *response,
+        [self = this->shared_from_this(), response](beast::error_code ec, std::size_t) {
+          if (ec || !response->keep_alive()) {
+            beast::error_code ignored;
+            beast::get_lowest_layer(self->stream_)
+                .socket()
+                .shutdown(tcp::socket::shutdown_send, ignored);
+            return;
+          }
+          self->read();
+        });
   }
 
   void error(http::status status, std::string_view message) {
@@ -107,10 +142,10 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
     if (request_.method() == http::verb::get)
       if (const auto* asset = find_dashboard_asset(target))
         return answer(http::status::ok, std::string(asset->body), asset->content_type);
-    if (!token_.empty() && request_[http::field::authorization] != "Bearer " + token_)
+    if (!token_.empty() && !bearer_matches(request_[http::field::authorization], token_))
       return error(http::status::unauthorized,
                    "send the admin token as 'Authorization: Bearer <token>' (admin.token)");
-    auto self = shared_from_this();
+    auto self = this->shared_from_this();
     if (request_.method() == http::verb::post && target == "/reload") {
       return server_.reload([self](ControlPlane::ReloadResult result) {
         self->answer(result.ok ? http::status::ok : http::status::unprocessable_entity,
@@ -152,12 +187,13 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
     Verb verb = target == "/reshard/approve" ? Verb::Approve
                 : target == "/reshard/abort" ? Verb::Abort
                                              : Verb::Status;
-    server_.reshard(verb, [self = shared_from_this()](const ControlPlane::ReshardAnswer& answer) {
-      auto body = to_json(answer.status);
-      if (!answer.error.empty()) body["error"] = answer.error;
-      self->answer(answer.error.empty() ? http::status::ok : http::status::conflict,
-                   body.dump(2) + "\n");
-    });
+    server_.reshard(verb,
+                    [self = this->shared_from_this()](const ControlPlane::ReshardAnswer& answer) {
+                      auto body = to_json(answer.status);
+                      if (!answer.error.empty()) body["error"] = answer.error;
+                      self->answer(answer.error.empty() ? http::status::ok : http::status::conflict,
+                                   body.dump(2) + "\n");
+                    });
   }
 
   // The effective config, and how the last reload went.
@@ -178,7 +214,7 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
   void hot_keys(std::size_t count) {
     std::vector<Worker*> workers;
     for (const auto& worker : server_.workers()) workers.push_back(worker.get());
-    collect_hot_keys(workers, server_.io(), [self = shared_from_this(), count](auto rates) {
+    collect_hot_keys(workers, server_.io(), [self = this->shared_from_this(), count](auto rates) {
       auto topology = self->server_.topology();
       const auto& map = *topology->map;
       nlohmann::json keys = nlohmann::json::array();
@@ -209,22 +245,23 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
 
   // Each shard's keys and memory, from its primary's INFO.
   void shard_info() {
-    take_shard_info(server_, [self = shared_from_this()](const std::vector<ShardInfo>& infos) {
-      nlohmann::json shards = nlohmann::json::array();
-      for (const auto& info : infos)
-        shards.push_back({{"name", info.name},
-                          {"address", info.address},
-                          {"answered", info.answered},
-                          {"error", info.error},
-                          {"keys", info.keys},
-                          {"expires", info.expires},
-                          {"used_memory", info.used_memory},
-                          {"maxmemory", info.maxmemory}});
-      self->answer(http::status::ok, nlohmann::json{{"shards", shards}}.dump(2) + "\n");
-    });
+    take_shard_info(
+        server_, [self = this->shared_from_this()](const std::vector<ShardInfo>& infos) {
+          nlohmann::json shards = nlohmann::json::array();
+          for (const auto& info : infos)
+            shards.push_back({{"name", info.name},
+                              {"address", info.address},
+                              {"answered", info.answered},
+                              {"error", info.error},
+                              {"keys", info.keys},
+                              {"expires", info.expires},
+                              {"used_memory", info.used_memory},
+                              {"maxmemory", info.maxmemory}});
+          self->answer(http::status::ok, nlohmann::json{{"shards", shards}}.dump(2) + "\n");
+        });
   }
 
-  beast::tcp_stream stream_;
+  Stream stream_;
   beast::flat_buffer buffer_;
   Request request_;
   Server& server_;
@@ -240,6 +277,7 @@ AdminServer::~AdminServer() = default;
 
 std::string AdminServer::listen(const config::Admin& admin) {
   token_ = admin.token;
+  tls_ = admin.tls;
   tcp::resolver resolver(io_);
   boost::system::error_code ec;
   auto endpoints = resolver.resolve(admin.listen.host, std::to_string(admin.listen.port), ec);
@@ -262,7 +300,16 @@ void AdminServer::close() {
 void AdminServer::accept() {
   acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted) return;
-    if (!ec) std::make_shared<AdminSession>(std::move(socket), server_, token_)->start();
+    if (ec) return accept();
+    if (!tls_) {
+      std::make_shared<AdminSession<beast::tcp_stream>>(server_, token_, std::move(socket))
+          ->start();
+    } else if (auto contexts = tls_in_force(); contexts && contexts->clients) {
+      // The certificates in force now: a reload's renewed files serve the next connection.
+      std::make_shared<AdminSession<beast::ssl_stream<beast::tcp_stream>>>(
+          server_, token_, std::move(socket), *contexts->clients)
+          ->start();
+    }
     accept();
   });
 }

@@ -23,7 +23,7 @@ class Server;
 //   GET /hotkeys      the hot-key report, salted counters with their sub-keys
 //   POST /reload      reload the config file
 // With admin.token set, every request but the dashboard's files needs
-// "Authorization: Bearer <token>".
+// "Authorization: Bearer <token>" (compared in constant time). With admin.tls it is HTTPS.
 class AdminServer {
  public:
   AdminServer(boost::asio::io_context& io, Server& server);
@@ -40,6 +40,7 @@ class AdminServer {
   Server& server_;
   boost::asio::ip::tcp::acceptor acceptor_;
   std::string token_;
+  bool tls_ = false;  // HTTPS with the certificate of `tls:` (admin.tls)
 };
 
 }  // namespace santral::router

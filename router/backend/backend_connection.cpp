@@ -9,6 +9,7 @@
 
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
+#include "router/transport/tls_contexts.h"
 
 namespace santral::router {
 
@@ -57,7 +58,7 @@ BackendConnection::BackendConnection(asio::io_context& io, BackendTarget target,
       config_(std::move(config)),
       stats_(&stats),
       role_(role),
-      socket_(io),
+      stream_(Stream::Socket(io)),
       resolver_(io),
       retry_timer_(io),
       inbox_(kInboxInitial) {}
@@ -91,7 +92,7 @@ void BackendConnection::retarget(std::size_t shard_index, std::string shard_name
 void BackendConnection::close_socket() {
   ++generation_;
   boost::system::error_code ignored;
-  socket_.close(ignored);
+  stream_.socket().close(ignored);
   write_in_flight_ = false;
   writing_.clear();
   flush_posted_ = false;
@@ -110,19 +111,41 @@ void BackendConnection::connect() {
         if (ec)
           return self->go_down("cannot resolve " + self->target_.address.host + ": " +
                                ec.message());
-        asio::async_connect(self->socket_, results,
+        asio::async_connect(self->stream_.socket(), results,
                             [self, generation](boost::system::error_code ec, const tcp::endpoint&) {
                               if (generation != self->generation_) return;
                               if (ec) return self->go_down(ec.message());
-                              self->on_connected();
+                              self->start_tls();
                             });
+      });
+}
+
+// A shard with `tls: true` is spoken to through TLS, with the certificates in force now; its
+// certificate is checked (backend.tls.verify) before anything is sent.
+void BackendConnection::start_tls() {
+  stream_.end_tls();
+  if (!speaks_tls(*config_, target_.address)) return on_connected();
+  auto contexts = tls_in_force();
+  if (!contexts || !contexts->shards) return go_down("TLS is not set up (backend.tls)");
+  auto& tls = stream_.start_tls(contexts->shards);
+  expect_shard_name(tls.native_handle(), *contexts, target_.address.host);
+  stream_.async_handshake(
+      asio::ssl::stream_base::client,
+      [self = BackendConnectionPtr(this), generation = generation_](boost::system::error_code ec) {
+        if (generation != self->generation_) return;
+        if (!ec) return self->on_connected();
+        std::string why = "TLS handshake failed: " +
+                          handshake_failure(self->stream_.tls_stream()->native_handle(), ec);
+        if (!self->ejected_)  // once, not on every retry
+          spdlog::error("shard '{}' ({}): {}", self->target_.shard_name, self->address_text(), why);
+        self->go_down(why);
       });
 }
 
 void BackendConnection::on_connected() {
   boost::system::error_code ignored;
-  socket_.set_option(tcp::no_delay(true), ignored);
-  socket_.set_option(asio::socket_base::keep_alive(true), ignored);
+  stream_.socket().set_option(tcp::no_delay(true), ignored);
+  stream_.socket().set_option(asio::socket_base::keep_alive(true), ignored);
   state_ = State::Up;
   last_reply_ = Clock::now();
   scripts_.clear();  // perhaps a new server process: it has no scripts loaded by us
@@ -248,10 +271,9 @@ void BackendConnection::flush() {
   if (write_in_flight_ || outbox_.empty() || state_ != State::Up) return;
   writing_.swap(outbox_);
   write_in_flight_ = true;
-  asio::async_write(
-      socket_, asio::buffer(writing_),
-      [self = BackendConnectionPtr(this), generation = generation_](boost::system::error_code ec,
-                                                                    std::size_t) {
+  stream_.async_write(
+      asio::buffer(writing_), [self = BackendConnectionPtr(this), generation = generation_](
+                                  boost::system::error_code ec, std::size_t) {
         if (generation != self->generation_) return;
         self->write_in_flight_ = false;
         self->writing_.clear();
@@ -277,7 +299,7 @@ void BackendConnection::read() {
       inbox_.resize(inbox_.size() * 2);
     }
   }
-  socket_.async_read_some(
+  stream_.async_read_some(
       asio::buffer(inbox_.data() + inbox_end_, inbox_.size() - inbox_end_),
       [self = BackendConnectionPtr(this), generation = generation_](boost::system::error_code ec,
                                                                     std::size_t bytes) {
@@ -397,10 +419,6 @@ void BackendConnection::fail_all(const std::string& reply) {
   }
 }
 
-// The connection broke or a reply took too long: everything in flight fails with `reply`, and
-// a late answer to it can never arrive on a connection that serves later requests. A shared
-// connection reconnects at once, unless the failures in a row mark the shard down; a lent one
-// stays down, its owner decides.
 // The connection broke or a reply took too long: everything in flight fails with `reply`, and
 // a late answer to it can never arrive on a connection that serves later requests. A shared
 // connection reconnects at once, unless the failures in a row mark the shard down; a lent one

@@ -19,6 +19,7 @@
 #include "protocol/reply_scanner.h"
 #include "router/backend/reply_sink.h"
 #include "router/metrics/stats.h"
+#include "router/transport/stream.h"
 
 namespace santral::router {
 
@@ -138,6 +139,7 @@ class BackendConnection
   };
 
   void connect();
+  void start_tls();
   void on_connected();
   void handshake();
   void handshake_refused(std::string_view frame);
@@ -163,7 +165,7 @@ class BackendConnection
   std::shared_ptr<const config::Config> config_;
   ShardStats* stats_;
   ConnectionRole role_;
-  boost::asio::ip::tcp::socket socket_;
+  Stream stream_;  // TCP, or TLS for a shard with `tls: true`
   boost::asio::ip::tcp::resolver resolver_;
   boost::asio::steady_timer retry_timer_;
   State state_ = State::Connecting;

@@ -21,6 +21,7 @@
 #include "router/process/balance_run.h"
 #include "router/process/fan_out.h"
 #include "router/process/fence.h"
+#include "router/transport/tls_contexts.h"
 #include "santral/version.h"
 
 namespace santral::router {
@@ -32,10 +33,20 @@ namespace {
 
 constexpr auto kWatchPeriod = std::chrono::seconds(1);
 
+// "127.0.0.1:6380", "127.0.0.1:6380 and TLS on 127.0.0.1:6390", "TLS on 127.0.0.1:6390".
+std::string listeners(const config::Config& config) {
+  std::string tls =
+      config.tls.listen_port == 0
+          ? ""
+          : "TLS on " + config::Endpoint{config.tls.listen_host, config.tls.listen_port}.text();
+  if (!config.plain_listener) return tls;
+  return config.listen.text() + (tls.empty() ? "" : " and " + tls);
+}
+
 void log_topology(const config::Config& config) {
   spdlog::info(
       "santral {} listening on {} with {} worker{}; {} shard{} ({} distribution, {} hash{})",
-      kVersion, config.listen.text(), config.workers, config.workers == 1 ? "" : "s",
+      kVersion, listeners(config), config.workers, config.workers == 1 ? "" : "s",
       config.shards.size(), config.shards.size() == 1 ? "" : "s",
       config::distribution_name(config.distribution), config.hash_name,
       config.hash_tag.empty() ? "" : ", hash tag \"" + config.hash_tag + "\"");
@@ -67,7 +78,10 @@ config::Config ConfigSource::parse(const std::string& text) const {
                                 "expected host:port, got '" + text + "'");
     return out;
   };
-  if (listen) config.listen = endpoint(*listen, "--listen");
+  if (listen) {
+    config.listen = endpoint(*listen, "--listen");
+    config.plain_listener = true;
+  }
   if (admin_listen) config.admin.listen = endpoint(*admin_listen, "--admin-listen");
   return config;
 }
@@ -76,6 +90,7 @@ Server::Server(ConfigSource source, config::Config config)
     : source_(std::move(source)),
       topology_(config::make_topology(std::move(config), 1)),
       acceptor_(io_),
+      tls_acceptor_(io_),
       signals_(io_, SIGINT, SIGTERM, SIGHUP),
       watch_timer_(io_),
       drain_timer_(io_),
@@ -119,24 +134,47 @@ Server::~Server() {
   for (auto& worker : workers_) worker->stop();
 }
 
-int Server::run() {
-  const auto& config = *topology_->config;
+// Binds `acceptor` to host:port; false (and logged) when it cannot.
+bool Server::open_listener(tcp::acceptor& acceptor, const std::string& host, std::uint16_t port,
+                           std::string_view what) {
   tcp::resolver resolver(io_);
   boost::system::error_code ec;
-  auto endpoints = resolver.resolve(config.listen.host, std::to_string(config.listen.port), ec);
+  auto endpoints = resolver.resolve(host, std::to_string(port), ec);
+  std::string address = config::Endpoint{host, port}.text();
   if (ec || endpoints.empty()) {
-    spdlog::critical("cannot resolve listen address {}: {}", config.listen.text(), ec.message());
-    return 1;
+    spdlog::critical("cannot resolve {} address {}: {}", what, address, ec.message());
+    return false;
   }
   tcp::endpoint endpoint = *endpoints.begin();
-  acceptor_.open(endpoint.protocol(), ec);
-  if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) acceptor_.bind(endpoint, ec);
-  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  acceptor.open(endpoint.protocol(), ec);
+  if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor.bind(endpoint, ec);
+  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
-    spdlog::critical("cannot listen on {}: {}", config.listen.text(), ec.message());
+    spdlog::critical("cannot listen on {} ({}): {}", address, what, ec.message());
+    return false;
+  }
+  return true;
+}
+
+int Server::run() {
+  const auto& config = *topology_->config;
+  auto tls = make_tls_contexts(config);
+  if (!tls.contexts) {
+    spdlog::critical("{}: {}", config.source.string(), tls.error);
     return 1;
   }
+  put_tls_in_force(tls.contexts);
+  if (auto refused = config::admin_exposure_error(config.admin)) {
+    spdlog::critical("admin.listen {}: {}", config.admin.listen.text(), *refused);
+    return 1;
+  }
+  if (config.plain_listener &&
+      !open_listener(acceptor_, config.listen.host, config.listen.port, "listen"))
+    return 1;
+  if (config.tls.listen_port != 0 &&
+      !open_listener(tls_acceptor_, config.tls.listen_host, config.tls.listen_port, "tls.listen"))
+    return 1;
   if (config.admin.listen.port != 0) {
     admin_ = std::make_unique<AdminServer>(io_, *this);
     if (auto error = admin_->listen(config.admin); !error.empty()) {
@@ -155,18 +193,19 @@ int Server::run() {
   wait_for_signals();
   watch_file();
   check_auto_salting();
-  accept();
+  if (acceptor_.is_open()) accept(acceptor_, false);
+  if (tls_acceptor_.is_open()) accept(tls_acceptor_, true);
   io_.run();
   for (auto& worker : workers_) worker->stop();
   spdlog::info("santral stopped");
   return 0;
 }
 
-void Server::accept() {
+void Server::accept(tcp::acceptor& acceptor, bool tls) {
   Worker& worker = *workers_[next_worker_];
   next_worker_ = (next_worker_ + 1) % workers_.size();
-  acceptor_.async_accept(worker.io(), [this, &worker](boost::system::error_code ec,
-                                                      tcp::socket socket) {
+  acceptor.async_accept(worker.io(), [this, &worker, &acceptor, tls](boost::system::error_code ec,
+                                                                     tcp::socket socket) {
     if (ec == asio::error::operation_aborted || shutting_down_) return;
     if (!ec) {
       std::size_t max_clients = topology_->config->limits.max_clients;
@@ -184,14 +223,14 @@ void Server::accept() {
       } else {
         shared_.connected_clients.fetch_add(1);
         auto id = shared_.next_client_id.fetch_add(1);
-        asio::post(worker.io(), [&worker, id, socket = std::move(socket)]() mutable {
-          worker.adopt(std::move(socket), id);
+        asio::post(worker.io(), [&worker, id, tls, socket = std::move(socket)]() mutable {
+          worker.adopt(std::move(socket), id, tls);
         });
       }
     } else {
       spdlog::warn("accept failed: {}", ec.message());
     }
-    accept();
+    accept(acceptor, tls);
   });
 }
 
@@ -221,6 +260,7 @@ void Server::begin_shutdown(int signal) {
       signal == SIGINT ? "SIGINT" : "SIGTERM", drain.count());
   boost::system::error_code ignored;
   acceptor_.close(ignored);
+  tls_acceptor_.close(ignored);
   watch_timer_.cancel();
   auto_salt_timer_.cancel();
   if (admin_) admin_->close();
@@ -332,6 +372,13 @@ ControlPlane::ReloadResult Server::reload_now(std::string_view why) {
                   e.what());
     return remember_reload(why, {false, e.what()});
   }
+  // Certificates are read again at every reload: new handshakes use renewed files.
+  auto tls = make_tls_contexts(next);
+  if (!tls.contexts) {
+    spdlog::error("reload ({}) rejected, still serving version {}: {}: {}", why, topology_->version,
+                  next.source.string(), tls.error);
+    return remember_reload(why, {false, next.source.string() + ": " + tls.error});
+  }
   // What cannot change without a restart keeps its old value.
   std::vector<std::string> kept;
   if (next.listen.text() != current.listen.text()) {
@@ -341,6 +388,14 @@ ControlPlane::ReloadResult Server::reload_now(std::string_view why) {
   if (next.workers != current.workers) {
     kept.push_back("workers stays " + std::to_string(current.workers));
     next.workers = current.workers;
+  }
+  if (next.plain_listener != current.plain_listener ||
+      next.tls.listen_host != current.tls.listen_host ||
+      next.tls.listen_port != current.tls.listen_port) {
+    kept.push_back("the listeners (listen, tls.listen) stay as they are");
+    next.plain_listener = current.plain_listener;
+    next.tls.listen_host = current.tls.listen_host;
+    next.tls.listen_port = current.tls.listen_port;
   }
   if (next.admin.listen.text() != current.admin.listen.text()) {
     kept.push_back("admin.listen stays " + current.admin.listen.text());
@@ -354,6 +409,7 @@ ControlPlane::ReloadResult Server::reload_now(std::string_view why) {
                   error);
     return {false, error};
   }
+  put_tls_in_force(tls.contexts);
   auto version = next_version();
   config::TopologyPtr topology = [&] {
     auto made =

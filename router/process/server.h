@@ -86,7 +86,9 @@ class Server final : public ControlPlane, private TopologyHost {
   void begin_shutdown(int signal);
   void fold_run_time_salting();
   void finish_shutdown();
-  void accept();
+  void accept(boost::asio::ip::tcp::acceptor& acceptor, bool tls);
+  bool open_listener(boost::asio::ip::tcp::acceptor& acceptor, const std::string& host,
+                     std::uint16_t port, std::string_view what);
 
   ConfigSource source_;
   config::TopologyPtr topology_;
@@ -95,7 +97,8 @@ class Server final : public ControlPlane, private TopologyHost {
   // outlive the acceptor's io_context.
   std::vector<std::unique_ptr<Worker>> workers_;
   boost::asio::io_context io_{1};
-  boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::ip::tcp::acceptor acceptor_;      // `listen:`, unless TLS only
+  boost::asio::ip::tcp::acceptor tls_acceptor_;  // `tls.listen:`
   boost::asio::signal_set signals_;
   boost::asio::steady_timer watch_timer_;
   boost::asio::steady_timer drain_timer_;

@@ -10,6 +10,7 @@
 #include "router/process/fan_out.h"
 #include "router/session/client_session.h"
 #include "router/tracking/tracking_lanes.h"
+#include "router/transport/handshake_log.h"
 
 namespace santral::router {
 
@@ -74,6 +75,7 @@ void Worker::stop() {
     std::vector<ClientSession*> open;
     for (auto& [id, session] : sessions_) open.push_back(session);
     for (ClientSession* session : open) session->close();
+    starved_.clear();
     pool_.stop();
     tracking_->stop();
     lanes_->stop();
@@ -130,11 +132,15 @@ void Worker::release_moves() {
     send_pull(*held.session, held.slot, held.groups);
 }
 
-void Worker::adopt(asio::ip::tcp::socket socket, std::uint64_t client_id) {
+void Worker::adopt(asio::ip::tcp::socket socket, std::uint64_t client_id, bool tls) {
   ++stats_.connections_accepted;
-  auto session =
-      boost::intrusive_ptr<ClientSession>(new ClientSession(*this, std::move(socket), client_id));
+  auto session = boost::intrusive_ptr<ClientSession>(
+      new ClientSession(*this, std::move(socket), client_id, tls));
   sessions_.emplace(client_id, session.get());
+  auto now = std::chrono::steady_clock::now();
+  if (tls) handshake_deadlines_.push_back({now + config().tls.handshake_timeout, client_id});
+  if (!session->state().authenticated && config().limits.auth_timeout.count() > 0)
+    auth_deadlines_.push_back({now + config().limits.auth_timeout, client_id});
   session->start();
   if (drained_) session->drain();
 }
@@ -240,6 +246,78 @@ void Worker::park_idle_sessions(std::chrono::steady_clock::time_point now) {
   for (auto& [id, session] : sessions_) session->park_if_idle();
 }
 
+// limits.idle_timeout_s (Redis's `timeout`): checked with the parking sweep, once a second.
+void Worker::close_idle_sessions(std::chrono::steady_clock::time_point now) {
+  auto timeout = config().limits.idle_timeout;
+  if (timeout.count() == 0 || now != last_park_sweep_) return;
+  std::vector<boost::intrusive_ptr<ClientSession>> idle;
+  for (auto& [id, session] : sessions_)
+    if (session->idle_since(now - timeout)) idle.emplace_back(session);
+  for (auto& session : idle) {
+    spdlog::debug("client {} ({}): idle for limits.idle_timeout_s; closing it", session->state().id,
+                  session->state().peer);
+    session->close();
+  }
+}
+
+// A TLS handshake or an AUTH that did not come in time closes the connection: a client may
+// not hold a connection slot without speaking.
+void Worker::check_session_deadlines(std::chrono::steady_clock::time_point now) {
+  while (!handshake_deadlines_.empty() && handshake_deadlines_.front().at <= now) {
+    auto* session = find_session(handshake_deadlines_.front().session);
+    handshake_deadlines_.pop_front();
+    if (session != nullptr && session->handshaking()) {
+      handshake_failed(session->state().peer, "no handshake within tls.handshake_timeout_ms");
+      session->close();
+    }
+  }
+  while (!auth_deadlines_.empty() && auth_deadlines_.front().at <= now) {
+    auto* session = find_session(auth_deadlines_.front().session);
+    auth_deadlines_.pop_front();
+    if (session != nullptr) session->auth_timed_out();
+  }
+}
+
+// limits.max_input_bytes_total, split evenly between the workers (0: no bound).
+std::size_t Worker::input_share() const {
+  auto total = config().limits.max_input_bytes_total;
+  return total == 0 ? 0 : std::max<std::size_t>(total / peers_.size(), 1);
+}
+
+void Worker::input_changed(std::size_t before, std::size_t after) {
+  buffered_input_ += after;
+  buffered_input_ -= before;
+  auto share = input_share();
+  if (after > before && share != 0 && buffered_input_ > share) stop_largest_reader();
+}
+
+void Worker::stop_largest_reader() {
+  ClientSession* largest = nullptr;
+  for (auto& [id, session] : sessions_)
+    if (!session->reading_stopped() &&
+        (largest == nullptr || session->buffered_input() > largest->buffered_input()))
+      largest = session;
+  if (largest == nullptr || largest->buffered_input() == 0) return;
+  spdlog::debug(
+      "client {} ({}) holds {} bytes of unfinished input; not reading from it while "
+      "the clients' input is over limits.max_input_bytes_total",
+      largest->state().id, largest->state().peer, largest->buffered_input());
+  largest->stop_reading();
+  starved_.emplace_back(largest);  // with no read in flight, only this keeps it alive
+}
+
+// Once the sum is back under three quarters of the share, the longest-waiting client is read
+// again (one per tick, so that they do not all come back at once).
+void Worker::resume_starved_reader() {
+  while (!starved_.empty() && buffered_input_ < input_share() / 4 * 3) {
+    auto session = std::move(starved_.front());
+    starved_.pop_front();
+    if (session->closed()) continue;
+    session->resume_reading();
+    return;
+  }
+}
+
 // Deadlines are checked on a coarse clock: one timer per worker instead of one per request.
 void Worker::tick() {
   auto now = std::chrono::steady_clock::now();
@@ -249,6 +327,9 @@ void Worker::tick() {
   hotkeys_->rotate(now);
   admit_hot_reads(now);
   park_idle_sessions(now);
+  close_idle_sessions(now);
+  check_session_deadlines(now);
+  resume_starved_reader();
   publish();
   auto period = std::clamp(config().timeouts.request / 10, std::chrono::milliseconds(5),
                            std::chrono::milliseconds(100));

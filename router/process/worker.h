@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <thread>
@@ -44,8 +45,13 @@ class Worker {
   void stop();   // from any thread: closes everything, stops and joins the thread
 
   boost::asio::io_context& io() { return io_; }
-  // Takes over an accepted client connection; must run on this worker's thread.
-  void adopt(boost::asio::ip::tcp::socket socket, std::uint64_t client_id);
+  // Takes over an accepted client connection (`tls`: from the TLS listener); must run on this
+  // worker's thread.
+  void adopt(boost::asio::ip::tcp::socket socket, std::uint64_t client_id, bool tls);
+  // A session's buffered, unparsed input went from `before` to `after` bytes; past this worker's
+  // share of limits.max_input_bytes_total the client holding the most stops being read.
+  void input_changed(std::size_t before, std::size_t after);
+  std::size_t buffered_input() const { return buffered_input_; }
   // A reload: new requests use `topology`; must run on this worker's thread.
   void apply(config::TopologyPtr topology);
   // While a move changes direction (starts, is aborted) no worker may pull a key before every
@@ -121,6 +127,11 @@ class Worker {
   void admit_hot_reads(std::chrono::steady_clock::time_point now);
 
   void park_idle_sessions(std::chrono::steady_clock::time_point now);
+  void close_idle_sessions(std::chrono::steady_clock::time_point now);
+  void check_session_deadlines(std::chrono::steady_clock::time_point now);
+  std::size_t input_share() const;
+  void stop_largest_reader();
+  void resume_starved_reader();
 
   unsigned index_;
   config::TopologyPtr topology_;
@@ -143,6 +154,17 @@ class Worker {
   std::unique_ptr<TrackingLanes> lanes_;
   std::vector<Worker*> peers_;
   std::unordered_map<std::uint64_t, ClientSession*> sessions_;
+  // Clients that must finish their TLS handshake (tls.handshake_timeout_ms) or AUTH
+  // (limits.auth_timeout_ms) by a deadline; one timeout each, so each list is in deadline order.
+  struct SessionDeadline {
+    std::chrono::steady_clock::time_point at;
+    std::uint64_t session;
+  };
+  std::deque<SessionDeadline> handshake_deadlines_;
+  std::deque<SessionDeadline> auth_deadlines_;
+  std::size_t buffered_input_ = 0;  // every session's unparsed input (limits.max_input_bytes_total)
+  // Sessions that stopped reading for it, oldest first (closed ones are dropped when reached).
+  std::deque<boost::intrusive_ptr<ClientSession>> starved_;
   std::function<void()> drained_;  // set while draining
   struct HeldPull {
     boost::intrusive_ptr<ClientSession> session;

@@ -13,6 +13,8 @@
 #include "router/routes/subscriptions.h"
 #include "router/routes/transaction.h"
 #include "router/tracking/tracking_lanes.h"
+#include "router/transport/handshake_log.h"
+#include "router/transport/tls_contexts.h"
 
 namespace santral::router {
 
@@ -37,16 +39,17 @@ std::string endpoint_text(const asio::ip::tcp::endpoint& endpoint) {
 
 }  // namespace
 
-ClientSession::ClientSession(Worker& worker, asio::ip::tcp::socket socket, std::uint64_t id)
-    : worker_(worker), socket_(std::move(socket)) {
+ClientSession::ClientSession(Worker& worker, asio::ip::tcp::socket socket, std::uint64_t id,
+                             bool tls)
+    : worker_(worker), stream_(std::move(socket)), handshaking_(tls) {
   state_.id = id;
   state_.database = worker.config().backend.database;
   boost::system::error_code ec;
-  auto remote = socket_.remote_endpoint(ec);
+  auto remote = stream_.socket().remote_endpoint(ec);
   if (!ec) state_.peer = endpoint_text(remote);
-  auto local = socket_.local_endpoint(ec);
+  auto local = stream_.socket().local_endpoint(ec);
   if (!ec) state_.local = endpoint_text(local);
-  socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+  stream_.socket().set_option(asio::ip::tcp::no_delay(true), ec);
   state_.authenticated = worker.config().password.empty() && worker.config().users.empty();
 }
 
@@ -54,6 +57,7 @@ ClientSession::ClientSession(Worker& worker, asio::ip::tcp::socket socket, std::
 // must not stay in its worker's list.
 ClientSession::~ClientSession() {
   if (closed_) return;
+  worker_.input_changed(counted_input_, 0);
   worker_.forget(*this);
   give_back_input();
 }
@@ -88,6 +92,23 @@ bool ClientSession::subscribed() const {
 }
 
 void ClientSession::start() {
+  if (!handshaking_) return read();
+  auto contexts = tls_in_force();
+  if (!contexts || !contexts->clients) return close();
+  stream_.start_tls(contexts->clients);
+  stream_.async_handshake(asio::ssl::stream_base::server,
+                          [self = boost::intrusive_ptr<ClientSession>(this)](
+                              const boost::system::error_code& ec) { self->on_handshake(ec); });
+}
+
+void ClientSession::on_handshake(const boost::system::error_code& ec) {
+  if (closed_) return;
+  if (ec) {
+    handshake_failed(state_.peer, handshake_failure(stream_.tls_stream()->native_handle(), ec));
+    return close();
+  }
+  handshaking_ = false;
+  state_.last_active = std::chrono::steady_clock::now();
   read();
 }
 
@@ -105,13 +126,14 @@ void ClientSession::close() {
   closed_ = true;
   closing_ = true;
   boost::system::error_code ignored;
-  socket_.close(ignored);
+  stream_.socket().close(ignored);
   auto& pool = worker_.pool();
   if (transaction_) transaction_->abandon(*this);
   if (subscriptions_) subscriptions_->abandon(*this);
   // A blocked connection is still inside its command on the shard: close it, never reuse it.
   for (auto& call : blocked_.take_all()) pool.drop(call.connection);
   coherence_.clear();
+  worker_.input_changed(std::exchange(counted_input_, 0), 0);
   worker_.forget(*this);
   // A read in flight may still be filling the buffer (io_uring), and a request being routed
   // (CLIENT KILL of itself) still reads its plan: then the buffer goes with the session.
@@ -136,7 +158,7 @@ void ClientSession::drain() {
   draining_input_ = true;
   boost::system::error_code ignored;
   // A read in progress is cancelled; its bytes were not read yet, so nothing is lost.
-  socket_.cancel(ignored);
+  stream_.socket().cancel(ignored);
   process_input();
   if (done_draining()) close();
 }
@@ -156,30 +178,32 @@ void ClientSession::read() {
 }
 
 bool ClientSession::may_read() const {
-  return !reading_ && !paused_ && !draining_ && !closing_ && !draining_input_;
+  return !reading_ && !paused_ && !draining_ && !closing_ && !draining_input_ && !starved_ &&
+         !handshaking_;
 }
 
 void ClientSession::read_into_buffer() {
   make_room();
   reading_ = true;
   auto& in = *input_;
-  socket_.async_read_some(
+  stream_.async_read_some(
       asio::buffer(in.inbox.data() + in.end, in.inbox.size() - in.end),
       [self = boost::intrusive_ptr<ClientSession>(this)](
           const boost::system::error_code& ec, std::size_t bytes) { self->on_read(ec, bytes); });
 }
 
-// Nothing to parse and nothing owed: the next bytes may be a long way off.
+// Nothing to parse and nothing owed: the next bytes may be a long way off. Not with TLS: its
+// state may hold bytes already taken off the socket, which a wait for readability would miss.
 bool ClientSession::parkable() const {
-  return (!input_ || input_->empty()) && replies_.empty() && !processing_;
+  return (!input_ || input_->empty()) && replies_.empty() && !processing_ && !stream_.tls();
 }
 
 void ClientSession::wait_readable() {
   give_back_input();
   reading_ = true;
-  socket_.async_wait(asio::socket_base::wait_read,
-                     [self = boost::intrusive_ptr<ClientSession>(this)](
-                         const boost::system::error_code& ec) { self->on_readable(ec); });
+  stream_.socket().async_wait(asio::socket_base::wait_read,
+                              [self = boost::intrusive_ptr<ClientSession>(this)](
+                                  const boost::system::error_code& ec) { self->on_readable(ec); });
 }
 
 void ClientSession::on_readable(const boost::system::error_code& ec) {
@@ -204,7 +228,7 @@ void ClientSession::park_if_idle() {
   // Only the read is in flight (no write: checked above); its bytes are not read yet.
   parking_ = true;
   boost::system::error_code ignored;
-  socket_.cancel(ignored);
+  stream_.socket().cancel(ignored);
 }
 
 void ClientSession::on_read(const boost::system::error_code& ec, std::size_t bytes) {
@@ -223,7 +247,49 @@ void ClientSession::on_read(const boost::system::error_code& ec, std::size_t byt
   input_->end += bytes;
   worker_.stats().client_bytes_in += bytes;
   process_input();
+  if (over_query_buffer()) return;
   read();
+}
+
+// Keeps the worker's sum of buffered input (limits.max_input_bytes_total) up to date.
+void ClientSession::input_counted() {
+  std::size_t now = buffered_input();
+  if (now == counted_input_) return;
+  worker_.input_changed(std::exchange(counted_input_, now), now);
+}
+
+// Redis's client-query-buffer-limit: a request that never ends (a bulk announced and never
+// sent in full) may not hold more than limits.max_query_buffer_bytes.
+bool ClientSession::over_query_buffer() {
+  auto limit = worker_.config().limits.max_query_buffer_bytes;
+  if (buffered_input() <= limit || closing_) return false;
+  spdlog::warn(
+      "client {} ({}): {} bytes of an unfinished request, over "
+      "limits.max_query_buffer_bytes; closing it",
+      state_.id, state_.peer, buffered_input());
+  silent_ = false;
+  reply_error(error_message(ClientError::QueryBufferLimit, buffered_input(), limit));
+  close_after_replies();
+  return true;
+}
+
+void ClientSession::resume_reading() {
+  if (!std::exchange(starved_, false)) return;
+  read();
+}
+
+bool ClientSession::idle_since(std::chrono::steady_clock::time_point since) const {
+  return state_.last_active < since && replies_.empty() && blocked_.empty() && !subscribed() &&
+         !handshaking_ && !closed_;
+}
+
+void ClientSession::auth_timed_out() {
+  if (state_.authenticated || closed_ || closing_) return;
+  spdlog::debug("client {} ({}): not authenticated within limits.auth_timeout_ms; closing it",
+                state_.id, state_.peer);
+  reply_error(
+      error_message(ClientError::AuthTimeout, worker_.config().limits.auth_timeout.count()));
+  close_after_replies();
 }
 
 bool ClientSession::over_limits() const {
@@ -276,6 +342,7 @@ void ClientSession::process_input() {
   }
   silent_ = false;
   processing_ = false;
+  input_counted();
 }
 
 void ClientSession::reply_protocol_error() {
@@ -512,7 +579,7 @@ void ClientSession::resume_if_drained() {
 void ClientSession::schedule_flush() {
   if (flush_posted_ || write_in_flight_ || closed_) return;
   flush_posted_ = true;
-  asio::post(socket_.get_executor(), [self = boost::intrusive_ptr<ClientSession>(this)] {
+  asio::post(stream_.socket().get_executor(), [self = boost::intrusive_ptr<ClientSession>(this)] {
     self->flush_posted_ = false;
     self->flush();
   });
@@ -527,10 +594,9 @@ void ClientSession::flush() {
   worker_.stats().client_bytes_out += outbox_.size();
   writing_.swap(outbox_);
   write_in_flight_ = true;
-  asio::async_write(
-      socket_, asio::buffer(writing_),
-      [self = boost::intrusive_ptr<ClientSession>(this)](const boost::system::error_code& ec,
-                                                         std::size_t) { self->on_written(ec); });
+  stream_.async_write(asio::buffer(writing_), [self = boost::intrusive_ptr<ClientSession>(this)](
+                                                  const boost::system::error_code& ec,
+                                                  std::size_t) { self->on_written(ec); });
 }
 
 void ClientSession::on_written(const boost::system::error_code& ec) {
@@ -565,7 +631,7 @@ std::string ClientSession::describe() {
       "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} "
       "ssub={} multi={} qbuf={} qbuf-free={} obl=0 oll={} omem={} tot-mem={} events=r cmd={} "
       "user={} redir=-1 resp={}",
-      state_.id, state_.peer, state_.local, socket_.native_handle(), state_.name,
+      state_.id, state_.peer, state_.local, stream_.socket().native_handle(), state_.name,
       duration_cast<seconds>(now - state_.connected_at).count(),
       duration_cast<seconds>(now - state_.last_active).count(), flags, state_.database, channels,
       patterns, shard_channels, transaction_ ? transaction_->queued() : -1, query_bytes, query_free,

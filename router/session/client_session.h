@@ -21,6 +21,7 @@
 #include "router/session/session_input.h"
 #include "router/tracking/tracked_reads.h"
 #include "router/tracking/tracking_client.h"
+#include "router/transport/stream.h"
 
 namespace santral::router {
 
@@ -32,7 +33,8 @@ class Subscriptions;
 // writes the replies back in request order. Lives on one worker thread.
 class ClientSession final : public ReplySink, public TrackingClient {
  public:
-  ClientSession(Worker& worker, boost::asio::ip::tcp::socket socket, std::uint64_t id);
+  // `tls`: accepted on the TLS listener; the handshake comes first.
+  ClientSession(Worker& worker, boost::asio::ip::tcp::socket socket, std::uint64_t id, bool tls);
   ~ClientSession() override;
 
   void start();
@@ -45,6 +47,18 @@ class ClientSession final : public ReplySink, public TrackingClient {
   // and connections lent to this client (transaction, blocking, pub/sub) are closed.
   void close();
   bool closed() const { return closed_; }
+  // Still in its TLS handshake.
+  bool handshaking() const { return handshaking_; }
+  // limits.idle_timeout_s: idle since `idle_since` and neither subscribed nor blocked.
+  bool idle_since(std::chrono::steady_clock::time_point since) const;
+  // limits.auth_timeout_ms ran out before AUTH: told, then closed.
+  void auth_timed_out();
+  // Input read but not yet parsed into requests (the partial request a slow client holds).
+  std::size_t buffered_input() const { return input_ ? input_->end - input_->start : 0; }
+  // limits.max_input_bytes_total: no more reads until resume_reading(), to let others go first.
+  void stop_reading() { starved_ = true; }
+  void resume_reading();
+  bool reading_stopped() const { return starved_; }
 
   // ReplySink: a backend's reply to one of this client's requests, or a pub/sub message.
   void deliver(std::uint64_t slot, std::uint32_t fragment, std::string_view reply) override;
@@ -123,6 +137,7 @@ class ClientSession final : public ReplySink, public TrackingClient {
 
  private:
   SessionInput& input();
+  void on_handshake(const boost::system::error_code& ec);
   void read();
   bool may_read() const;
   void read_into_buffer();
@@ -133,6 +148,8 @@ class ClientSession final : public ReplySink, public TrackingClient {
   void give_back_input();
   void process_input();
   void reply_protocol_error();
+  void input_counted();
+  bool over_query_buffer();
   bool over_limits() const;
   void resume_if_drained();
   void schedule_flush();
@@ -145,7 +162,7 @@ class ClientSession final : public ReplySink, public TrackingClient {
   void forget_answered_writes(bool now = false);
 
   Worker& worker_;
-  boost::asio::ip::tcp::socket socket_;
+  Stream stream_;  // TCP, or TLS for a client of the TLS listener
   ClientState state_;
 
   std::unique_ptr<SessionInput> input_;  // none while there is nothing to read or parse
@@ -169,6 +186,9 @@ class ClientSession final : public ReplySink, public TrackingClient {
   bool closing_ = false;         // no more requests; close once every reply is written
   bool draining_input_ = false;  // shutting down: no more reads, but what was read is answered
   bool closed_ = false;
+  bool handshaking_ = false;       // TLS: the handshake is not done yet
+  bool starved_ = false;           // limits.max_input_bytes_total: reads wait for the others
+  std::size_t counted_input_ = 0;  // this session's part of its worker's buffered input
 
   std::unique_ptr<Transaction> transaction_;
   std::unique_ptr<Subscriptions> subscriptions_;
