@@ -4,10 +4,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "config/acl/permissions.h"
 #include "config/hashkit/hash_functions.h"
 #include "config/namespace/namespace_config.h"
 #include "config/near_cache_config.h"
@@ -106,10 +108,11 @@ struct Admin {
   std::string token;                // when set, requests need "Authorization: Bearer <token>"
 };
 
-// A user clients may AUTH as (AUTH name password); every user may run every command.
+// A user clients may AUTH as (AUTH name password), with its ACL rules (config/acl/): its
+// passwords (as SHA-256) and what it may run; without `rules:` it may run everything.
 struct User {
   std::string name;
-  std::string password;
+  std::shared_ptr<const Permissions> permissions;  // never null
 };
 
 enum class ConfigFormat { Auto, Santral, Twemproxy };

@@ -74,6 +74,17 @@ enum class ClientError : std::uint8_t {
   AuthFailed,
   NoAuth,
   MaxClients,
+  // ACL rules (router/acl/) and the ACL commands.
+  NoPermCommand,
+  NoPermKey,
+  NoPermChannel,
+  AclUnknownCategory,
+  AclUserNotFound,
+  AclCommandNotFound,
+  AclLogCount,
+  DryrunCommand,
+  DryrunKey,
+  DryrunChannel,
   // Merging the replies of several shards.
   MergeUnexpectedReply,
   MergeNoReply,
