@@ -4,11 +4,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "config/acl/permissions.h"
 #include "config/hashkit/hash_functions.h"
 #include "config/namespace/namespace_config.h"
 #include "config/near_cache_config.h"
@@ -124,10 +126,11 @@ struct Admin {
   bool allow_remote_without_token = false;
 };
 
-// A user clients may AUTH as (AUTH name password); every user may run every command.
+// A user clients may AUTH as (AUTH name password), with its ACL rules (config/acl/): its
+// passwords (as SHA-256) and what it may run; without `rules:` it may run everything.
 struct User {
   std::string name;
-  std::string password;
+  std::shared_ptr<const Permissions> permissions;  // never null
 };
 
 // Why the admin API must not listen where `admin` says (beyond loopback without a token, unless

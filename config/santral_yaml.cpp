@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "config/acl/users_yaml.h"
 #include "config/loaders.h"
 #include "config/namespace/namespace_yaml.h"
 #include "config/near_cache_yaml.h"
@@ -108,17 +109,12 @@ void read_users(const YAML::Node& node, const YamlFields& fields, Config& config
   for (std::size_t i = 0; i < node.size(); ++i) {
     const YAML::Node& item = node[i];
     std::string key = fmt::format("users[{}]", i);
-    static constexpr std::string_view kKeys[] = {"name", "password"};
-    fields.only_keys(item, key, kKeys);
-    if (!item["name"] || !item["password"])
-      fields.errors().at(item, key, "every user needs a name and a password");
-    User user{fields.string(item["name"], key + ".name"),
-              fields.string(item["password"], key + ".password")};
-    if (user.name.empty() || user.password.empty())
-      fields.errors().at(item, key, "a user's name and password must not be empty");
+    User user{read_user_name(item, fields, key), nullptr};
     for (const auto& other : config.users)
       if (other.name == user.name)
         fields.errors().at(item["name"], key + ".name", "user '" + user.name + "' is listed twice");
+    user.permissions =
+        std::make_shared<const Permissions>(read_user_permissions(item, fields, key));
     config.users.push_back(std::move(user));
   }
 }

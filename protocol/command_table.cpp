@@ -64,4 +64,8 @@ std::span<const CommandSpec> all_commands() {
   return generated_commands();
 }
 
+std::size_t command_id_count() {
+  return generated_command_ids();
+}
+
 }  // namespace santral::protocol

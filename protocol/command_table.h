@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "protocol/command_categories.h"
+
 namespace santral::protocol {
 
 // How Santral routes a command. The rule of every command comes from
@@ -64,6 +66,12 @@ enum class LocalHandler : std::uint8_t {
   ClientCaching,
   ClientUnblock,
   AclWhoami,
+  AclList,
+  AclGetuser,
+  AclCat,
+  AclDryrun,
+  AclLog,
+  AclUsers,
   SantralExplain,
   SantralReload,
   SantralReshard,
@@ -162,9 +170,11 @@ struct KeySpec {
 };
 
 struct CommandSpec {
-  std::string_view name;  // lower case; a subcommand is "container|sub"
-  std::int32_t arity;     // as Redis: N exact, -N at least N (counting the name)
-  std::uint32_t flags;    // CommandFlag bits
+  std::string_view name;     // lower case; a subcommand is "container|sub"
+  std::int32_t arity;        // as Redis: N exact, -N at least N (counting the name)
+  std::uint32_t flags;       // CommandFlag bits
+  std::uint32_t categories;  // category_bit(AclCategory) bits, from COMMAND's acl-categories
+  std::uint16_t id;          // dense, over commands and subcommands: an ACL bitmap's index
   std::span<const KeySpec> key_specs;
   Routing routing;
   Merge merge;
@@ -177,6 +187,7 @@ struct CommandSpec {
   std::span<const CommandSpec> subcommands;  // Container only, sorted by name
 
   bool has(CommandFlag flag) const { return (flags & flag) != 0; }
+  bool in(AclCategory category) const { return (categories & category_bit(category)) != 0; }
   bool arity_ok(std::size_t argc) const {
     return arity >= 0 ? argc == static_cast<std::size_t>(arity)
                       : argc >= static_cast<std::size_t>(-arity);
@@ -191,5 +202,7 @@ const CommandSpec* find_subcommand(const CommandSpec& container, std::string_vie
 std::string upper_name(const CommandSpec& spec);
 // Every top-level command, sorted by name.
 std::span<const CommandSpec> all_commands();
+// How many ids CommandSpec::id takes (commands and subcommands).
+std::size_t command_id_count();
 
 }  // namespace santral::protocol

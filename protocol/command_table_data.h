@@ -11,5 +11,7 @@ namespace santral::protocol {
 std::span<const CommandSpec> generated_commands();
 // The redis-server version whose COMMAND output the table was generated from.
 std::string_view generated_from_version();
+// How many CommandSpec::id values the table uses.
+std::size_t generated_command_ids();
 
 }  // namespace santral::protocol

@@ -77,6 +77,17 @@ enum class ClientError : std::uint8_t {
   // Slow and idle clients (limits.*).
   QueryBufferLimit,
   AuthTimeout,
+  // ACL rules (router/acl/) and the ACL commands.
+  NoPermCommand,
+  NoPermKey,
+  NoPermChannel,
+  AclUnknownCategory,
+  AclUserNotFound,
+  AclCommandNotFound,
+  AclLogCount,
+  DryrunCommand,
+  DryrunKey,
+  DryrunChannel,
   // Merging the replies of several shards.
   MergeUnexpectedReply,
   MergeNoReply,

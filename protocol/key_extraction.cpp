@@ -1,5 +1,7 @@
 #include "protocol/key_extraction.h"
 
+#include <optional>
+
 #include "protocol/arguments.h"
 
 namespace santral::protocol {
@@ -117,6 +119,64 @@ bool find_keys(const CommandSpec& spec, std::span<const std::string_view> args,
       positions.clear();
       return false;
     }
+  }
+  return true;
+}
+
+// The flags of SET's and BITFIELD's key, whose key specs say VARIABLE_FLAGS: Redis 7.0 finds
+// them by its setGetKeys and bitfieldGetKeys. SET writes only, unless GET reads the old value;
+// BITFIELD with nothing but GET (and OVERFLOW) reads only.
+std::optional<std::uint16_t> variable_flags(const CommandSpec& spec,
+                                            std::span<const std::string_view> args) {
+  constexpr std::uint16_t kReadWrite = KeySpec::kRW | KeySpec::kAccess | KeySpec::kUpdate;
+  if (spec.name == "set") {
+    for (std::size_t i = 3; i < args.size(); ++i)
+      if (equals_nocase(args[i], "get")) return kReadWrite;
+    return KeySpec::kOW | KeySpec::kUpdate;
+  }
+  if (spec.name != "bitfield") return std::nullopt;
+  for (std::size_t i = 2; i < args.size(); ++i) {
+    std::size_t left = args.size() - i - 1;
+    if (equals_nocase(args[i], "get") && left >= 2) {
+      i += 2;
+    } else if (equals_nocase(args[i], "overflow") && left >= 1) {
+      i += 1;
+    } else {
+      return kReadWrite;  // SET, INCRBY, or a syntax error: not read-only
+    }
+  }
+  return KeySpec::kRO | KeySpec::kAccess;
+}
+
+bool find_key_references(const CommandSpec& spec, std::span<const std::string_view> args,
+                         std::vector<KeyReference>& keys) {
+  keys.clear();
+  if (auto flags = variable_flags(spec, args)) {
+    if (args.size() < 2) return false;
+    keys.push_back({1, *flags});
+    return true;
+  }
+  std::vector<std::uint32_t> positions;
+  // SORT's and MIGRATE's keys come from their own rules; their flags are Redis's getkeys ones.
+  if (spec.name == "sort" || spec.name == "sort_ro" || spec.name == "migrate") {
+    if (!find_keys(spec, args, positions)) return false;
+    for (std::size_t i = 0; i < positions.size(); ++i) {
+      std::uint16_t flags = spec.name == "migrate"
+                                ? KeySpec::kRW | KeySpec::kAccess | KeySpec::kDelete
+                            : i == 0 ? KeySpec::kRO | KeySpec::kAccess
+                                     : KeySpec::kOW | KeySpec::kUpdate;
+      keys.push_back({positions[i], flags});
+    }
+    return true;
+  }
+  for (const KeySpec& key_spec : spec.key_specs) {
+    if (key_spec.flags & KeySpec::kNotKey) continue;
+    positions.clear();
+    if (!apply_spec(key_spec, args, spec.arity < 0, positions)) {
+      keys.clear();
+      return false;
+    }
+    for (std::uint32_t position : positions) keys.push_back({position, key_spec.flags});
   }
   return true;
 }

@@ -18,4 +18,14 @@ namespace santral::protocol {
 bool find_keys(const CommandSpec& spec, std::span<const std::string_view> args,
                std::vector<std::uint32_t>& positions);
 
+// A key's position with the flags of the key spec that found it (KeySpec::Flag bits), as
+// Redis's ACL checks them: ACCESS needs read permission, INSERT, DELETE or UPDATE write.
+struct KeyReference {
+  std::uint32_t position = 0;
+  std::uint16_t flags = 0;
+};
+// find_keys() with each key's flags; false when no keys can be found.
+bool find_key_references(const CommandSpec& spec, std::span<const std::string_view> args,
+                         std::vector<KeyReference>& keys);
+
 }  // namespace santral::protocol

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs Santral's libFuzzer targets (built with clang, ASan and UBSan):
 #   scripts/fuzz.sh [seconds per target, default 60] [target ...]
-# Targets: request_parser, reply, config, planner. New inputs that reach new code stay in
+# Targets: request_parser, reply, config, planner, acl_rules. New inputs that reach new code stay in
 # build-address/corpus/<target>; a crash is saved in build-address/findings/ and fails the run; copy
 # it to tests/fuzz/regressions/<target>/ once fixed, so every test run replays it.
 set -euo pipefail
@@ -10,7 +10,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 seconds="${1:-60}"
 [ $# -gt 0 ] && shift
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(request_parser reply config planner)
+[ ${#targets[@]} -eq 0 ] && targets=(request_parser reply config planner acl_rules)
 
 # The same build as scripts/test.sh --sanitize=address, which builds these targets too.
 dir="$root/build-address"

@@ -30,8 +30,16 @@ KEY_FLAGS = {
     "insert": "kInsert", "delete": "kDelete", "not_key": "kNotKey", "incomplete": "kIncomplete",
     "variable_flags": "kVariableFlags",
 }
+# Redis 7.0's ACL categories, in Redis's order (protocol/command_categories.h has the same enum).
+ACL_CATEGORIES = [
+    "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
+    "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous",
+    "connection", "transaction", "scripting",
+]
 # Commands Santral adds to Redis's own; their arity comes from the rules file.
 SANTRAL_COMMANDS = {"santral"}
+# SANTRAL reloads, reshards and salts: only users allowed @admin (@dangerous) commands run it.
+SANTRAL_CATEGORIES = [b"@admin", b"@slow", b"@dangerous"]
 
 ROUTING = {
     "keyed": "Keyed", "split": "Split", "broadcast": "Broadcast", "any": "Any",
@@ -136,7 +144,8 @@ def add_santral_commands(commands, rules):
         top = name.split("|")[0]
         if top not in SANTRAL_COMMANDS:
             continue
-        raw = [name.encode(), int(rule.arity.split("=")[1]), [], 0, 0, 0, [], [], [], []]
+        raw = [name.encode(), int(rule.arity.split("=")[1]), [], 0, 0, 0, SANTRAL_CATEGORIES, [],
+               [], []]
         commands[name] = raw
     for name, raw in commands.items():
         if "|" in name and name.split("|")[0] in SANTRAL_COMMANDS:
@@ -218,12 +227,28 @@ def main():
     def ident(name):
         return "k" + camel(name.replace("|", "-"))
 
+    ids = {}
+    for name in sorted(n for n in commands if "|" not in n):
+        ids[name] = len(ids)
+        for sub in sorted(as_str(s[0]) for s in commands[name][9]):
+            ids[sub] = len(ids)
+
+    def categories(raw):
+        names = [as_str(c).lstrip("@") for c in raw[6]]
+        for c in names:
+            if c not in ACL_CATEGORIES:
+                sys.exit(f"redis {version}: '{as_str(raw[0])}' has an unknown ACL category '@{c}'")
+        bits = [f"category_bit(AclCategory::{camel(c)})" for c in ACL_CATEGORIES if c in names]
+        return " | ".join(bits) if bits else "0"
+
     def spec_entry(name):
         raw = commands[name]
         routing, detail, verb, timeout, reason, script, _ = rules[name]
         flags = [COMMAND_FLAGS[as_str(f)] for f in raw[2] if as_str(f) in COMMAND_FLAGS]
         fields = [f'.name = "{name}"', f".arity = {raw[1]}",
                   ".flags = " + (" | ".join(flags) if flags else "0")]
+        fields.append(f".categories = {categories(raw)}")
+        fields.append(f".id = {ids[name]}")
         fields.append(f".key_specs = {ident(name)}Keys" if raw[8] else ".key_specs = {}")
         fields.append(f".routing = Routing::{ROUTING[routing]}")
         merge = camel(detail) if routing in ("split", "broadcast") else "None"
@@ -266,6 +291,7 @@ def main():
     out.append("")
     out.append("std::span<const CommandSpec> generated_commands() { return kCommands; }")
     out.append(f'std::string_view generated_from_version() {{ return "{version}"; }}')
+    out.append(f"std::size_t generated_command_ids() {{ return {len(ids)}; }}")
     out.append("")
     out.append("}  // namespace santral::protocol")
     with open(OUTPUT, "w") as f:

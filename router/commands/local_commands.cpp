@@ -6,6 +6,8 @@
 #include "protocol/command_table_data.h"
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
+#include "router/acl/user_directory.h"
+#include "router/commands/acl_commands.h"
 #include "router/commands/client_commands.h"
 #include "router/commands/santral_commands.h"
 #include "router/hotkeys/detection/hot_key_commands.h"
@@ -95,26 +97,24 @@ void select(const Routed& r) {
 bool authenticate(const Routed& r, std::string_view user, std::string_view password, bool named) {
   const auto& config = r.session.worker().config();
   bool valid = false;
-  if (user == "default") {
-    if (config.password.empty() && config.users.empty()) {
-      // Like Redis's `nopass` default user: a named AUTH succeeds, a bare one is a mistake.
-      if (!named) {
-        r.session.reply_error(error_message(ClientError::AuthNotConfigured));
-        return false;
-      }
-      valid = true;
-    } else {
-      valid = !config.password.empty() && password == config.password;
+  if (user == "default" && config.password.empty() && config.users.empty()) {
+    // Like Redis's `nopass` default user: a named AUTH succeeds, a bare one is a mistake.
+    if (!named) {
+      r.session.reply_error(error_message(ClientError::AuthNotConfigured));
+      return false;
     }
+    valid = true;
   } else {
-    for (const auto& u : config.users) valid = valid || (u.name == user && u.password == password);
+    valid = password_valid(config, user, password);
   }
   if (!valid) {
+    log_auth_failure(r.session, user);
     r.session.reply_error(error_message(ClientError::AuthFailed));
     return false;
   }
   r.session.state().authenticated = true;
   r.session.state().user = std::string(user);
+  r.session.state().permissions_version = 0;  // its rules are resolved at the next command
   return true;
 }
 
@@ -201,6 +201,7 @@ void reset(const Routed& r) {
   state.reply_off = state.skip_next = false;
   state.tracking = TrackingSettings{};
   state.user = "default";
+  state.permissions_version = 0;
   state.authenticated = config.password.empty() && config.users.empty();
   session.set_silent(false);
   session.reply("+RESET\r\n");
@@ -268,6 +269,12 @@ constexpr HandlerTable kTable = [] {
   set(LocalHandler::ClientCaching, client_caching);
   set(LocalHandler::ClientUnblock, client_unblock);
   set(LocalHandler::AclWhoami, acl_whoami);
+  set(LocalHandler::AclList, acl_list);
+  set(LocalHandler::AclGetuser, acl_getuser);
+  set(LocalHandler::AclCat, acl_cat);
+  set(LocalHandler::AclDryrun, acl_dryrun);
+  set(LocalHandler::AclLog, acl_log);
+  set(LocalHandler::AclUsers, acl_users);
   set(LocalHandler::SantralExplain, santral_explain);
   set(LocalHandler::SantralReload, santral_reload);
   set(LocalHandler::SantralReshard, santral_reshard);

@@ -1,6 +1,8 @@
 #include "router/plan/dispatch.h"
 
 #include "protocol/command_table.h"
+#include "router/acl/user_directory.h"
+#include "router/commands/acl_commands.h"
 #include "router/hotkeys/detection/hot_key_detector.h"
 #include "router/hotkeys/detection/hot_key_observer.h"
 #include "router/hotkeys/near_cache/near_cache_route.h"
@@ -117,10 +119,13 @@ bool admitted(const Plan& plan) {
 Dispatched dispatch(ClientSession& session, const protocol::Request& request) {
   auto& worker = session.worker();
   Plan& plan = session.plan();
-  build_plan(PlanContext{worker.shard_map(), &worker.salts(), session.state(),
-                         session.in_transaction(), session.subscribed(),
-                         worker.config().backend.database, worker.config().cross_shard_writes},
-             request, plan);
+  refresh_permissions(session.state(), worker.config(), worker.topology().version);
+  build_plan(
+      PlanContext{worker.shard_map(), &worker.salts(), session.state(), session.in_transaction(),
+                  session.subscribed(), worker.config().backend.database,
+                  worker.config().cross_shard_writes, session.state().permissions.get()},
+      request, plan);
+  if (denied_by_acl(plan)) log_denial(session, request, plan);
   if (plan.spec == nullptr) {  // no such command (or subcommand): not counted
     answer(session, plan);
     return Dispatched::Done;

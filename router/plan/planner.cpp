@@ -9,6 +9,7 @@
 #include "protocol/command_table.h"
 #include "protocol/errors.h"
 #include "protocol/key_extraction.h"
+#include "router/acl/access_check.h"
 #include "router/hotkeys/salting/salt_table.h"
 #include "router/hotkeys/salting/salted_route.h"
 #include "router/merge/gathered/gather_rules.h"
@@ -73,6 +74,20 @@ const CommandSpec* find_spec(const protocol::Request& request, Plan& plan) {
   return spec;
 }
 
+// The user's ACL rules, checked after authentication as Redis's ACLCheckAllPerm.
+void fail_access(const config::Permissions& user, const protocol::Request& request, Plan& plan) {
+  switch (check_access(user, *plan.spec, request.args).denial) {
+    case AccessDenial::None:
+      return;
+    case AccessDenial::Command:
+      return plan.fail(ClientError::NoPermCommand, plan.spec->name);
+    case AccessDenial::Key:
+      return plan.fail(ClientError::NoPermKey);
+    case AccessDenial::Channel:
+      return plan.fail(ClientError::NoPermChannel);
+  }
+}
+
 // The checks Redis makes before running anything; false after setting the error.
 bool admitted(const PlanContext& context, const protocol::Request& request, Plan& plan) {
   const CommandSpec& spec = *plan.spec;
@@ -80,8 +95,11 @@ bool admitted(const PlanContext& context, const protocol::Request& request, Plan
     plan.fail(ClientError::WrongArity, spec.name);
   } else if (!context.client.authenticated && !allowed_before_auth(spec)) {
     plan.fail(ClientError::NoAuth);
-  } else if (context.client.protocol == 2 && context.subscribed &&
-             !allowed_while_subscribed(spec)) {
+  } else if (context.permissions != nullptr) {
+    fail_access(*context.permissions, request, plan);
+  }
+  if (plan.has_error()) return false;
+  if (context.client.protocol == 2 && context.subscribed && !allowed_while_subscribed(spec)) {
     plan.fail(ClientError::SubscribedMode, spec.name);
   }
   return !plan.has_error();

@@ -21,6 +21,8 @@ struct PlanContext {
   bool subscribed = false;
   int default_database = 0;         // the config's backend.database: the near cache's only one
   bool cross_shard_writes = false;  // `cross_shard_writes: allow`
+  // The client's ACL rules; nullptr: it may run everything, nothing is checked.
+  const config::Permissions* permissions = nullptr;
 };
 
 // Resolves `request` into `plan` (cleared first): its command, its checks, its keys (found

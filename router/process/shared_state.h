@@ -6,6 +6,8 @@
 #include <memory>
 #include <mutex>
 
+#include "router/acl/acl_log.h"
+
 namespace santral::router {
 
 class ControlPlane;
@@ -24,6 +26,7 @@ struct SharedState {
   std::mutex salt_lock;
   std::shared_ptr<const SaltOverrides> salt_overrides;
   std::uint64_t salt_version = 0;
+  AclLog acl_log;  // ACL LOG: every worker's denials
 };
 
 }  // namespace santral::router

@@ -2,9 +2,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
+#include "config/acl/permissions.h"
 #include "router/tracking/tracking_settings.h"
 
 namespace santral::router {
@@ -17,6 +19,10 @@ struct ClientState {
   std::string local;  // "ip:port" Santral accepted it on
   std::string user = "default";
   bool authenticated = false;
+  // The user's ACL rules (router/acl/), or nullptr when it may do everything; resolved again
+  // by name whenever the topology version (a reload) is not `permissions_version`.
+  std::shared_ptr<const config::Permissions> permissions;
+  std::uint64_t permissions_version = 0;
   int protocol = 2;                        // RESP version chosen with HELLO
   int database = 0;                        // SELECTed database
   bool reply_off = false;                  // CLIENT REPLY OFF
