@@ -392,7 +392,7 @@ ControlPlane::ReloadResult Server::reload_now(std::string_view why) {
   if (next.plain_listener != current.plain_listener ||
       next.tls.listen_host != current.tls.listen_host ||
       next.tls.listen_port != current.tls.listen_port) {
-    kept.push_back("the listeners (listen, tls.listen) stay as they are");
+    kept.emplace_back("the listeners (listen, tls.listen) stay as they are");
     next.plain_listener = current.plain_listener;
     next.tls.listen_host = current.tls.listen_host;
     next.tls.listen_port = current.tls.listen_port;
