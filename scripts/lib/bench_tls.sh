@@ -53,7 +53,7 @@ tls_measure() {
     2>/dev/null | tr '\r' '\n' | awk '/requests per second/ {v = $2} END {print v + 0}')"
   after="$(cpu_ticks "$pid")"
   awk -v r="$rps" -v t="$((after - before))" -v hz="$(getconf CLK_TCK)" -v n="$requests" \
-    'BEGIN { printf "%d %.2f", r, t / hz * 1e6 / n }'
+    'BEGIN { printf "%d %.2f\n", r, t / hz * 1e6 / n }'
 }
 
 declare -A setup_args setup_pid
