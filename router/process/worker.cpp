@@ -287,8 +287,9 @@ std::size_t Worker::input_share() const {
 void Worker::input_changed(std::size_t before, std::size_t after) {
   buffered_input_ += after;
   buffered_input_ -= before;
+  if (after <= before) return;
   auto share = input_share();
-  if (after > before && share != 0 && buffered_input_ > share) stop_largest_reader();
+  if (share != 0 && buffered_input_ > share) stop_largest_reader();
 }
 
 void Worker::stop_largest_reader() {

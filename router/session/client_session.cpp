@@ -253,6 +253,7 @@ void ClientSession::on_read(const boost::system::error_code& ec, std::size_t byt
 
 // Keeps the worker's sum of buffered input (limits.max_input_bytes_total) up to date.
 void ClientSession::input_counted() {
+  if (closed_) return;  // close() took this session's part out (a request that closed it)
   std::size_t now = buffered_input();
   if (now == counted_input_) return;
   worker_.input_changed(std::exchange(counted_input_, now), now);
