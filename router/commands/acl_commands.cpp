@@ -14,6 +14,7 @@
 #include "protocol/resp_writer.h"
 #include "router/acl/access_check.h"
 #include "router/acl/user_directory.h"
+#include "router/commands/local_reply.h"
 #include "router/process/worker.h"
 #include "router/session/client_session.h"
 
@@ -25,14 +26,6 @@ using protocol::error_message;
 using protocol::RespWriter;
 
 namespace {
-
-template <typename Compose>
-void answer(const Routed& r, Compose&& compose) {
-  std::string out;
-  RespWriter writer(out, r.session.state().protocol);
-  compose(writer);
-  r.session.reply(out);
-}
 
 // The config's users by name, "default" included, as ACL LIST and ACL USERS show them (Redis
 // keeps its users sorted by name). The default user not in `users:` may run everything.

@@ -9,6 +9,7 @@
 #include "router/acl/user_directory.h"
 #include "router/commands/acl_commands.h"
 #include "router/commands/client_commands.h"
+#include "router/commands/local_reply.h"
 #include "router/commands/santral_commands.h"
 #include "router/hotkeys/detection/hot_key_commands.h"
 #include "router/process/worker.h"
@@ -30,14 +31,6 @@ using protocol::RespWriter;
 namespace {
 
 using Handler = void (*)(const Routed&);
-
-template <typename Compose>
-void answer(const Routed& r, Compose&& compose) {
-  std::string out;
-  RespWriter writer(out, r.session.state().protocol);
-  compose(writer);
-  r.session.reply(out);
-}
 
 void ok(const Routed& r) {
   r.session.reply("+OK\r\n");

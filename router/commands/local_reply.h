@@ -1,0 +1,21 @@
+#pragma once
+
+#include <string>
+
+#include "protocol/resp_writer.h"
+#include "router/routes/routing.h"
+#include "router/session/client_session.h"
+
+namespace santral::router {
+
+// Answers a command Santral handles itself with what `compose` writes, in the RESP version the
+// client speaks.
+template <typename Compose>
+void answer(const Routed& r, Compose&& compose) {
+  std::string out;
+  protocol::RespWriter writer(out, r.session.state().protocol);
+  compose(writer);
+  r.session.reply(out);
+}
+
+}  // namespace santral::router
