@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "config/config.h"
@@ -20,13 +18,6 @@
 using namespace santral::test;
 
 namespace {
-
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::string handles_yaml(const std::vector<RedisServer*>& shards) {
   return shards_yaml(shards) +
