@@ -202,35 +202,50 @@ int Server::run() {
 }
 
 void Server::accept(tcp::acceptor& acceptor, bool tls) {
-  Worker& worker = *workers_[next_worker_];
-  next_worker_ = (next_worker_ + 1) % workers_.size();
-  acceptor.async_accept(worker.io(), [this, &worker, &acceptor, tls](boost::system::error_code ec,
-                                                                     tcp::socket socket) {
+  acceptor.async_accept([this, &acceptor, tls](boost::system::error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted || shutting_down_) return;
-    if (!ec) {
-      std::size_t max_clients = topology_->config->limits.max_clients;
-      if (shared_.connected_clients.load() >= max_clients) {
-        shared_.rejected_clients.fetch_add(1);
-        std::string reply;
-        protocol::RespWriter(reply).error(
-            protocol::error_message(protocol::ClientError::MaxClients, max_clients));
-        // The socket belongs to the worker's io_context: only its thread may use it.
-        asio::post(worker.io(), [socket = std::move(socket), reply = std::move(reply)]() mutable {
-          boost::system::error_code ignored;
-          asio::write(socket, asio::buffer(reply), ignored);
-          socket.close(ignored);
-        });
-      } else {
-        shared_.connected_clients.fetch_add(1);
-        auto id = shared_.next_client_id.fetch_add(1);
-        asio::post(worker.io(), [&worker, id, tls, socket = std::move(socket)]() mutable {
-          worker.adopt(std::move(socket), id, tls);
-        });
-      }
-    } else {
+    if (ec) {
       spdlog::warn("accept failed: {}", ec.message());
+    } else {
+      hand_over(std::move(socket), tls);
     }
     accept(acceptor, tls);
+  });
+}
+
+// An accepted connection goes to the next worker. Its descriptor leaves this thread's reactor
+// and joins the worker's on the worker's own thread: a worker's reactor runs without locks on
+// its descriptors (BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO), so no other thread may register one.
+void Server::hand_over(tcp::socket socket, bool tls) {
+  boost::system::error_code ec;
+  std::size_t max_clients = topology_->config->limits.max_clients;
+  if (shared_.connected_clients.load() >= max_clients) {
+    shared_.rejected_clients.fetch_add(1);
+    std::string reply;
+    protocol::RespWriter(reply).error(
+        protocol::error_message(protocol::ClientError::MaxClients, max_clients));
+    asio::write(socket, asio::buffer(reply), ec);
+    socket.close(ec);
+    return;
+  }
+  auto protocol = socket.local_endpoint(ec).protocol();
+  if (ec) return;  // already reset by the client
+  auto descriptor = socket.release(ec);
+  if (ec) return;
+  Worker& worker = *workers_[next_worker_];
+  next_worker_ = (next_worker_ + 1) % workers_.size();
+  shared_.connected_clients.fetch_add(1);
+  auto id = shared_.next_client_id.fetch_add(1);
+  asio::post(worker.io(), [this, &worker, id, tls, protocol, descriptor] {
+    tcp::socket adopted(worker.io());
+    boost::system::error_code ec;
+    adopted.assign(protocol, descriptor, ec);
+    if (ec) {
+      ::close(descriptor);
+      shared_.connected_clients.fetch_sub(1);
+      return;
+    }
+    worker.adopt(std::move(adopted), id, tls);
   });
 }
 

@@ -87,14 +87,15 @@ class Server final : public ControlPlane, private TopologyHost {
   void fold_run_time_salting();
   void finish_shutdown();
   void accept(boost::asio::ip::tcp::acceptor& acceptor, bool tls);
+  void hand_over(boost::asio::ip::tcp::socket socket, bool tls);
   bool open_listener(boost::asio::ip::tcp::acceptor& acceptor, const std::string& host,
                      std::uint16_t port, std::string_view what);
 
   ConfigSource source_;
   config::TopologyPtr topology_;
   SharedState shared_;
-  // Before io_: a pending accept holds a socket of a worker's io_context, so the workers must
-  // outlive the acceptor's io_context.
+  // Before io_: a connection handed over is posted to a worker's io_context, so the workers
+  // must outlive the acceptor's io_context.
   std::vector<std::unique_ptr<Worker>> workers_;
   boost::asio::io_context io_{1};
   boost::asio::ip::tcp::acceptor acceptor_;      // `listen:`, unless TLS only

@@ -139,8 +139,8 @@ class Worker {
   // Before io_: a session its handlers keep alive gives its input back as io_ destroys them.
   InputPool inputs_;
   std::chrono::steady_clock::time_point last_park_sweep_{};
-  // Every socket and timer of a worker is used only on its thread; other threads only post()
-  // to it and register accepted sockets with it, which keep their locks under this hint.
+  // Every socket and timer of a worker is used (and registered) only on its thread; other
+  // threads only post() to it, which keeps its lock under this hint.
   boost::asio::io_context io_{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
   boost::asio::steady_timer ticker_;
