@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config/acl/permissions.h"
+#include "config/cluster_config.h"
 #include "config/hashkit/hash_functions.h"
 #include "config/namespace/namespace_config.h"
 #include "config/near_cache_config.h"
@@ -176,6 +177,7 @@ struct Config {
   // `cross_shard_writes: allow`: SINTERSTORE, SMOVE, RENAME, ... with keys on several shards
   // run as a read, a write and a delete, not atomically; by default they are CROSSSLOT.
   bool cross_shard_writes = false;
+  ClusterSettings cluster;  // a fleet sharing its shard map through etcd; off when empty
   // Settings accepted but not acted on, to be logged at start-up (e.g. twemproxy's
   // auto_eject_hosts, which Santral replaces with clear errors for a down shard's keys).
   std::vector<std::string> warnings;

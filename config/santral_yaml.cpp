@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "config/acl/users_yaml.h"
+#include "config/cluster_yaml.h"
 #include "config/loaders.h"
 #include "config/namespace/namespace_yaml.h"
 #include "config/near_cache_yaml.h"
@@ -188,7 +189,7 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
       "backend",    "limits",    "shards",  "password",     "users",      "databases",
       "log_level",  "read_from", "health",  "admin",        "watch_file", "drain_ms",
       "namespaces", "hotkeys",   "salting", "near_cache",   "resharding", "cross_shard_writes",
-      "tls"};
+      "tls",        "cluster"};
   fields.only_keys(root, "", kKeys);
   Config config;
   config.format = ConfigFormat::Santral;
@@ -240,9 +241,14 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
       errors.at(root["log_level"], "log_level",
                 "expected one of trace, debug, info, warn, error, critical, off");
   }
-  if (!root["shards"]) errors.at(root, "shards", "missing: list the shards Santral routes to");
-  auto nodes = read_shards(root["shards"], fields, config);
-  validate_shards(config, nodes, "shards", errors);
+  if (root["cluster"]) read_cluster(root["cluster"], fields, config.cluster);
+  // A fleet member may take its shards from etcd alone (config/shared_map.h).
+  if (!root["shards"] && !config.cluster.enabled())
+    errors.at(root, "shards", "missing: list the shards Santral routes to");
+  if (root["shards"]) {
+    auto nodes = read_shards(root["shards"], fields, config);
+    validate_shards(config, nodes, "shards", errors);
+  }
   if (root["namespaces"]) read_namespaces(root["namespaces"], fields, config);
   if (root["hotkeys"]) read_hotkeys(root["hotkeys"], fields, config.hotkeys);
   if (root["salting"]) read_salting(root["salting"], fields, config);

@@ -33,7 +33,10 @@ struct Move {
 // One version of the configuration and the shard map built from it. A reload makes a new one
 // and hands it to every worker; requests already routed finish on the one they started with.
 struct Topology {
-  std::uint64_t version = 1;
+  std::uint64_t version = 1;  // this router's own count, one per topology it serves
+  // The version operators see (INFO config_version, SANTRAL SHARDMAP, /config): in a fleet the
+  // etcd revision of the map (router/cluster/); `version` otherwise (0 here).
+  std::uint64_t map_version = 0;
   std::shared_ptr<const Config> config;
   std::shared_ptr<const ShardMap> map;
   std::shared_ptr<const Move> move;  // set while keys move
@@ -42,6 +45,7 @@ struct Topology {
   std::shared_ptr<const ShardMap> salt_naming;
 
   const ShardMap& naming_map() const { return salt_naming ? *salt_naming : *map; }
+  std::uint64_t shown_version() const { return map_version != 0 ? map_version : version; }
 };
 
 using TopologyPtr = std::shared_ptr<const Topology>;
@@ -50,7 +54,7 @@ inline TopologyPtr make_topology(Config config, std::uint64_t version) {
   auto shared_config = std::make_shared<const Config>(std::move(config));
   auto map = std::make_shared<const ShardMap>(*shared_config);
   return std::make_shared<const Topology>(
-      Topology{version, std::move(shared_config), std::move(map), nullptr, nullptr});
+      Topology{version, 0, std::move(shared_config), std::move(map), nullptr, nullptr});
 }
 
 }  // namespace santral::config

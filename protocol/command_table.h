@@ -80,6 +80,8 @@ enum class LocalHandler : std::uint8_t {
   SantralHotkeys,
   SantralSalt,
   SantralUnsalt,
+  SantralMap,
+  SantralRouters,
 };
 
 enum class StatefulKind : std::uint8_t { None, Transaction, Blocking, Subscribe };

@@ -207,6 +207,21 @@ constexpr Entry kMessages[] = {
      "[SAMPLES <n>] [WINDOW <ms>]"},
     {ClientError::BalanceWhileMoving,
      "ERR santral: a move is {}; balance once it is over (SANTRAL RESHARD STATUS)"},
+    {ClientError::NotInFleet,
+     "ERR santral: this router is not in a fleet (its config has no cluster:); edit its file "
+     "and SANTRAL RELOAD instead"},
+    {ClientError::MapPushSyntax,
+     "ERR santral: syntax error; use SANTRAL MAP PUSH <config text> (santral map push FILE "
+     "sends a file)"},
+    {ClientError::MapProposal, "ERR santral: the map was not proposed: {}"},
+    {ClientError::FleetOutOfTouch,
+     "CLUSTERDOWN santral: this router has not confirmed its lease with etcd in time ({} ms "
+     "late) and may have been left out of the fleet; it serves again once etcd answers, or use "
+     "another router"},
+    {ClientError::FleetUnsaltUnconfirmed,
+     "ERR santral: '{}' is no longer salted here, but not every router of the fleet confirmed "
+     "it stopped writing its sub-keys ({}); they are left unfolded and still hold part of the "
+     "count: SANTRAL SALT the key again, then UNSALT it once every router answers"},
     {ClientError::MoveFailed,
      "TRYAGAIN santral: key '{}' is moving from shard '{}' to '{}' and could not be moved "
      "({}); the command did not run, retry it"},

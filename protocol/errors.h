@@ -130,6 +130,12 @@ enum class ClientError : std::uint8_t {
   ReshardBusy,
   BalanceSyntax,
   BalanceWhileMoving,
+  // A fleet of routers sharing one map (router/cluster/).
+  NotInFleet,
+  MapPushSyntax,
+  MapProposal,
+  FleetOutOfTouch,
+  FleetUnsaltUnconfirmed,
   // A move in progress.
   MoveFailed,
   MoveChangedUnderneath,

@@ -29,6 +29,10 @@
 #                               and during the move, and one big hash (BIG_ELEMENTS fields)
 #                               moved with the default and with raised timeouts
 #                               (scripts/lib/bench_reshard.sh)
+#   scripts/bench.sh fleet      a fleet of three routers on a three-member etcd: the time from
+#                               SANTRAL MAP PUSH to every router serving it, and GET latency of
+#                               keys that move during a move of the whole fleet
+#                               (scripts/lib/bench_fleet.sh)
 # Environment: REQUESTS (default 200000), CLIENTS (50), IDLE ("10000 50000" idle connections),
 # LOADGEN (santral-loadgen for the latency table, built into build-release),
 # REPEAT (3 runs per cell, median shown), SANTRAL (a santral binary to use instead of building
@@ -39,8 +43,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 mode="${1:-core}"
 case "$mode" in
-  core | hotkey | cpu | syscalls | callgrind | placement | reshard | tls) ;;
-  *) echo "usage: $0 [hotkey|cpu|syscalls|callgrind|placement|reshard|tls]" >&2; exit 2 ;;
+  core | hotkey | cpu | syscalls | callgrind | placement | reshard | tls | fleet) ;;
+  *) echo "usage: $0 [hotkey|cpu|syscalls|callgrind|placement|reshard|tls|fleet]" >&2; exit 2 ;;
 esac
 if [ -z "${SANTRAL:-}" ]; then
   "$root/scripts/install-deps.sh"
@@ -119,6 +123,10 @@ if [ "$mode" = syscalls ]; then
 fi
 if [ "$mode" = tls ]; then
   source "$root/scripts/lib/bench_tls.sh"
+  exit 0
+fi
+if [ "$mode" = fleet ]; then
+  source "$root/scripts/lib/bench_fleet.sh"
   exit 0
 fi
 

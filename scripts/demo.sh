@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine and runs Santral with a local demo cluster, the topology of
-# deploy/docker-compose.yml as local processes: 4 redis-server shards each with a replica, two
-# Santral routers sharing config/examples/demo.yaml, and Chirp (deploy/chirp/chirp.py) telling
+# deploy/docker-compose.yml as local processes: 4 redis-server shards each with a replica, an
+# etcd (one member here, three in compose) holding the shard map, two Santral routers of one
+# fleet sharing config/examples/demo.yaml, and Chirp (deploy/chirp/chirp.py) telling
 # its story step by step, with what each shard served:
 #   1. users, follows and posts placed by namespaces; SANTRAL EXPLAIN of a targeted read, a
 #      range scan and a broadcast
 #   2. a post goes viral: SANTRAL HOTKEYS sees it, automatic salting spreads its INCRs from one
 #      shard to all, the like count stays exact
 #   3. everyone reads it: the near cache answers, the shards' GETs stay flat
-#   4. the cluster grows: a fifth shard added, its keys moved in online while Chirp writes
+#   4. the cluster grows: a fifth shard added through router A, its keys moved in online by the
+#      whole fleet while Chirp writes, the move's state the same through router B
 #   5. the dashboard's address
 # then keeps Chirp's light load going until Ctrl-C, which stops everything it started.
 set -euo pipefail
@@ -27,6 +29,10 @@ for i in 0 1 2 3; do
   echo "   shard$i: primary 127.0.0.1:${primaries[$i]}, replica 127.0.0.1:${replicas[$i]}"
 done
 
+etcd_port="$(free_port)"
+start_etcd "$etcd_port"
+echo "== etcd on 127.0.0.1:$etcd_port: the fleet's shard map lives there (/santral/demo/)"
+
 router_a="$(free_port)" router_b="$(free_port)" admin_a="$(free_port)" admin_b="$(free_port)"
 config="$work_dir/demo.yaml"
 substitutions=(-e "s/127.0.0.1:6380/127.0.0.1:$router_a/" -e "s/127.0.0.1:8080/127.0.0.1:$admin_a/")
@@ -35,11 +41,14 @@ for i in 0 1 2 3; do
   substitutions+=(-e "s/127.0.0.1:710$((i + 1))/127.0.0.1:${replicas[$i]}/")
 done
 sed "${substitutions[@]}" "$root/config/examples/demo.yaml" >"$config"
+printf 'cluster:\n  etcd: [127.0.0.1:%s]\n  name: demo\n' "$etcd_port" >>"$config"
 santral="$root/build-release/router/santral"
 start_santral "$santral" "$config" "$router_a"
 start_santral "$santral" "$config" "$router_b" --listen "127.0.0.1:$router_b" --admin-listen "127.0.0.1:$admin_b"
-router_b_pid="${started_pids[-1]}"
-echo "== two routers on one config: A 127.0.0.1:$router_a and B 127.0.0.1:$router_b"
+echo "== two routers of one fleet: A 127.0.0.1:$router_a and B 127.0.0.1:$router_b"
+echo "   SANTRAL ROUTERS through B:"
+redis-cli -p "$router_b" SANTRAL ROUTERS | sed 's/^/     /' | paste -sd' ' | fold -w 100 | sed 's/^/   /'
+
 echo "   dashboards: http://127.0.0.1:$admin_a/ and http://127.0.0.1:$admin_b/"
 
 shards=""
@@ -54,15 +63,15 @@ started_pids+=($!)
 load_pid=$!
 
 # ---- 4. The cluster grows ----------------------------------------------------------------------
-# A fifth shard joins the ring: the reload is a planned move, approved and watched from the
-# shell while Chirp writes through router A. One router moves at a time until the fleet shares
-# its map through etcd, so router B and the background load through it stop first.
+# A fifth shard joins the ring: the reload through router A proposes the new map to the fleet,
+# which plans a move; it is approved and watched from the shell while Chirp writes through
+# router A, and router B (taking part in the move) shows the same state. The background load
+# stops meanwhile, so that Chirp can check the like count is exact.
 grow_the_cluster() {
   echo
-  echo "== 4. the cluster grows: router B steps aside (one router moves keys until the fleet"
-  echo "   shares a map through etcd), a fifth shard starts, and the config gets it"
-  kill "$load_pid" "$router_b_pid" 2>/dev/null || true
-  while kill -0 "$load_pid" 2>/dev/null || kill -0 "$router_b_pid" 2>/dev/null; do sleep 0.1; done
+  echo "== 4. the cluster grows: a fifth shard starts, and the config gets it"
+  kill "$load_pid" 2>/dev/null || true
+  while kill -0 "$load_pid" 2>/dev/null; do sleep 0.1; done
   primaries+=("$(free_port)")
   start_redis "${primaries[4]}" --repl-diskless-sync-delay 0
   replicas+=("$(free_port)")
@@ -80,13 +89,17 @@ shard = (f"  - name: shard4\n    address: 127.0.0.1:{primary}\n"
          f"    replicas: [127.0.0.1:{replica}]\n")
 open(path, "w").write(text.replace("namespaces:\n", shard + "namespaces:\n", 1))
 PY
-  echo "   SANTRAL RELOAD: $(redis-cli -p "$router_a" SANTRAL RELOAD)"
+  echo "   SANTRAL RELOAD through A: $(redis-cli -p "$router_a" SANTRAL RELOAD)"
+  until [ "$(redis-cli -p "$router_b" SANTRAL RESHARD STATUS | sed -n 2p)" = "planned" ]; do
+    sleep 0.1
+  done
+  echo "   SANTRAL RESHARD STATUS through B: $(redis-cli -p "$router_b" SANTRAL RESHARD STATUS | sed -n 2p)"
   shards+=",127.0.0.1:${primaries[4]}+127.0.0.1:${replicas[4]}"
   /usr/bin/python3 "$root/deploy/chirp/chirp.py" --routers "127.0.0.1:$router_a" --shards "$shards" \
     --grow --santral-bin "$santral"
-  # The light load again, through router A.
-  /usr/bin/python3 "$root/deploy/chirp/chirp.py" --routers "127.0.0.1:$router_a" --shards "$shards" \
-    --no-story --load &
+  echo "   router B serves the new map too: $(redis-cli -p "$router_b" SANTRAL SHARDMAP | grep -c '^shard:.*role:primary') shards"
+  # The light load again, through both routers.
+  "${chirp[@]}" --shards "$shards" --no-story --load &
   started_pids+=($!)
 }
 grow_the_cluster

@@ -158,6 +158,13 @@ class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
       return error(http::status::method_not_allowed,
                    "only GET, and POST /reload, /reshard/approve, /reshard/abort");
     if (target == "/config") return config();
+    if (target == "/routers") {
+      auto view = server_.fleet_view();
+      if (!view)
+        return error(http::status::not_found,
+                     "this router is not in a fleet (its config has no cluster:)");
+      return answer(http::status::ok, routers_json(*view).dump(2) + "\n");
+    }
     if (target == "/placement")
       return answer(http::status::ok, placement_json(*server_.topology()).dump() + "\n");
     if (target == "/hotkeys") return hot_keys(count_in(query, 100));
@@ -165,7 +172,7 @@ class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
     if (target != "/stats" && target != "/metrics" && target != "/shards")
       return error(http::status::not_found,
                    "no such page; try / (the dashboard), /stats, /metrics, /shards, "
-                   "/shards/info, /config, /placement, /hotkeys, /reshard");
+                   "/shards/info, /config, /placement, /hotkeys, /reshard, /routers");
     take_snapshot(server_, [self, target](const ClusterSnapshot& snapshot) {
       if (target == "/metrics")
         return self->answer(http::status::ok, prometheus_text(snapshot),

@@ -107,7 +107,7 @@ json stats_json(const ClusterSnapshot& snapshot) {
   json total = worker_json(snapshot.total);
   total["near_cache"] = near_cache_json(cache);
   return {{"version", kVersion},
-          {"config_version", snapshot.topology->version},
+          {"config_version", snapshot.topology->shown_version()},
           {"uptime_seconds", snapshot.uptime_seconds},
           {"rejected_clients", snapshot.rejected_clients},
           {"connected_clients", snapshot.total.connected_clients},
@@ -120,7 +120,7 @@ std::string prometheus_text(const ClusterSnapshot& snapshot) {
   std::string out;
   family(out, "santral_config_version", "gauge", "Version of the shard map in use.");
   fmt::format_to(std::back_inserter(out), "santral_config_version {}\n",
-                 snapshot.topology->version);
+                 snapshot.topology->shown_version());
   family(out, "santral_uptime_seconds", "gauge", "Seconds since Santral started.");
   fmt::format_to(std::back_inserter(out), "santral_uptime_seconds {}\n", snapshot.uptime_seconds);
   family(out, "santral_connected_clients", "gauge", "Client connections open now.");
@@ -225,7 +225,15 @@ json shards_json(const ClusterSnapshot& snapshot) {
                       {"replicas", replicas},
                       {"servers", servers}});
   }
-  return {{"config_version", snapshot.topology->version}, {"shards", shards}};
+  return {{"config_version", snapshot.topology->shown_version()}, {"shards", shards}};
+}
+
+json routers_json(const FleetAgent::View& fleet) {
+  json routers = json::array();
+  for (const auto& router : fleet.routers) routers.push_back(router.to_json());
+  return {{"in_touch", fleet.in_touch},     {"etcd_member", fleet.member},
+          {"last_error", fleet.last_error}, {"lease", std::to_string(fleet.lease)},
+          {"silent_ms", fleet.silent_ms},   {"routers", routers}};
 }
 
 json config_json(const config::Topology& topology) {
@@ -241,7 +249,7 @@ json config_json(const config::Topology& topology) {
   }
   const char* read_from = config::read_from_name(c.read_from);
   // Passwords and tokens are never shown.
-  return {{"version", topology.version},
+  return {{"version", topology.shown_version()},
           {"source", c.source.string()},
           {"listen", c.listen.text()},
           {"workers", c.workers},
@@ -251,6 +259,10 @@ json config_json(const config::Topology& topology) {
           {"read_from", read_from},
           {"databases", c.databases},
           {"password_set", !c.password.empty()},
+          {"cluster", c.cluster.enabled() ? json{{"name", c.cluster.name},
+                                                 {"etcd", c.cluster.etcd},
+                                                 {"lease_ttl_s", c.cluster.lease_ttl.count()}}
+                                          : json(nullptr)},
           {"users", c.users.size()},
           {"timeouts",
            {{"connect_ms", c.timeouts.connect.count()},

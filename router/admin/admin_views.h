@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "router/cluster/fleet_agent.h"
 #include "router/process/cluster_snapshot.h"
 
 namespace santral::router {
@@ -13,5 +14,6 @@ nlohmann::json stats_json(const ClusterSnapshot& snapshot);    // /stats
 std::string prometheus_text(const ClusterSnapshot& snapshot);  // /metrics
 nlohmann::json shards_json(const ClusterSnapshot& snapshot);   // /shards
 nlohmann::json config_json(const config::Topology& topology);  // /config
+nlohmann::json routers_json(const FleetAgent::View& fleet);    // /routers
 
 }  // namespace santral::router

@@ -125,7 +125,7 @@ json placement_json(const config::Topology& topology) {
   // The map builds one Namespace per config entry, in the same order.
   for (std::size_t i = 0; i < config.namespaces.size() && i < map.namespaces().size(); ++i)
     namespaces.push_back(namespace_json(config.namespaces[i], map.namespaces()[i]));
-  return {{"config_version", topology.version},
+  return {{"config_version", topology.shown_version()},
           {"shards", shards},
           {"hash_tag", config.hash_tag},
           {"default", default_json(config, map)},

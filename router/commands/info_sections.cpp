@@ -75,7 +75,7 @@ std::string santral_info_section(Worker& worker) {
   };
   line("santral_version", kVersion);
   line("config_file", config.source.string());
-  line("config_version", worker.topology().version);
+  line("config_version", worker.topology().shown_version());
   line("uptime_in_seconds", uptime);
   line("workers", config.workers);
   line("connected_clients", shared.connected_clients.load());

@@ -38,7 +38,7 @@ void santral_shardmap(const Routed& routed) {
   const auto& topology = worker.topology();
   const auto& config = *topology.config;
   std::string text = fmt::format("version:{}\nhash:{}\ndistribution:{}\nhash_tag:{}\n",
-                                 topology.version, config.hash_name,
+                                 topology.shown_version(), config.hash_name,
                                  config::distribution_name(config.distribution), config.hash_tag);
   for (std::size_t s = 0; s < topology.map->shard_count(); ++s) {
     const auto& shard = topology.map->shard(s);

@@ -10,5 +10,7 @@ void santral_reload(const Routed& routed);    // SANTRAL RELOAD
 void santral_reshard(const Routed& routed);   // SANTRAL RESHARD PLAN|APPROVE|STATUS|ABORT
 void santral_balance(const Routed& routed);   // SANTRAL BALANCE PLAN [BY ..] [RATIO ..] ...
 void santral_shardmap(const Routed& routed);  // SANTRAL SHARDMAP
+void santral_map(const Routed& routed);       // SANTRAL MAP PUSH <config text>
+void santral_routers(const Routed& routed);   // SANTRAL ROUTERS
 
 }  // namespace santral::router

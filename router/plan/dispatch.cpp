@@ -108,6 +108,19 @@ bool pulls_first(ClientSession& session, const protocol::Request& request, Plan&
   return false;
 }
 
+// In a fleet, a router that has not confirmed its lease lately may have been left out of a
+// move; until it has, nothing it routes reaches a shard (router/cluster/).
+void out_of_touch(ClientSession& session, Plan& plan) {
+  auto until = session.worker().shared().fleet_serve_until_ns.load(std::memory_order_relaxed);
+  if (until == std::numeric_limits<std::int64_t>::max()) return;
+  if (plan.kind == RouteKind::Answered || plan.kind == RouteKind::Local) return;
+  auto now = std::chrono::steady_clock::now().time_since_epoch();
+  auto late = std::chrono::duration_cast<std::chrono::nanoseconds>(now).count() - until;
+  if (late <= 0) return;
+  plan.kind = RouteKind::Answered;
+  plan.error = protocol::error_message(ClientError::FleetOutOfTouch, late / 1'000'000);
+}
+
 bool admitted(const Plan& plan) {
   return plan.kind != RouteKind::Answered ||
          (plan.error_code != ClientError::WrongArity && plan.error_code != ClientError::NoAuth &&
@@ -131,6 +144,7 @@ Dispatched dispatch(ClientSession& session, const protocol::Request& request) {
     return Dispatched::Done;
   }
   const CommandSpec& spec = *plan.spec;
+  out_of_touch(session, plan);
   if (!session.idle() && waits_for_earlier_replies(spec)) return Dispatched::AfterEarlierReplies;
   if (session.coherence().fills_in_flight() > 0 && !spec.has(protocol::kReadonly))
     return Dispatched::AfterEarlierReplies;

@@ -1,9 +1,12 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "config/topology.h"
+#include "router/cluster/fleet_agent.h"
+#include "router/hotkeys/salting/salt_overrides_json.h"
 #include "router/resharding/reshard_state.h"
 
 namespace santral::router {
@@ -20,6 +23,18 @@ class ControlPlane {
   virtual ~ControlPlane() = default;
   // Reloads the config file; `done` runs on the server's thread with the outcome.
   virtual void reload(std::function<void(ReloadResult)> done) = 0;
+
+  // SANTRAL MAP PUSH (santral map push FILE): proposes the map of `text`, a config file's
+  // text, as the fleet's next map version; `done` runs once etcd has taken it or refused.
+  virtual void push_map(std::string text, std::function<void(ReloadResult)> done) = 0;
+  // SANTRAL ROUTERS / GET /routers: the fleet as this router last read it from etcd; nullopt
+  // outside a fleet. Safe from any thread.
+  virtual std::optional<FleetAgent::View> fleet_view() const = 0;
+
+  // Run-time salting in a fleet (SANTRAL SALT/UNSALT, automatic): makes `change` on the
+  // fleet's salting in etcd and waits until every live router routes by it, with what it sent
+  // before answered. `done(error)` runs on the server's thread; at once with "" outside a fleet.
+  virtual void share_salting(SaltChange change, std::function<void(std::string)> done) = 0;
 
   // SANTRAL RESHARD / GET /reshard: the move's state, after approving or aborting it.
   enum class ReshardVerb { Plan, Approve, Status, Abort };

@@ -6,6 +6,8 @@
 #include "config/config_error.h"
 #include "router/process/balance_cli.h"
 #include "router/process/cli.h"
+#include "router/process/fleet_start.h"
+#include "router/process/map_cli.h"
 #include "router/process/reshard_cli.h"
 #include "router/process/server.h"
 
@@ -13,6 +15,7 @@ int main(int argc, char** argv) {
   using namespace santral;
   if (auto exit_code = router::run_reshard_command(argc, argv)) return *exit_code;
   if (auto exit_code = router::run_balance_command(argc, argv)) return *exit_code;
+  if (auto exit_code = router::run_map_command(argc, argv)) return *exit_code;
   router::CommandLine options;
   if (auto exit_code = router::parse_command_line(argc, argv, options)) return *exit_code;
 
@@ -40,6 +43,19 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::from_str(config.log_level));
   spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %v");
   std::signal(SIGPIPE, SIG_IGN);
-  router::Server server(std::move(source), std::move(config));
+  router::FleetStart fleet;
+  if (config.cluster.enabled()) {
+    try {
+      fleet = router::join_fleet(source, std::move(config));
+    } catch (const router::FleetJoinFailed& e) {
+      spdlog::critical("{}", e.what());
+      return 1;
+    } catch (const config::ConfigError& e) {
+      spdlog::critical("{}", e.what());
+      return 1;
+    }
+    config = std::move(fleet.config);
+  }
+  router::Server server(std::move(source), std::move(config), std::move(fleet));
   return server.run();
 }

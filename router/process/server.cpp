@@ -86,7 +86,7 @@ config::Config ConfigSource::parse(const std::string& text) const {
   return config;
 }
 
-Server::Server(ConfigSource source, config::Config config)
+Server::Server(ConfigSource source, config::Config config, FleetStart fleet)
     : source_(std::move(source)),
       topology_(config::make_topology(std::move(config), 1)),
       acceptor_(io_),
@@ -97,6 +97,25 @@ Server::Server(ConfigSource source, config::Config config)
       auto_salt_timer_(io_),
       resharding_(io_, *this) {
   shared_.control = this;
+  fleet_ = std::move(fleet.agent);
+  if (fleet_) {
+    auto in_fleet = std::make_shared<config::Topology>(*topology_);
+    in_fleet->map_version = fleet.map_version;
+    topology_ = in_fleet;
+  }
+  fleet_map_text_ = std::move(fleet.map_text);
+  file_map_text_ = std::move(fleet.file_map_text);
+  joined_move_ = std::move(fleet.move);
+  if (fleet_ && fleet.salting) {
+    // The fleet's run-time salting outlives any one router: it is taken before serving.
+    auto decoded = decode_salt_overrides(fleet.salting->key, fleet.salting->value);
+    if (decoded.overrides)
+      shared_.salt_overrides = decoded.overrides;
+    else
+      spdlog::error("fleet: refusing the run-time salting in etcd: {}", decoded.error);
+    fleet_->acknowledge_salting(fleet.salting->mod_revision);
+  }
+  if (fleet_) fleet_->acknowledge(static_cast<std::int64_t>(topology_->map_version));
   resharding_.set_state_file(source_.path, topology_->config->resharding.state_file);
   try {
     last_read_text_ = source_.read_text();
@@ -190,6 +209,20 @@ int Server::run() {
 
   for (auto& worker : workers_) worker->start();
   asio::post(io_, [this] { resharding_.resume(); });
+  if (fleet_) {
+    shared_.fleet_serve_until_ns = 0;  // until the lease is confirmed
+    fleet_->start(io_,
+                  {[this](const EtcdKeyValue& map) { take_fleet_map(map); },
+                   [this](const EtcdKeyValue& salting) { take_fleet_salting(salting); },
+                   [this] {
+                     check_salt_waiters();
+                     drive_move();
+                   },
+                   [this](const std::optional<EtcdKeyValue>& move) { take_fleet_move(move); },
+                   [this](bool mine) { coordinate(mine); }},
+                  &shared_.fleet_serve_until_ns);
+    if (joined_move_) take_fleet_move(std::exchange(joined_move_, std::nullopt));
+  }
   wait_for_signals();
   watch_file();
   check_auto_salting();
@@ -197,6 +230,7 @@ int Server::run() {
   if (tls_acceptor_.is_open()) accept(tls_acceptor_, true);
   io_.run();
   for (auto& worker : workers_) worker->stop();
+  if (fleet_) fleet_->stop();  // leaves the fleet: the others see it go at once
   spdlog::info("santral stopped");
   return 0;
 }
@@ -253,7 +287,7 @@ void Server::wait_for_signals() {
   signals_.async_wait([this](boost::system::error_code error, int signal) {
     if (error) return;
     if (signal == SIGHUP) {
-      reload_now("SIGHUP");
+      start_reload("SIGHUP", nullptr);
     } else if (shutting_down_) {
       spdlog::warn("second {}: exiting at once", signal == SIGINT ? "SIGINT" : "SIGTERM");
       std::_Exit(1);
@@ -284,7 +318,13 @@ void Server::begin_shutdown(int signal) {
     asio::post(w->io(), [this, w] {
       w->drain([this] {
         asio::post(io_, [this] {
-          if (++drained_workers_ == workers_.size()) fold_run_time_salting();
+          // In a fleet the run-time salting is the fleet's, and outlives this router.
+          if (++drained_workers_ == workers_.size()) {
+            if (fleet_)
+              finish_shutdown();
+            else
+              fold_run_time_salting();
+          }
         });
       });
     });
@@ -347,7 +387,8 @@ void Server::switch_topology(config::TopologyPtr topology, std::function<void()>
 }
 
 void Server::reshard(ReshardVerb verb, std::function<void(ReshardAnswer)> done) {
-  asio::post(io_, [this, verb, done = std::move(done)] {
+  asio::post(io_, [this, verb, done = std::move(done)]() mutable {
+    if (fleet_) return fleet_reshard(verb, std::move(done));
     ReshardAnswer answer;
     if (verb == ReshardVerb::Approve) answer.error = resharding_.approve();
     if (verb == ReshardVerb::Abort) answer.error = resharding_.abort();
@@ -371,7 +412,46 @@ void Server::balance(BalanceRequest request, std::function<void(BalanceAnswer)> 
 }
 
 void Server::reload(std::function<void(ReloadResult)> done) {
-  asio::post(io_, [this, done = std::move(done)] { done(reload_now("SANTRAL RELOAD")); });
+  asio::post(io_, [this, done = std::move(done)]() mutable {
+    start_reload("SANTRAL RELOAD", std::move(done));
+  });
+}
+
+std::vector<std::string> Server::keep_restart_settings(const config::Config& current,
+                                                       config::Config& next) {
+  std::vector<std::string> kept;
+  if (next.listen.text() != current.listen.text()) {
+    kept.push_back("listen stays " + current.listen.text());
+    next.listen = current.listen;
+  }
+  if (next.workers != current.workers) {
+    kept.push_back("workers stays " + std::to_string(current.workers));
+    next.workers = current.workers;
+  }
+  if (next.plain_listener != current.plain_listener ||
+      next.tls.listen_host != current.tls.listen_host ||
+      next.tls.listen_port != current.tls.listen_port) {
+    kept.emplace_back("the listeners (listen, tls.listen) stay as they are");
+    next.plain_listener = current.plain_listener;
+    next.tls.listen_host = current.tls.listen_host;
+    next.tls.listen_port = current.tls.listen_port;
+  }
+  if (next.admin.listen.text() != current.admin.listen.text()) {
+    kept.push_back("admin.listen stays " + current.admin.listen.text());
+    next.admin.listen = current.admin.listen;
+  }
+  if (next.cluster.etcd != current.cluster.etcd || next.cluster.name != current.cluster.name ||
+      next.cluster.router != current.cluster.router) {
+    kept.emplace_back("cluster stays as it is");
+    next.cluster = current.cluster;
+  }
+  return kept;
+}
+
+void Server::start_reload(std::string why, std::function<void(ReloadResult)> done) {
+  if (fleet_) return reload_in_fleet(std::move(why), std::move(done));
+  auto result = reload_now(why);
+  if (done) done(std::move(result));
 }
 
 ControlPlane::ReloadResult Server::reload_now(std::string_view why) {
@@ -394,28 +474,7 @@ ControlPlane::ReloadResult Server::reload_now(std::string_view why) {
                   next.source.string(), tls.error);
     return remember_reload(why, {false, next.source.string() + ": " + tls.error});
   }
-  // What cannot change without a restart keeps its old value.
-  std::vector<std::string> kept;
-  if (next.listen.text() != current.listen.text()) {
-    kept.push_back("listen stays " + current.listen.text());
-    next.listen = current.listen;
-  }
-  if (next.workers != current.workers) {
-    kept.push_back("workers stays " + std::to_string(current.workers));
-    next.workers = current.workers;
-  }
-  if (next.plain_listener != current.plain_listener ||
-      next.tls.listen_host != current.tls.listen_host ||
-      next.tls.listen_port != current.tls.listen_port) {
-    kept.emplace_back("the listeners (listen, tls.listen) stay as they are");
-    next.plain_listener = current.plain_listener;
-    next.tls.listen_host = current.tls.listen_host;
-    next.tls.listen_port = current.tls.listen_port;
-  }
-  if (next.admin.listen.text() != current.admin.listen.text()) {
-    kept.push_back("admin.listen stays " + current.admin.listen.text());
-    next.admin.listen = current.admin.listen;
-  }
+  std::vector<std::string> kept = keep_restart_settings(current, next);
   if (resharding_.running()) {
     std::string error = fmt::format(
         "a move is {} (SANTRAL RESHARD STATUS); reload once it has ended, or ABORT it first",
@@ -481,7 +540,13 @@ void Server::watch_file() {
     file_time_ = time;
     file_size_ = size;
     // A file some reload has read already (SANTRAL RELOAD right after the edit) is not new.
-    if (changed && topology_->config->watch_file && !already_read()) reload_now("the file changed");
+    if (changed && topology_->config->watch_file && !already_read())
+      start_reload("the file changed", nullptr);
+  }
+  if (fleet_) {
+    check_salt_waiters();  // their deadlines
+    drive_move();          // a coordinator's write that failed is tried again
+    if (fleet_move_.mover) fleet_->report_walk(fleet_move_.mover->progress().keys_moved);
   }
   watch_timer_.expires_after(kWatchPeriod);
   watch_timer_.async_wait([this](boost::system::error_code error) {

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <mutex>
 
@@ -27,6 +28,10 @@ struct SharedState {
   std::shared_ptr<const SaltOverrides> salt_overrides;
   std::uint64_t salt_version = 0;
   AclLog acl_log;  // ACL LOG: every worker's denials
+  // In a fleet: the steady-clock time (ns since its epoch) past which this router may have been
+  // left out of the fleet (its lease unconfirmed) and must not reach the shards. The maximum
+  // outside a fleet. Read once per request that goes to a shard.
+  std::atomic<std::int64_t> fleet_serve_until_ns{std::numeric_limits<std::int64_t>::max()};
 };
 
 }  // namespace santral::router

@@ -31,7 +31,7 @@ config::TopologyPtr moving_topology(const config::Topology& from, const config::
   auto map = std::make_shared<const config::ShardMap>(*shared_config);
   auto naming = from.salt_naming ? from.salt_naming : from.map;
   return std::make_shared<const config::Topology>(config::Topology{
-      version, std::move(shared_config), std::move(map), std::move(move), std::move(naming)});
+      version, 0, std::move(shared_config), std::move(map), std::move(move), std::move(naming)});
 }
 
 }  // namespace santral::router

@@ -60,6 +60,24 @@ start_santral() {
   wait_ping "$port"
 }
 
+# start_etcd <client port>: one etcd member (etcd-server 3.4) on loopback, ready when healthy.
+start_etcd() {
+  local port="$1" peer
+  peer="$(free_port)"
+  /usr/bin/etcd --name "etcd-$port" --data-dir "$work_dir/etcd-$port" \
+    --listen-client-urls "http://127.0.0.1:$port" --advertise-client-urls "http://127.0.0.1:$port" \
+    --listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
+    --initial-cluster "etcd-$port=http://127.0.0.1:$peer" --log-level warn \
+    >"$work_dir/etcd-$port.log" 2>&1 &
+  started_pids+=($!)
+  for _ in $(seq 1 200); do
+    curl -sf "http://127.0.0.1:$port/health" 2>/dev/null | grep -q '"true"' && return 0
+    sleep 0.05
+  done
+  echo "etcd did not become healthy on port $port (see $work_dir/etcd-$port.log)" >&2
+  return 1
+}
+
 start_nutcracker() {
   local config="$1" port="$2"
   nutcracker -c "$config" -s "$(free_port)" -a 127.0.0.1 -o "$work_dir/nutcracker-$port.log" &

@@ -9,8 +9,11 @@
 #include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
 
+#include "protocol/errors.h"
 #include "router/hotkeys/salting/salt_fence.h"
 #include "router/hotkeys/salting/unsalt_fold.h"
+#include "router/process/control_plane.h"
+#include "router/process/fan_out.h"
 #include "router/process/worker.h"
 
 namespace santral::router {
@@ -54,6 +57,13 @@ const SaltedCounter* salt_key(Worker& worker, std::string_view key, SaltOverride
                               std::string_view why) {
   if (worker.salts().find(key) != nullptr) return nullptr;
   if (!change_salting(worker, key, salting, salting.by == SaltedBy::Auto, false)) return nullptr;
+  // In a fleet every router takes it too. Until one does, its writes go to the key itself,
+  // which is the counter's first sub-key and summed with the others: nothing waits for that.
+  worker.shared().control->share_salting({std::string(key), salting, false},
+                                         [name = std::string(key)](const std::string& error) {
+                                           if (!error.empty())
+                                             spdlog::error("salting '{}': {}", name, error);
+                                         });
   const SaltedCounter* counter = worker.salts().find(key);
   if (counter == nullptr) return nullptr;
   std::string shards;
@@ -80,9 +90,29 @@ bool unsalt_key(Worker& worker, std::string_view key, bool only_auto, std::strin
   std::sort(shards.begin(), shards.end());
   shards.erase(std::unique(shards.begin(), shards.end()), shards.end());
   Worker* home = &worker;
+  // Folded only once every router has stopped writing to the sub-keys: this one's workers
+  // (the fence), then, in a fleet, every live router (share_salting waits for them).
+  SaltChange change{std::string(key), std::nullopt, only_auto};
   fence_salting(worker, shards,
-                [home, prefix, counter = std::move(counter), target = std::move(target)]() mutable {
-                  fold_sub_keys(*home, prefix, std::move(counter), std::move(target));
+                [home, prefix, change = std::move(change), counter = std::move(counter),
+                 target = std::move(target)]() mutable {
+                  home->shared().control->share_salting(
+                      std::move(change),
+                      answer_on<std::string>(
+                          home->io(), [home, prefix, counter = std::move(counter),
+                                       target = std::move(target)](std::string error) mutable {
+                            if (error.empty())
+                              return fold_sub_keys(*home, prefix, std::move(counter),
+                                                   std::move(target));
+                            spdlog::error("{}: '{}' keeps its sub-keys unfolded: {}", prefix,
+                                          counter.sub_keys.front(), error);
+                            if (target.done)
+                              target.done("-" +
+                                          protocol::error_message(
+                                              protocol::ClientError::FleetUnsaltUnconfirmed,
+                                              counter.sub_keys.front(), protocol::one_line(error)) +
+                                          "\r\n");
+                          }));
                 });
   return true;
 }

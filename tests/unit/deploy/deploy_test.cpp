@@ -56,7 +56,9 @@ std::vector<std::string> copy_sources(const std::string& dockerfile) {
 
 }  // namespace
 
-TEST_CASE("docker-compose: four shards each with a replica, two routers on one config, Chirp") {
+TEST_CASE(
+    "docker-compose: four shards each with a replica, three etcd members, two routers on one "
+    "config, Chirp") {
   YAML::Node compose = YAML::LoadFile((kDeploy / "docker-compose.yml").string());
   YAML::Node services = compose["services"];
   REQUIRE(services.IsMap());
@@ -72,6 +74,15 @@ TEST_CASE("docker-compose: four shards each with a replica, two routers on one c
     auto at = std::find(command.begin(), command.end(), "--replicaof");
     REQUIRE(at != command.end());
     CHECK(*(at + 1) == shard);
+  }
+  for (int i = 0; i < 3; ++i) {
+    std::string member = "etcd" + std::to_string(i);
+    INFO(member);
+    REQUIRE(services[member]);
+    auto etcd = resolved(services[member]);
+    CHECK(etcd["image"].as<std::string>().find("etcd:v3.4") != std::string::npos);
+    CHECK(resolved(etcd["environment"])["ETCD_INITIAL_CLUSTER"].as<std::string>().find(
+              member + "=") != std::string::npos);
   }
   std::set<std::string> configs;
   for (std::string router : {"santral-a", "santral-b"}) {
@@ -117,6 +128,12 @@ TEST_CASE("the routers' shared config loads, and names only compose services") {
   }
   CHECK(config.read_from == santral::config::ReadFrom::PreferReplica);
   CHECK(config.admin.listen.port == 8080);
+  // The routers are one fleet on the compose file's three etcd members.
+  REQUIRE(config.cluster.etcd.size() == 3);
+  for (const auto& member : config.cluster.etcd) {
+    INFO(member);
+    CHECK(services[member.substr(0, member.find(':'))]);
+  }
 }
 
 TEST_CASE("Dockerfiles: Debian 12, a non-root user, only the binary and a config in the image") {

@@ -1,0 +1,210 @@
+#include "router/cluster/etcd_client.h"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/core/detail/base64.hpp>
+#include <boost/beast/http.hpp>
+
+#include "config/config.h"
+
+namespace santral::router {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace base64 = beast::detail::base64;
+using nlohmann::json;
+
+namespace {
+
+std::string encode(std::string_view text) {
+  std::string out(base64::encoded_size(text.size()), '\0');
+  out.resize(base64::encode(out.data(), text.data(), text.size()));
+  return out;
+}
+
+std::string decode(const std::string& text) {
+  std::string out(base64::decoded_size(text.size()), '\0');
+  out.resize(base64::decode(out.data(), text.data(), text.size()).first);
+  return out;
+}
+
+// etcd's gateway writes 64-bit integers as strings and leaves out zeros and falses.
+std::int64_t number(const json& object, const char* field) {
+  auto found = object.find(field);
+  if (found == object.end()) return 0;
+  if (found->is_string()) return std::stoll(found->get<std::string>());
+  return found->get<std::int64_t>();
+}
+
+// The end of the range of keys that start with `key`.
+std::string prefix_end(std::string_view key) {
+  std::string end(key);
+  while (!end.empty()) {
+    if (static_cast<unsigned char>(end.back()) < 0xff) {
+      end.back() = static_cast<char>(end.back() + 1);
+      return end;
+    }
+    end.pop_back();
+  }
+  return std::string(1, '\0');
+}
+
+EtcdKeyValue key_value(const json& kv) {
+  return {decode(kv.value("key", "")), decode(kv.value("value", "")), number(kv, "create_revision"),
+          number(kv, "mod_revision"), number(kv, "lease")};
+}
+
+std::int64_t revision_of(const json& reply) {
+  auto header = reply.find("header");
+  return header == reply.end() ? 0 : number(*header, "revision");
+}
+
+// Refused, timed out or failed in the middle: the member cannot answer; try the next one.
+struct MemberFailed {
+  std::string why;
+  bool down;  // refused, or answered with an error; false: silent (timed out, cut off)
+};
+
+}  // namespace
+
+EtcdClient::EtcdClient(std::vector<std::string> members, std::chrono::milliseconds timeout)
+    : members_(std::move(members)), timeout_(timeout) {}
+
+json EtcdClient::call_member(const std::string& member, std::string_view path,
+                             const std::string& body) {
+  config::Endpoint endpoint;
+  if (!config::parse_endpoint(member, endpoint)) throw MemberFailed{"not host:port", true};
+  asio::io_context io;
+  beast::tcp_stream stream(io);
+  beast::error_code ec;
+  auto wait = [&] {
+    io.run();
+    io.restart();
+    if (ec) throw MemberFailed{ec.message(), ec == asio::error::connection_refused};
+  };
+  asio::ip::tcp::resolver resolver(io);
+  auto endpoints = resolver.resolve(endpoint.host, std::to_string(endpoint.port), ec);
+  if (ec) throw MemberFailed{ec.message(), true};
+  stream.expires_after(timeout_);
+  stream.async_connect(endpoints, [&](beast::error_code e, const auto&) { ec = e; });
+  wait();
+  http::request<http::string_body> request{http::verb::post, std::string(path), 11};
+  request.set(http::field::host, member);
+  request.set(http::field::content_type, "application/json");
+  request.body() = body;
+  request.prepare_payload();
+  http::async_write(stream, request, [&](beast::error_code e, std::size_t) { ec = e; });
+  wait();
+  beast::flat_buffer buffer;
+  http::response<http::string_body> response;
+  http::async_read(stream, buffer, response, [&](beast::error_code e, std::size_t) { ec = e; });
+  wait();
+  json reply = json::parse(response.body(), nullptr, false);
+  if (reply.is_discarded())
+    throw MemberFailed{"answered " + std::to_string(response.result_int()) + " with no JSON", true};
+  if (response.result() != http::status::ok || reply.contains("error")) {
+    // The gateway's error ({"error": "etcdserver: no leader", "code": 14, ...}).
+    std::string message = reply.value("message", reply.value("error", std::string("error")));
+    throw MemberFailed{message, true};
+  }
+  return reply;
+}
+
+json EtcdClient::call(std::string_view path, const json& body) {
+  std::string text = body.dump();
+  std::string failures;
+  bool all_down = true;
+  for (std::size_t tried = 0; tried < members_.size(); ++tried) {
+    std::size_t index = (preferred_ + tried) % members_.size();
+    try {
+      json reply = call_member(members_[index], path, text);
+      preferred_ = index;
+      return reply;
+    } catch (const MemberFailed& failed) {
+      all_down = all_down && failed.down;
+      failures += (failures.empty() ? "" : "; ") + members_[index] + ": " + failed.why;
+    }
+  }
+  throw EtcdUnavailable(failures, all_down);
+}
+
+EtcdRange EtcdClient::range(std::string_view key, bool prefix) {
+  json body = {{"key", encode(key)}};
+  if (prefix) body["range_end"] = encode(prefix_end(key));
+  json reply = call("/v3/kv/range", body);
+  EtcdRange out;
+  out.revision = revision_of(reply);
+  if (auto kvs = reply.find("kvs"); kvs != reply.end())
+    for (const auto& kv : *kvs) out.kvs.push_back(key_value(kv));
+  return out;
+}
+
+std::int64_t EtcdClient::put(std::string_view key, std::string_view value, std::int64_t lease) {
+  json body = {{"key", encode(key)}, {"value", encode(value)}};
+  if (lease != 0) body["lease"] = std::to_string(lease);
+  return revision_of(call("/v3/kv/put", body));
+}
+
+std::optional<std::int64_t> EtcdClient::put_if(std::string_view key, std::string_view value,
+                                               std::int64_t expected, std::int64_t lease) {
+  return txn({{std::string(key), Compare::Target::ModRevision, expected, {}}},
+             {{std::string(key), std::string(value), lease}}, {});
+}
+
+std::optional<std::int64_t> EtcdClient::txn(const std::vector<Compare>& compares,
+                                            const std::vector<Put>& puts,
+                                            const std::vector<std::string>& deletes) {
+  json compare = json::array();
+  for (const auto& c : compares) {
+    json one = {{"key", encode(c.key)}, {"result", "EQUAL"}};
+    switch (c.target) {
+      case Compare::Target::ModRevision:
+        one["target"] = "MOD";
+        one["mod_revision"] = std::to_string(c.revision);
+        break;
+      case Compare::Target::CreateRevision:
+        one["target"] = "CREATE";
+        one["create_revision"] = std::to_string(c.revision);
+        break;
+      case Compare::Target::Value:
+        one["target"] = "VALUE";
+        one["value"] = encode(c.value);
+        break;
+    }
+    compare.push_back(std::move(one));
+  }
+  json success = json::array();
+  for (const auto& put : puts) {
+    json request = {{"key", encode(put.key)}, {"value", encode(put.value)}};
+    if (put.lease != 0) request["lease"] = std::to_string(put.lease);
+    success.push_back({{"request_put", request}});
+  }
+  for (const auto& key : deletes)
+    success.push_back({{"request_delete_range", {{"key", encode(key)}}}});
+  json reply = call("/v3/kv/txn", {{"compare", compare}, {"success", success}});
+  if (!reply.value("succeeded", false)) return std::nullopt;
+  return revision_of(reply);
+}
+
+void EtcdClient::erase(std::string_view key) {
+  call("/v3/kv/deleterange", {{"key", encode(key)}});
+}
+
+std::int64_t EtcdClient::grant_lease(std::chrono::seconds ttl) {
+  json reply = call("/v3/lease/grant", {{"TTL", std::to_string(ttl.count())}});
+  return number(reply, "ID");
+}
+
+bool EtcdClient::keep_alive(std::int64_t lease) {
+  json reply = call("/v3/lease/keepalive", {{"ID", std::to_string(lease)}});
+  auto result = reply.find("result");
+  return result != reply.end() && number(*result, "TTL") > 0;
+}
+
+void EtcdClient::revoke(std::int64_t lease) {
+  call("/v3/lease/revoke", {{"ID", std::to_string(lease)}});
+}
+
+}  // namespace santral::router

@@ -1,0 +1,91 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace santral::router {
+
+struct EtcdKeyValue {
+  std::string key;
+  std::string value;
+  std::int64_t create_revision = 0;
+  std::int64_t mod_revision = 0;
+  std::int64_t lease = 0;
+};
+
+struct EtcdRange {
+  std::int64_t revision = 0;  // the store's revision when it was read
+  std::vector<EtcdKeyValue> kvs;
+};
+
+// No member answered: what each one said ("127.0.0.1:2379: Connection refused; ...").
+class EtcdUnavailable : public std::runtime_error {
+ public:
+  EtcdUnavailable(const std::string& what, bool all_down)
+      : std::runtime_error(what), all_down_(all_down) {}
+  // Every member refused the connection or answered with an error (no leader): etcd itself
+  // is down or without quorum, so no lease can expire meanwhile. Otherwise some member was
+  // silent (timed out): this router may be cut off from an etcd that works.
+  bool all_down() const { return all_down_; }
+
+ private:
+  bool all_down_;
+};
+
+// A small blocking client of etcd v3's JSON gateway (/v3/kv, /v3/lease), one HTTP request per
+// call over Boost.Beast; keys and values are base64 on the wire. A call goes to the member
+// that answered last and moves on to the next on failure; throws EtcdUnavailable when none
+// answers. Not for the request path: the fleet's agent thread uses it (fleet_agent.h).
+class EtcdClient {
+ public:
+  EtcdClient(std::vector<std::string> members, std::chrono::milliseconds timeout);
+
+  // `key`, or every key starting with it when `prefix`.
+  EtcdRange range(std::string_view key, bool prefix = false);
+  // Returns the revision the put made.
+  std::int64_t put(std::string_view key, std::string_view value, std::int64_t lease = 0);
+  // Puts `value` only while `key`'s mod_revision is `expected` (0: while it does not exist).
+  // Returns the new revision, or nullopt when the key had changed.
+  std::optional<std::int64_t> put_if(std::string_view key, std::string_view value,
+                                     std::int64_t expected, std::int64_t lease = 0);
+  void erase(std::string_view key);
+
+  // A transaction: every compare holds, then the puts and deletes happen as one revision.
+  struct Compare {
+    std::string key;
+    enum class Target { ModRevision, CreateRevision, Value } target = Target::ModRevision;
+    std::int64_t revision = 0;  // ModRevision, CreateRevision (0: the key does not exist)
+    std::string value;          // Value
+  };
+  struct Put {
+    std::string key, value;
+    std::int64_t lease = 0;
+  };
+  // The revision it made, or nullopt when a compare failed.
+  std::optional<std::int64_t> txn(const std::vector<Compare>& compares,
+                                  const std::vector<Put>& puts,
+                                  const std::vector<std::string>& deletes);
+  std::int64_t grant_lease(std::chrono::seconds ttl);  // the lease's ID
+  bool keep_alive(std::int64_t lease);                 // false: the lease has expired
+  void revoke(std::int64_t lease);
+
+  const std::string& member() const { return members_[preferred_]; }  // the last that answered
+
+ private:
+  nlohmann::json call(std::string_view path, const nlohmann::json& body);
+  nlohmann::json call_member(const std::string& member, std::string_view path,
+                             const std::string& body);
+
+  std::vector<std::string> members_;
+  std::chrono::milliseconds timeout_;
+  std::size_t preferred_ = 0;
+};
+
+}  // namespace santral::router

@@ -1,0 +1,148 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+#include "config/cluster_config.h"
+#include "router/cluster/etcd_client.h"
+#include "router/cluster/router_record.h"
+
+namespace santral::router {
+
+// This router's link to the fleet's shared state in etcd, on a thread of its own (etcd calls
+// block): it holds the router's lease and registration, reads the fleet's keys every poll_ms
+// and tells the server (on its io_context) when the map or the salting changed, and carries
+// out the server's proposals as compare-and-swaps.
+//
+//   /santral/<name>/map               the shard map (map_document.h); mod_revision = version
+//   /santral/<name>/salting           SANTRAL SALT/UNSALT and automatic salting
+//   /santral/<name>/move              a move in progress (move_document.h)
+//   /santral/<name>/coordinator       the router driving it, on its lease
+//   /santral/<name>/routers/<router>  each live router (router_record.h), on its lease
+class FleetAgent {
+ public:
+  struct Hooks {  // each runs on the server's thread
+    std::function<void(const EtcdKeyValue&)> map_changed;
+    std::function<void(const EtcdKeyValue&)> salting_changed;
+    std::function<void()> routers_changed;  // a router came, went or acknowledged something
+    // The move document changed (nullopt: there is none any more).
+    std::function<void(const std::optional<EtcdKeyValue>&)> move_changed;
+    // This router became, or stopped being, the coordinator of the move.
+    std::function<void(bool)> coordinating;
+  };
+
+  FleetAgent(config::ClusterSettings settings, RouterRecord self);
+  ~FleetAgent();
+
+  // At start-up, before serving: registers the router on a lease of its own, then reads the
+  // fleet's map (publishing `document` first when etcd has
+  // none and `document` is not empty) and salting. Throws EtcdUnavailable when etcd does not
+  // answer within cluster.start_timeout_ms.
+  struct Joined {
+    std::optional<EtcdKeyValue> map;
+    std::optional<EtcdKeyValue> salting;
+    std::optional<EtcdKeyValue> move;
+    bool published = false;  // this router's file made the map
+  };
+  Joined join(const std::string& document);
+
+  // Starts watching; what join() read counts as seen. `serve_until` (steady-clock ns) is kept
+  // at the time past which this router's lease may have expired on the others: 2/3 of the
+  // lease after the last keepalive etcd answered, or later while etcd as a whole is down.
+  // The hooks and the answers to proposals run on `home` (the server's thread).
+  void start(boost::asio::io_context& home, Hooks hooks, std::atomic<std::int64_t>* serve_until);
+  void stop();  // leaves the fleet (revokes the lease)
+
+  // Writes `value` at `key` while its mod_revision is still `expected`; `done` gets the new
+  // revision, or an error for the client (etcd unreachable, changed meanwhile).
+  using Proposed = std::function<void(std::int64_t revision, std::string error)>;
+  void propose(std::string key, std::string value, std::int64_t expected, Proposed done);
+  // Writes at `key` what `change` makes of its value ("" when absent), as a compare-and-swap
+  // tried again when another router changed it meanwhile; `change` runs on the agent's thread.
+  using Change = std::function<std::string(const std::string& current)>;
+  void update(std::string key, Change change, Proposed done);
+  // This router now serves map version `version` (written into its registration).
+  void acknowledge(std::int64_t version);
+  // This router routes by salting version `version`, and what it sent before is answered.
+  void acknowledge_salting(std::int64_t version);
+  // Likewise for epoch `epoch` of the move `move_id` (its document's create_revision).
+  void acknowledge_move(std::int64_t move_id, std::uint64_t epoch);
+  // As the coordinator: how many keys its walk has moved (for every router's STATUS).
+  void report_walk(std::uint64_t keys_moved);
+  // Runs `action` with the etcd client on the agent's thread: "" or an error, and the revision
+  // it made. For the compare-and-swaps of a move.
+  using Action = std::function<std::string(EtcdClient& etcd, std::int64_t& revision)>;
+  void call(Action action, Proposed done);
+  const std::string& move_key() const { return move_key_; }
+  const std::string& coordinator_key() const { return coordinator_key_; }
+
+  const std::string& map_key() const { return map_key_; }
+  const std::string& salting_key() const { return salting_key_; }
+  const config::ClusterSettings& settings() const { return settings_; }
+  const std::string& router_name() const { return router_name_; }
+
+  // What the last read of etcd found, for SANTRAL ROUTERS and /routers.
+  struct View {
+    std::vector<RouterRecord> routers;
+    bool in_touch = false;
+    std::string member;      // the etcd member that answered last
+    std::string last_error;  // when not in touch
+    std::int64_t lease = 0;
+    double silent_ms = 0;  // since etcd last answered
+  };
+  View view() const;
+
+ private:
+  struct Job {
+    std::string key, value;
+    std::int64_t expected;
+    Change change;  // set: a read-modify-write instead of a put on `expected`
+    Action action;  // set: runs it instead
+    Proposed done;
+  };
+  void run();
+  void poll();
+  void keep_lease();
+  void take_lease(bool rejoining);
+  void confirmed(std::chrono::steady_clock::time_point asked);
+  void register_self();
+  void elect(const std::optional<EtcdKeyValue>& move, const std::optional<EtcdKeyValue>& holder);
+  void carry_out(Job job);
+  std::string read_modify_write(Job& job, std::int64_t& revision);
+
+  boost::asio::io_context* home_ = nullptr;
+  config::ClusterSettings settings_;
+  std::string router_name_;
+  std::string map_key_, salting_key_, move_key_, coordinator_key_, routers_prefix_, self_key_;
+  EtcdClient etcd_;
+  Hooks hooks_;
+  std::thread thread_;
+  std::atomic<std::int64_t>* serve_until_ = nullptr;
+  std::optional<std::chrono::steady_clock::time_point> rejoined_at_;  // agent thread only
+
+  mutable std::mutex lock_;  // guards what follows
+  std::condition_variable wake_;
+  std::deque<Job> jobs_;
+  bool stopping_ = false;
+  RouterRecord self_;
+  bool self_dirty_ = true;
+  View view_;
+  std::string routers_seen_;  // the records as last read, to tell when they change
+  std::int64_t seen_map_ = 0, seen_salting_ = 0, seen_move_ = 0;
+  bool coordinating_ = false;
+  std::chrono::steady_clock::time_point last_answer_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_keepalive_{};
+};
+
+}  // namespace santral::router

@@ -1,0 +1,37 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "config/config.h"
+
+namespace santral::router {
+
+// The shard map as etcd keeps it, under /santral/<name>/map: a JSON document with a format
+// version and the shared part of a config (config/shared_map.h) as YAML text.
+//   {"format": 1, "santral": "0.4.0", "pushed_by": "router-a", "config": "shards: ..."}
+// The key's mod_revision is the map's version.
+inline constexpr int kMapFormat = 1;
+
+struct MapDocument {
+  std::string config_text;      // the shared part of a config file
+  std::string pushed_by;        // the router that proposed it
+  std::int64_t moved_from = 0;  // written as a move ended: the version the keys moved from
+};
+
+std::string encode_map(const MapDocument& map);
+
+// The map `value` read from etcd `key`, validated: the shared config it holds, or an error
+// naming the key and the field (the same on every router).
+struct DecodedMap {
+  std::optional<config::Config> shared;
+  std::string config_text;
+  std::string pushed_by;
+  std::int64_t moved_from = 0;
+  std::string error;
+};
+DecodedMap decode_map(std::string_view key, const std::string& value);
+
+}  // namespace santral::router

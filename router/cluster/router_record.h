@@ -1,0 +1,31 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace santral::router {
+
+// One live router of the fleet, as it registers itself under /santral/<name>/routers/<router>,
+// attached to its lease: the key goes when the lease expires.
+struct RouterRecord {
+  std::string name;
+  std::string listen;
+  std::string admin;
+  long pid = 0;
+  std::int64_t map_version = 0;      // the map version it serves (acknowledged)
+  std::int64_t salting_version = 0;  // the salting it routes by, its old requests answered
+  std::int64_t move_id = 0;          // the move it routes by (its document's create_revision)
+  std::uint64_t move_epoch = 0;      // and the epoch of it, its old requests answered
+  std::uint64_t keys_moved = 0;      // as the move's coordinator: what its walk moved so far
+  std::int64_t lease = 0;            // its etcd lease
+  std::int64_t lease_ttl_s = 0;
+  std::string started;  // UTC, ISO 8601
+
+  nlohmann::json to_json() const;
+  static std::optional<RouterRecord> from_json(const std::string& text);  // nullopt: not one
+};
+
+}  // namespace santral::router

@@ -1,0 +1,68 @@
+// SANTRAL MAP PUSH and SANTRAL ROUTERS: a fleet of routers sharing one map (router/cluster/).
+#include <string>
+
+#include "protocol/arguments.h"
+#include "protocol/errors.h"
+#include "protocol/resp_writer.h"
+#include "router/commands/santral_commands.h"
+#include "router/process/control_plane.h"
+#include "router/process/fan_out.h"
+#include "router/process/worker.h"
+#include "router/session/client_session.h"
+
+namespace santral::router {
+
+// SANTRAL MAP PUSH <config text>: proposed through the server's thread, answered once etcd
+// has taken it or refused it.
+void santral_map(const Routed& routed) {
+  auto& session = routed.session;
+  const auto& args = routed.request.args;
+  if (args.size() != 4 || !protocol::equals_nocase(args[2], "PUSH"))
+    return session.reply_error(protocol::error_message(protocol::ClientError::MapPushSyntax));
+  auto slot = session.open_slot();
+  boost::intrusive_ptr<ClientSession> keep(&session);
+  session.worker().shared().control->push_map(
+      std::string(args[3]),
+      answer_on<ControlPlane::ReloadResult>(
+          session.worker().io(), [keep, slot](const ControlPlane::ReloadResult& result) {
+            std::string reply;
+            if (result.ok) {
+              protocol::RespWriter(reply).simple("OK " + protocol::one_line(result.message));
+            } else {
+              protocol::RespWriter(reply).error(protocol::one_line(result.message));
+            }
+            keep->deliver(slot, 0, reply);
+          }));
+}
+
+// SANTRAL ROUTERS: one map per live router of the fleet, as this router last read etcd.
+void santral_routers(const Routed& routed) {
+  auto& session = routed.session;
+  auto view = session.worker().shared().control->fleet_view();
+  if (!view) return session.reply_error(protocol::error_message(protocol::ClientError::NotInFleet));
+  std::string out;
+  protocol::RespWriter writer(out, session.state().protocol);
+  writer.array_header(view->routers.size());
+  for (const auto& router : view->routers) {
+    writer.map_header(8);
+    writer.bulk("name");
+    writer.bulk(router.name);
+    writer.bulk("listen");
+    writer.bulk(router.listen);
+    writer.bulk("admin");
+    writer.bulk(router.admin);
+    writer.bulk("map_version");
+    writer.integer(router.map_version);
+    writer.bulk("salting_version");
+    writer.integer(router.salting_version);
+    writer.bulk("lease");
+    writer.bulk(std::to_string(router.lease));
+    writer.bulk("lease_ttl_s");
+    writer.integer(router.lease_ttl_s);
+    writer.bulk("started");
+    writer.bulk(router.started);
+  }
+  session.reply(out);
+}
+
+}  // namespace santral::router

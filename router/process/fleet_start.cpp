@@ -1,0 +1,113 @@
+#include "router/process/fleet_start.h"
+
+#include <unistd.h>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "config/placement_change.h"
+#include "config/shard_map.h"
+#include "config/shared_map.h"
+#include "router/cluster/map_document.h"
+#include "router/process/server.h"
+
+namespace santral::router {
+
+namespace {
+
+RouterRecord self_record(const config::Config& config) {
+  RouterRecord self;
+  std::string listen =
+      config.plain_listener
+          ? config.listen.text()
+          : config::Endpoint{config.tls.listen_host, config.tls.listen_port}.text();
+  self.name = config.cluster.router;
+  if (self.name.empty()) {
+    // Listening on every address (in a container): the host's name tells routers apart.
+    std::string host = config.plain_listener ? config.listen.host : config.tls.listen_host;
+    std::uint16_t port = config.plain_listener ? config.listen.port : config.tls.listen_port;
+    char name[256] = {};
+    if ((host == "0.0.0.0" || host == "::") && ::gethostname(name, sizeof name - 1) == 0)
+      self.name = config::Endpoint{name, port}.text();
+    else
+      self.name = listen;
+  }
+  self.listen = listen;
+  if (config.admin.listen.port != 0) self.admin = config.admin.listen.text();
+  self.pid = static_cast<long>(::getpid());
+  self.started = fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)));
+  return self;
+}
+
+}  // namespace
+
+FleetStart join_fleet(const ConfigSource& source, config::Config config) {
+  FleetStart start;
+  const auto& cluster = config.cluster;
+  auto self = self_record(config);
+  std::string name = self.name;
+  start.agent = std::make_unique<FleetAgent>(cluster, std::move(self));
+  const std::string& key = start.agent->map_key();
+  std::string file = source.path.string();
+  std::string document;
+  if (config::has_shard_map(config)) {
+    start.file_map_text = config::shared_map_text(source.read_text(), source.path);
+    document = encode_map({start.file_map_text, name});
+  }
+  FleetAgent::Joined joined;
+  try {
+    joined = start.agent->join(document);
+  } catch (const EtcdUnavailable& e) {
+    throw FleetJoinFailed(fmt::format(
+        "fleet '{}': cannot reach etcd within {} ms (cluster.start_timeout_ms): {}; start etcd, "
+        "or remove cluster: from {} to run this router alone",
+        cluster.name, cluster.start_timeout.count(), e.what(), file));
+  }
+  start.salting = joined.salting;
+  start.move = joined.move;
+  if (!joined.map)
+    throw FleetJoinFailed(fmt::format(
+        "fleet '{}': etcd has no map at {} and {} has none of its own (no shards:); push one "
+        "with `santral map push FILE` through another router, or add shards: to {}",
+        cluster.name, key, file, file));
+  auto decoded = decode_map(key, joined.map->value);
+  if (!decoded.shared) {
+    if (!config::has_shard_map(config))
+      throw FleetJoinFailed(fmt::format(
+          "fleet '{}': the map in etcd is refused: {}; and {} has none of its own: push a valid "
+          "one with `santral map push FILE`",
+          cluster.name, decoded.error, file));
+    spdlog::error(
+        "fleet '{}': the map in etcd is refused: {}; serving {}'s own map until a valid one is "
+        "pushed (`santral map push FILE`)",
+        cluster.name, decoded.error, file);
+    start.map_text = start.file_map_text;
+    start.config = std::move(config);
+    return start;
+  }
+  if (joined.published) {
+    spdlog::info("fleet '{}': etcd had no map; published {}'s as version {} ({})", cluster.name,
+                 file, joined.map->mod_revision, key);
+  } else {
+    spdlog::info("fleet '{}': serving the fleet's map version {} from etcd (pushed by {})",
+                 cluster.name, joined.map->mod_revision,
+                 decoded.pushed_by.empty() ? "?" : decoded.pushed_by);
+    if (config::has_shard_map(config) && start.file_map_text != decoded.config_text) {
+      config::ShardMap mine(config);
+      config::ShardMap fleets(*decoded.shared);
+      spdlog::warn(
+          "fleet '{}': {}'s map differs from the fleet's version {} ({} from the file's); "
+          "serving the fleet's. `santral map push {}` proposes the file's",
+          cluster.name, file, joined.map->mod_revision,
+          config::compare_placement(mine, fleets).summary(), file);
+    }
+  }
+  config::adopt_shared_map(config, *decoded.shared);
+  start.config = std::move(config);
+  start.map_version = static_cast<std::uint64_t>(joined.map->mod_revision);
+  start.map_text = decoded.config_text;
+  return start;
+}
+
+}  // namespace santral::router

@@ -1,0 +1,254 @@
+// The server's side of a fleet (`cluster:`): the map in force comes from etcd, and reloads
+// and SANTRAL MAP PUSH propose the next one there (router/cluster/).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+#include <boost/asio/post.hpp>
+
+#include "config/config_error.h"
+#include "config/placement_change.h"
+#include "config/placement_diff.h"
+#include "config/shared_map.h"
+#include "protocol/errors.h"
+#include "router/cluster/map_document.h"
+#include "router/process/fan_out.h"
+#include "router/process/fence.h"
+#include "router/process/server.h"
+#include "router/transport/tls_contexts.h"
+
+namespace santral::router {
+
+namespace asio = boost::asio;
+
+std::optional<FleetAgent::View> Server::fleet_view() const {
+  if (!fleet_) return std::nullopt;
+  return fleet_->view();
+}
+
+Server::FleetMap Server::fleet_map(const std::string& key, const std::string& document) const {
+  FleetMap out;
+  auto decoded = decode_map(key, document);
+  if (!decoded.shared) {
+    out.error = decoded.error;
+    return out;
+  }
+  config::Config next = *topology_->config;
+  config::adopt_shared_map(next, *decoded.shared);
+  auto made = std::make_shared<config::Topology>(*config::make_topology(std::move(next), 0));
+  made->salt_naming = topology_->salt_naming;
+  // Keys change owners only through a move (server_fleet_move.cpp); a map that gives them new
+  // owners at once would strand them. The map a move ends with is where the keys are now: a
+  // router left out of the move (it could not reach the shards meanwhile) takes it as it is.
+  if (decoded.moved_from == 0 && !config::moving_units(*topology_->map, *made->map).empty())
+    out.error = fmt::format(
+        "etcd key {}: field config: the map gives keys new owners ({}) without a move; propose "
+        "it with `santral map push FILE` or a reload, which plans the move",
+        key, config::compare_placement(*topology_->map, *made->map).summary());
+  out.moves = !out.error.empty();
+  out.topology = std::move(made);
+  out.text = std::move(decoded.config_text);
+  out.pushed_by = std::move(decoded.pushed_by);
+  return out;
+}
+
+void Server::put_in_force(config::TopologyPtr topology) {
+  post_to_each<Worker>(worker_list(), [topology](Worker& worker) { worker.apply(topology); });
+  topology_ = std::move(topology);
+  shared_.topology_version = topology_->version;
+  spdlog::set_level(spdlog::level::from_str(topology_->config->log_level));
+}
+
+// A map version read from etcd: every router takes it, the one that proposed it too.
+void Server::take_fleet_map(const EtcdKeyValue& map) {
+  auto version = static_cast<std::uint64_t>(map.mod_revision);
+  if (version == topology_->map_version) return;
+  std::string why = fmt::format("etcd (map version {})", version);
+  auto next = fleet_map(map.key, map.value);
+  if (!next.topology || next.moves) {
+    spdlog::error("fleet '{}': refusing map version {}: {}; still serving version {}",
+                  fleet_->settings().name, version, next.error, topology_->map_version);
+    remember_reload(why, {false, next.error});
+    return;
+  }
+  next.topology->version = next_version();
+  next.topology->map_version = version;
+  auto change = config::compare_placement(*topology_->map, *next.topology->map);
+  fleet_map_text_ = std::move(next.text);
+  put_in_force(next.topology);
+  fleet_->acknowledge(map.mod_revision);
+  std::string message =
+      fmt::format("version {} (pushed by {}): {} shard{}; {}", version,
+                  next.pushed_by.empty() ? "?" : next.pushed_by, topology_->map->shard_count(),
+                  topology_->map->shard_count() == 1 ? "" : "s", change.summary());
+  spdlog::info("fleet '{}': serving map {}", fleet_->settings().name, message);
+  remember_reload(why, {true, message});
+}
+
+void Server::propose_map(const std::string& shared_text, std::function<void(ReloadResult)> done) {
+  std::string document = encode_map({shared_text, fleet_->router_name()});
+  if (fleet_move_.document)
+    return done({false, protocol::error_message(
+                            protocol::ClientError::MapProposal,
+                            fmt::format("a move is {} (SANTRAL RESHARD STATUS); propose once it "
+                                        "has ended, or ABORT it first",
+                                        phase_name(fleet_move_.document->phase)))});
+  // Checked here as every router will check it, so that a refused map never reaches etcd.
+  auto checked = fleet_map(fleet_->map_key(), document);
+  if (checked.moves) return propose_move(shared_text, std::move(done));
+  if (!checked.topology) {
+    if (done)
+      done({false, protocol::error_message(protocol::ClientError::MapProposal, checked.error)});
+    return;
+  }
+  auto expected = static_cast<std::int64_t>(topology_->map_version);
+  fleet_->propose(
+      fleet_->map_key(), std::move(document), expected,
+      [this, done = std::move(done)](std::int64_t revision, const std::string& error) {
+        ReloadResult result;
+        if (!error.empty()) {
+          result = {false, protocol::error_message(protocol::ClientError::MapProposal, error)};
+          spdlog::error("fleet '{}': {}", fleet_->settings().name, result.message);
+        } else {
+          result = {true, fmt::format("proposed map version {} to fleet '{}'; every router "
+                                      "serves it once it reads it (SANTRAL ROUTERS shows "
+                                      "their versions)",
+                                      revision, fleet_->settings().name)};
+          spdlog::info("fleet '{}': {}", fleet_->settings().name, result.message);
+        }
+        if (done) done(std::move(result));
+      });
+}
+
+// A reload in a fleet: the file's own settings apply here at once; its map, when it has
+// changed since this router last read it, is proposed as the fleet's next version.
+void Server::reload_in_fleet(std::string why, std::function<void(ReloadResult)> done) {
+  auto finish = [&](ReloadResult result) {
+    remember_reload(why, result);
+    if (done) done(std::move(result));
+  };
+  config::Config next;
+  std::string text;
+  std::string file_map;
+  try {
+    text = source_.read_text();
+    last_read_text_ = text;
+    next = source_.parse(text);
+    if (config::has_shard_map(next)) file_map = config::shared_map_text(text, source_.path);
+  } catch (const config::ConfigError& e) {
+    spdlog::error("reload ({}) rejected, still serving version {}: {}", why, topology_->map_version,
+                  e.what());
+    return finish({false, e.what()});
+  }
+  auto tls = make_tls_contexts(next);
+  if (!tls.contexts) {
+    spdlog::error("reload ({}) rejected, still serving version {}: {}: {}", why,
+                  topology_->map_version, next.source.string(), tls.error);
+    return finish({false, next.source.string() + ": " + tls.error});
+  }
+  if (fleet_move_.document || topology_->move)
+    return finish({false, fmt::format("a move is under way (SANTRAL RESHARD STATUS); reload once "
+                                      "it has ended, or ABORT it first")});
+  auto kept = keep_restart_settings(*topology_->config, next);
+  config::adopt_shared_map(next, *topology_->config);  // the fleet's map stays in force
+  put_tls_in_force(tls.contexts);
+  auto topology =
+      std::make_shared<config::Topology>(*config::make_topology(std::move(next), next_version()));
+  topology->map_version = topology_->map_version;
+  topology->salt_naming = topology_->salt_naming;
+  put_in_force(topology);
+  std::string message = "this router's own settings reloaded";
+  if (!kept.empty())
+    message += fmt::format(" (needs a restart to change: {})", fmt::join(kept, ", "));
+  spdlog::info("reloaded {} ({}): {}", source_.path.string(), why, message);
+  bool news = !file_map.empty() && file_map != file_map_text_ && file_map != fleet_map_text_;
+  if (!file_map.empty()) file_map_text_ = file_map;
+  if (!news)
+    return finish({true, fmt::format("{}; the file's map is not new: the fleet's version {} stays "
+                                     "(santral map push FILE proposes a map)",
+                                     message, topology_->map_version)});
+  propose_map(file_map, [this, why, message, done = std::move(done)](ReloadResult proposed) {
+    ReloadResult result{proposed.ok, message + "; " + proposed.message};
+    remember_reload(why, result);
+    if (done) done(std::move(result));
+  });
+}
+
+void Server::push_map(std::string text, std::function<void(ReloadResult)> done) {
+  asio::post(io_, [this, text = std::move(text), done = std::move(done)]() mutable {
+    if (!fleet_) return done({false, protocol::error_message(protocol::ClientError::NotInFleet)});
+    std::string shared;
+    try {
+      shared = config::shared_map_text(text, "SANTRAL MAP PUSH");
+    } catch (const config::ConfigError& e) {
+      return done({false, protocol::error_message(protocol::ClientError::MapProposal, e.what())});
+    }
+    propose_map(shared, std::move(done));
+  });
+}
+
+void Server::share_salting(SaltChange change, std::function<void(std::string)> done) {
+  asio::post(io_, [this, change = std::move(change), done = std::move(done)]() mutable {
+    if (!fleet_) return done({});
+    fleet_->update(
+        fleet_->salting_key(),
+        [change = std::move(change)](const std::string& current) {
+          return apply_salt_change(current, change);
+        },
+        [this, done = std::move(done)](std::int64_t revision, const std::string& error) {
+          if (!error.empty()) return done("the fleet's salting was not changed: " + error);
+          // Every router must take it, this one too (when its next read of etcd finds it).
+          auto wait = std::chrono::seconds(2) * fleet_->settings().lease_ttl.count();
+          salt_waiters_.push_back({revision, done, std::chrono::steady_clock::now() + wait});
+          check_salt_waiters();
+        });
+  });
+}
+
+// A salting version read from etcd: every worker takes it, then waits out what it had sent
+// by the old one; only then does this router acknowledge it (an UNSALT elsewhere waits for
+// that before folding the sub-keys).
+void Server::take_fleet_salting(const EtcdKeyValue& salting) {
+  auto decoded = decode_salt_overrides(salting.key, salting.value);
+  if (!decoded.overrides) {
+    spdlog::error("fleet '{}': refusing salting version {}: {}", fleet_->settings().name,
+                  salting.mod_revision, decoded.error);
+    return;
+  }
+  {
+    std::lock_guard lock(shared_.salt_lock);
+    shared_.salt_overrides = decoded.overrides;
+    ++shared_.salt_version;
+  }
+  auto version = salting.mod_revision;
+  fence_workers(
+      io_, worker_list(), {}, [](Worker& worker) { worker.refresh_salts(); },
+      [this, version] { fleet_->acknowledge_salting(version); });
+}
+
+void Server::check_salt_waiters() {
+  if (salt_waiters_.empty()) return;
+  auto view = fleet_->view();
+  auto now = std::chrono::steady_clock::now();
+  std::vector<SaltWaiter> waiting;
+  for (auto& waiter : salt_waiters_) {
+    std::string behind;
+    bool self_seen = false;
+    for (const auto& router : view.routers) {
+      self_seen = self_seen || router.name == fleet_->router_name();
+      if (router.salting_version < waiter.version)
+        behind += (behind.empty() ? "" : ", ") + router.name;
+    }
+    if (!self_seen) behind += (behind.empty() ? "" : ", ") + fleet_->router_name();
+    if (behind.empty()) {
+      waiter.done({});
+    } else if (now >= waiter.deadline) {
+      waiter.done(fmt::format("routers {} have not taken salting version {} in time", behind,
+                              waiter.version));
+    } else {
+      waiting.push_back(std::move(waiter));
+    }
+  }
+  salt_waiters_ = std::move(waiting);
+}
+
+}  // namespace santral::router

@@ -1,0 +1,542 @@
+// A fleet of routers sharing one shard map in etcd: three real Santral processes over a
+// three-member etcd (both on loopback). A map pushed through one router is served by all; a
+// map etcd holds that does not validate is refused by every router alike; etcd losing a
+// member or stopping altogether does not stop ordinary traffic.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "config/config.h"
+#include "config/shard_map.h"
+#include "tests/support/etcd_cluster.h"
+#include "tests/support/free_port.h"
+#include "tests/support/move_checks.h"
+#include "tests/support/process.h"
+#include "tests/support/redis_server.h"
+#include "tests/support/santral_process.h"
+#include "tests/support/temp_dir.h"
+
+using namespace santral::test;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// The map version a router serves, as SANTRAL SHARDMAP's first line says ("version:N").
+long long map_version(const SantralProcess& router) {
+  auto reply = router.client().command({"SANTRAL", "SHARDMAP"});
+  REQUIRE(reply.type == Reply::Type::String);
+  return std::stoll(reply.str.substr(reply.str.find(':') + 1));
+}
+
+// SANTRAL ROUTERS: name -> map_version.
+std::map<std::string, long long> routers_of(const SantralProcess& router) {
+  auto reply = router.client().command({"SANTRAL", "ROUTERS"});
+  REQUIRE(reply.type == Reply::Type::Array);
+  std::map<std::string, long long> out;
+  for (const auto& entry : reply.elements) {
+    std::string name;
+    long long version = -1;
+    for (std::size_t i = 0; i + 1 < entry.elements.size(); i += 2) {
+      if (entry.elements[i].str == "name") name = entry.elements[i + 1].str;
+      if (entry.elements[i].str == "map_version") version = entry.elements[i + 1].integer;
+    }
+    out[name] = version;
+  }
+  return out;
+}
+
+struct Fleet {
+  explicit Fleet(int members = 3, const std::string& cluster_more = "  lease_ttl_s: 3\n")
+      : etcd(members) {
+    for (int i = 0; i < 3; ++i)
+      routers.push_back(std::make_unique<SantralProcess>(
+          SantralProcess::config_for({&a, &b}, etcd.cluster_yaml("t", cluster_more)),
+          std::vector<std::string>{"--workers", "2"}));
+  }
+  std::string router_address(int i) const {
+    return "127.0.0.1:" + std::to_string(routers[i]->port());
+  }
+  // Every router serves `version`.
+  bool all_serve(long long version) const {
+    for (const auto& router : routers)
+      if (map_version(*router) != version) return false;
+    return true;
+  }
+
+  EtcdCluster etcd;
+  RedisServer a, b;
+  std::vector<std::unique_ptr<SantralProcess>> routers;
+};
+
+}  // namespace
+
+TEST_CASE("fleet: the first router publishes its map and every router serves that version") {
+  Fleet fleet;
+  long long version = map_version(*fleet.routers[0]);
+  CHECK(version > 1);  // an etcd revision, not a router's own count
+  CHECK(fleet.all_serve(version));
+  CHECK(fleet.routers[0]->log().find("etcd had no map; published") != std::string::npos);
+  CHECK(fleet.routers[1]->log().find("serving the fleet's map version " +
+                                     std::to_string(version)) != std::string::npos);
+  // Every router is registered with its lease and its map version.
+  REQUIRE(wait_until([&] { return routers_of(*fleet.routers[2]).size() == 3; }, 5000));
+  for (const auto& [name, acked] : routers_of(*fleet.routers[2])) {
+    CHECK(acked == version);
+    CHECK(name.starts_with("127.0.0.1:"));
+  }
+  auto client = fleet.routers[0]->client();
+  REQUIRE(client.command({"SET", "greeting", "merhaba"}).is_ok());
+  CHECK(fleet.routers[2]->client().command({"GET", "greeting"}).str == "merhaba");
+}
+
+TEST_CASE("fleet: a map pushed through one router is served by all of them") {
+  Fleet fleet;
+  long long before = map_version(*fleet.routers[0]);
+  TempDir dir;
+  auto file =
+      dir.write("next.yaml", SantralProcess::config_for({&fleet.a, &fleet.b}, "databases: 4\n"));
+  auto started = Clock::now();
+  auto pushed = run_santral({"map", "push", file.string(), "--router", fleet.router_address(1)});
+  INFO(pushed.output);
+  REQUIRE(pushed.exit_code == 0);
+  CHECK(pushed.output.find("proposed map version") != std::string::npos);
+  long long after = 0;
+  REQUIRE(wait_until(
+      [&] {
+        after = map_version(*fleet.routers[0]);
+        return after > before && fleet.all_serve(after);
+      },
+      5000));
+  auto took = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+  WARN("map push to every router serving version " << after << ": " << took << " ms");
+  // The pushed map's databases are every router's now.
+  for (const auto& router : fleet.routers) {
+    auto client = router->client();
+    CHECK(client.command({"SELECT", "3"}).is_ok());
+    CHECK(client.command({"SELECT", "5"}).str.find("out of range") != std::string::npos);
+  }
+  REQUIRE(wait_until(
+      [&] {
+        for (const auto& [name, acked] : routers_of(*fleet.routers[0]))
+          if (acked != after) return false;
+        return true;
+      },
+      5000));
+}
+
+TEST_CASE("fleet: a reload proposes the file's changed map; an unchanged one proposes nothing") {
+  Fleet fleet;
+  long long before = map_version(*fleet.routers[0]);
+  auto& router = *fleet.routers[2];
+  auto unchanged = router.client().command({"SANTRAL", "RELOAD"});
+  CHECK(unchanged.str.find("the file's map is not new") != std::string::npos);
+  CHECK(map_version(router) == before);
+  {
+    std::ofstream out(router.config_path(), std::ios::app);
+    out << "databases: 8\n";
+  }
+  auto reload = router.client().command({"SANTRAL", "RELOAD"});
+  INFO(reload.str);
+  REQUIRE(reload.type == Reply::Type::Status);
+  CHECK(reload.str.find("proposed map version") != std::string::npos);
+  REQUIRE(wait_until([&] { return map_version(*fleet.routers[0]) > before; }, 5000));
+  REQUIRE(wait_until([&] { return fleet.all_serve(map_version(*fleet.routers[0])); }, 5000));
+  // databases is the fleet's: SELECT 5 is refused by a router whose file still says 16.
+  CHECK(fleet.routers[0]->client().command({"SELECT", "9"}).is_error());
+}
+
+TEST_CASE("fleet: a map in etcd that does not validate is refused alike by every router") {
+  Fleet fleet;
+  long long before = map_version(*fleet.routers[0]);
+  auto client = fleet.routers[1]->client();
+  REQUIRE(client.command({"SET", "kept", "1"}).is_ok());
+
+  auto refused_by_all = [&](const std::string& error) {
+    return wait_until(
+        [&] {
+          for (const auto& router : fleet.routers)
+            if (router->log().find("refusing map version") == std::string::npos ||
+                router->log().find(error) == std::string::npos)
+              return false;
+          return true;
+        },
+        5000);
+  };
+  SECTION("not a map document") {
+    fleet.etcd.put("/santral/t/map", "shards: [truncated");
+    CHECK(refused_by_all("etcd key /santral/t/map: not a Santral map document"));
+  }
+  SECTION("from a newer Santral") {
+    fleet.etcd.put("/santral/t/map", R"({"format": 2, "santral": "9.0", "config": "x"})");
+    CHECK(refused_by_all("etcd key /santral/t/map: field format: 2 is from a newer Santral"));
+  }
+  SECTION("a config that does not validate names the field") {
+    fleet.etcd.put("/santral/t/map",
+                   R"({"format": 1, "config": "shards:\n  - name: a\n    address: nowhere\n"})");
+    CHECK(refused_by_all("etcd key /santral/t/map field config:3: shards[0].address"));
+  }
+  for (const auto& router : fleet.routers) {
+    CHECK(map_version(*router) == before);
+    CHECK(router->client().command({"GET", "kept"}).str == "1");
+  }
+}
+
+TEST_CASE("fleet: etcd losing one member of three changes nothing") {
+  // A lease well beyond etcd's election (about a second) when the member lost led.
+  Fleet fleet(3, "  lease_ttl_s: 6\n");
+  long long before = map_version(*fleet.routers[0]);
+  fleet.etcd.kill(0);
+  // Ordinary traffic through every router goes on through the election.
+  std::vector<RedisClient> clients;
+  for (const auto& router : fleet.routers) clients.push_back(router->client());
+  auto until = Clock::now() + std::chrono::seconds(3);
+  for (int n = 0; Clock::now() < until; ++n) {
+    auto& client = clients[n % clients.size()];
+    std::string key = "k" + std::to_string(n);
+    REQUIRE(client.command({"SET", key, "v"}).is_ok());
+    REQUIRE(clients[(n + 1) % clients.size()].command({"GET", key}).str == "v");
+  }
+  // And the map changes as before (a proposal made during the election is refused: try again).
+  Reply reply;
+  REQUIRE(wait_until(
+      [&] {
+        reply = fleet.routers[2]->client().command(
+            {"SANTRAL", "MAP", "PUSH",
+             SantralProcess::config_for({&fleet.a, &fleet.b}, "databases: 4\n")});
+        return reply.type == Reply::Type::Status;
+      },
+      15000));
+  REQUIRE(wait_until(
+      [&] {
+        long long now = map_version(*fleet.routers[0]);
+        return now > before && fleet.all_serve(now);
+      },
+      10000));
+}
+
+TEST_CASE("fleet: with etcd gone, routers keep serving with the map they have") {
+  Fleet fleet;
+  long long before = map_version(*fleet.routers[0]);
+  fleet.etcd.kill_all();
+  std::vector<RedisClient> clients;
+  for (const auto& router : fleet.routers) clients.push_back(router->client());
+  for (int round = 0; round < 50; ++round)
+    for (std::size_t i = 0; i < clients.size(); ++i) {
+      std::string key = "k" + std::to_string(round) + "-" + std::to_string(i);
+      REQUIRE(clients[i].command({"SET", key, "v"}).is_ok());
+      REQUIRE(clients[(i + 1) % clients.size()].command({"GET", key}).str == "v");
+    }
+  // Changing the map needs etcd, and says so.
+  auto reply =
+      clients[0].command({"SANTRAL", "MAP", "PUSH",
+                          SantralProcess::config_for({&fleet.a, &fleet.b}, "databases: 4\n")});
+  CHECK(reply.is_error());
+  CHECK(reply.str.find("etcd did not answer") != std::string::npos);
+  CHECK(fleet.all_serve(before));
+  // Past the lease's length too.
+  std::this_thread::sleep_for(std::chrono::milliseconds(3500));
+  CHECK(clients[1].command({"GET", "k0-0"}).str == "v");
+}
+
+TEST_CASE("fleet: a router frozen past its lease leaves the fleet, and joins again on waking") {
+  Fleet fleet(3, "  lease_ttl_s: 2\n");
+  auto& frozen = *fleet.routers[1];
+  REQUIRE(wait_until([&] { return routers_of(*fleet.routers[0]).size() == 3; }, 5000));
+  frozen.process().pause();
+  // lease_ttl_s: 2; etcd expires the lease, and the others no longer list the router.
+  CHECK(wait_until([&] { return routers_of(*fleet.routers[0]).size() == 2; }, 10000));
+  frozen.process().resume();
+  CHECK(wait_until([&] { return routers_of(*fleet.routers[0]).size() == 3; }, 10000));
+  CHECK(frozen.log().find("lease") != std::string::npos);
+}
+
+TEST_CASE("fleet: a router whose file has no shards takes the map from etcd") {
+  EtcdCluster etcd(1);
+  RedisServer a;
+  SECTION("an empty fleet and no map of its own: it says so and exits non-zero") {
+    TempDir dir;
+    auto file =
+        dir.write("santral.yaml", "listen: 127.0.0.1:" + std::to_string(free_loopback_port()) +
+                                      "\n" + etcd.cluster_yaml("empty"));
+    auto result = run_santral({"--config", file.string()});
+    CHECK(result.exit_code != 0);
+    CHECK(result.output.find("has none of its own") != std::string::npos);
+  }
+  SECTION("a fleet with a map: it serves it") {
+    SantralProcess first(SantralProcess::config_for({&a}, etcd.cluster_yaml("full")));
+    SantralProcess second(etcd.cluster_yaml("full"));
+    REQUIRE(first.client().command({"SET", "x", "1"}).is_ok());
+    CHECK(second.client().command({"GET", "x"}).str == "1");
+    CHECK(map_version(second) == map_version(first));
+  }
+}
+
+namespace {
+
+// Every router lists every router as routing by a salting version of at least `version`.
+bool salting_everywhere(const Fleet& fleet, long long version) {
+  for (const auto& router : fleet.routers) {
+    auto reply = router->client().command({"SANTRAL", "ROUTERS"});
+    if (reply.elements.size() != fleet.routers.size()) return false;
+    for (const auto& entry : reply.elements)
+      for (std::size_t i = 0; i + 1 < entry.elements.size(); i += 2)
+        if (entry.elements[i].str == "salting_version" && entry.elements[i + 1].integer < version)
+          return false;
+  }
+  return true;
+}
+
+// The key's mod_revision, from etcdctl's JSON (0: no such key).
+long long etcd_revision_of(const EtcdCluster& etcd, const std::string& key) {
+  std::string out = etcd.get_json(key);
+  auto at = out.find("\"mod_revision\":");
+  if (at == std::string::npos) return 0;
+  return std::stoll(out.substr(at + 15));
+}
+
+}  // namespace
+
+TEST_CASE(
+    "fleet: a counter salted through one router is summed through the others, and folded "
+    "only once every router stopped writing its sub-keys") {
+  Fleet fleet;
+  REQUIRE(wait_until([&] { return routers_of(*fleet.routers[0]).size() == 3; }, 5000));
+  REQUIRE(fleet.routers[0]->client().command({"SANTRAL", "SALT", "hits", "4"}).is_ok());
+  long long salted = 0;
+  REQUIRE(wait_until(
+      [&] {
+        salted = etcd_revision_of(fleet.etcd, "/santral/t/salting");
+        return salted > 0 && salting_everywhere(fleet, salted);
+      },
+      5000));
+  // Another router knows the key is salted (the fleet's salting is its salting).
+  CHECK(fleet.routers[2]
+            ->client()
+            .command({"SANTRAL", "SALT", "hits", "4"})
+            .str.find("already salted") != std::string::npos);
+
+  // Writers on every router while the counter is salted, then unsalted through another one.
+  std::atomic<long long> acknowledged{0}, attempted{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < 3; ++w)
+    writers.emplace_back([&, w] {
+      auto client = fleet.routers[w]->client();
+      while (!stop) {
+        ++attempted;
+        auto reply = client.command({"INCR", "hits"});
+        if (reply.type == Reply::Type::Integer) ++acknowledged;
+      }
+    });
+  REQUIRE(wait_until([&] { return acknowledged > 600; }, 20000));
+  // Sub-keys landed beside the key (summed on reads through any router).
+  auto total = [&](int router) {
+    auto reply = fleet.routers[router]->client().command({"GET", "hits"});
+    return reply.type == Reply::Type::String ? std::stoll(reply.str) : -1;
+  };
+  long long seen = total(1);
+  CHECK(seen >= 600);
+  CHECK(seen <= attempted);
+  auto unsalted = fleet.routers[1]->client().command({"SANTRAL", "UNSALT", "hits"});
+  INFO(unsalted.str);
+  CHECK(unsalted.is_ok());
+  REQUIRE(wait_until([&] { return acknowledged > seen + 300; }, 20000));
+  stop = true;
+  for (auto& writer : writers) writer.join();
+  // Nothing acknowledged is lost: every router reads the key alone now, and it holds it all.
+  for (int router = 0; router < 3; ++router) {
+    long long value = total(router);
+    CHECK(value >= acknowledged);
+    CHECK(value <= attempted);
+  }
+  for (int i = 1; i < 4; ++i) {
+    CHECK_FALSE(fleet.a.has_key("hits:s" + std::to_string(i)));
+    CHECK_FALSE(fleet.b.has_key("hits:s" + std::to_string(i)));
+  }
+}
+
+TEST_CASE("fleet: run-time salting outlives the router that made it") {
+  Fleet fleet;
+  REQUIRE(fleet.routers[0]->client().command({"SANTRAL", "SALT", "views", "3"}).is_ok());
+  REQUIRE(wait_until(
+      [&] { return fleet.etcd.get("/santral/t/salting").find("views") != std::string::npos; },
+      5000));
+  fleet.routers[0]->process().signal(SIGKILL);
+  // A router started afterwards takes the salting from etcd.
+  SantralProcess late(
+      SantralProcess::config_for({&fleet.a, &fleet.b}, fleet.etcd.cluster_yaml("t")));
+  CHECK(late.client().command({"SANTRAL", "SALT", "views", "3"}).str.find("already salted") !=
+        std::string::npos);
+}
+
+namespace {
+
+// Writers through every router at once, on the same counters: each INCR counted when sent
+// and when acknowledged; each acknowledged SET of a unique key remembered. A router that is
+// killed or frozen only makes its writer wait or fail (and reconnect), never the test.
+class FleetWriters {
+ public:
+  explicit FleetWriters(const std::vector<int>& ports) {
+    for (std::size_t w = 0; w < ports.size(); ++w)
+      threads_.emplace_back([this, port = ports[w], w] {
+        std::unique_ptr<RedisClient> client;
+        for (long long n = 0; !stop_; ++n) {
+          try {
+            if (!client) client = std::make_unique<RedisClient>(port, 20000);
+            int c = static_cast<int>(n % kCounters);
+            ++attempted_[c];
+            if (client->command({"INCR", "ctr:" + std::to_string(c)}).type == Reply::Type::Integer)
+              ++acked_[c];
+            std::string unique = "u:" + std::to_string(w) + ":" + std::to_string(n);
+            if (client->command({"SET", unique, unique}).is_ok()) {
+              std::lock_guard lock(mutex_);
+              written_.push_back(unique);
+            }
+          } catch (const std::exception&) {
+            client.reset();  // the router went away: try again shortly
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          }
+        }
+      });
+  }
+  ~FleetWriters() { stop(); }
+  void stop() {
+    stop_ = true;
+    for (auto& thread : threads_)
+      if (thread.joinable()) thread.join();
+  }
+  long long acked() const {
+    long long total = 0;
+    for (const auto& a : acked_) total += a;
+    return total;
+  }
+
+  static constexpr int kCounters = 20;
+  std::atomic<long long> attempted_[kCounters]{};
+  std::atomic<long long> acked_[kCounters]{};
+  std::vector<std::string> written_;
+
+ private:
+  std::mutex mutex_;
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> threads_;
+};
+
+std::string reshard_state(const SantralProcess& router) {
+  auto client = router.client();
+  return reshard_status(client)["state"];
+}
+
+}  // namespace
+
+TEST_CASE("fleet: a shard added through one router is moved while every router takes writes") {
+  Fleet fleet(3, "  lease_ttl_s: 2\n");
+  RedisServer c;
+  std::vector<RedisServer*> shards = {&fleet.a, &fleet.b, &c};
+  auto loader = fleet.routers[0]->client();
+  constexpr int kKeys = 3000;
+  load_keys(loader, kKeys);
+  std::vector<int> ports;
+  for (const auto& router : fleet.routers) ports.push_back(router->port());
+  FleetWriters writers(ports);
+  REQUIRE(wait_until([&] { return writers.acked() > 300; }, 20000));
+
+  std::string next = SantralProcess::config_for({&fleet.a, &fleet.b, &c},
+                                                "resharding:\n  max_keys_per_sec: 2000\n");
+  auto pushed = fleet.routers[1]->client().command({"SANTRAL", "MAP", "PUSH", next});
+  INFO(pushed.str);
+  REQUIRE(pushed.type == Reply::Type::Status);
+  CHECK(pushed.str.find("planned a move") != std::string::npos);
+  // Planned through one router, visible through every one; the old map keeps serving.
+  for (const auto& router : fleet.routers)
+    REQUIRE(wait_until([&] { return reshard_state(*router) == "planned"; }, 5000));
+  auto approved = fleet.routers[2]->client().command({"SANTRAL", "RESHARD", "APPROVE"});
+  INFO(approved.str);
+  REQUIRE(approved.is_ok());
+  std::vector<SantralProcess*> live = {fleet.routers[0].get(), fleet.routers[1].get(),
+                                       fleet.routers[2].get()};
+  auto started = Clock::now();
+
+  SECTION("every router keeps writing") {}
+  SECTION("the coordinating router is killed mid-move: another resumes") {
+    std::string coordinator;
+    REQUIRE(wait_until(
+        [&] {
+          coordinator = fleet.etcd.get("/santral/t/coordinator");
+          while (!coordinator.empty() && std::isspace(coordinator.back())) coordinator.pop_back();
+          return !coordinator.empty();
+        },
+        10000));
+    for (std::size_t i = 0; i < fleet.routers.size(); ++i)
+      if (fleet.router_address(static_cast<int>(i)) == coordinator) {
+        fleet.routers[i]->process().signal(SIGKILL);
+        live.erase(std::find(live.begin(), live.end(), fleet.routers[i].get()));
+      }
+    REQUIRE(live.size() == 2);
+  }
+  SECTION("a router frozen past its lease: its writes are refused when it wakes") {
+    auto& frozen = *fleet.routers[0];
+    frozen.process().pause();
+    live.erase(live.begin());
+    REQUIRE(wait_until([&] { return routers_of(*live[0]).size() == 2; }, 10000));
+    REQUIRE(wait_until([&] { return reshard_state(*live[0]) == "idle"; }, 90000));
+    frozen.process().resume();
+    live.insert(live.begin(), &frozen);
+    // It rejoins and serves the fleet's map.
+    REQUIRE(wait_until([&] { return routers_of(*live[1]).size() == 3; }, 10000));
+  }
+
+  // Every live router ends on the new map, with the move over.
+  REQUIRE(wait_until(
+      [&] {
+        for (auto* router : live)
+          if (reshard_state(*router) != "idle" ||
+              router->client().command({"SANTRAL", "SHARDMAP"}).str.find("shard:shard2") ==
+                  std::string::npos)
+            return false;
+        return true;
+      },
+      90000));
+  auto took = std::chrono::duration<double>(Clock::now() - started).count();
+  WARN("the move took " << took << " s");
+  writers.stop();
+
+  // Nothing acknowledged is lost; every key is on its owner in the new map, once.
+  auto client = live.back()->client();
+  auto map_config = santral::config::parse_config(next, "next.yaml");
+  santral::config::ShardMap map(map_config);
+  for (const auto& [key, on] : where(shards)) {
+    INFO(key);
+    REQUIRE(on.size() == 1);
+    REQUIRE(map.shard(map.shard_for_key(key)).address.port == shards[on[0]]->port());
+  }
+  for (int i = 0; i < kKeys; i += 7) {
+    std::string key = "key:" + std::to_string(i);
+    INFO(key);
+    REQUIRE(client.command({"GET", key}).str == std::to_string(i));
+  }
+  for (int k = 0; k < FleetWriters::kCounters; ++k) {
+    auto value = client.command({"GET", "ctr:" + std::to_string(k)});
+    long long got = value.is_nil() ? 0 : std::stoll(value.str);
+    INFO("ctr:" << k << " = " << got << ", acked " << writers.acked_[k] << ", attempted "
+                << writers.attempted_[k]);
+    REQUIRE(got >= writers.acked_[k]);
+    REQUIRE(got <= writers.attempted_[k]);
+  }
+  for (const auto& unique : writers.written_) {
+    INFO(unique);
+    REQUIRE(client.command({"GET", unique}).str == unique);
+  }
+}

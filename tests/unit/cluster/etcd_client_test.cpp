@@ -1,0 +1,67 @@
+// The etcd client against a real etcd member (etcd-server 3.4's JSON gateway).
+#include <catch2/catch.hpp>
+
+#include "router/cluster/etcd_client.h"
+#include "tests/support/etcd_cluster.h"
+#include "tests/support/free_port.h"
+
+using namespace santral;
+using router::EtcdClient;
+
+TEST_CASE("etcd client: range, put, compare-and-swap, transactions and leases") {
+  test::EtcdCluster etcd(1);
+  std::string member = "127.0.0.1:" + std::to_string(etcd.client_port(0));
+  // A member that is not there comes first: the client moves on to the next.
+  std::string dead = "127.0.0.1:" + std::to_string(test::free_loopback_port());
+  EtcdClient client({dead, member}, std::chrono::milliseconds(1000));
+
+  auto first = client.put("/t/a", "1");
+  CHECK(client.member() == member);
+  client.put("/t/b", "2");
+  client.put("/u/c", "3");
+  auto range = client.range("/t/", true);
+  REQUIRE(range.kvs.size() == 2);
+  CHECK(range.kvs[0].key == "/t/a");
+  CHECK(range.kvs[0].value == "1");
+  CHECK(range.kvs[0].mod_revision == first);
+  CHECK(client.range("/t/a").kvs.size() == 1);
+  CHECK(client.range("/none").kvs.empty());
+
+  // Compare-and-swap: only on the revision it was read at; 0 means "does not exist".
+  CHECK_FALSE(client.put_if("/t/a", "x", first - 1));
+  auto swapped = client.put_if("/t/a", "x", first);
+  REQUIRE(swapped);
+  CHECK(client.range("/t/a").kvs[0].value == "x");
+  CHECK_FALSE(client.put_if("/t/a", "y", 0));
+  CHECK(client.put_if("/t/new", "y", 0));
+
+  // A transaction: all or nothing.
+  using Compare = EtcdClient::Compare;
+  CHECK_FALSE(client.txn({{"/t/a", Compare::Target::Value, 0, "not x"}}, {{"/t/z", "z", 0}}, {}));
+  CHECK(client.range("/t/z").kvs.empty());
+  CHECK(client.txn({{"/t/a", Compare::Target::Value, 0, "x"}}, {{"/t/z", "z", 0}}, {"/t/b"}));
+  CHECK(client.range("/t/z").kvs.size() == 1);
+  CHECK(client.range("/t/b").kvs.empty());
+
+  // A key on a lease goes with it.
+  auto lease = client.grant_lease(std::chrono::seconds(5));
+  CHECK(lease != 0);
+  client.put("/t/leased", "v", lease);
+  CHECK(client.keep_alive(lease));
+  CHECK(client.range("/t/leased").kvs[0].lease == lease);
+  client.revoke(lease);
+  CHECK(client.range("/t/leased").kvs.empty());
+  CHECK_FALSE(client.keep_alive(lease));
+}
+
+TEST_CASE("etcd client: with no member answering, the error says what each said") {
+  std::string dead = "127.0.0.1:" + std::to_string(test::free_loopback_port());
+  EtcdClient client({dead}, std::chrono::milliseconds(500));
+  try {
+    client.range("/x");
+    FAIL("no error");
+  } catch (const router::EtcdUnavailable& e) {
+    CHECK(std::string(e.what()).find(dead + ": ") == 0);
+    CHECK(e.all_down());  // refused: etcd is down, not out of reach
+  }
+}
