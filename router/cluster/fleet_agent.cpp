@@ -1,12 +1,12 @@
 #include "router/cluster/fleet_agent.h"
 
-#include "router/cluster/move_document.h"
-
 #include <algorithm>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
+
+#include "router/cluster/move_document.h"
 
 namespace santral::router {
 

@@ -166,7 +166,7 @@ void Server::reload_in_fleet(std::string why, std::function<void(ReloadResult)> 
     return finish({true, fmt::format("{}; the file's map is not new: the fleet's version {} stays "
                                      "(santral map push FILE proposes a map)",
                                      message, topology_->map_version)});
-  propose_map(file_map, [this, why, message, done = std::move(done)](ReloadResult proposed) {
+  propose_map(file_map, [this, why, message, done = std::move(done)](const ReloadResult& proposed) {
     ReloadResult result{proposed.ok, message + "; " + proposed.message};
     remember_reload(why, result);
     if (done) done(std::move(result));

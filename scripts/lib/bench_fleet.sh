@@ -40,6 +40,7 @@ for i in 0 1 2; do
   start_redis "${shard_ports[$i]}"
 done
 shards_of() {  # shards_of <count>
+  local i
   echo "shards:"
   for ((i = 0; i < $1; i++)); do
     printf '  - name: shard%d\n    address: 127.0.0.1:%s\n' "$i" "${shard_ports[$i]}"
@@ -79,6 +80,6 @@ redis-cli -p "${routers[0]}" SANTRAL MAP PUSH "$(cat "$work_dir/map-grown.yaml")
 until [ "$(redis-cli -p "${routers[1]}" SANTRAL RESHARD STATUS | sed -n 2p)" = "planned" ]; do sleep 0.05; done
 redis-cli -p "${routers[1]}" SANTRAL RESHARD APPROVE >/dev/null
 cat <&"${probe[0]}"
-wait "$probe_PID" 2>/dev/null || true
+wait "${probe_PID:-}" 2>/dev/null || true
 echo
 echo "(keys moved: $(redis-cli -p "${shard_ports[2]}" DBSIZE) of $fleet_keys; max_keys_per_sec $fleet_throttle)"
