@@ -46,8 +46,11 @@ santral="$root/build-release/router/santral"
 start_santral "$santral" "$config" "$router_a"
 start_santral "$santral" "$config" "$router_b" --listen "127.0.0.1:$router_b" --admin-listen "127.0.0.1:$admin_b"
 echo "== two routers of one fleet: A 127.0.0.1:$router_a and B 127.0.0.1:$router_b"
-echo "   SANTRAL ROUTERS through B:"
-redis-cli -p "$router_b" SANTRAL ROUTERS | sed 's/^/     /' | paste -sd' ' | fold -w 100 | sed 's/^/   /'
+echo "   SANTRAL ROUTERS through B (each router registered in etcd on its own lease):"
+redis-cli -p "$router_b" SANTRAL ROUTERS | paste -d' ' - - | awk '
+  $1 == "name" { printf "     %s", $2 }
+  $1 == "map_version" { printf ": map version %s", $2 }
+  $1 == "lease_ttl_s" { printf ", lease of %s s\n", $2 }'
 
 echo "   dashboards: http://127.0.0.1:$admin_a/ and http://127.0.0.1:$admin_b/"
 

@@ -9,6 +9,7 @@
 
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
+#include "router/backend/write_fence.h"
 #include "router/transport/tls_contexts.h"
 
 namespace santral::router {
@@ -269,6 +270,13 @@ void BackendConnection::schedule_flush() {
 
 void BackendConnection::flush() {
   if (write_in_flight_ || outbox_.empty() || state_ != State::Up) return;
+  if (auto late = write_fence_late_ms(); late > 0)
+    return connection_failed(
+        as_reply(error_message(
+            ClientError::ShardConnectionLost, target_.shard_name, address_text(),
+            fmt::format("this router has not confirmed its fleet lease in time ({} ms late)",
+                        late))),
+        false);
   writing_.swap(outbox_);
   write_in_flight_ = true;
   stream_.async_write(

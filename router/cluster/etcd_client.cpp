@@ -64,7 +64,7 @@ std::int64_t revision_of(const json& reply) {
 // Refused, timed out or failed in the middle: the member cannot answer; try the next one.
 struct MemberFailed {
   std::string why;
-  bool down;  // refused, or answered with an error; false: silent (timed out, cut off)
+  bool down;  // refused, or without a leader; false: silent (timed out, cut off) or other
 };
 
 }  // namespace
@@ -75,7 +75,7 @@ EtcdClient::EtcdClient(std::vector<std::string> members, std::chrono::millisecon
 json EtcdClient::call_member(const std::string& member, std::string_view path,
                              const std::string& body) {
   config::Endpoint endpoint;
-  if (!config::parse_endpoint(member, endpoint)) throw MemberFailed{"not host:port", true};
+  if (!config::parse_endpoint(member, endpoint)) throw MemberFailed{"not host:port", false};
   asio::io_context io;
   beast::tcp_stream stream(io);
   beast::error_code ec;
@@ -86,7 +86,7 @@ json EtcdClient::call_member(const std::string& member, std::string_view path,
   };
   asio::ip::tcp::resolver resolver(io);
   auto endpoints = resolver.resolve(endpoint.host, std::to_string(endpoint.port), ec);
-  if (ec) throw MemberFailed{ec.message(), true};
+  if (ec) throw MemberFailed{ec.message(), false};
   stream.expires_after(timeout_);
   stream.async_connect(endpoints, [&](beast::error_code e, const auto&) { ec = e; });
   wait();
@@ -103,11 +103,17 @@ json EtcdClient::call_member(const std::string& member, std::string_view path,
   wait();
   json reply = json::parse(response.body(), nullptr, false);
   if (reply.is_discarded())
-    throw MemberFailed{"answered " + std::to_string(response.result_int()) + " with no JSON", true};
+    throw MemberFailed{"answered " + std::to_string(response.result_int()) + " with no JSON",
+                       false};
   if (response.result() != http::status::ok || reply.contains("error")) {
     // The gateway's error ({"error": "etcdserver: no leader", "code": 14, ...}).
     std::string message = reply.value("message", reply.value("error", std::string("error")));
-    throw MemberFailed{message, true};
+    // Only etcd without a leader (gRPC's Unavailable, 14) counts as etcd being down; another
+    // error (a lease not found, ...) is an answer.
+    bool leaderless = reply.value("code", 0) == 14 ||
+                      message.find("no leader") != std::string::npos ||
+                      message.find("leader changed") != std::string::npos;
+    throw MemberFailed{message, leaderless};
   }
   return reply;
 }

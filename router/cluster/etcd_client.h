@@ -30,9 +30,9 @@ class EtcdUnavailable : public std::runtime_error {
  public:
   EtcdUnavailable(const std::string& what, bool all_down)
       : std::runtime_error(what), all_down_(all_down) {}
-  // Every member refused the connection or answered with an error (no leader): etcd itself
-  // is down or without quorum, so no lease can expire meanwhile. Otherwise some member was
-  // silent (timed out): this router may be cut off from an etcd that works.
+  // Every member refused the connection or said it has no leader: etcd itself is down or
+  // without quorum, so no lease can expire meanwhile. Otherwise some member was silent (timed
+  // out) or answered otherwise: this router may be cut off from an etcd that works.
   bool all_down() const { return all_down_; }
 
  private:

@@ -190,7 +190,16 @@ void FleetAgent::run() {
       poll();
       if (rejoined_at_) {
         auto asked = *std::exchange(rejoined_at_, std::nullopt);
-        boost::asio::post(*home_, [this, asked] { confirmed(asked); });
+        boost::asio::post(*home_, [this, asked] {
+          auto confirm = [this, asked] {
+            rejoining_ = false;
+            confirmed(asked);
+          };
+          if (hooks_.rejoined)
+            hooks_.rejoined(confirm);
+          else
+            confirm();
+        });
       }
       std::lock_guard guard(lock_);
       if (!view_.in_touch && !view_.last_error.empty())
@@ -213,7 +222,7 @@ void FleetAgent::run() {
 }
 
 void FleetAgent::confirmed(Clock::time_point asked) {
-  if (serve_until_ == nullptr) return;
+  if (serve_until_ == nullptr || rejoining_) return;
   auto until = asked + settings_.lease_ttl * 2 / 3;
   auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(until.time_since_epoch()).count();
   auto previous = serve_until_->load();
@@ -233,6 +242,7 @@ void FleetAgent::take_lease(bool rejoining) {
   if (!rejoining) return confirmed(asked);
   // Left out meanwhile: serve again only once what changed has been read and taken, after
   // the server has handled what this round's poll posts to it.
+  rejoining_ = true;
   rejoined_at_ = asked;
 }
 

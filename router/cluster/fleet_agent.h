@@ -40,6 +40,10 @@ class FleetAgent {
     std::function<void(const std::optional<EtcdKeyValue>&)> move_changed;
     // This router became, or stopped being, the coordinator of the move.
     std::function<void(bool)> coordinating;
+    // Back in the fleet after its lease had expired, with what changed meanwhile posted
+    // before: `confirm` lets it serve again; the server calls it once every worker has taken
+    // those changes.
+    std::function<void(std::function<void()> confirm)> rejoined;
   };
 
   FleetAgent(config::ClusterSettings settings, RouterRecord self);
@@ -130,6 +134,9 @@ class FleetAgent {
   std::thread thread_;
   std::atomic<std::int64_t>* serve_until_ = nullptr;
   std::optional<std::chrono::steady_clock::time_point> rejoined_at_;  // agent thread only
+  // Back after its lease had expired: no keepalive lets it serve until the server has taken
+  // what changed meanwhile (Hooks::rejoined).
+  std::atomic<bool> rejoining_{false};
 
   mutable std::mutex lock_;  // guards what follows
   std::condition_variable wake_;

@@ -16,6 +16,7 @@
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
 #include "router/admin/admin_server.h"
+#include "router/backend/write_fence.h"
 #include "router/hotkeys/detection/hot_key_report.h"
 #include "router/hotkeys/salting/salting_change.h"
 #include "router/process/balance_run.h"
@@ -211,6 +212,7 @@ int Server::run() {
   asio::post(io_, [this] { resharding_.resume(); });
   if (fleet_) {
     shared_.fleet_serve_until_ns = 0;  // until the lease is confirmed
+    set_write_fence(&shared_.fleet_serve_until_ns);
     fleet_->start(io_,
                   {[this](const EtcdKeyValue& map) { take_fleet_map(map); },
                    [this](const EtcdKeyValue& salting) { take_fleet_salting(salting); },
@@ -219,7 +221,11 @@ int Server::run() {
                      drive_move();
                    },
                    [this](const std::optional<EtcdKeyValue>& move) { take_fleet_move(move); },
-                   [this](bool mine) { coordinate(mine); }},
+                   [this](bool mine) { coordinate(mine); },
+                   [this](std::function<void()> confirm) {
+                     // The workers' queues hold the topology taken meanwhile ahead of this.
+                     fence_workers(io_, worker_list(), {}, nullptr, std::move(confirm));
+                   }},
                   &shared_.fleet_serve_until_ns);
     if (joined_move_) take_fleet_move(std::exchange(joined_move_, std::nullopt));
   }
@@ -230,7 +236,10 @@ int Server::run() {
   if (tls_acceptor_.is_open()) accept(tls_acceptor_, true);
   io_.run();
   for (auto& worker : workers_) worker->stop();
-  if (fleet_) fleet_->stop();  // leaves the fleet: the others see it go at once
+  if (fleet_) {
+    fleet_->stop();  // leaves the fleet: the others see it go at once
+    set_write_fence(nullptr);
+  }
   spdlog::info("santral stopped");
   return 0;
 }

@@ -179,6 +179,8 @@ class Server final : public ControlPlane, private TopologyHost {
     std::unique_ptr<Mover> mover;          // the coordinator's walk
     std::uint64_t mover_epoch = 0;
     std::chrono::steady_clock::time_point started{};  // when this router first switched
+    std::vector<UnitProgress> estimates;              // what sampling the sources found, per unit
+    std::function<void()> stop_sampling;
   };
   FleetMove fleet_move_;
   bool fleet_move_coordinating_ = false;     // what the agent last said

@@ -28,6 +28,7 @@
 #include "router/process/fan_out.h"
 #include "router/process/fence.h"
 #include "router/process/server.h"
+#include "router/resharding/move_sampler.h"
 #include "router/resharding/moving_topology.h"
 
 namespace santral::router {
@@ -144,10 +145,20 @@ void Server::take_fleet_move(const std::optional<EtcdKeyValue>& kv) {
     from->salt_naming = topology_->salt_naming;
     // The sub-keys of salted counters keep the names they have.
     to->salt_naming = from->salt_naming ? from->salt_naming : from->map;
+    if (move.stop_sampling) move.stop_sampling();
     move = {};
     move.from = from;
     move.to = to;
     move.coordinating = fleet_move_coordinating_;
+    // Every router estimates what the move carries, as a single router's plan does.
+    for (auto& unit : config::moving_units(*from->map, *to->map))
+      move.estimates.push_back({std::move(unit)});
+    auto probe = moving_topology(*from, *to, 0, 0);
+    move.stop_sampling =
+        sample_move(io_, probe, move.estimates, 200, [this, to](std::vector<UnitProgress> units) {
+          if (fleet_move_.to != to) return;  // another move meanwhile
+          fleet_move_.estimates = std::move(units);
+        });
     spdlog::info("fleet '{}': a move is {} (proposed by {})", fleet_->settings().name,
                  phase_name(document->phase), document->proposed_by);
   }
@@ -307,6 +318,7 @@ void Server::end_fleet_move() {
     fleet_last_move_ = fleet_move_status();
     fleet_last_move_.state = ReshardState::Idle;
   }
+  if (move.stop_sampling) move.stop_sampling();
   if (move.mover) move.mover->stop();
   bool moving_here = topology_->move != nullptr;
   move = {};
@@ -338,11 +350,11 @@ ReshardStatus Server::fleet_move_status() const {
   if (move.applied != 0)
     status.elapsed_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - move.started).count();
-  for (auto& unit : config::moving_units(*move.from->map, *move.to->map))
-    status.units.push_back({std::move(unit)});
+  status.units = move.estimates;
   // The coordinator's walk, as its registration says (or as it is, here).
   for (const auto& router : fleet_->view().routers)
-    status.keys_moved = std::max(status.keys_moved, router.keys_moved);
+    if (router.move_id == move.id)
+      status.keys_moved = std::max(status.keys_moved, router.keys_moved);
   if (move.mover) {
     const auto& progress = move.mover->progress();
     status.keys_moved = progress.keys_moved;
@@ -355,6 +367,10 @@ ReshardStatus Server::fleet_move_status() const {
         if (move.moving->map->shard(s).name == unit.unit.from)
           unit.done = move.mover->source_done(s);
   }
+  if (status.elapsed_s > 0) status.keys_per_sec = double(status.keys_moved) / status.elapsed_s;
+  auto estimated = status.keys_estimated();
+  if (status.keys_per_sec > 0 && estimated > status.keys_moved)
+    status.eta_s = double(estimated - status.keys_moved) / status.keys_per_sec;
   return status;
 }
 
