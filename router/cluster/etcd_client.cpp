@@ -64,7 +64,7 @@ std::int64_t revision_of(const json& reply) {
 // Refused, timed out or failed in the middle: the member cannot answer; try the next one.
 struct MemberFailed {
   std::string why;
-  bool down;  // refused, or without a leader; false: silent (timed out, cut off) or other
+  bool down;  // refused, silent once connected, or without a leader; false: out of reach
 };
 
 }  // namespace
@@ -79,10 +79,14 @@ json EtcdClient::call_member(const std::string& member, std::string_view path,
   asio::io_context io;
   beast::tcp_stream stream(io);
   beast::error_code ec;
+  // Refused, or connected and then silent (a member without quorum, or stopped, still accepts
+  // connections): that member cannot be serving anyone. A connection that cannot even be made
+  // in time may be a partition between this router and an etcd that works for others.
+  bool connected = false;
   auto wait = [&] {
     io.run();
     io.restart();
-    if (ec) throw MemberFailed{ec.message(), ec == asio::error::connection_refused};
+    if (ec) throw MemberFailed{ec.message(), connected || ec == asio::error::connection_refused};
   };
   asio::ip::tcp::resolver resolver(io);
   auto endpoints = resolver.resolve(endpoint.host, std::to_string(endpoint.port), ec);
@@ -90,6 +94,7 @@ json EtcdClient::call_member(const std::string& member, std::string_view path,
   stream.expires_after(timeout_);
   stream.async_connect(endpoints, [&](beast::error_code e, const auto&) { ec = e; });
   wait();
+  connected = true;
   http::request<http::string_body> request{http::verb::post, std::string(path), 11};
   request.set(http::field::host, member);
   request.set(http::field::content_type, "application/json");

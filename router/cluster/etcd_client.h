@@ -30,9 +30,10 @@ class EtcdUnavailable : public std::runtime_error {
  public:
   EtcdUnavailable(const std::string& what, bool all_down)
       : std::runtime_error(what), all_down_(all_down) {}
-  // Every member refused the connection or said it has no leader: etcd itself is down or
-  // without quorum, so no lease can expire meanwhile. Otherwise some member was silent (timed
-  // out) or answered otherwise: this router may be cut off from an etcd that works.
+  // Every member refused the connection, or took it and then said nothing or that it has no
+  // leader: etcd itself is down or without quorum, so no lease can expire meanwhile. Otherwise
+  // some member could not be reached at all, or answered otherwise: this router may be cut off
+  // from an etcd that works for others.
   bool all_down() const { return all_down_; }
 
  private:

@@ -226,6 +226,31 @@ TEST_CASE("fleet: etcd losing one member of three changes nothing") {
       10000));
 }
 
+TEST_CASE("fleet: etcd without quorum stops map changes but never ordinary traffic") {
+  Fleet fleet(3, "  lease_ttl_s: 2\n");
+  long long before = map_version(*fleet.routers[0]);
+  // One member left: it takes connections and answers nothing (no leader).
+  fleet.etcd.kill(1);
+  fleet.etcd.kill(2);
+  std::vector<RedisClient> clients;
+  for (const auto& router : fleet.routers) clients.push_back(router->client());
+  // Well past the lease: no lease can expire without a leader, so every router serves on.
+  auto until = Clock::now() + std::chrono::seconds(4);
+  for (int n = 0; Clock::now() < until; ++n) {
+    std::string key = "q" + std::to_string(n);
+    auto set = clients[n % 3].command({"SET", key, "v"});
+    INFO(set.str);
+    REQUIRE(set.is_ok());
+    REQUIRE(clients[(n + 1) % 3].command({"GET", key}).str == "v");
+  }
+  auto reply =
+      clients[0].command({"SANTRAL", "MAP", "PUSH",
+                          SantralProcess::config_for({&fleet.a, &fleet.b}, "databases: 4\n")});
+  CHECK(reply.is_error());
+  CHECK(reply.str.find("etcd did not answer") != std::string::npos);
+  CHECK(fleet.all_serve(before));
+}
+
 TEST_CASE("fleet: with etcd gone, routers keep serving with the map they have") {
   Fleet fleet;
   long long before = map_version(*fleet.routers[0]);
