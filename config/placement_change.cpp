@@ -1,5 +1,7 @@
 #include "config/placement_change.h"
 
+#include "config/placement_diff.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -29,6 +31,14 @@ PlacementChange compare_placement(const ShardMap& before, const ShardMap& after)
     change.comparable = false;
     return change;
   }
+  // The key -> shard function changed (hash, tag, namespace rules): the hash space tells
+  // nothing, sampled keys do.
+  if (auto why = key_function_change(before, after); !why.empty()) {
+    change.moved_fraction = sampled_moved_share(before, after);
+    change.sampled_keys = true;
+    change.why = std::move(why);
+    return change;
+  }
   // Owners are compared by address: a shard that is renamed or renumbered has not moved.
   std::uint32_t moved = 0;
   const std::uint32_t step = static_cast<std::uint32_t>((std::uint64_t{1} << 32) / kSamples);
@@ -47,6 +57,9 @@ std::string PlacementChange::summary() const {
   if (!added.empty()) text += fmt::format("added {}; ", fmt::join(added, ", "));
   if (!removed.empty()) text += fmt::format("removed {}; ", fmt::join(removed, ", "));
   if (!comparable) return text + "keys are placed at random (distribution: random)";
+  if (sampled_keys)
+    return text + fmt::format("{}; about {:.2f}% of the keys (from sampled keys) change shard", why,
+                              moved_fraction * 100);
   return text + fmt::format("{:.2f}% of the hash space (so of the keys) changes shard",
                             moved_fraction * 100);
 }

@@ -14,6 +14,10 @@ struct PlacementChange {
   std::vector<std::string> removed;
   double moved_fraction = 0;  // of the hash space, 0..1
   bool comparable = true;     // false when either map places keys at random
+  // The key -> shard function changed (`why`): the fraction is of sampled keys, not of the
+  // hash space.
+  bool sampled_keys = false;
+  std::string why;
   std::string summary() const;
 };
 

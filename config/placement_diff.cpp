@@ -150,10 +150,74 @@ void sampled_units(const Namespace& was, const Namespace& is, const ShardMap& fr
   units.finish("ring arcs (sampled)", out);
 }
 
+// Keys to sample: plain ones, and for each namespace keys its pattern matches (every field
+// filled with the sample's number, in one of a few shapes so fields differ between keys).
+std::vector<std::string> sample_keys(const ShardMap& from, const ShardMap& to, std::uint32_t per) {
+  std::vector<std::string> keys;
+  for (std::uint32_t i = 0; i < per; ++i) keys.push_back(fmt::format("santral-probe-{}", i));
+  for (const ShardMap* map : {&from, &to})
+    for (const auto& ns : map->namespaces())
+      for (std::uint32_t i = 0; i < per; ++i) {
+        std::string key;
+        std::uint32_t field = 0;
+        for (const auto& segment : ns.pattern().segments())
+          key += segment.field ? fmt::format("{}x{}", i, ++field) : segment.text;
+        keys.push_back(std::move(key));
+      }
+  return keys;
+}
+
+// The namespaces as they decide which rule places a key: in order, each one's name, pattern
+// and shard-key field.
+std::string rule_order(const ShardMap& map) {
+  std::string text;
+  for (const auto& ns : map.namespaces())
+    text += fmt::format("{}|{}|{};", ns.name(), ns.pattern().text(), ns.shard_key_field());
+  return text;
+}
+
 }  // namespace
+
+std::string key_function_change(const ShardMap& from, const ShardMap& to) {
+  if (from.hash_name() != to.hash_name())
+    return fmt::format("hash: {} -> {}", from.hash_name(), to.hash_name());
+  if (from.hash_tag() != to.hash_tag())
+    return fmt::format("hash_tag: \"{}\" -> \"{}\"", from.hash_tag(), to.hash_tag());
+  if (rule_order(from) != rule_order(to))
+    return "namespaces: their patterns, order or shard-key fields";
+  // A range namespace that does not cover every shard key passes the rest to the next rule:
+  // a change of its table may change which rule places a key.
+  for (std::size_t i = 0; i < to.namespaces().size(); ++i) {
+    const auto& was = from.namespaces()[i];
+    const auto& is = to.namespaces()[i];
+    if ((!was.total() || !is.total()) && was.describe(from.shards()) != is.describe(to.shards()))
+      return fmt::format("namespace {}: the shard keys its ranges cover", is.name());
+  }
+  return {};
+}
+
+double sampled_moved_share(const ShardMap& from, const ShardMap& to) {
+  if (from.distribution() == Distribution::Random || to.distribution() == Distribution::Random)
+    return 0;
+  auto keys = sample_keys(from, to, 4096);
+  std::size_t moved = 0;
+  for (const auto& key : keys)
+    if (from.shard(from.shard_for_key(key)).address.text() !=
+        to.shard(to.shard_for_key(key)).address.text())
+      ++moved;
+  return keys.empty() ? 0 : double(moved) / double(keys.size());
+}
 
 std::vector<MovingUnit> moving_units(const ShardMap& from, const ShardMap& to) {
   std::vector<MovingUnit> out;
+  if (auto change = key_function_change(from, to); !change.empty()) {
+    out.push_back({"every key",
+                   fmt::format("the key -> shard function changed ({}): any key may have another "
+                               "owner, the walk visits every key",
+                               change),
+                   "*", "*", sampled_moved_share(from, to)});
+    return out;
+  }
   if (from.distribution() != Distribution::Random && to.distribution() != Distribution::Random)
     default_units(from, to, out);
   for (const auto& is : to.namespaces()) {

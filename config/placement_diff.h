@@ -19,8 +19,20 @@ struct MovingUnit {
 };
 
 // Every unit whose owner differs between the maps, compared by shard address (a renamed shard
-// has not moved). Empty when nothing moves; a placement at random is never compared.
+// has not moved). Empty when nothing moves; a placement at random is never compared. When the
+// key -> shard function itself changes (key_function_change), any key may move: one unit,
+// "every key", which the move's walk settles key by key.
 std::vector<MovingUnit> moving_units(const ShardMap& from, const ShardMap& to);
+
+// What changes the way a key becomes a shard before any table is consulted: the hash or its
+// tag, the namespaces' patterns, order or shard-key fields, or what a range namespace passes
+// on to the next rule. Empty when nothing of that changes (the tables are then compared unit
+// by unit).
+std::string key_function_change(const ShardMap& from, const ShardMap& to);
+
+// The share of keys whose owner (by shard address) differs between the maps, estimated from
+// sampled keys: plain keys, and keys shaped like every namespace's pattern.
+double sampled_moved_share(const ShardMap& from, const ShardMap& to);
 
 // The placement (default or a namespace's name) a key is placed by in `map`.
 std::string placement_of(const ShardMap& map, std::string_view key);

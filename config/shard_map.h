@@ -79,6 +79,8 @@ class ShardMap {
   // distribution: random).
   std::size_t shard_for_hash(std::uint32_t hash) const;
   Distribution distribution() const { return distribution_; }
+  const std::string& hash_name() const { return hash_name_; }
+  const std::string& hash_tag() const { return hash_tag_; }
   // The part of `key` that is hashed: the text inside the hash tag when there is a non-empty
   // one (twemproxy's and Redis Cluster's rule), else the whole key.
   std::string_view hashed_part(std::string_view key) const;

@@ -18,6 +18,11 @@ UnitProgress* unit_for(const config::Topology& topology, std::vector<UnitProgres
   auto source = topology.move->source_of(key, owner);
   if (!source) return nullptr;
   auto placement = config::placement_of(map, key);
+  // Units whose shards are not known beforehand: every key, or a namespace added or removed.
+  for (auto& unit : units)
+    if (unit.unit.from == "*" && unit.unit.to == "*" &&
+        (unit.unit.placement == "every key" || unit.unit.placement == placement))
+      return &unit;
   for (auto& unit : units)
     if (unit.unit.placement == placement && unit.unit.from == map.shard(*source).name &&
         unit.unit.to == map.shard(owner).name)
