@@ -202,6 +202,9 @@ constexpr Entry kMessages[] = {
      "(SANTRAL RESHARD PLAN shows what a reload would move)"},
     {ClientError::ReshardNotMoving, "ERR santral: no move is planned or running (state {})"},
     {ClientError::ReshardBusy, "ERR santral: a move is already {}; wait for it or ABORT it first"},
+    {ClientError::ReshardStateFile,
+     "ERR santral: cannot keep the move in {}: {}; nothing changed, the map in force keeps "
+     "serving (make the file writable, or set resharding.state_file to a writable place)"},
     {ClientError::BalanceSyntax,
      "ERR santral: syntax error; use SANTRAL BALANCE PLAN [BY ops|keys|bytes] [RATIO <r>=1.2] "
      "[SAMPLES <n>] [WINDOW <ms>]"},

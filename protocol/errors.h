@@ -128,6 +128,7 @@ enum class ClientError : std::uint8_t {
   ReshardNothingPlanned,
   ReshardNotMoving,
   ReshardBusy,
+  ReshardStateFile,
   BalanceSyntax,
   BalanceWhileMoving,
   // A fleet of routers sharing one map (router/cluster/).

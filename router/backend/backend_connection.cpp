@@ -7,6 +7,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
+#include "protocol/arguments.h"
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
 #include "router/backend/write_fence.h"
@@ -200,6 +201,15 @@ void BackendConnection::handshake() {
     ++commands;
   }
   auto now = Clock::now();
+  // A lent connection's id on its server: a switch of topology may have to end the call
+  // blocked on it from another connection (CLIENT UNBLOCK, router/routes/blocked_calls.h).
+  // Its reply is not a handshake's: a server that refuses CLIENT ID still serves.
+  server_client_id_ = 0;
+  if (role_ == ConnectionRole::Dedicated) {
+    std::string_view args[] = {"CLIENT", "ID"};
+    writer.command(args);
+    pending_.push_front({nullptr, 0, 0, Owner::ClientId, now, now + config_->timeouts.request});
+  }
   for (std::size_t i = 0; i < commands; ++i)
     pending_.push_front({nullptr, 0, 0, Owner::Handshake, now, now + config_->timeouts.request});
   outbox_.insert(0, prefix);
@@ -408,6 +418,11 @@ bool BackendConnection::deliver_frames() {
         }
         break;
       case Owner::Silent:
+        break;
+      case Owner::ClientId:
+        if (frame.size() > 3 && frame.front() == ':')
+          server_client_id_ =
+              protocol::parse_integer<std::uint64_t>(frame.substr(1, frame.size() - 3)).value_or(0);
         break;
     }
     if (generation != generation_) return false;

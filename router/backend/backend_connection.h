@@ -126,9 +126,11 @@ class BackendConnection
   const std::string& down_reason() const { return down_reason_; }
   const BackendTarget& target() const { return target_; }
   std::size_t in_flight() const { return pending_.size(); }
+  // A lent connection's CLIENT ID on its server (0: not known yet, or refused).
+  std::uint64_t server_client_id() const { return server_client_id_; }
 
  private:
-  enum class Owner : std::uint8_t { Client, Handshake, Silent, Probe };
+  enum class Owner : std::uint8_t { Client, Handshake, Silent, Probe, ClientId };
   struct Pending {
     ReplySinkPtr sink;
     std::uint64_t slot;
@@ -178,6 +180,7 @@ class BackendConnection
   std::string down_reason_;
   ReplySinkPtr push_sink_;
   std::unordered_set<std::string> scripts_;
+  std::uint64_t server_client_id_ = 0;
 
   std::deque<Pending> pending_;
   std::string outbox_;   // queued, not yet handed to the socket

@@ -146,11 +146,23 @@ BackendConnection& ConnectionPool::pick(std::size_t shard, Server& server,
   return *connections[client_id % connections.size()];
 }
 
-std::vector<BackendConnectionPtr> ConnectionPool::shared_connections(std::size_t shard) const {
-  const Server& server = shards_[shard]->primary;
-  std::vector<BackendConnectionPtr> all(server.shared.begin(), server.shared.end());
-  for (const auto& [profile, connections] : server.profiles)
-    all.insert(all.end(), connections.begin(), connections.end());
+std::vector<BackendConnectionPtr> ConnectionPool::fence_connections(
+    std::optional<std::size_t> shard) const {
+  std::vector<BackendConnectionPtr> all;
+  auto add = [&all](const Server& server) {
+    all.insert(all.end(), server.shared.begin(), server.shared.end());
+    for (const auto& [profile, connections] : server.profiles)
+      all.insert(all.end(), connections.begin(), connections.end());
+  };
+  for (std::size_t s = 0; s < shards_.size(); ++s) {
+    if (shard && *shard != s) continue;
+    add(shards_[s]->primary);
+    for (const auto& replica : shards_[s]->replicas) add(replica);
+    for (const auto& [profile, idle] : shards_[s]->idle)
+      all.insert(all.end(), idle.begin(), idle.end());
+  }
+  // Their shard indices may be an older map's: every one is waited out.
+  all.insert(all.end(), retired_.begin(), retired_.end());
   return all;
 }
 

@@ -55,9 +55,12 @@ class ConnectionPool {
   void drop(const BackendConnectionPtr& connection);
   BackendConnectionPtr subscriber(std::size_t shard, const ConnectionProfile& profile);
 
-  // Every shared connection to `shard`'s primary, of every profile: where requests routed
-  // before a salting change may still be in flight (SANTRAL UNSALT waits them out).
-  std::vector<BackendConnectionPtr> shared_connections(std::size_t shard) const;
+  // Every connection that may still carry a request routed before now to `shard` (every
+  // shard: nullopt), for a fence to wait out (router/process/fence.h): shared ones of every
+  // profile, primary and replicas; lent ones given back (the EXEC that ended a transaction may
+  // be in flight, even before they have connected); retired ones. Not those lent out now: a
+  // switch ends their transactions and the blocked calls on keys it moves.
+  std::vector<BackendConnectionPtr> fence_connections(std::optional<std::size_t> shard) const;
 
   void check_deadlines(std::chrono::steady_clock::time_point now);
   // Why `shard`'s primary is marked down, if it is: lent connections fail at once then.

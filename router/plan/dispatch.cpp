@@ -84,20 +84,19 @@ void observe(const Routed& routed) {
     forget_written_keys(routed);
 }
 
-// A move is under way and some of the plan's keys may still be on their old shard: they are
-// pulled over first (router/resharding/key_pull.h) and the request waits; when it comes round
-// again it runs, or answers why its keys could not be moved. False: run it now.
-bool pulls_first(ClientSession& session, const protocol::Request& request, Plan& plan) {
-  const auto& topology = session.worker().topology();
-  if (!topology.move) return false;
-  auto groups = moving_keys(*topology.move, *topology.map, plan, request);
-  if (groups.empty()) return false;
+// A move is under way and some of the plan's keys may still be on their old shard: the plan
+// says which (Plan::pulls); they are pulled over first (router/resharding/key_pull.h) and the
+// request waits. When it comes round again under the same topology it runs, or answers why
+// its keys could not be moved; under another one it is planned and pulled again. The outcome
+// names its request, so no other request can take it. False: run it now.
+bool pulls_first(ClientSession& session, Plan& plan) {
+  if (plan.pulls.empty() || plan.kind == RouteKind::Answered) return false;
   auto& pull = session.pull_outcome();
-  if (!pull.done || pull.epoch != topology.move->epoch) {
-    start_pull(session, std::move(groups), topology.move->epoch);
+  if (!pull.answers(session.requests_dispatched(), plan.topology_version)) {
+    start_pull(session, plan);
     // A source that is down fails the pull at once, before the request could wait for it:
     // nothing would wake the request then, so it takes that outcome now.
-    if (!pull.done) return true;
+    if (!pull.answers(session.requests_dispatched(), plan.topology_version)) return true;
   }
   pull.done = false;
   // Fresh from the primary: a replica may not have the key that just arrived.
@@ -133,11 +132,12 @@ Dispatched dispatch(ClientSession& session, const protocol::Request& request) {
   auto& worker = session.worker();
   Plan& plan = session.plan();
   refresh_permissions(session.state(), worker.config(), worker.topology().version);
-  build_plan(
-      PlanContext{worker.shard_map(), &worker.salts(), session.state(), session.in_transaction(),
-                  session.subscribed(), worker.config().backend.database,
-                  worker.config().cross_shard_writes, session.state().permissions.get()},
-      request, plan);
+  const auto& topology = worker.topology();
+  build_plan(PlanContext{*topology.map, &worker.salts(), session.state(), session.in_transaction(),
+                         session.subscribed(), topology.config->backend.database,
+                         topology.config->cross_shard_writes, session.state().permissions.get(),
+                         topology.move.get(), topology.version},
+             request, plan);
   if (denied_by_acl(plan)) log_denial(session, request, plan);
   if (plan.spec == nullptr) {  // no such command (or subcommand): not counted
     answer(session, plan);
@@ -158,7 +158,7 @@ Dispatched dispatch(ClientSession& session, const protocol::Request& request) {
     if (!session.idle()) return Dispatched::AfterEarlierReplies;
     session.set_routed_version(worker.topology().version);
   }
-  if (pulls_first(session, request, plan)) return Dispatched::AfterEarlierReplies;
+  if (pulls_first(session, plan)) return Dispatched::AfterEarlierReplies;
   session.begin(spec, plan.read_from);
   Routed routed{session, request, spec, plan};
   if (admitted(plan)) {

@@ -270,12 +270,12 @@ Explanation explain(ClientSession& session, const protocol::Request& request, co
   return e;
 }
 
-// `move`: the move under way, if any; a key whose owner changes says where it is pulled from.
-void write_key(protocol::RespWriter& w, const config::ShardMap& map, const config::Move* move,
-               std::string_view key, const PlannedKey& planned, bool near_cached) {
+// A key whose owner a move changes says where it is pulled from (the plan's `moving_from`).
+void write_key(protocol::RespWriter& w, const config::ShardMap& map, std::string_view key,
+               const PlannedKey& planned, bool near_cached) {
   config::Placement p = map.place(key);
   const SaltedCounter* salted = planned.salted;
-  auto source = move != nullptr ? move->source_of(key, planned.owner.shard) : std::nullopt;
+  const auto& source = planned.moving_from;
   w.map_header(6 + (salted != nullptr ? 2 : 0) + (near_cached ? 1 : 0) + (source ? 1 : 0));
   w.bulk("key");
   w.bulk(key);
@@ -313,12 +313,14 @@ void write_key(protocol::RespWriter& w, const config::ShardMap& map, const confi
 void santral_explain(const Routed& routed) {
   auto& session = routed.session;
   auto& worker = session.worker();
-  const auto& map = worker.shard_map();
+  const auto& topology = worker.topology();
+  const auto& map = *topology.map;
   protocol::Request request{routed.request.args.subspan(2), {}, false};
   // As if sent outside MULTI and subscriptions, by this client.
   Plan plan;
   build_plan(PlanContext{map, &worker.salts(), session.state(), false, false,
-                         worker.config().backend.database, worker.config().cross_shard_writes},
+                         topology.config->backend.database, topology.config->cross_shard_writes,
+                         nullptr, topology.move.get(), topology.version},
              request, plan);
   Explanation e = plan.spec == nullptr ? explain_error(plan) : explain(session, request, plan);
   std::string out;
@@ -344,8 +346,7 @@ void santral_explain(const Routed& routed) {
   w.bulk("keys");
   w.array_header(plan.keys.size());
   for (const auto& key : plan.keys)
-    write_key(w, map, worker.topology().move.get(), request.args[key.position], key,
-              plan.near_cached);
+    write_key(w, map, request.args[key.position], key, plan.near_cached);
   if (!e.steps.empty()) {
     w.bulk("steps");
     w.array_header(e.steps.size());

@@ -43,6 +43,17 @@ struct PlannedKey {
   std::uint32_t position = 0;  // index into request.args
   config::KeyOwner owner;
   const SaltedCounter* salted = nullptr;
+  // Under a move, the shard the key may still be on (its old owner) when that is not `owner`:
+  // the key is pulled from there before the request runs (router/resharding/key_pull.h).
+  std::optional<std::size_t> moving_from;
+};
+
+// Keys of a request that a move has not settled, by the shard they may still be on (source)
+// and the one that serves them now (target): one MIGRATE per group before the request runs.
+struct PullGroup {
+  std::size_t source = 0;
+  std::size_t target = 0;
+  std::vector<std::string> keys;
 };
 
 // A request resolved once, before anything is sent: every decision the route strategies and
@@ -67,6 +78,10 @@ struct Plan {
   bool near_cached = false;  // a GET whose key's namespace caches hot reads
   bool blocks = false;       // a blocking command that will block (XREAD needs BLOCK)
   bool any_shard = false;    // keyless with the same answer everywhere (queued ANY commands)
+  // Under a move: what must be pulled before the route may touch a stored key (keys and
+  // salted counters' sub-keys), decided with the topology the plan was built with.
+  std::vector<PullGroup> pulls;
+  std::uint64_t topology_version = 0;  // that topology's (Topology::version)
   // Where find_keys() leaves the keys' positions while the plan is built; only build_plan
   // reads it (kept here so that its buffer is reused, never shared between sessions).
   std::vector<std::uint32_t> positions;
@@ -89,6 +104,8 @@ struct Plan {
     kind = RouteKind::Answered;
     error.clear();
     keys.clear();
+    pulls.clear();
+    topology_version = 0;
     positions.clear();
     keys_found = true;
     shard.reset();

@@ -120,8 +120,10 @@ void place_keys(const PlanContext& context, const protocol::Request& request, Pl
   bool one_shard = true;
   for (std::uint32_t position : positions) {
     std::string_view key = request.args[position];
-    PlannedKey planned{position, context.map.owner(key), nullptr};
+    PlannedKey planned{position, context.map.owner(key), nullptr, std::nullopt};
     if (salting) planned.salted = context.salts->find(key);
+    if (context.move != nullptr)
+      planned.moving_from = context.move->source_of(key, planned.owner.shard);
     one_shard = one_shard && (plan.keys.empty() || planned.owner.shard == plan.keys[0].owner.shard);
     plan.keys.push_back(planned);
   }
@@ -294,19 +296,53 @@ void plan_stateful(const PlanContext& context, const protocol::Request& request,
   }
 }
 
-}  // namespace
-
-bool runs_inside_multi(const CommandSpec& spec) {
-  return spec.stateful == StatefulKind::Transaction || spec.local == LocalHandler::Quit ||
-         spec.local == LocalHandler::Reset;
+// The kinds of plan whose keys are stored keys on a shard: those a move must pull first.
+bool touches_stored_keys(const Plan& plan) {
+  switch (plan.kind) {
+    case RouteKind::SingleShard:
+    case RouteKind::Split:
+    case RouteKind::Blocking:
+    case RouteKind::Transaction:
+    case RouteKind::Queued:
+    case RouteKind::Salted:
+    case RouteKind::NearCache:
+    case RouteKind::Gathered:
+    case RouteKind::StagedWrite:
+      return plan.spec != nullptr && !plan.spec->has(protocol::kPubsub) && !plan.has_error();
+    default:
+      return false;
+  }
 }
 
-void build_plan(const PlanContext& context, const protocol::Request& request, Plan& plan) {
-  plan.clear();
-  plan.spec = find_spec(request, plan);
-  if (plan.spec == nullptr || !admitted(context, request, plan)) return;
+void add_pull(std::size_t source, std::size_t target, std::string_view key,
+              std::vector<PullGroup>& pulls) {
+  for (auto& group : pulls) {
+    if (group.source == source && group.target == target) {
+      group.keys.emplace_back(key);
+      return;
+    }
+  }
+  pulls.push_back({source, target, {std::string(key)}});
+}
+
+// Under a move, the keys not settled yet (and salted counters' sub-keys, which are stored
+// keys too), grouped by source and target: pulled before the route runs.
+void plan_pulls(const PlanContext& context, const protocol::Request& request, Plan& plan) {
+  plan.topology_version = context.topology_version;
+  if (context.move == nullptr || !touches_stored_keys(plan)) return;
+  for (const auto& key : plan.keys) {
+    if (key.moving_from)
+      add_pull(*key.moving_from, key.owner.shard, request.args[key.position], plan.pulls);
+    if (key.salted == nullptr) continue;
+    const auto& counter = *key.salted;
+    for (std::size_t i = 1; i < counter.sub_keys.size() && i < counter.shards.size(); ++i)
+      if (auto source = context.move->source_of(counter.sub_keys[i], counter.shards[i]))
+        add_pull(*source, counter.shards[i], counter.sub_keys[i], plan.pulls);
+  }
+}
+
+void plan_route(const PlanContext& context, const protocol::Request& request, Plan& plan) {
   const CommandSpec& spec = *plan.spec;
-  place_keys(context, request, plan);
   // A numkeys Redis refuses (not a number, negative, more than the arguments given): any
   // shard answers it in Redis's own words, and runs nothing. Inside MULTI Redis queues it and
   // EXEC carries the error, so it is queued on the transaction's shard.
@@ -343,6 +379,21 @@ void build_plan(const PlanContext& context, const protocol::Request& request, Pl
     case Routing::Container:
       break;  // handled by find_spec
   }
+}
+}  // namespace
+
+bool runs_inside_multi(const CommandSpec& spec) {
+  return spec.stateful == StatefulKind::Transaction || spec.local == LocalHandler::Quit ||
+         spec.local == LocalHandler::Reset;
+}
+
+void build_plan(const PlanContext& context, const protocol::Request& request, Plan& plan) {
+  plan.clear();
+  plan.spec = find_spec(request, plan);
+  if (plan.spec == nullptr || !admitted(context, request, plan)) return;
+  place_keys(context, request, plan);
+  plan_route(context, request, plan);
+  plan_pulls(context, request, plan);
 }
 
 std::string_view route_kind_name(RouteKind kind) {

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "config/shard_map.h"
+#include "config/topology.h"
 #include "protocol/request.h"
 #include "router/plan/plan.h"
 #include "router/session/client_state.h"
@@ -23,6 +24,10 @@ struct PlanContext {
   bool cross_shard_writes = false;  // `cross_shard_writes: allow`
   // The client's ACL rules; nullptr: it may run everything, nothing is checked.
   const config::Permissions* permissions = nullptr;
+  // The move under way in the topology `map` belongs to (nullptr: none), and that topology's
+  // version: the plan decides which keys are pulled first, and under which topology.
+  const config::Move* move = nullptr;
+  std::uint64_t topology_version = 0;
 };
 
 // Resolves `request` into `plan` (cleared first): its command, its checks, its keys (found

@@ -1,10 +1,13 @@
 #include "router/process/fence.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "router/backend/reply_sink.h"
 #include "router/process/fan_out.h"
 #include "router/process/worker.h"
+#include "router/routes/staged_writes.h"
+#include "router/tracking/tracking_lanes.h"
 
 namespace santral::router {
 
@@ -27,23 +30,51 @@ class FenceSink final : public ReplySink {
 
 constexpr std::string_view kPing = "*1\r\n$4\r\nPING\r\n";
 
-// On `worker`'s thread.
+// Whether a PING down `connection` is needed: it may carry something sent before now. A
+// connection still connecting with nothing queued carries nothing yet; a stopped one carries
+// nothing any more.
+bool may_carry(const BackendConnection& connection) {
+  switch (connection.state()) {
+    case BackendConnection::State::Up:
+      return true;
+    case BackendConnection::State::Connecting:
+      return connection.in_flight() > 0;
+    case BackendConnection::State::Down:
+    case BackendConnection::State::Stopped:
+      return false;
+  }
+  return false;
+}
+
+// On `worker`'s thread: first the cross-shard writes in flight (their later stages go where
+// they were planned), then a PING behind everything each connection carries.
 void fence_one(Worker& worker, const std::vector<std::size_t>& shards, std::function<void()> done) {
   std::vector<BackendConnectionPtr> connections;
-  auto add = [&](std::size_t shard) {
-    auto more = worker.pool().shared_connections(shard);
-    connections.insert(connections.end(), more.begin(), more.end());
-  };
   std::size_t count = worker.shard_map().shard_count();
   if (shards.empty()) {
-    for (std::size_t shard = 0; shard < count; ++shard) add(shard);
+    connections = worker.pool().fence_connections(std::nullopt);
   } else {
-    for (std::size_t shard : shards)
-      if (shard < count) add(shard);
+    for (std::size_t shard : shards) {
+      if (shard >= count) continue;
+      auto more = worker.pool().fence_connections(shard);
+      connections.insert(connections.end(), more.begin(), more.end());
+    }
   }
-  if (connections.empty()) return done();
-  boost::intrusive_ptr<FenceSink> sink(new FenceSink(connections.size(), std::move(done)));
-  for (auto& connection : connections) connection->send(kPing, sink, 0, 0);
+  // A tracking client's lanes carry all its commands; lanes are few, so all are waited out.
+  bool any = shards.empty() || std::any_of(shards.begin(), shards.end(),
+                                           [count](std::size_t s) { return s < count; });
+  if (any) {
+    auto lanes = worker.lanes().fence_connections();
+    connections.insert(connections.end(), lanes.begin(), lanes.end());
+  }
+  std::sort(connections.begin(), connections.end());
+  connections.erase(std::unique(connections.begin(), connections.end()), connections.end());
+  std::erase_if(connections, [](const BackendConnectionPtr& c) { return !may_carry(*c); });
+  after_staged_writes([connections = std::move(connections), done = std::move(done)]() mutable {
+    if (connections.empty()) return done();
+    boost::intrusive_ptr<FenceSink> sink(new FenceSink(connections.size(), std::move(done)));
+    for (auto& connection : connections) connection->send(kPing, sink, 0, 0);
+  });
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "router/process/balance_run.h"
 #include "router/process/fan_out.h"
 #include "router/process/fence.h"
+#include "router/resharding/moving_topology.h"
 #include "router/transport/tls_contexts.h"
 #include "santral/version.h"
 
@@ -95,8 +96,7 @@ Server::Server(ConfigSource source, config::Config config, FleetStart fleet)
       signals_(io_, SIGINT, SIGTERM, SIGHUP),
       watch_timer_(io_),
       drain_timer_(io_),
-      auto_salt_timer_(io_),
-      resharding_(io_, *this) {
+      auto_salt_timer_(io_) {
   shared_.control = this;
   fleet_ = std::move(fleet.agent);
   if (fleet_) {
@@ -117,31 +117,23 @@ Server::Server(ConfigSource source, config::Config config, FleetStart fleet)
     fleet_->acknowledge_salting(fleet.salting->mod_revision);
   }
   if (fleet_) fleet_->acknowledge(static_cast<std::int64_t>(topology_->map_version));
-  resharding_.set_state_file(source_.path, topology_->config->resharding.state_file);
   try {
     last_read_text_ = source_.read_text();
-    resharding_.set_in_force_text(last_read_text_);
   } catch (const config::ConfigError&) {
   }
-  // A move kept on disk by an earlier run resumes: it decides what serves.
-  auto parse = [this](const std::string& text) -> config::TopologyPtr {
-    try {
-      return config::make_topology(source_.parse(text), next_version());
-    } catch (const config::ConfigError& e) {
-      spdlog::error("resharding: a config kept with the move does not load: {}", e.what());
-      return nullptr;
-    }
-  };
-  if (resharding_.has_saved_move()) {
-    if (auto restored = resharding_.restore(parse, next_version())) {
-      topology_ = restored;
-      shared_.topology_version = topology_->version;
-      next_version();  // the destination's, once the move ends
-    } else if (auto naming = resharding_.naming()) {
-      auto named = std::make_shared<config::Topology>(*topology_);
-      named->salt_naming = naming;
-      topology_ = named;
-    }
+  MoveHost& host = *this;
+  if (fleet_) {
+    // In a fleet a move lives in etcd; a state file left by this router running alone is not
+    // the fleet's (etcd's map is in force).
+    fleet_ledger_ = std::make_unique<FleetLedger>(*fleet_, [this] { return fleet_map_text_; });
+    driver_ = std::make_unique<MoveDriver>(io_, host, *fleet_ledger_, fleet_->router_name());
+    fleet_ledger_->on_change(
+        [this](const std::optional<LedgerMove>& move) { driver_->take(move); });
+  } else {
+    local_ = std::make_unique<LocalLedger>(source_.path, topology_->config->resharding.state_file);
+    driver_ = std::make_unique<MoveDriver>(io_, host, *local_, "santral");
+    local_->on_change([this](const std::optional<LedgerMove>& move) { driver_->take(move); });
+    restore_moves(*topology_->config);
   }
   for (unsigned i = 0; i < topology_->config->workers; ++i)
     workers_.push_back(std::make_unique<Worker>(i, topology_, shared_));
@@ -152,6 +144,74 @@ Server::Server(ConfigSource source, config::Config config, FleetStart fleet)
 
 Server::~Server() {
   for (auto& worker : workers_) worker->stop();
+}
+
+void Server::restore_moves(const config::Config& config) {
+  LocalLedger::Kept kept;
+  try {
+    kept = local_->load();
+  } catch (const StateFileError& e) {
+    start_error_ = e.what();
+    return;
+  }
+  auto load = [this](const std::string& text, std::string_view what) {
+    std::string error;
+    auto topology = topology_of(text, error);
+    if (!topology)
+      start_error_ = fmt::format("{}: {} kept there does not load any more: {}",
+                                 local_->path().string(), what, error);
+    else
+      topology->version = next_version();
+    return topology;
+  };
+  std::shared_ptr<const config::ShardMap> naming;
+  if (!local_->naming_text().empty()) {
+    auto named = load(local_->naming_text(), "the config salted counters are named by");
+    if (!named) return;
+    naming = named->map;
+  }
+  if (kept.move) {
+    const auto& document = kept.move->document;
+    auto from = load(document.from_text, "the config the move starts from");
+    auto to = from ? load(document.to_text, "the config the move goes to") : nullptr;
+    if (!to) return;
+    from->salt_naming = naming;
+    to->salt_naming = naming ? naming : from->map;
+    if (document.phase == MoveDocument::Phase::Planned) {
+      topology_ = from;
+    } else {
+      bool back = document.phase == MoveDocument::Phase::Aborting;
+      topology_ =
+          moving_topology(back ? *to : *from, back ? *from : *to, next_version(), document.epoch);
+    }
+    kept_move_ = kept.move;
+    spdlog::info("resharding: {} holds a move ({}); it resumes", local_->path().string(),
+                 phase_name(document.phase));
+    return;
+  }
+  auto file = std::make_shared<config::Topology>(*topology_);
+  file->salt_naming = naming;
+  if (!kept.in_force_text.empty()) {
+    auto in_force = load(kept.in_force_text, "the config in force");
+    if (!in_force) return;
+    in_force->salt_naming = naming;
+    bool random = config.distribution == config::Distribution::Random ||
+                  in_force->config->distribution == config::Distribution::Random;
+    if (!random && !config::moving_units(*in_force->map, *file->map).empty()) {
+      // Keys are where the map in force put them: the file's map is a move to plan, never a
+      // silent switch.
+      spdlog::warn(
+          "resharding: the map of {} differs from the map in force kept in {}; serving the "
+          "map in force and planning a move to the file's ({})",
+          source_.path.string(), local_->path().string(),
+          config::compare_placement(*in_force->map, *file->map).summary());
+      planned_at_start_ = file;
+      topology_ = in_force;
+      return;
+    }
+  }
+  topology_ = file;
+  local_->set_in_force_text(last_read_text_);
 }
 
 // Binds `acceptor` to host:port; false (and logged) when it cannot.
@@ -178,6 +238,10 @@ bool Server::open_listener(tcp::acceptor& acceptor, const std::string& host, std
 }
 
 int Server::run() {
+  if (!start_error_.empty()) {
+    spdlog::critical("{}", start_error_);
+    return 1;
+  }
   const auto& config = *topology_->config;
   auto tls = make_tls_contexts(config);
   if (!tls.contexts) {
@@ -209,7 +273,18 @@ int Server::run() {
   if (admin_) spdlog::info("admin API on http://{}/", config.admin.listen.text());
 
   for (auto& worker : workers_) worker->start();
-  asio::post(io_, [this] { resharding_.resume(); });
+  if (local_)
+    asio::post(io_, [this] {
+      driver_->coordinate(true);  // alone, it drives its moves itself
+      if (kept_move_) driver_->take(std::exchange(kept_move_, std::nullopt));
+      if (auto to = std::exchange(planned_at_start_, nullptr))
+        driver_->plan(to, last_read_text_, [](bool ok, const std::string& message) {
+          if (ok)
+            spdlog::info("resharding: {}", message);
+          else
+            spdlog::error("resharding: the file's map was not planned as a move: {}", message);
+        });
+    });
   if (fleet_) {
     shared_.fleet_serve_until_ns = 0;  // until the lease is confirmed
     set_write_fence(&shared_.fleet_serve_until_ns);
@@ -218,10 +293,10 @@ int Server::run() {
                    [this](const EtcdKeyValue& salting) { take_fleet_salting(salting); },
                    [this] {
                      check_salt_waiters();
-                     drive_move();
+                     driver_->advance();
                    },
                    [this](const std::optional<EtcdKeyValue>& move) { take_fleet_move(move); },
-                   [this](bool mine) { coordinate(mine); },
+                   [this](bool mine) { driver_->coordinate(mine); },
                    [this](std::function<void()> confirm) {
                      // The workers' queues hold the topology taken meanwhile ahead of this.
                      fence_workers(io_, worker_list(), {}, nullptr, std::move(confirm));
@@ -386,31 +461,40 @@ std::vector<Worker*> Server::worker_list() const {
 void Server::switch_topology(config::TopologyPtr topology, std::function<void()> done) {
   topology_ = topology;
   shared_.topology_version = topology->version;
-  auto workers = worker_list();
   fence_workers(
-      io_, workers, {}, [topology](Worker& worker) { worker.apply(topology); },
-      [workers, done = std::move(done)] {
-        post_to_each<Worker>(workers, [](Worker& worker) { worker.release_moves(); });
-        done();
-      });
+      io_, worker_list(), {}, [topology](Worker& worker) { worker.apply(topology); },
+      std::move(done));
+}
+
+void Server::release_pulls() {
+  post_to_each<Worker>(worker_list(), [](Worker& worker) { worker.release_moves(); });
+}
+
+std::shared_ptr<config::Topology> Server::topology_of(const std::string& text, std::string& error) {
+  if (fleet_) return fleet_topology(text, error);
+  try {
+    return std::make_shared<config::Topology>(*config::make_topology(source_.parse(text), 0));
+  } catch (const config::ConfigError& e) {
+    error = e.what();
+    return nullptr;
+  }
 }
 
 void Server::reshard(ReshardVerb verb, std::function<void(ReshardAnswer)> done) {
   asio::post(io_, [this, verb, done = std::move(done)]() mutable {
-    if (fleet_) return fleet_reshard(verb, std::move(done));
-    ReshardAnswer answer;
-    if (verb == ReshardVerb::Approve) answer.error = resharding_.approve();
-    if (verb == ReshardVerb::Abort) answer.error = resharding_.abort();
-    answer.status = resharding_.status();
-    if (answer.status.state == ReshardState::Idle) answer.status.map_version = topology_->version;
-    done(std::move(answer));
+    auto answer = [this, done = std::move(done)](const std::string& error) {
+      done({error, driver_->status()});
+    };
+    if (verb == ReshardVerb::Approve) return driver_->approve(std::move(answer));
+    if (verb == ReshardVerb::Abort) return driver_->abort(std::move(answer));
+    answer({});
   });
 }
 
 void Server::balance(BalanceRequest request, std::function<void(BalanceAnswer)> done) {
   asio::post(io_, [this, request = std::move(request), done = std::move(done)]() mutable {
     // A plan is measured on the map in force, and carried out as the next move.
-    auto state = resharding_.status().state;
+    auto state = driver_->state();
     if (state != ReshardState::Idle)
       return done({protocol::error_message(protocol::ClientError::BalanceWhileMoving,
                                            reshard_state_name(state)),
@@ -459,11 +543,13 @@ std::vector<std::string> Server::keep_restart_settings(const config::Config& cur
 
 void Server::start_reload(std::string why, std::function<void(ReloadResult)> done) {
   if (fleet_) return reload_in_fleet(std::move(why), std::move(done));
-  auto result = reload_now(why);
-  if (done) done(std::move(result));
+  reload_now(std::move(why), [done = std::move(done)](ReloadResult result) {
+    if (done) done(std::move(result));
+  });
 }
 
-ControlPlane::ReloadResult Server::reload_now(std::string_view why) {
+void Server::reload_now(std::string why, std::function<void(ReloadResult)> done) {
+  auto finish = [&](ReloadResult result) { done(remember_reload(why, std::move(result))); };
   const auto& current = *topology_->config;
   config::Config next;
   std::string text;
@@ -474,23 +560,23 @@ ControlPlane::ReloadResult Server::reload_now(std::string_view why) {
   } catch (const config::ConfigError& e) {
     spdlog::error("reload ({}) rejected, still serving version {}: {}", why, topology_->version,
                   e.what());
-    return remember_reload(why, {false, e.what()});
+    return finish({false, e.what()});
   }
   // Certificates are read again at every reload: new handshakes use renewed files.
   auto tls = make_tls_contexts(next);
   if (!tls.contexts) {
     spdlog::error("reload ({}) rejected, still serving version {}: {}: {}", why, topology_->version,
                   next.source.string(), tls.error);
-    return remember_reload(why, {false, next.source.string() + ": " + tls.error});
+    return finish({false, next.source.string() + ": " + tls.error});
   }
   std::vector<std::string> kept = keep_restart_settings(current, next);
-  if (resharding_.running()) {
+  if (driver_->under_way()) {
     std::string error = fmt::format(
         "a move is {} (SANTRAL RESHARD STATUS); reload once it has ended, or ABORT it first",
-        reshard_state_name(resharding_.state()));
+        reshard_state_name(driver_->state()));
     spdlog::error("reload ({}) rejected, still serving version {}: {}", why, topology_->version,
                   error);
-    return {false, error};
+    return done({false, error});
   }
   put_tls_in_force(tls.contexts);
   auto version = next_version();
@@ -504,13 +590,22 @@ ControlPlane::ReloadResult Server::reload_now(std::string_view why) {
   if (!config::moving_units(*topology_->map, *topology->map).empty() &&
       topology->config->distribution != config::Distribution::Random &&
       topology_->config->distribution != config::Distribution::Random) {
-    auto planned = resharding_.plan(topology_, topology, text);
-    std::string message = fmt::format("{} ({})", planned.message, change.summary());
-    spdlog::info("reload ({}): {}", why, message);
-    return {planned.ok, message};
+    return driver_->plan(topology, text, [this, why, done](bool ok, std::string message) {
+      if (ok)
+        spdlog::info("reload ({}): {}", why, message);
+      else
+        spdlog::error("reload ({}) rejected, still serving version {}: {}", why, topology_->version,
+                      message);
+      done(remember_reload(why, {ok, std::move(message)}));
+    });
   }
-  resharding_.cancel_plan("a reload put back a map that moves nothing");
-  resharding_.set_in_force_text(text);
+  if (driver_->planned()) {
+    spdlog::info(
+        "resharding: the planned move is dropped: a reload put back a map that moves "
+        "nothing");
+    driver_->abort([](const std::string&) {});
+  }
+  local_->set_in_force_text(text);
   std::vector<Worker*> workers;
   for (auto& worker : workers_) workers.push_back(worker.get());
   post_to_each<Worker>(workers, [topology](Worker& worker) { worker.apply(topology); });
@@ -523,7 +618,7 @@ ControlPlane::ReloadResult Server::reload_now(std::string_view why) {
   if (!kept.empty())
     message += fmt::format(" (needs a restart to change: {})", fmt::join(kept, ", "));
   spdlog::info("reloaded {} ({}): {}", source_.path.string(), why, message);
-  return remember_reload(why, {true, message});
+  finish({true, message});
 }
 
 ControlPlane::ReloadResult Server::remember_reload(std::string_view why, ReloadResult result) {
@@ -552,11 +647,8 @@ void Server::watch_file() {
     if (changed && topology_->config->watch_file && !already_read())
       start_reload("the file changed", nullptr);
   }
-  if (fleet_) {
-    check_salt_waiters();  // their deadlines
-    drive_move();          // a coordinator's write that failed is tried again
-    if (fleet_move_.mover) fleet_->report_walk(fleet_move_.mover->progress().keys_moved);
-  }
+  if (fleet_) check_salt_waiters();  // their deadlines
+  driver_->advance();                // a ledger write that failed is tried again
   watch_timer_.expires_after(kWatchPeriod);
   watch_timer_.async_wait([this](boost::system::error_code error) {
     if (!error) watch_file();

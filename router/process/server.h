@@ -14,13 +14,14 @@
 
 #include "config/config.h"
 #include "config/topology.h"
-#include "router/cluster/move_document.h"
 #include "router/hotkeys/salting/auto_salt.h"
 #include "router/process/control_plane.h"
 #include "router/process/fleet_start.h"
 #include "router/process/shared_state.h"
 #include "router/process/worker.h"
-#include "router/resharding/resharding.h"
+#include "router/resharding/fleet_ledger.h"
+#include "router/resharding/local_ledger.h"
+#include "router/resharding/move_driver.h"
 
 namespace santral::router {
 
@@ -46,7 +47,7 @@ struct ConfigSource {
 // Accepts clients and hands each to a worker in turn; owns the control work that is not on
 // the request path: signals, reloads, the admin API, graceful shutdown. All of it runs on the
 // thread that calls run().
-class Server final : public ControlPlane, private TopologyHost {
+class Server final : public ControlPlane, private MoveHost {
  public:
   // In a fleet, `fleet` holds the link to etcd and the map version the config carries.
   Server(ConfigSource source, config::Config config, FleetStart fleet = {});
@@ -75,11 +76,11 @@ class Server final : public ControlPlane, private TopologyHost {
   config::TopologyPtr topology() const { return topology_; }
   SharedState& shared() { return shared_; }
   // The text of the config in force (what the last reload that took effect read).
-  const std::string& config_text() const { return resharding_.in_force_text(); }
+  std::string config_text() const { return local_ ? local_->in_force_text() : last_read_text_; }
   boost::asio::io_context& io() { return io_; }
 
  private:
-  ReloadResult reload_now(std::string_view why);
+  void reload_now(std::string why, std::function<void(ReloadResult)> done);
   // Any reload: in a fleet the file's settings apply here and its map is proposed to etcd.
   void start_reload(std::string why, std::function<void(ReloadResult)> done);
   void reload_in_fleet(std::string why, std::function<void(ReloadResult)> done);
@@ -100,24 +101,23 @@ class Server final : public ControlPlane, private TopologyHost {
   FleetMap fleet_map(const std::string& key, const std::string& document) const;
   void take_fleet_map(const EtcdKeyValue& map);
   void take_fleet_salting(const EtcdKeyValue& salting);
-  // Fleet moves (server_fleet_move.cpp).
-  void propose_move(const std::string& to_text, std::function<void(ReloadResult)> done);
+  // Fleet: the move document changed in etcd (nullopt: there is none any more).
   void take_fleet_move(const std::optional<EtcdKeyValue>& move);
-  void coordinate(bool mine);
-  void drive_move();
-  void move_walked(std::uint64_t epoch);
-  void fleet_reshard(ReshardVerb verb, std::function<void(ReshardAnswer)> done);
-  ReshardStatus fleet_move_status() const;
-  void end_fleet_move();
-  void take_fleet_move_release();
   // The topology of `shared_text` (a map's shared part) with this router's own settings.
   std::shared_ptr<config::Topology> fleet_topology(const std::string& shared_text,
                                                    std::string& error) const;
+  // Where the router starts from, alone: the state file's map in force, a move under way, or
+  // the file's map; a file whose map differs from the one in force is planned at run().
+  void restore_moves(const config::Config& config);
   void check_salt_waiters();
   void put_in_force(config::TopologyPtr topology);
-  // TopologyHost (router/resharding/resharding.h).
+  // MoveHost (router/resharding/move_driver.h).
   std::uint64_t next_version() override { return ++last_version_; }
+  const config::TopologyPtr& serving() const override { return topology_; }
   void switch_topology(config::TopologyPtr topology, std::function<void()> done) override;
+  void release_pulls() override;
+  std::shared_ptr<config::Topology> topology_of(const std::string& text,
+                                                std::string& error) override;
   std::vector<Worker*> worker_list() const;
   ReloadResult remember_reload(std::string_view why, ReloadResult result);
   void watch_file();
@@ -147,7 +147,13 @@ class Server final : public ControlPlane, private TopologyHost {
   boost::asio::steady_timer auto_salt_timer_;
   AutoSalting auto_salting_;
   std::uint64_t last_version_ = 1;
-  Resharding resharding_;
+  // A move's state lives in its ledger: the state file alone, etcd in a fleet.
+  std::unique_ptr<LocalLedger> local_;
+  std::unique_ptr<FleetLedger> fleet_ledger_;
+  std::unique_ptr<MoveDriver> driver_;
+  std::string start_error_;               // the router does not start (a bad state file)
+  std::optional<LedgerMove> kept_move_;   // alone: the move the state file holds, resumed at run()
+  config::TopologyPtr planned_at_start_;  // alone: the file's map, planned as a move at run()
   std::optional<std::filesystem::file_time_type> file_time_;
   std::uintmax_t file_size_ = 0;
   std::string last_read_text_;  // what the last reload (or the start) read from the file
@@ -162,29 +168,6 @@ class Server final : public ControlPlane, private TopologyHost {
     std::chrono::steady_clock::time_point deadline;
   };
   std::vector<SaltWaiter> salt_waiters_;
-  // A move across the fleet, as etcd last said and as this router carries it out.
-  struct FleetMove {
-    std::optional<MoveDocument> document;  // nullopt: no move
-    std::int64_t revision = 0;             // the document's mod_revision
-    std::int64_t id = 0;                   // its create_revision: which move it is
-    config::TopologyPtr from, to;          // the maps the keys leave and reach
-    config::TopologyPtr moving;            // in force for `switched` (either direction)
-    std::uint64_t applied = 0;             // the epoch whose topology this router has taken
-    std::uint64_t switched = 0;            // ... and waited out its requests routed before
-    std::uint64_t released = 0;            // the epoch whose pulls run here
-    bool coordinating = false;             // this router drives it (the walk, the ends)
-    bool ending = false;                   // the coordinator's last write is on its way
-    std::uint64_t asked_release = 0;       // the epoch whose release is on its way
-    std::uint64_t walked = 0;              // the epoch whose walk is done
-    std::unique_ptr<Mover> mover;          // the coordinator's walk
-    std::uint64_t mover_epoch = 0;
-    std::chrono::steady_clock::time_point started{};  // when this router first switched
-    std::vector<UnitProgress> estimates;              // what sampling the sources found, per unit
-    std::function<void()> stop_sampling;
-  };
-  FleetMove fleet_move_;
-  bool fleet_move_coordinating_ = false;     // what the agent last said
-  ReshardStatus fleet_last_move_;            // how the last move ended, for STATUS once idle
   std::optional<EtcdKeyValue> joined_move_;  // the move etcd held at start, taken in run()
   std::optional<ReloadRecord> last_reload_;
   std::size_t next_worker_ = 0;

@@ -86,15 +86,28 @@ void Server::take_fleet_map(const EtcdKeyValue& map) {
 
 void Server::propose_map(const std::string& shared_text, std::function<void(ReloadResult)> done) {
   std::string document = encode_map({shared_text, fleet_->router_name()});
-  if (fleet_move_.document)
+  if (driver_->under_way())
     return done({false, protocol::error_message(
                             protocol::ClientError::MapProposal,
                             fmt::format("a move is {} (SANTRAL RESHARD STATUS); propose once it "
                                         "has ended, or ABORT it first",
-                                        phase_name(fleet_move_.document->phase)))});
+                                        reshard_state_name(driver_->state())))});
   // Checked here as every router will check it, so that a refused map never reaches etcd.
   auto checked = fleet_map(fleet_->map_key(), document);
-  if (checked.moves) return propose_move(shared_text, std::move(done));
+  // A map that moves keys is proposed as a move (it replaces a planned one).
+  if (checked.moves)
+    return driver_->plan(checked.topology, shared_text,
+                         [this, done = std::move(done)](bool ok, std::string message) {
+                           if (ok)
+                             message += fmt::format(" across fleet '{}'", fleet_->settings().name);
+                           spdlog::info("fleet '{}': {}", fleet_->settings().name, message);
+                           if (done) done({ok, std::move(message)});
+                         });
+  if (driver_->planned())
+    return done({false, protocol::error_message(
+                            protocol::ClientError::MapProposal,
+                            "a move is planned (SANTRAL RESHARD STATUS); propose once it has "
+                            "ended, or ABORT it first")});
   if (!checked.topology) {
     if (done)
       done({false, protocol::error_message(protocol::ClientError::MapProposal, checked.error)});
@@ -145,7 +158,7 @@ void Server::reload_in_fleet(std::string why, std::function<void(ReloadResult)> 
                   topology_->map_version, next.source.string(), tls.error);
     return finish({false, next.source.string() + ": " + tls.error});
   }
-  if (fleet_move_.document || topology_->move)
+  if (driver_->state() != ReshardState::Idle || topology_->move)
     return finish({false, fmt::format("a move is under way (SANTRAL RESHARD STATUS); reload once "
                                       "it has ended, or ABORT it first")});
   auto kept = keep_restart_settings(*topology_->config, next);
@@ -171,6 +184,33 @@ void Server::reload_in_fleet(std::string why, std::function<void(ReloadResult)> 
     remember_reload(why, result);
     if (done) done(std::move(result));
   });
+}
+
+std::shared_ptr<config::Topology> Server::fleet_topology(const std::string& shared_text,
+                                                         std::string& error) const {
+  config::Config shared;
+  try {
+    shared = config::parse_config(shared_text, "etcd key " + fleet_->move_key(),
+                                  config::ConfigFormat::Santral);
+  } catch (const config::ConfigError& e) {
+    error = e.what();
+    return nullptr;
+  }
+  config::Config next = *topology_->config;
+  config::adopt_shared_map(next, shared);
+  return std::make_shared<config::Topology>(*config::make_topology(std::move(next), 0));
+}
+
+// The move document as etcd holds it: the move driver (router/resharding/move_driver.h)
+// carries it out on this router.
+void Server::take_fleet_move(const std::optional<EtcdKeyValue>& kv) {
+  if (!kv) return driver_->take(std::nullopt);
+  std::string error;
+  auto move = fleet_ledger_->read(*kv, error);
+  if (!move)
+    return spdlog::error("fleet '{}': refusing the move document: {}", fleet_->settings().name,
+                         error);
+  driver_->take(move);
 }
 
 void Server::push_map(std::string text, std::function<void(ReloadResult)> done) {

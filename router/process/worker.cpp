@@ -112,24 +112,31 @@ void Worker::apply(config::TopologyPtr topology) {
 
 // A move starts, ends or turns back: what was routed the old way must not meet what is routed
 // the new way. Pulls wait for release_moves(); held pulls of the old direction end as if
-// nothing moved (their requests are pulled again the new way); transactions and blocked calls
-// that hold a shard's connection are ended with a retryable error.
+// nothing moved (their requests are pulled again the new way); transactions that hold a
+// shard's connection are ended with a retryable error, and so are blocked calls on keys that
+// move (router/routes/blocked_calls.h).
 void Worker::change_direction() {
   holding_moves_ = topology_->move != nullptr;
   for (auto& held : std::exchange(held_pulls_, {}))
     for (std::uint32_t i = 0; i < held.groups.size(); ++i)
       held.session->deliver(held.slot, i, "+NOKEY\r\n");
-  for_each_session([](ClientSession& session) { session.map_changed(); });
+  for_each_session([this](ClientSession& session) { session.map_changed(*topology_); });
 }
 
 void Worker::hold_pull(ClientSession& session, std::uint64_t slot, std::vector<PullGroup> groups) {
   held_pulls_.push_back({&session, slot, std::move(groups)});
 }
 
+void Worker::after_moves_released(std::function<void()> then) {
+  if (!holding_moves_) return then();
+  after_release_.push_back(std::move(then));
+}
+
 void Worker::release_moves() {
   holding_moves_ = false;
   for (auto& held : std::exchange(held_pulls_, {}))
     send_pull(*held.session, held.slot, held.groups);
+  for (auto& then : std::exchange(after_release_, {})) then();
 }
 
 void Worker::adopt(asio::ip::tcp::socket socket, std::uint64_t client_id, bool tls) {

@@ -58,6 +58,8 @@ class Worker {
   // worker has switched: pulls wait here until the server releases them (router/resharding/).
   bool holding_moves() const { return holding_moves_; }
   void hold_pull(ClientSession& session, std::uint64_t slot, std::vector<PullGroup> groups);
+  // Runs `then` at once, or, while pulls are held, when they are released (a fold's step).
+  void after_moves_released(std::function<void()> then);
   void release_moves();
   // Graceful shutdown: clients are no longer read from; each is closed once every request it
   // had sent is answered. `drained` runs on this thread when no client is left.
@@ -173,6 +175,7 @@ class Worker {
   };
   bool holding_moves_ = false;
   std::vector<HeldPull> held_pulls_;
+  std::vector<std::function<void()>> after_release_;
   Published published_;
   std::thread thread_;
 };

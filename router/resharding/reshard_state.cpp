@@ -1,10 +1,5 @@
 #include "router/resharding/reshard_state.h"
 
-#include <fstream>
-#include <iterator>
-#include <sstream>
-#include <stdexcept>
-
 #include <fmt/format.h>
 
 namespace santral::router {
@@ -24,17 +19,6 @@ std::string_view reshard_state_name(ReshardState state) {
   }
   return "idle";
 }
-
-namespace {
-
-std::optional<ReshardState> state_named(std::string_view name) {
-  for (auto state : {ReshardState::Idle, ReshardState::Planned, ReshardState::Moving,
-                     ReshardState::Finishing, ReshardState::Aborting})
-    if (reshard_state_name(state) == name) return state;
-  return std::nullopt;
-}
-
-}  // namespace
 
 std::size_t ReshardStatus::units_done() const {
   std::size_t done = 0;
@@ -113,43 +97,6 @@ std::string describe_plan(const ReshardStatus& status) {
                         u.done ? ", done" : "");
   }
   return text;
-}
-
-void save_move(const std::filesystem::path& path, const SavedMove& move) {
-  nlohmann::json json = {{"state", reshard_state_name(move.state)},
-                         {"from", move.from_text},
-                         {"to", move.to_text},
-                         {"naming", move.naming_text}};
-  auto temporary = path;
-  temporary += ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << json.dump(2) << '\n';
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + temporary.string());
-  }
-  std::filesystem::rename(temporary, path);
-}
-
-std::optional<SavedMove> load_move(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto json = nlohmann::json::parse(text, nullptr, false);
-  if (json.is_discarded() || !json.is_object() || !json.contains("state") ||
-      !json["state"].is_string() || !json.contains("from") || !json.contains("to"))
-    throw std::runtime_error(path.string() + ": not a Santral move (state, from, to)");
-  auto state = state_named(json["state"].get<std::string>());
-  if (!state) throw std::runtime_error(path.string() + ": unknown state");
-  std::string naming;
-  if (json.contains("naming") && json["naming"].is_string())
-    naming = json["naming"].get<std::string>();
-  return SavedMove{*state, json["from"].get<std::string>(), json["to"].get<std::string>(), naming};
-}
-
-void forget_move(const std::filesystem::path& path) {
-  std::error_code ec;
-  std::filesystem::remove(path, ec);
 }
 
 }  // namespace santral::router

@@ -2,8 +2,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <filesystem>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,20 +52,5 @@ nlohmann::json to_json(const ReshardStatus& status);
 std::vector<std::pair<std::string, std::string>> status_fields(const ReshardStatus& status);
 // PLAN: one line per unit, for people and the log.
 std::string describe_plan(const ReshardStatus& status);
-
-// A move kept on disk, so that it survives a restart of Santral: the two configs as text
-// (`from` is where the keys were, `to` where they go) and how far it had come. Written before
-// each change of state; removed when the move ends.
-struct SavedMove {
-  ReshardState state = ReshardState::Planned;
-  std::string from_text;
-  std::string to_text;
-  // The config salted counters' sub-keys are named by, once a move has ended (kept, idle).
-  std::string naming_text;
-};
-
-void save_move(const std::filesystem::path& path, const SavedMove& move);  // throws on failure
-std::optional<SavedMove> load_move(const std::filesystem::path& path);     // throws on a bad file
-void forget_move(const std::filesystem::path& path);
 
 }  // namespace santral::router

@@ -23,7 +23,15 @@ class BlockingReply final : public ReplySink {
       : session_(std::move(session)), slot_(slot), connection_(connection) {}
 
   void deliver(std::uint64_t, std::uint32_t fragment, std::string_view reply) override {
-    session_->deliver(slot_, fragment, reply);
+    // Ended by a switch of topology before the shard served it: it did not run, retry it.
+    if (reply.starts_with("-UNBLOCKED") && session_->call_ended_by_move(connection_)) {
+      std::string retry;
+      protocol::RespWriter(retry).error(
+          protocol::error_message(protocol::ClientError::MoveChangedUnderneath));
+      session_->deliver(slot_, fragment, retry);
+    } else {
+      session_->deliver(slot_, fragment, reply);
+    }
     session_->unblocked(connection_);
   }
 
@@ -76,7 +84,9 @@ void lend_and_send(const Routed& routed, std::size_t shard, std::uint64_t slot,
                    std::uint32_t fragment, std::string_view prelude, std::string timeout) {
   auto& session = routed.session;
   auto connection = session.worker().pool().lend(shard, session.profile());
-  session.blocked({connection, slot, fragment, std::move(timeout)});
+  std::vector<std::string> keys;
+  for (const auto& key : routed.plan.keys) keys.emplace_back(routed.request.args[key.position]);
+  session.blocked({connection, slot, fragment, std::move(timeout), std::move(keys)});
   if (!prelude.empty()) connection->send_silent(prelude);
   boost::intrusive_ptr<ReplySink> sink(
       new BlockingReply(boost::intrusive_ptr<ClientSession>(&session), slot, connection.get()));

@@ -87,12 +87,11 @@ class StagedWrite final : public ReplyMerge {
         keys_(std::move(keys)),
         replies_(fragments),
         fragments_(fragments),
-        max_read_bytes_(session.worker().config().limits.max_merge_bytes) {
-    staged_write_started(client_);
-  }
+        max_read_bytes_(session.worker().config().limits.max_merge_bytes),
+        write_(staged_write_started(client_)) {}
   StagedWrite(const StagedWrite&) = delete;
   StagedWrite& operator=(const StagedWrite&) = delete;
-  ~StagedWrite() override { staged_write_ended(client_); }
+  ~StagedWrite() override { staged_write_ended(client_, write_); }
 
   // Fragments each command needs: every stage's replies plus the one the router fills.
   static std::uint32_t fragments_for(const WriteRule& rule, std::size_t keys) {
@@ -427,6 +426,7 @@ class StagedWrite final : public ReplyMerge {
   std::string element_;     // ListMove: the element moved
   std::string answer_;
   std::size_t max_read_bytes_;
+  std::uint64_t write_;  // its number in the registry (staged_writes.h)
   std::size_t read_bytes_ = 0;
 };
 

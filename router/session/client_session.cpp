@@ -331,6 +331,7 @@ void ClientSession::process_input() {
         draining_ = true;
         break;
       }
+      ++requests_dispatched_;
     }
     in.start += consumed;
   }
@@ -429,9 +430,15 @@ std::uint64_t ClientSession::open_hidden_slot(std::uint32_t fragments,
   return slot;
 }
 
-void ClientSession::map_changed() {
+void ClientSession::map_changed(const config::Topology& topology) {
   if (transaction_) transaction_->map_changed(*this);
-  unblock(true, ClientError::MoveChangedUnderneath);
+  auto untold = blocked_.end_moved(topology, worker_.pool(), worker_.io());
+  if (!untold.empty())
+    end_calls(std::move(untold), error_message(ClientError::MoveChangedUnderneath));
+}
+
+bool ClientSession::call_ended_by_move(const BackendConnection* connection) const {
+  return blocked_.ended_by_move(connection);
 }
 
 std::uint64_t ClientSession::open_slot(std::uint32_t fragments, std::unique_ptr<ReplyMerge> merge) {
@@ -554,15 +561,19 @@ void ClientSession::unblocked(const BackendConnection* connection) {
 
 bool ClientSession::unblock(bool with_error, ClientError error) {
   if (blocked_.empty()) return false;
+  end_calls(blocked_.take_all(), with_error ? error_message(error) : std::string());
+  return true;
+}
+
+// `error` empty: each call answers as if it timed out.
+void ClientSession::end_calls(std::vector<BlockedCalls::Call> calls, const std::string& error) {
   std::string unblocked;
-  protocol::RespWriter(unblocked).error(error_message(error));
-  auto calls = blocked_.take_all();
+  if (!error.empty()) protocol::RespWriter(unblocked).error(error);
   // Answer every fragment first (WAIT has one per shard): closing a connection fails what is
   // in flight on it, and that error must not be the answer.
   for (auto& call : calls)
-    deliver(call.slot, call.fragment, with_error ? unblocked : call.timeout_reply);
+    deliver(call.slot, call.fragment, error.empty() ? call.timeout_reply : unblocked);
   for (auto& call : calls) worker_.pool().drop(call.connection);
-  return true;
 }
 
 void ClientSession::resume_if_drained() {

@@ -81,12 +81,18 @@ class ClientSession final : public ReplySink, public TrackingClient {
   std::uint64_t open_hidden_slot(std::uint32_t fragments, std::unique_ptr<ReplyMerge> merge);
   // The pull of the request being dispatched (router/resharding/key_pull.h).
   PullOutcome& pull_outcome();
+  // How many of this client's requests were dispatched to the end: the number of the one
+  // being dispatched now, which a pull's outcome names.
+  std::uint64_t requests_dispatched() const { return requests_dispatched_; }
   // The topology version this client's requests were last routed with (dispatch.cpp).
   std::uint64_t routed_version() const { return routed_version_; }
   void set_routed_version(std::uint64_t version) { routed_version_ = version; }
-  // A move started, ended or turned back: a transaction or blocked call holding a shard's
-  // connection routed the old way is ended with a retryable answer.
-  void map_changed();
+  // A move started, ended or turned back (`topology` is now in force): a transaction holding
+  // a shard's connection routed the old way is ended with a retryable answer, and so are
+  // blocked calls on keys it moves (router/routes/blocked_calls.h).
+  void map_changed(const config::Topology& topology);
+  // Whether the blocked call on `connection` is being ended by such a switch.
+  bool call_ended_by_move(const BackendConnection* connection) const;
   // Sends the current request's bytes to shard `shard` over this client's shared connection
   // (a replica's, for a read-only command when read_from allows).
   void forward(std::size_t shard, std::string_view request_bytes);
@@ -160,6 +166,7 @@ class ClientSession final : public ReplySink, public TrackingClient {
   bool done_draining() const;
   bool answers_writes() const;
   void forget_answered_writes(bool now = false);
+  void end_calls(std::vector<BlockedCalls::Call> calls, const std::string& error);
 
   Worker& worker_;
   Stream stream_;  // TCP, or TLS for a client of the TLS listener
@@ -195,6 +202,7 @@ class ClientSession final : public ReplySink, public TrackingClient {
   BlockedCalls blocked_;
   std::unique_ptr<PullOutcome> pull_;  // made at the first move that pulls this client's keys
   std::uint64_t routed_version_ = 0;
+  std::uint64_t requests_dispatched_ = 0;
   std::unique_ptr<TrackedReads> tracked_reads_;  // made at the first tracked read
   std::uint64_t last_slot_ = 0;
   std::uint64_t opened_slots_ = 0;

@@ -75,6 +75,12 @@ void TrackingLanes::stop() {
   }
 }
 
+std::vector<BackendConnectionPtr> TrackingLanes::fence_connections() const {
+  std::vector<BackendConnectionPtr> all = retired_;
+  for (const auto& [id, lane] : lanes_) all.push_back(lane.connection);
+  return all;
+}
+
 void TrackingLanes::check_deadlines(std::chrono::steady_clock::time_point now) {
   for (auto& [id, lane] : lanes_) lane.connection->check_deadlines(now);
   close_answered(retired_, now);

@@ -55,6 +55,9 @@ class TrackingLanes {
   void apply(config::TopologyPtr topology);
   void stop();
   void check_deadlines(std::chrono::steady_clock::time_point now);
+  // Every lane that may still carry a request routed before now, retired ones included (a
+  // fence waits them out; router/process/fence.h). Lanes carry a tracking client's writes too.
+  std::vector<BackendConnectionPtr> fence_connections() const;
 
   // The lane to `shard` for a client of `database`, opened on first use.
   BackendConnection& lane(std::size_t shard, int database, std::uint64_t client);

@@ -13,6 +13,7 @@
 #include "protocol/resp_writer.h"
 #include "router/backend/reply_sink.h"
 #include "router/process/worker.h"
+#include "router/resharding/migrate.h"
 
 namespace santral::router {
 
@@ -36,16 +37,18 @@ class UnsaltFold final : public ReplySink {
   void next() {
     if (sub_key_ >= counter_.salts) return finish("+OK\r\n");
     step_ = Step::Take;
-    send(counter_.shards[sub_key_], {"GETDEL", counter_.sub_keys[sub_key_]});
+    send(counter_.sub_keys[sub_key_], {"GETDEL", counter_.sub_keys[sub_key_]});
   }
 
   void deliver(std::uint64_t /*slot*/, std::uint32_t /*fragment*/,
                std::string_view reply) override {
+    if (pulling_) return pulled(reply);
     protocol::ReplyValue value;
     bool parsed = protocol::parse_reply(reply, value);
     if (parsed && step_ == Step::Take && value.is_error() && value.text.starts_with("WRONGTYPE")) {
       step_ = Step::TakeHash;
-      return send(counter_.shards[sub_key_], {"EVAL", kTakeHash, "1", counter_.sub_keys[sub_key_]});
+      return send(counter_.sub_keys[sub_key_],
+                  {"EVAL", kTakeHash, "1", counter_.sub_keys[sub_key_]});
     }
     if (parsed && step_ == Step::Add && value.is_error() && !as_float_) {
       as_float_ = true;  // the key holds a fraction: INCRBY refuses it, INCRBYFLOAT does not
@@ -93,9 +96,9 @@ class UnsaltFold final : public ReplySink {
     if (next_value) as_float_ = !protocol::parse_integer<std::int64_t>(amount);
     const std::string& key = counter_.sub_keys[0];
     if (hash_)
-      send(counter_.shards[0], {as_float_ ? "HINCRBYFLOAT" : "HINCRBY", key, field, amount});
+      send(key, {as_float_ ? "HINCRBYFLOAT" : "HINCRBY", key, field, amount});
     else
-      send(counter_.shards[0], {as_float_ ? "INCRBYFLOAT" : "INCRBY", key, amount});
+      send(key, {as_float_ ? "INCRBYFLOAT" : "INCRBY", key, amount});
   }
 
   void fail(const std::string& why) {
@@ -132,12 +135,45 @@ class UnsaltFold final : public ReplySink {
     finish(reply);
   }
 
-  void send(std::size_t shard, std::vector<std::string_view> args) {
-    std::string bytes;
-    protocol::RespWriter(bytes).command(args);
-    worker_.pool()
-        .shared(shard, target_.profile, target_.client_id)
-        .send(bytes, ReplySinkPtr(this), 0, 0);
+  // Each step goes where `key` lives under the topology in force when it is sent. During a
+  // move the key may still be on its old owner: it is pulled over first (as a request's keys
+  // are, router/resharding/key_pull.h), and while a move changes direction the step waits
+  // until every worker has switched. So a fold never reads or writes a stale copy.
+  void send(const std::string& key, std::vector<std::string_view> args) {
+    step_bytes_.clear();
+    protocol::RespWriter(step_bytes_).command(args);
+    step_key_ = key;
+    worker_.after_moves_released(
+        [self = boost::intrusive_ptr<UnsaltFold>(this)] { self->route(); });
+  }
+
+  void route() {
+    const auto& topology = worker_.topology();
+    std::size_t owner = topology.map->shard_for_key(step_key_);
+    auto source = topology.move ? topology.move->source_of(step_key_, owner) : std::nullopt;
+    if (!source) return connection(owner).send(step_bytes_, ReplySinkPtr(this), 0, 0);
+    pulling_ = true;
+    pull_version_ = topology.version;
+    std::string_view keys[] = {step_key_};
+    connection(*source).send(migrate_command(*topology.config, topology.map->shard(owner).address,
+                                             target_.profile.database, keys),
+                             ReplySinkPtr(this), 0, 0);
+  }
+
+  void pulled(std::string_view reply) {
+    pulling_ = false;
+    if (!migrated(reply))
+      return fail("moving it to its new shard first failed: " + reply_text(reply));
+    // The topology changed meanwhile: the step is routed (and pulled) again under the new one.
+    if (worker_.topology().version != pull_version_)
+      return worker_.after_moves_released(
+          [self = boost::intrusive_ptr<UnsaltFold>(this)] { self->route(); });
+    const auto& topology = worker_.topology();
+    connection(topology.map->shard_for_key(step_key_)).send(step_bytes_, ReplySinkPtr(this), 0, 0);
+  }
+
+  BackendConnection& connection(std::size_t shard) {
+    return worker_.pool().shared(shard, target_.profile, target_.client_id);
   }
 
   void finish(const std::string& reply) {
@@ -161,6 +197,10 @@ class UnsaltFold final : public ReplySink {
   bool hash_ = false;
   std::size_t added_ = 0;
   bool as_float_ = false;
+  std::string step_bytes_;  // the step being sent, and the key it goes by
+  std::string step_key_;
+  bool pulling_ = false;  // the MIGRATE ahead of the step is out
+  std::uint64_t pull_version_ = 0;
 };
 
 }  // namespace

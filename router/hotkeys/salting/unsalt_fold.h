@@ -25,7 +25,9 @@ struct UnsaltFoldTarget {
 //   hash:           HGETALL + DEL (one EVAL)  -> HINCRBY (HINCRBYFLOAT) key field value, each
 //
 // (GETDEL answers WRONGTYPE on a hash and leaves it untouched: the hash way is then taken.)
-// A GET meanwhile reads the key alone: it may see less than the true total (the sub-keys not
+// Each step is routed when it is sent, by the topology then in force: during a move it pulls
+// its key first (a sub-key or the key may still be on its old owner). A GET meanwhile reads
+// the key alone: it may see less than the true total (the sub-keys not
 // folded yet, and a value between its taking and its adding), never more; once the fold is
 // done, it sees everything. `log_prefix` starts its log lines.
 void fold_sub_keys(Worker& worker, const char* log_prefix, SaltedCounter counter,
