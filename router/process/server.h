@@ -116,6 +116,7 @@ class Server final : public ControlPlane, private MoveHost {
   const config::TopologyPtr& serving() const override { return topology_; }
   void switch_topology(config::TopologyPtr topology, std::function<void()> done) override;
   void release_pulls() override;
+  MigrationGate& migrations() override { return shared_.migrations; }
   std::shared_ptr<config::Topology> topology_of(const std::string& text,
                                                 std::string& error) override;
   std::vector<Worker*> worker_list() const;

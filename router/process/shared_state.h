@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "router/acl/acl_log.h"
+#include "router/resharding/migration_gate.h"
 
 namespace santral::router {
 
@@ -32,6 +33,8 @@ struct SharedState {
   // left out of the fleet (its lease unconfirmed) and must not reach the shards. The maximum
   // outside a fleet. Read once per request that goes to a shard.
   std::atomic<std::int64_t> fleet_serve_until_ns{std::numeric_limits<std::int64_t>::max()};
+  // Every MIGRATE of this process (pulls, the walk) waits here while it would make a cycle.
+  MigrationGate migrations;
 };
 
 }  // namespace santral::router

@@ -116,6 +116,7 @@ void Worker::apply(config::TopologyPtr topology) {
 // shard's connection are ended with a retryable error, and so are blocked calls on keys that
 // move (router/routes/blocked_calls.h).
 void Worker::change_direction() {
+  ++direction_;
   holding_moves_ = topology_->move != nullptr;
   for (auto& held : std::exchange(held_pulls_, {}))
     for (std::uint32_t i = 0; i < held.groups.size(); ++i)

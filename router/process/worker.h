@@ -58,6 +58,8 @@ class Worker {
   // worker has switched: pulls wait here until the server releases them (router/resharding/).
   bool holding_moves() const { return holding_moves_; }
   void hold_pull(ClientSession& session, std::uint64_t slot, std::vector<PullGroup> groups);
+  // Counts switches of direction: a pull sent before one is not carried on after it.
+  std::uint64_t direction() const { return direction_; }
   // Runs `then` at once, or, while pulls are held, when they are released (a fold's step).
   void after_moves_released(std::function<void()> then);
   void release_moves();
@@ -174,6 +176,7 @@ class Worker {
     std::vector<PullGroup> groups;
   };
   bool holding_moves_ = false;
+  std::uint64_t direction_ = 0;
   std::vector<HeldPull> held_pulls_;
   std::vector<std::function<void()>> after_release_;
   Published published_;

@@ -7,6 +7,7 @@
 #include "router/merge/reply_merge.h"
 #include "router/process/worker.h"
 #include "router/resharding/migrate.h"
+#include "router/resharding/migration_gate.h"
 #include "router/session/client_session.h"
 
 namespace santral::router {
@@ -60,18 +61,69 @@ void start_pull(ClientSession& session, const Plan& plan) {
   send_pull(session, slot, groups);
 }
 
-void send_pull(ClientSession& session, std::uint64_t slot, const std::vector<PullGroup>& groups) {
-  auto& worker = session.worker();
-  const auto& config = worker.config();
-  const auto& map = worker.shard_map();
-  std::vector<std::string_view> keys;
-  for (std::uint32_t i = 0; i < groups.size(); ++i) {
-    const auto& group = groups[i];
-    keys.assign(group.keys.begin(), group.keys.end());
-    auto bytes =
-        migrate_command(config, map.shard(group.target).address, session.profile().database, keys);
-    session.shared_backend(group.source).send(bytes, &session, slot, i);
+namespace {
+
+// Sends a pull's MIGRATEs one group after the other, each once the migration gate lets it
+// (migration_gate.h), and hands each reply to the session's pull slot. A switch of direction
+// meanwhile ends what is not sent yet as if nothing moved: the request is pulled again the
+// new way.
+class PullChain final : public ReplySink {
+ public:
+  PullChain(ClientSession& session, std::uint64_t slot, std::vector<PullGroup> groups)
+      : session_(&session),
+        slot_(slot),
+        groups_(std::move(groups)),
+        direction_(session.worker().direction()) {}
+
+  void next() {
+    if (group_ >= groups_.size()) return;
+    if (session_->closed()) return;
+    auto& worker = session_->worker();
+    if (worker.direction() != direction_) return give_up();
+    const auto& map = worker.shard_map();
+    const auto& group = groups_[group_];
+    claim_ = {{map.shard(group.source).address.text()}, {map.shard(group.target).address.text()}};
+    worker.shared().migrations.enter(
+        worker.io(), claim_, [self = boost::intrusive_ptr<PullChain>(this)] { self->send(); });
   }
+
+  void deliver(std::uint64_t, std::uint32_t fragment, std::string_view reply) override {
+    session_->worker().shared().migrations.leave(claim_);
+    session_->deliver(slot_, fragment, reply);
+    ++group_;
+    next();
+  }
+
+ private:
+  void send() {
+    auto& worker = session_->worker();
+    if (worker.direction() != direction_) {
+      worker.shared().migrations.leave(claim_);
+      return give_up();
+    }
+    const auto& group = groups_[group_];
+    std::vector<std::string_view> keys(group.keys.begin(), group.keys.end());
+    auto bytes = migrate_command(worker.config(), worker.shard_map().shard(group.target).address,
+                                 session_->profile().database, keys);
+    session_->shared_backend(group.source).send(bytes, ReplySinkPtr(this), slot_, group_);
+  }
+
+  void give_up() {
+    for (; group_ < groups_.size(); ++group_) session_->deliver(slot_, group_, "+NOKEY\r\n");
+  }
+
+  boost::intrusive_ptr<ClientSession> session_;
+  std::uint64_t slot_;
+  std::vector<PullGroup> groups_;
+  std::uint32_t group_ = 0;
+  std::uint64_t direction_;  // the worker's, when the pull was sent
+  MigrationGate::Claim claim_;
+};
+
+}  // namespace
+
+void send_pull(ClientSession& session, std::uint64_t slot, const std::vector<PullGroup>& groups) {
+  boost::intrusive_ptr<PullChain>(new PullChain(session, slot, groups))->next();
 }
 
 }  // namespace santral::router

@@ -237,7 +237,7 @@ void MoveDriver::advance() {
   spdlog::info("resharding: walking the shards (epoch {})", epoch);
   auto id = move.record.id;
   // Posted: ending the move may destroy the mover, whose callback this is.
-  move.mover = std::make_unique<Mover>(io_, move.moving, [this, id, epoch] {
+  move.mover = std::make_unique<Mover>(io_, move.moving, host_.migrations(), [this, id, epoch] {
     boost::asio::post(io_, [this, id, epoch] {
       if (move_ && move_->record.id == id) walked(epoch);
     });

@@ -29,6 +29,8 @@ class MoveHost {
   virtual void switch_topology(config::TopologyPtr topology, std::function<void()> done) = 0;
   // Lets the pulls the workers hold run.
   virtual void release_pulls() = 0;
+  // What every MIGRATE of this process passes (the walk's too).
+  virtual MigrationGate& migrations() = 0;
   // The topology of a map's text as the ledger keeps it (a config file's, or a fleet map's
   // shared part) with this router's own settings; nullptr with `error`.
   virtual std::shared_ptr<config::Topology> topology_of(const std::string& text,

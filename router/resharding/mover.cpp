@@ -52,9 +52,11 @@ struct Mover::Source {
   boost::asio::steady_timer timer;
 };
 
-Mover::Mover(boost::asio::io_context& io, config::TopologyPtr topology, std::function<void()> done)
+Mover::Mover(boost::asio::io_context& io, config::TopologyPtr topology, MigrationGate& gate,
+             std::function<void()> done)
     : io_(io),
       topology_(std::move(topology)),
+      gate_(gate),
       done_(std::move(done)),
       deadlines_(io),
       alive_(std::make_shared<bool>(true)) {
@@ -187,12 +189,21 @@ void Mover::scanned(Source& source, const std::string& reply) {
   std::vector<std::size_t> sizes;  // keys per group
   sizes.reserve(groups.size());
   for (const auto& group : groups) sizes.push_back(group.size());
+  MigrationGate::Claim claim{{map.shard(source.shard).address.text()}, {}};
+  for (std::size_t target : targets) claim.targets.push_back(map.shard(target).address.text());
   std::weak_ptr<bool> alive = alive_;
-  call_shard(*source.connection, requests,
-             [this, alive, &source, sizes, keys](const std::vector<std::string>& replies) {
-               if (alive.expired() || !*alive.lock()) return;
-               moved(source, replies, sizes, keys);
-             });
+  auto* gate = &gate_;
+  gate_.enter(io_, claim,
+              [this, gate, alive, &source, claim, requests = std::move(requests), sizes, keys]() {
+                if (alive.expired() || !*alive.lock()) return gate->leave(claim);
+                call_shard(*source.connection, requests,
+                           [this, gate, alive, &source, claim, sizes,
+                            keys](const std::vector<std::string>& replies) {
+                             gate->leave(claim);
+                             if (alive.expired() || !*alive.lock()) return;
+                             moved(source, replies, sizes, keys);
+                           });
+              });
 }
 
 void Mover::moved(Source& source, const std::vector<std::string>& replies,

@@ -13,6 +13,7 @@
 #include "config/topology.h"
 #include "router/backend/backend_connection.h"
 #include "router/metrics/stats.h"
+#include "router/resharding/migration_gate.h"
 
 namespace santral::router {
 
@@ -35,8 +36,10 @@ class Mover {
     std::uint64_t largest_key_bytes = 0;
   };
 
-  // `topology` carries the move (topology->move); `done` runs once every source is done.
-  Mover(boost::asio::io_context& io, config::TopologyPtr topology, std::function<void()> done);
+  // `topology` carries the move (topology->move); `done` runs once every source is done. Each
+  // batch's MIGRATEs pass `gate` (migration_gate.h).
+  Mover(boost::asio::io_context& io, config::TopologyPtr topology, MigrationGate& gate,
+        std::function<void()> done);
   ~Mover();
   Mover(const Mover&) = delete;
   Mover& operator=(const Mover&) = delete;
@@ -62,6 +65,7 @@ class Mover {
 
   boost::asio::io_context& io_;
   config::TopologyPtr topology_;
+  MigrationGate& gate_;
   std::function<void()> done_;
   std::shared_ptr<const config::Config> walk_config_;  // the walk's longer request timeout
   std::chrono::steady_clock::time_point budget_{};     // the throttle's shared clock

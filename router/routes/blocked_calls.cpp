@@ -83,8 +83,14 @@ void BlockedCalls::answered(const BackendConnection* connection, ConnectionPool&
   for (auto it = calls_.begin(); it != calls_.end(); ++it) {
     if (it->connection.get() != connection) continue;
     auto owned = std::move(it->connection);
+    bool ended = it->ended_by_move;
     calls_.erase(it);
-    pool.give_back(std::move(owned));
+    // A CLIENT UNBLOCK for it may still be on its way: the connection is not lent again (it
+    // would end the next call), it closes, and its CallEnder stops.
+    if (ended)
+      pool.drop(owned);
+    else
+      pool.give_back(std::move(owned));
     return;
   }
 }

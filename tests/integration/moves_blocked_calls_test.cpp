@@ -132,6 +132,11 @@ struct Deliveries {
   std::atomic<long> retried{0};  // TRYAGAIN: the command did not run
   std::atomic<long> unknown{0};  // the connection failed or timed out: it may have run
   std::atomic<long> other_errors{0};
+  std::string first_error;  // the first of the other errors, for the message
+  void error(const std::string& text) {
+    std::lock_guard lock(mutex);
+    if (other_errors++ == 0) first_error = text;
+  }
   void got(const std::string& item) {
     std::lock_guard lock(mutex);
     ++received[item];
@@ -153,8 +158,10 @@ class Consumers {
             if (!client) client = std::make_unique<RedisClient>(port, 5000);
             auto reply = call(*client, t);
             if (reply.is_error()) {
-              ++(reply.str.rfind("TRYAGAIN", 0) == 0 ? deliveries.retried
-                                                     : deliveries.other_errors);
+              if (reply.str.rfind("TRYAGAIN", 0) == 0)
+                ++deliveries.retried;
+              else
+                deliveries.error(reply.str);
               continue;
             }
             auto got = item(reply);
@@ -249,8 +256,8 @@ TEST_CASE("BLPOP consumers across six moves: no item lost or delivered twice") {
   }
   INFO(lost << " of " << kItems << " items lost, " << twice << " delivered twice; "
             << deliveries.retried << " TRYAGAIN retried, " << deliveries.unknown
-            << " calls with an unknown outcome, " << deliveries.other_errors
-            << " other errors; e.g." << examples);
+            << " calls with an unknown outcome, " << deliveries.other_errors << " other errors ("
+            << deliveries.first_error << "); e.g." << examples);
   // A call whose connection failed may have taken an item no one saw; none should fail.
   CHECK(lost <= deliveries.unknown);
   CHECK(twice == 0);
@@ -312,7 +319,8 @@ TEST_CASE("BLMOVE consumers across six moves: each item moved once, and its clie
   INFO(lost << " of " << kItems << " items lost, " << twice << " twice, " << untold
             << " moved without their client being told; " << deliveries.retried
             << " TRYAGAIN retried, " << deliveries.unknown << " calls with an unknown outcome, "
-            << deliveries.other_errors << " other errors; e.g." << examples);
+            << deliveries.other_errors << " other errors (" << deliveries.first_error << "); e.g."
+            << examples);
   CHECK(lost == 0);
   CHECK(twice == 0);
   CHECK(untold <= deliveries.unknown);

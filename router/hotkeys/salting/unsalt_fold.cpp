@@ -154,13 +154,30 @@ class UnsaltFold final : public ReplySink {
     if (!source) return connection(owner).send(step_bytes_, ReplySinkPtr(this), 0, 0);
     pulling_ = true;
     pull_version_ = topology.version;
+    claim_ = {{topology.map->shard(*source).address.text()},
+              {topology.map->shard(owner).address.text()}};
+    worker_.shared().migrations.enter(worker_.io(), claim_,
+                                      [self = boost::intrusive_ptr<UnsaltFold>(this),
+                                       source = *source, owner] { self->pull(source, owner); });
+  }
+
+  // Runs once the migration gate lets the MIGRATE go (router/resharding/migration_gate.h).
+  void pull(std::size_t source, std::size_t owner) {
+    const auto& topology = worker_.topology();
+    if (topology.version != pull_version_) {  // switched meanwhile: routed again
+      worker_.shared().migrations.leave(claim_);
+      pulling_ = false;
+      return worker_.after_moves_released(
+          [self = boost::intrusive_ptr<UnsaltFold>(this)] { self->route(); });
+    }
     std::string_view keys[] = {step_key_};
-    connection(*source).send(migrate_command(*topology.config, topology.map->shard(owner).address,
-                                             target_.profile.database, keys),
-                             ReplySinkPtr(this), 0, 0);
+    connection(source).send(migrate_command(*topology.config, topology.map->shard(owner).address,
+                                            target_.profile.database, keys),
+                            ReplySinkPtr(this), 0, 0);
   }
 
   void pulled(std::string_view reply) {
+    worker_.shared().migrations.leave(claim_);
     pulling_ = false;
     if (!migrated(reply))
       return fail("moving it to its new shard first failed: " + reply_text(reply));
@@ -201,6 +218,7 @@ class UnsaltFold final : public ReplySink {
   std::string step_key_;
   bool pulling_ = false;  // the MIGRATE ahead of the step is out
   std::uint64_t pull_version_ = 0;
+  MigrationGate::Claim claim_;
 };
 
 }  // namespace
