@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Santral's fault-injection harness (tests/chaos/): four redis-server shards (appendfsync
+# always), one Santral whose shard links go through a TCP fault proxy, workloads over
+# long-lived connections, and, chosen at random, moves (add/remove a shard, abort halfway),
+# map edits, SIGSTOP/SIGKILL of Santral and of shards, and link delays, stalls and resets.
+# Once every fault is lifted it checks what was acknowledged and where every key is, and ends
+# with `chaos: N passed, M failed`; exit code 0 only when M is 0.
+#   scripts/chaos.sh [seconds] [options]     seconds of faults, default 600
+#   scripts/chaos.sh 75 --seed 42            a reproducible schedule of nemeses
+#   scripts/chaos.sh 30 --self-test --no-nemesis   checks the checkers (damage behind
+#                                            Santral's back must be reported)
+# Other options: /usr/bin/python3 tests/chaos/chaos.py --help. SANTRAL_BINARY names the binary
+# (default build/router/santral, built here if missing).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+"$root/scripts/install-deps.sh"
+
+seconds=600
+if [ $# -gt 0 ] && [[ "$1" =~ ^[0-9]+(\.[0-9]+)?$ ]]; then
+  seconds="$1"
+  shift
+fi
+
+export SANTRAL_BINARY="${SANTRAL_BINARY:-$root/build/router/santral}"
+if [ ! -x "$SANTRAL_BINARY" ]; then
+  echo "chaos: building $SANTRAL_BINARY"
+  cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build "$root/build" -j"$(nproc)" --target santral | grep -E "error|warning" || true
+  test "${PIPESTATUS[0]}" -eq 0
+fi
+
+# Debian's python3 (it has python3-redis), whatever python3 comes first on PATH.
+python=/usr/bin/python3
+[ -x "$python" ] || python=python3
+# The fault proxy's own test first: a broken proxy would make every finding suspect.
+"$python" "$root/tests/chaos/test_fault_proxy.py"
+exec "$python" "$root/tests/chaos/chaos.py" "$seconds" --keep-on-failure "$@"

@@ -1,0 +1,634 @@
+#!/usr/bin/python3
+"""Santral's fault-injection harness: real redis-server shards, one Santral, a TCP fault proxy
+on every shard link, workloads over long-lived connections, an operator who moves keys and
+edits the map, and faults. At the end every fault is lifted, the move (if any) is let finish,
+and a checker says what held.
+
+    scripts/chaos.sh [seconds]                       # default 600
+    /usr/bin/python3 tests/chaos/chaos.py [seconds] [--seed N] [--santral PATH] [--keep]
+    /usr/bin/python3 tests/chaos/chaos.py 30 --self-test --no-nemesis   # the checkers' test
+
+The processes (all on loopback, in a temporary directory):
+  - four redis-server shards s0..s3 (`appendonly yes`, `appendfsync always`); the map starts
+    with s0, s1, s2; s3 is the shard the operator adds and removes;
+  - tests/support/fault_proxy.py with one link per shard: Santral's config names the proxy's
+    ports, so each shard's link (Santral's connections, and the MIGRATEs a source sends to its
+    target) can be delayed, stalled, reset or blackholed;
+  - Santral ($SANTRAL_BINARY or --santral; default build/router/santral), two workers,
+    `cross_shard_writes: allow`, `watch_file: false` (the operator reloads with SANTRAL
+    RELOAD), the walk throttled (`resharding.max_keys_per_sec`, set at each move from the key
+    count so that a move takes a few seconds).
+
+Workloads (tests/chaos/workloads.py), nemeses (tests/chaos/nemesis.py): see those files.
+
+The checker, once faults are lifted and no move runs: each workload's end-state conditions;
+then every key on every redis-server (SCAN on each, directly): on exactly one shard, and that
+shard the owner the map in force names (SANTRAL EXPLAIN MGET <keys>, through Santral). It
+prints per workload what it checked, counts (operations, moves, faults, anomalies by kind) and
+ends with one line `chaos: N passed, M failed` (N checks that held, M anomalies); the exit code
+is 0 only when M is 0 (with --self-test: only when every injected damage was reported). The
+seed (--seed, else random) is printed first: the same seed gives the same sequence of operator
+actions, faults and workload choices; their timing, and so what they meet, still varies.
+
+Liveness: a move may take as long as it needs while it makes progress; one whose keys_moved
+stays the same for --settle seconds (120) once every fault is lifted is an anomaly, and so is a
+read never answered after healing.
+"""
+
+import argparse
+import collections
+import os
+import random
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from client import NOTRUN, NOTSENT, OK, UNKNOWN, Client, ErrorLog  # noqa: E402
+import cluster  # noqa: E402
+import nemesis  # noqa: E402
+import workloads  # noqa: E402
+
+now = time.monotonic
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+SHARDS = ["s0", "s1", "s2", "s3"]
+
+
+class Env:
+    """What the workloads, the nemeses and the checker share."""
+
+    def __init__(self, args, seed, workdir):
+        self.args = args
+        self.seed = seed
+        self.workdir = workdir
+        self.t0 = now()
+        self.stop_workloads = threading.Event()
+        self.stop_nemeses = threading.Event()
+        self.fault_lock = threading.Lock()  # one fault at a time; UNSALT takes it too
+        self.salt_lock = threading.Lock()  # held while a counter is salted: no SIGKILL
+        self.kill_pending = False  # a SIGKILL of Santral waits for salt_lock
+        self.errors = ErrorLog()
+        self._lock = threading.Lock()
+        self._print_lock = threading.Lock()
+        self.anomalies = collections.Counter()
+        self.examples = collections.defaultdict(list)
+        self.checks = collections.Counter()
+        self.counts = collections.Counter()
+        self.faults = collections.Counter()
+        self.last_event = ""
+        self.clients = []
+        self.max_moves_seen = 0
+        self.long_lived = set()
+        self._moves_switched = 0
+        self.pace_s = args.pace
+        self._state_lock = threading.Lock()
+        self._state_client = None
+        self._state_cache = (0.0, None)
+        self.spawner = cluster.Spawner()
+        self.shards = {}
+        self.proxy = None
+        self.santral = None
+        self.quiet = args.quiet
+        self.final_budget_end = None
+        self.walk_rng = random.Random(seed * 13 + 3)
+
+    # --- reporting ----------------------------------------------------------------------------
+    def since_start(self, t):
+        return t - self.t0
+
+    def stamp(self):
+        return f"[{now() - self.t0:7.1f}s]"
+
+    def event(self, text):
+        with self._lock:
+            self.last_event = f"{self.stamp()} {text}"
+        if not self.quiet:
+            self.say(f"{self.stamp()} {text}")
+
+    def anomaly(self, kind, detail):
+        with self._lock:
+            self.anomalies[kind] += 1
+            n = self.anomalies[kind]
+            if len(self.examples[kind]) < 6:
+                self.examples[kind].append(f"{self.stamp()} {detail}  (last event: {self.last_event})")
+        if n <= 3:
+            self.say(f"{self.stamp()} ANOMALY {kind}: {detail}")
+        elif n in (10, 100, 1000, 10000):
+            self.say(f"{self.stamp()} ANOMALY {kind}: {n} so far")
+
+    def say(self, line):
+        with self._print_lock:
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+
+    def harness_error(self, text):
+        self.anomaly("harness error (not Santral's)", text)
+
+    def passed(self, kind, n=1):
+        with self._lock:
+            self.checks[kind] += n
+
+    def count(self, name, n=1):
+        with self._lock:
+            self.counts[name] += n
+
+    def count_fault(self, kind):
+        with self._lock:
+            self.faults[kind] += 1
+
+    # --- clients ------------------------------------------------------------------------------
+    @property
+    def santral_port(self):
+        return self.santral.port
+
+    def register_client(self, client):
+        with self._lock:
+            self.clients.append(client)
+
+    def note_client_lifetime(self, client):
+        seen = client.moves_seen()
+        with self._lock:
+            self.max_moves_seen = max(self.max_moves_seen, seen)
+            if seen >= 2:
+                self.long_lived.add(client.name)
+
+    def moves_switched(self):
+        return self._moves_switched
+
+    def moves_switched_add(self):
+        with self._lock:
+            self._moves_switched += 1
+
+    def sleep_workload(self, seconds):
+        return not self.stop_workloads.wait(seconds)
+
+    def sleep_nemesis(self, seconds):
+        return not self.stop_nemeses.wait(seconds)
+
+    def pace(self):
+        if self.pace_s > 0:
+            self.stop_workloads.wait(self.pace_s)
+
+    @staticmethod
+    def as_map(value):
+        if isinstance(value, dict):
+            return value
+        if isinstance(value, list):
+            return {value[i]: value[i + 1] for i in range(0, len(value) - 1, 2)}
+        return {}
+
+    def reshard_state(self):
+        """SANTRAL RESHARD STATUS's state (cached 100 ms), or None when Santral is down."""
+        with self._state_lock:
+            at, state = self._state_cache
+            if now() - at < 0.1:
+                return state
+            if self._state_client is None:
+                self._state_client = Client(self, "state-poll", timeout=5.0)
+            out = self._state_client.call("SANTRAL", "RESHARD", "STATUS")
+            state = self.as_map(out.value).get("state") if out.ok else None
+            self._state_cache = (now(), state)
+            return state
+
+    def wait_shards_up(self, timeout_s):
+        """Waits until SANTRAL SHARDMAP shows every shard's primary up (True), or the time."""
+        client = Client(self, "shards-up", timeout=5.0)
+        end = now() + timeout_s
+        try:
+            while now() < end:
+                out = client.call("SANTRAL", "SHARDMAP")
+                if out.ok and isinstance(out.value, str):
+                    states = [line.split("state:")[1].split()[0]
+                              for line in out.value.splitlines()
+                              if line.startswith("shard:") and "state:" in line]
+                    if states and all(s == "up" for s in states):
+                        return True
+                time.sleep(0.2)
+            return False
+        finally:
+            client.drop()
+
+    def final_read(self, *args, deadline_s=60.0):
+        """A read of the final check, retried until answered; a read never answered is a
+        liveness anomaly."""
+        client = getattr(self, "_final_client", None)
+        if client is None:
+            client = self._final_client = Client(self, "final-check", timeout=30.0)
+        # One budget for every final read: a Santral that never answers again must not make
+        # the check last for hours.
+        if self.final_budget_end is None:
+            self.final_budget_end = now() + 180.0
+        end = now() + max(3.0, min(deadline_s, self.final_budget_end - now()))
+        while True:
+            out = client.call(*args)
+            if out.ok or now() > end:
+                break
+            time.sleep(0.25)
+        if not out.ok:
+            self.anomaly("liveness: a read after healing was never answered",
+                         f"{' '.join(args[:3])}: {out.error}")
+        return out
+
+    # --- the processes ------------------------------------------------------------------------
+    def restart_santral(self):
+        for attempt in range(30):
+            if self.santral.start():
+                return True
+            if attempt == 0:
+                self.anomaly("santral: did not start again on its config",
+                             self.santral.log_tail(6).replace("\n", " | ")[-600:])
+            self.santral.kill(signal.SIGKILL)
+            time.sleep(1.0)
+        raise RuntimeError("santral does not start: " + self.santral.log_tail(10))
+
+    def walk_rate(self):
+        keys = 0
+        for shard in self.shards.values():
+            try:
+                keys += shard.client(timeout=2.0).dbsize()
+            except Exception:
+                pass
+        # A walk of every key would take walk_seconds (a move walks a share of them); one move
+        # in three is three times slower, for longer windows.
+        seconds = self.args.walk_seconds * (3 if self.walk_rng.random() < 1 / 3 else 1)
+        return int(max(20, min(3000, keys / seconds)))
+
+    def owners(self, keys):
+        """key -> the shard name the map in force names, by SANTRAL EXPLAIN MGET."""
+        client = Client(self, "explain", timeout=30.0)
+        owners = {}
+        for start in range(0, len(keys), 200):
+            batch = keys[start:start + 200]
+            for attempt in range(20):
+                out = client.call("SANTRAL", "EXPLAIN", "MGET", *batch)
+                if out.ok:
+                    break
+                time.sleep(0.5)
+            if not out.ok:
+                self.harness_error(f"SANTRAL EXPLAIN failed: {out.error}")
+                continue
+            for entry in self.as_map(out.value).get("keys", []):
+                entry = self.as_map(entry)
+                if "key" in entry and "shard" in entry:
+                    owners[entry["key"]] = entry["shard"]
+        client.drop()
+        return owners
+
+    def shards_holding(self, key):
+        return [name for name, shard in self.shards.items() if shard.client().exists(key)]
+
+    def direct_on_owner(self, key, *command, require_key=True):
+        """Self-test: runs `command` directly on the shard that holds `key` (or its owner)."""
+        on = self.shards_holding(key)
+        if not on:
+            if require_key:
+                return False
+            on = [self.owners([key]).get(key)]
+            if on[0] is None:
+                return False
+        self.shards[on[0]].client().execute_command(*command)
+        return True
+
+    def close(self):
+        if self.santral is not None:
+            self.santral.close()
+        if self.proxy is not None:
+            self.proxy.close()
+        for shard in self.shards.values():
+            shard.close()
+
+
+def check_placement(env):
+    """Every key on exactly one shard, the owner the map in force names."""
+    where = collections.defaultdict(list)
+    for name, shard in sorted(env.shards.items()):
+        for key in shard.client().scan_iter(count=1000):
+            where[key].append(name)
+    owners = env.owners(sorted(where))
+    for key, on in sorted(where.items()):
+        owner = owners.get(key)
+        if len(on) > 1:
+            env.anomaly("placement: a key on several shards",
+                        f"{key} on {', '.join(on)}; the map in force names {owner}")
+        elif owner is None:
+            continue
+        elif on[0] != owner:
+            env.anomaly("placement: a key not on its owner",
+                        f"{key} on {on[0]}; the map in force names {owner}")
+        else:
+            env.passed("placement: key on its owner alone")
+    return len(where)
+
+
+def run(args, seed):
+    workdir = args.workdir or tempfile.mkdtemp(prefix="santral-chaos-")
+    os.makedirs(workdir, exist_ok=True)
+    env = Env(args, seed, workdir)
+    print(f"chaos: seed {seed}; {args.seconds} s of faults; santral {args.santral}; "
+          f"work dir {workdir}", flush=True)
+    threads = []
+    wls = []
+    final_line = None
+    try:
+        for name in SHARDS:
+            env.shards[name] = cluster.Shard(env.spawner, name, workdir)
+            env.shards[name].start()
+        env.proxy = cluster.Proxy(env.spawner, [env.shards[n] for n in SHARDS])
+        env.santral = cluster.Santral(env.spawner, args.santral, workdir, env.proxy)
+        model = cluster.MapModel(["s0", "s1", "s2"])
+        env.santral.write_config(model)
+        if not env.santral.start():
+            raise RuntimeError("santral did not start: " + env.santral.log_tail(20))
+        env.event(f"started: shards {', '.join(f'{n}:{s.port}' for n, s in env.shards.items())}; "
+                  f"proxy links {env.proxy.ports} (control :{env.proxy.control_port}); "
+                  f"santral :{env.santral.port}")
+
+        wanted = set(args.workloads.split(",")) if args.workloads else None
+        for cls in workloads.ALL:
+            if wanted is None or cls.name.split()[0] in wanted or cls.__name__.lower() in wanted:
+                wls.append(cls(env, seed))
+        for wl in wls:
+            if isinstance(wl, workloads.UniqueWrites):
+                wl.preload(args.preload)
+        env.event(f"preloaded {args.preload} keys; workloads: {', '.join(w.name for w in wls)}")
+
+        def guarded(name, fn):
+            def body():
+                try:
+                    fn()
+                except Exception as e:
+                    env.harness_error(f"thread {name}: {type(e).__name__}: {e}\n"
+                                      f"{traceback.format_exc()[-1500:]}")
+            t = threading.Thread(target=body, name=name, daemon=True)
+            t.start()
+            return t
+
+        for wl in wls:
+            for name, fn in wl.threads():
+                threads.append(guarded(name, fn))
+        nemeses = []
+        if not args.no_nemesis:
+            operator = nemesis.Operator(env, seed, model,
+                                        args.operator.split(",") if args.operator else None)
+            faults = nemesis.Faults(env, seed, args.faults.split(",") if args.faults else None)
+            nemeses = [guarded("operator", operator.run), guarded("faults", faults.run)]
+
+        end = now() + args.seconds
+        damaged = False
+        next_progress = now() + 30
+        while now() < end:
+            time.sleep(min(1.0, max(0.0, end - now())))
+            if args.self_test and not damaged and now() > end - args.seconds / 2:
+                for wl in wls:
+                    if isinstance(wl, workloads.Sets) and wl.damage_mid_run():
+                        env.event(f"self-test: {wl.mid_run_damage} (mid-run)")
+                        damaged = True
+            if now() >= next_progress:
+                next_progress += 30
+                ops = sum(sum(w.ops.values()) for w in wls)
+                print(f"{env.stamp()} progress: {ops} requests, moves {env.counts['moves started']} "
+                      f"started / {env.counts['moves finished']} finished / "
+                      f"{env.counts['moves aborted']} aborted, {sum(env.faults.values())} faults, "
+                      f"{sum(env.anomalies.values())} anomalies", flush=True)
+
+        # ---- the end: lift every fault, let the move finish, stop, check --------------------
+        env.event("final: stopping the nemeses")
+        env.stop_nemeses.set()
+        for t in nemeses:
+            t.join(120)
+            if t.is_alive():
+                env.harness_error(f"nemesis {t.name} did not stop in 120 s")
+        env.proxy.heal()
+        for shard in env.shards.values():
+            if shard.running():
+                shard.resume()
+            else:
+                shard.start()
+        if env.santral.running():
+            env.santral.signal(signal.SIGCONT)
+        else:
+            env.restart_santral()
+        env.event("final: every fault lifted; waiting until no move runs")
+        # A move may take as long as it needs while it makes progress; one that makes none for
+        # --settle seconds is a liveness anomaly.
+        settled = False
+        admin = Client(env, "final-admin", timeout=10.0)
+        state = None
+        progress = (None, now())
+        while now() - progress[1] < args.settle:
+            out = admin.call("SANTRAL", "RESHARD", "STATUS")
+            st = env.as_map(out.value) if out.ok else {}
+            state = st.get("state")
+            if state in ("idle", "planned"):
+                settled = True
+                break
+            mark = (state, st.get("keys_moved"), st.get("units_done"))
+            if mark != progress[0]:
+                progress = (mark, now())
+            time.sleep(0.5)
+        if not settled:
+            env.anomaly("liveness: a move made no progress after every fault was lifted",
+                        f"state {state}, keys_moved {progress[0][1] if progress[0] else None} "
+                        f"for {args.settle:.0f} s")
+        env.event(f"final: move state {state}")
+        # Santral answers again: a fresh connection writes and reads.
+        probe = Client(env, "probe")
+        end_probe = now() + 30
+        ok = False
+        while now() < end_probe and not ok:
+            ok = probe.call("SET", "chaos:probe", "1").ok and probe.call("GET", "chaos:probe").ok
+            if not ok:
+                time.sleep(0.5)
+        if ok:
+            env.passed("liveness: answers after healing")
+        else:
+            env.anomaly("liveness: no answer 30 s after healing", "SET/GET chaos:probe")
+        probe.call("DEL", "chaos:probe")
+        time.sleep(2.0)
+        env.event("final: stopping the workloads")
+        env.stop_workloads.set()
+        for t in threads:
+            t.join(60)
+            if t.is_alive():
+                env.harness_error(f"workload thread {t.name} did not stop in 60 s")
+        for c in list(env.clients):
+            env.note_client_lifetime(c)
+
+        injected = {}
+        if args.self_test:
+            for wl in wls:
+                what = wl.inject()
+                if what:
+                    injected[wl.name] = what
+                    env.event(f"self-test: injected into {wl.name}: {what}")
+            # A key copied onto a second shard.
+            for wl in wls:
+                if not isinstance(wl, workloads.UniqueWrites):
+                    continue
+                for key in list(wl.acked)[-50:]:
+                    on = env.shards_holding(key)
+                    if len(on) == 1:
+                        other = next(n for n in SHARDS if n not in on)
+                        env.shards[other].client().set(key, wl.acked[key])
+                        injected["placement"] = f"{key} copied onto {other}"
+                        env.event(f"self-test: injected into placement: {key} copied onto {other}")
+                        break
+
+        print("\n== checks ==", flush=True)
+        caught = {}
+        for wl in wls:
+            before = sum(env.anomalies.values())
+            checks_before = sum(env.checks.values())
+            try:
+                wl.final_check()
+            except (ValueError, TypeError, IndexError, KeyError, AttributeError) as e:
+                env.anomaly("final check: stopped on an unexpected answer (or a harness bug)",
+                            f"{wl.name}: {type(e).__name__}: {e}\n{traceback.format_exc()[-800:]}")
+            new = sum(env.anomalies.values()) - before
+            caught[wl.name] = new
+            print(f"{wl.name}: {wl.ops_line()}\n    {wl.summary()}\n    final check: "
+                  f"{sum(env.checks.values()) - checks_before} held, {new} anomalies", flush=True)
+        before = sum(env.anomalies.values())
+        checks_before = sum(env.checks.values())
+        if settled and state == "idle":
+            nkeys = check_placement(env)
+            caught["placement"] = sum(env.anomalies.values()) - before
+            print(f"placement: {nkeys} keys found on the shards (SCAN of each); "
+                  f"{sum(env.checks.values()) - checks_before} on their owner alone, "
+                  f"{caught['placement']} anomalies", flush=True)
+        else:
+            print(f"placement: not checked (move state {state})", flush=True)
+
+        report(env, wls)
+        n_passed = sum(env.checks.values())
+        n_failed = sum(env.anomalies.values())
+        if args.self_test:
+            missed = [name for name in injected if caught.get(name, 0) == 0]
+            sets_mid = [w for w in wls if isinstance(w, workloads.Sets) and w.mid_run_damage]
+            print("\n== self-test ==")
+            for name, what in injected.items():
+                print(f"  {name}: injected {what}: {'caught' if caught.get(name) else 'NOT CAUGHT'}"
+                      f" ({caught.get(name, 0)} anomalies)")
+            for w in sets_mid:
+                n = sum(v for k, v in env.anomalies.items()
+                        if k.startswith("sets: SUNION missed") or k.startswith("sets: SINTER missed"))
+                print(f"  sets (mid-run read): {w.mid_run_damage}: "
+                      f"{'caught' if n else 'NOT CAUGHT'} ({n} incomplete answers)")
+                if not n:
+                    missed.append("sets (mid-run)")
+            print(f"self-test: {len(injected) + len(sets_mid) - len(missed)} of "
+                  f"{len(injected) + len(sets_mid)} injected losses caught")
+        final_line = f"chaos: {n_passed} passed, {n_failed} failed"
+        if args.self_test:
+            return 0 if not missed and injected else 1
+        return 0 if n_failed == 0 else 1
+    except Exception as e:
+        print(f"chaos: harness failure: {type(e).__name__}: {e}", flush=True)
+        traceback.print_exc()
+        final_line = (f"chaos: {sum(env.checks.values())} passed, "
+                      f"{sum(env.anomalies.values()) + 1} failed")
+        return 2
+    finally:
+        env.stop_nemeses.set()
+        env.stop_workloads.set()
+        env.close()
+        failed = sum(env.anomalies.values()) > 0 or final_line is None
+        if args.keep or (failed and args.keep_on_failure):
+            print(f"chaos: work dir kept: {workdir} (santral.log, s*/redis.log, santral.yaml)")
+        elif not args.workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+        # The last line, always: N checks that held, M anomalies.
+        print(final_line or f"chaos: {sum(env.checks.values())} passed, "
+                            f"{sum(env.anomalies.values()) + 1} failed", flush=True)
+
+
+def report(env, wls):
+    print("\n== counts ==")
+    ops = collections.Counter()
+    for wl in wls:
+        ops.update(wl.ops)
+    total = sum(ops.values())
+    print(f"operations: {total} requests through Santral: {ops[OK]} answered, {ops[UNKNOWN]} of "
+          f"unknown outcome, {ops[NOTRUN]} answered did-not-run (TRYAGAIN/EXECABORT/...), "
+          f"{ops[NOTSENT]} not sent (Santral down)")
+    c = env.counts
+    print(f"moves: {c['moves started']} started (approved), {c['moves finished']} finished, "
+          f"{c['moves aborted']} aborted; {c['reloads']} reloads; "
+          f"{c['placement changes in force without a move']} placement changes put in force "
+          f"without a move")
+    print(f"faults injected: {sum(env.faults.values())}"
+          + (": " + ", ".join(f"{k} {v}" for k, v in sorted(env.faults.items())) if env.faults else ""))
+    conns = sum(cl.connects for cl in env.clients)
+    print(f"client connections: {conns} opened; the longest-lived saw {env.max_moves_seen} moves; "
+          f"{len(env.long_lived)} workload connections lived across 2 or more moves")
+    if env.errors.counts:
+        top = sorted(env.errors.counts.items(), key=lambda kv: -kv[1])[:10]
+        print("errors answered (most frequent):")
+        for text, n in top:
+            print(f"  {n:6d}  {text}")
+    print("checks that held:")
+    for kind, n in sorted(env.checks.items()):
+        print(f"  {n:7d}  {kind}")
+    if env.anomalies:
+        print("anomalies by kind:")
+        for kind, n in sorted(env.anomalies.items(), key=lambda kv: -kv[1]):
+            print(f"  {n:7d}  {kind}")
+            for example in env.examples[kind][:4]:
+                print(f"             e.g. {example}")
+    else:
+        print("anomalies: none")
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("seconds", nargs="?", type=float, default=600.0,
+                   help="how long the faults run (default 600); setup and the final check add "
+                        "some")
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--santral", default=os.environ.get("SANTRAL_BINARY") or
+                   os.path.join(ROOT, "build", "router", "santral"))
+    p.add_argument("--workdir", default="", help="keep everything here (default: a temp dir)")
+    p.add_argument("--keep", action="store_true", help="keep the work dir")
+    p.add_argument("--keep-on-failure", action="store_true",
+                   help="keep the work dir when an anomaly was found")
+    p.add_argument("--preload", type=int, default=1500, help="keys written before the run")
+    p.add_argument("--pace", type=float, default=0.01,
+                   help="pause between a workload thread's requests, seconds")
+    p.add_argument("--walk-seconds", type=float, default=8.0,
+                   help="the walk's throttle: all keys in this many seconds (a move walks a "
+                        "share of them; one move in three is three times slower)")
+    p.add_argument("--settle", type=float, default=120.0,
+                   help="how long a move may make no progress (keys_moved the same) once every "
+                        "fault is lifted before it counts as a liveness anomaly")
+    p.add_argument("--workloads", default="",
+                   help="comma-separated subset: counters,unique,registers,queues,sets,"
+                        "cross-shard,transactions,salted")
+    p.add_argument("--operator", default="", help="subset of operator actions: "
+                   + ",".join(a for a, _ in nemesis.OPERATOR_ACTIONS))
+    p.add_argument("--faults", default="", help="subset of faults: "
+                   + ",".join(f for f, _ in nemesis.FAULTS) + " ('none' for none)")
+    p.add_argument("--no-nemesis", action="store_true", help="no moves, no faults")
+    p.add_argument("--self-test", action="store_true",
+                   help="damage acknowledged data behind Santral's back and check that every "
+                        "checker reports it (use with --no-nemesis)")
+    p.add_argument("--quiet", action="store_true", help="do not print each nemesis event")
+    args = p.parse_args(argv)
+    if args.faults == "none":
+        args.faults = "-"
+    if not os.access(args.santral, os.X_OK):
+        print(f"chaos: no santral binary at {args.santral} (build it, or set SANTRAL_BINARY)")
+        print("chaos: 0 passed, 1 failed")
+        return 2
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 10**6)
+    return run(args, seed)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
