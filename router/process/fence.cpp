@@ -49,28 +49,31 @@ bool may_carry(const BackendConnection& connection) {
 // On `worker`'s thread: first the cross-shard writes in flight (their later stages go where
 // they were planned), then a PING behind everything each connection carries.
 void fence_one(Worker& worker, const std::vector<std::size_t>& shards, std::function<void()> done) {
-  std::vector<BackendConnectionPtr> connections;
-  std::size_t count = worker.shard_map().shard_count();
-  if (shards.empty()) {
-    connections = worker.pool().fence_connections(std::nullopt);
-  } else {
-    for (std::size_t shard : shards) {
-      if (shard >= count) continue;
-      auto more = worker.pool().fence_connections(shard);
-      connections.insert(connections.end(), more.begin(), more.end());
+  // The connections are collected when the staged writes have ended, not before: an idle
+  // connection collected earlier may be lent to a MULTI meanwhile, and a PING sent then would
+  // land inside the transaction.
+  after_staged_writes([&worker, shards, done = std::move(done)]() mutable {
+    std::vector<BackendConnectionPtr> connections;
+    std::size_t count = worker.shard_map().shard_count();
+    if (shards.empty()) {
+      connections = worker.pool().fence_connections(std::nullopt);
+    } else {
+      for (std::size_t shard : shards) {
+        if (shard >= count) continue;
+        auto more = worker.pool().fence_connections(shard);
+        connections.insert(connections.end(), more.begin(), more.end());
+      }
     }
-  }
-  // A tracking client's lanes carry all its commands; lanes are few, so all are waited out.
-  bool any = shards.empty() || std::any_of(shards.begin(), shards.end(),
-                                           [count](std::size_t s) { return s < count; });
-  if (any) {
-    auto lanes = worker.lanes().fence_connections();
-    connections.insert(connections.end(), lanes.begin(), lanes.end());
-  }
-  std::sort(connections.begin(), connections.end());
-  connections.erase(std::unique(connections.begin(), connections.end()), connections.end());
-  std::erase_if(connections, [](const BackendConnectionPtr& c) { return !may_carry(*c); });
-  after_staged_writes([connections = std::move(connections), done = std::move(done)]() mutable {
+    // A tracking client's lanes carry all its commands; lanes are few, so all are waited out.
+    bool any = shards.empty() || std::any_of(shards.begin(), shards.end(),
+                                             [count](std::size_t s) { return s < count; });
+    if (any) {
+      auto lanes = worker.lanes().fence_connections();
+      connections.insert(connections.end(), lanes.begin(), lanes.end());
+    }
+    std::sort(connections.begin(), connections.end());
+    connections.erase(std::unique(connections.begin(), connections.end()), connections.end());
+    std::erase_if(connections, [](const BackendConnectionPtr& c) { return !may_carry(*c); });
     if (connections.empty()) return done();
     boost::intrusive_ptr<FenceSink> sink(new FenceSink(connections.size(), std::move(done)));
     for (auto& connection : connections) connection->send(kPing, sink, 0, 0);

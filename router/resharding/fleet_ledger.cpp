@@ -90,7 +90,7 @@ void FleetLedger::abort(Done done) {
 }
 
 // APPROVE and ABORT, through any router: a compare-and-swap on the document as it is now.
-void FleetLedger::change(std::string verb, Done done) {
+void FleetLedger::change(const std::string& verb, Done done) {
   bool approve = verb == "approve";
   std::string key = agent_.move_key();
   auto made = std::make_shared<std::optional<LedgerMove>>();
@@ -141,8 +141,13 @@ void FleetLedger::acknowledge(std::int64_t id, std::uint64_t epoch) {
   agent_.acknowledge_move(id, epoch);
 }
 
+// Every live router, and no router left out lately: one whose lease expired may still
+// believe it serves until its own 2/3 of the lease have run out; the fleet waits a lease and a
+// margin after its registration went (FleetAgent::View::departed).
 bool FleetLedger::all_acknowledged(std::int64_t id, std::uint64_t epoch) const {
-  for (const auto& router : agent_.view().routers)
+  auto view = agent_.view();
+  if (!view.departed.empty()) return false;
+  for (const auto& router : view.routers)
     if (router.move_id != id || router.move_epoch < epoch) return false;
   return true;
 }
@@ -157,13 +162,15 @@ std::uint64_t FleetLedger::walk_reported(std::int64_t id) const {
 void FleetLedger::release(const LedgerMove& move, Done done) {
   std::string text = encode_move(move.document), key = agent_.move_key();
   std::string holder = agent_.coordinator_key(), me = agent_.router_name();
+  auto lease = agent_.lease();
   auto revision = move.revision;
   auto id = move.id;
   auto document = move.document;
   agent_.call(
-      [text, key, holder, me, revision](EtcdClient& etcd, std::int64_t& made) {
+      [text, key, holder, me, lease, revision](EtcdClient& etcd, std::int64_t& made) {
         auto written = etcd.txn({{key, Compare::Target::ModRevision, revision, {}},
-                                 {holder, Compare::Target::Value, 0, me}},
+                                 {holder, Compare::Target::Value, 0, me},
+                                 {holder, Compare::Target::Lease, lease, {}}},
                                 {{key, text, 0}}, {});
         if (!written) return std::string("the move changed meanwhile");
         made = *written;
@@ -179,14 +186,16 @@ void FleetLedger::finish(const LedgerMove& move, Done done) {
   bool back = move.document.phase == Phase::Aborting;
   std::vector<Compare> compares = {
       {agent_.move_key(), Compare::Target::ModRevision, move.revision, {}},
-      {agent_.coordinator_key(), Compare::Target::Value, 0, agent_.router_name()}};
+      {agent_.coordinator_key(), Compare::Target::Value, 0, agent_.router_name()},
+      {agent_.coordinator_key(), Compare::Target::Lease, agent_.lease(), {}}};
   std::vector<EtcdClient::Put> puts;
   if (!back) {
     compares.push_back(
         {agent_.map_key(), Compare::Target::ModRevision, move.document.from_version, {}});
-    puts.push_back(
-        {agent_.map_key(),
-         encode_map({move.document.to_text, agent_.router_name(), move.document.from_version}), 0});
+    puts.push_back({agent_.map_key(),
+                    encode_map({move.document.to_text, agent_.router_name(),
+                                move.document.from_version, move.document.from_version}),
+                    0});
   }
   std::vector<std::string> deletes = {agent_.move_key()};
   agent_.call(

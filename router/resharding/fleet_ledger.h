@@ -46,7 +46,7 @@ class FleetLedger final : public MoveLedger {
   std::string in_force_text() const override { return map_text_(); }
 
  private:
-  void change(std::string verb, Done done);
+  void change(const std::string& verb, Done done);
 
   FleetAgent& agent_;
   std::function<std::string()> map_text_;

@@ -177,6 +177,7 @@ void Transaction::exec(const Routed& routed) {
     }
     auto slot = session.open_slot();
     connection_->send(request_bytes(routed), &session, slot, 0);
+    ended_in_flight_ = true;
   }
   give_back(session);  // EXEC and DISCARD leave the connection clean (no MULTI, no WATCH)
   reset();
@@ -188,6 +189,7 @@ void Transaction::discard(const Routed& routed) {
   if (connection_ && multi_sent_) {
     auto slot = session.open_slot();
     connection_->send(request_bytes(routed), &session, slot, 0);
+    ended_in_flight_ = true;
   } else {
     if (connection_) connection_->send_silent("*1\r\n$7\r\nUNWATCH\r\n");
     session.reply("+OK\r\n");

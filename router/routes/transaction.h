@@ -29,6 +29,10 @@ class Transaction {
   int queued() const { return in_multi_ ? queued_ : -1; }
   // WATCH or MULTI has a connection lent for the transaction.
   bool holds_connection() const { return connection_ != nullptr; }
+  // EXEC (or DISCARD) went out on the connection it gave back: until its reply is in, the
+  // client's next request must not overtake it on another connection (dispatch holds it).
+  bool ended_in_flight() const { return ended_in_flight_; }
+  void ended_answered() { ended_in_flight_ = false; }
 
   void watch(const Routed& routed);
   void unwatch(const Routed& routed);
@@ -59,6 +63,7 @@ class Transaction {
   bool failed_ = false;      // an error while queueing: EXEC must answer EXECABORT
   bool multi_sent_ = false;  // the shard has seen MULTI
   bool watch_lost_ = false;  // map_changed() closed the connection holding a WATCH
+  bool ended_in_flight_ = false;
   int queued_ = 0;
   std::vector<std::string> deferred_;  // keyless commands queued before a key chose the shard
   std::string address_;                // the pinned shard's address, which a reload cannot renumber

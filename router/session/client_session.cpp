@@ -67,6 +67,10 @@ Transaction& ClientSession::transaction() {
   return *transaction_;
 }
 
+bool ClientSession::transaction_ending() const {
+  return transaction_ && transaction_->ended_in_flight();
+}
+
 bool ClientSession::in_transaction() const {
   return transaction_ && transaction_->in_multi();
 }
@@ -566,7 +570,8 @@ bool ClientSession::unblock(bool with_error, ClientError error) {
 }
 
 // `error` empty: each call answers as if it timed out.
-void ClientSession::end_calls(std::vector<BlockedCalls::Call> calls, const std::string& error) {
+void ClientSession::end_calls(const std::vector<BlockedCalls::Call>& calls,
+                              const std::string& error) {
   std::string unblocked;
   if (!error.empty()) protocol::RespWriter(unblocked).error(error);
   // Answer every fragment first (WAIT has one per shard): closing a connection fails what is

@@ -128,6 +128,8 @@ class ClientSession final : public ReplySink, public TrackingClient {
 
   Transaction& transaction();
   bool in_transaction() const;
+  // Its last EXEC or DISCARD is not answered yet (Transaction::ended_in_flight).
+  bool transaction_ending() const;
   Subscriptions& subscriptions();
   bool subscribed() const;
 
@@ -166,7 +168,7 @@ class ClientSession final : public ReplySink, public TrackingClient {
   bool done_draining() const;
   bool answers_writes() const;
   void forget_answered_writes(bool now = false);
-  void end_calls(std::vector<BlockedCalls::Call> calls, const std::string& error);
+  void end_calls(const std::vector<BlockedCalls::Call>& calls, const std::string& error);
 
   Worker& worker_;
   Stream stream_;  // TCP, or TLS for a client of the TLS listener

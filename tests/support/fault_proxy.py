@@ -19,6 +19,13 @@ one). Each link has one fault at a time:
                 packets had been lost: a request given up by its sender never runs late.
                 `stall deliver` keeps those bytes instead and delivers them once the fault is
                 lifted, then closes (a partition whose retransmissions arrive after it heals).
+  stall-new     accept new connections but do not connect them to the target until the fault
+                is lifted (their bytes are held, then delivered in order); connections made
+                before it keep flowing (a SYN-drop toward the target: only new connections
+                stall)
+  stall-next <n>  the next <n> connections accepted are held like stall-new (not connected,
+                their bytes kept) until the fault changes; every other connection flows.
+                One request on one new connection can be made to arrive late
   reset         reset (RST: SO_LINGER 0) every current connection on both sides, and reset each
                 new connection as soon as it is accepted, until the fault is changed
   blackhole     accept, read and discard, never answer, never close: every current connection
@@ -58,6 +65,8 @@ separated by spaces, case-insensitive verbs), one reply line per command, `OK ..
   FAULT <name|*> pass                   OK                    * is every link
   FAULT <name|*> delay <ms>             OK
   FAULT <name|*> stall [deliver]        OK
+  FAULT <name|*> stall-new              OK
+  FAULT <name|*> stall-next <n>         OK
   FAULT <name|*> reset                  OK
   FAULT <name|*> blackhole              OK
   FAULT <name|*> refuse                 OK
@@ -88,7 +97,7 @@ import sys
 import threading
 import time
 
-FAULTS = ("pass", "delay", "stall", "reset", "blackhole", "refuse")
+FAULTS = ("pass", "delay", "stall", "stall-new", "stall-next", "reset", "blackhole", "refuse")
 _BUFFER_LIMIT = 1 << 20  # bytes held per direction of one connection before it stops reading
 _CONNECT_TIMEOUT_S = 5.0
 
@@ -160,6 +169,7 @@ class _Conn:
         self.up = _Pipe()  # client -> target
         self.down = _Pipe()  # target -> client
         self.blackholed = False
+        self.held = False  # stall-next: not connected until the fault changes
         self.done = False
         self.tasks = []
 
@@ -212,7 +222,11 @@ class _Conn:
     async def _connect(self):
         link = self.link
         try:
-            await link.wait_for(lambda: link.fault != "stall" or self.done or self.blackholed)
+            await link.wait_for(
+                lambda: (link.fault not in ("stall", "stall-new") and not self.held)
+                or self.done
+                or self.blackholed
+            )
             if self.done or self.blackholed:
                 return
             reader, writer = await asyncio.wait_for(
@@ -317,6 +331,7 @@ class _Link:
         self.fault = "pass"
         self.delay_ms = 0
         self.stall_deliver = False
+        self.stall_next = 0
         self.conns = set()
         self.server = None
         self.accepted = 0
@@ -362,6 +377,9 @@ class _Link:
         self.accepted += 1
         _nodelay(writer)
         conn = _Conn(self, reader, writer)
+        if self.stall_next > 0:
+            self.stall_next -= 1
+            conn.held = True
         if self.fault == "reset":
             self.resets += 1
             _rst(writer)
@@ -383,6 +401,11 @@ class _Link:
                 raise ValueError("delay takes a number of milliseconds") from None
             if delay < 0:
                 raise ValueError("delay takes a number of milliseconds")
+        elif fault == "stall-next":
+            try:
+                delay = int(arg)
+            except (TypeError, ValueError):
+                raise ValueError("stall-next takes a number of connections") from None
         elif fault == "stall":
             if arg not in (None, "", "deliver", "drop"):
                 raise ValueError("stall takes nothing, 'deliver' or 'drop'")
@@ -391,7 +414,11 @@ class _Link:
             raise ValueError(f"{fault} takes no argument")
         was = self.fault
         self.fault = fault
-        self.delay_ms = delay
+        # stall-next's count, not a delay; any change of fault lets the held connections go.
+        self.stall_next = delay if fault == "stall-next" else 0
+        for conn in self.conns:
+            conn.held = False
+        self.delay_ms = delay if fault == "delay" else 0
         self.stall_deliver = deliver
         if was == "refuse" and fault != "refuse":
             await self.listen()
