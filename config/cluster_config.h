@@ -11,10 +11,17 @@ namespace santral::config {
 struct ClusterSettings {
   std::vector<std::string> etcd;  // the members' client addresses (host:port, etcd's /v3 gateway)
   std::string name;               // the fleet's keys live under /santral/<name>/
-  std::string router;             // this router's name in the fleet; empty: its listen address
+  // This router's name in the fleet; empty: its listen address and an id of this start
+  // (unique per process: routers of a sidecar fleet all listen on 127.0.0.1:6380).
+  std::string router;
   std::chrono::seconds lease_ttl{10};              // a router silent this long leaves the fleet
   std::chrono::milliseconds poll{100};             // how often etcd is read for a newer map version
   std::chrono::milliseconds start_timeout{10000};  // to reach etcd at start before giving up
+  // When this router cannot reach etcd at all, whether it serves on past 2/3 of its lease
+  // (true), betting that etcd is down for everyone. By default it serves on only with proof
+  // that etcd has no quorum (a majority of its members say they have no leader): then no lease
+  // can expire. README: "A fleet of routers on etcd" gives the risk of `true`.
+  bool serve_when_etcd_down = false;
 
   bool enabled() const { return !etcd.empty(); }
   std::string prefix() const { return "/santral/" + name + "/"; }

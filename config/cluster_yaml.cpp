@@ -5,8 +5,13 @@
 namespace santral::config {
 
 void read_cluster(const YAML::Node& node, const YamlFields& fields, ClusterSettings& out) {
-  static constexpr std::string_view kKeys[] = {"etcd",        "name",    "router",
-                                               "lease_ttl_s", "poll_ms", "start_timeout_ms"};
+  static constexpr std::string_view kKeys[] = {"etcd",
+                                               "name",
+                                               "router",
+                                               "lease_ttl_s",
+                                               "poll_ms",
+                                               "start_timeout_ms",
+                                               "serve_when_etcd_down"};
   if (!node.IsMap())
     fields.errors().at(node, "cluster",
                        "expected a map with etcd (the members, host:port) and name (the fleet's)");
@@ -36,6 +41,9 @@ void read_cluster(const YAML::Node& node, const YamlFields& fields, ClusterSetti
   }
   if (node["start_timeout_ms"])
     out.start_timeout = fields.millis(node["start_timeout_ms"], "cluster.start_timeout_ms");
+  if (node["serve_when_etcd_down"])
+    out.serve_when_etcd_down =
+        fields.boolean(node["serve_when_etcd_down"], "cluster.serve_when_etcd_down");
 }
 
 }  // namespace santral::config

@@ -68,6 +68,9 @@ struct ReshardingSettings {
   std::uint64_t max_bytes_per_sec = 0;  // likewise, by MEMORY USAGE of what it moves
   std::uint32_t batch_keys = 100;       // keys per SCAN page and per MIGRATE
   std::chrono::milliseconds migrate_timeout{10000};  // MIGRATE's own (I/O) timeout
+  // How long a request whose keys move waits for every router to switch direction (a pull
+  // held): past it, TRYAGAIN instead of a wait without end.
+  std::chrono::milliseconds hold_timeout{10000};
   std::filesystem::path state_file;  // where a move survives a restart; empty: beside the file
 };
 

@@ -231,6 +231,9 @@ constexpr Entry kMessages[] = {
     {ClientError::MoveChangedUnderneath,
      "TRYAGAIN santral: the shard map changed while this command waited (a move started, ended "
      "or was aborted); it did not run, retry it"},
+    {ClientError::MoveSwitchTooSlow,
+     "TRYAGAIN santral: the move changed direction and not every router has switched within {} "
+     "ms (resharding.hold_timeout_ms; one may be frozen or cut off); nothing ran, retry it"},
     {ClientError::ShardUnavailable,
      "ERR santral: shard '{}' ({}) is unavailable: {}; Santral keeps retrying in the "
      "background, try again shortly"},

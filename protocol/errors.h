@@ -140,6 +140,7 @@ enum class ClientError : std::uint8_t {
   // A move in progress.
   MoveFailed,
   MoveChangedUnderneath,
+  MoveSwitchTooSlow,
   // Shards.
   ShardUnavailable,
   ShardTimeout,

@@ -97,6 +97,7 @@ void BackendConnection::close_socket() {
   stream_.socket().close(ignored);
   write_in_flight_ = false;
   writing_.clear();
+  written_ = 0;
   flush_posted_ = false;
 }
 
@@ -278,8 +279,17 @@ void BackendConnection::schedule_flush() {
   });
 }
 
+// Writes what is queued, one bounded write system call at a time, checking the fleet's write
+// fence (write_fence.h) before each: the rest of a batch partly written when a router froze
+// must not reach the shard after it wakes past its lease.
 void BackendConnection::flush() {
-  if (write_in_flight_ || outbox_.empty() || state_ != State::Up) return;
+  if (write_in_flight_ || state_ != State::Up) return;
+  if (written_ == writing_.size()) {
+    if (outbox_.empty()) return;
+    writing_.clear();
+    written_ = 0;
+    writing_.swap(outbox_);
+  }
   if (auto late = write_fence_late_ms(); late > 0)
     return connection_failed(
         as_reply(error_message(
@@ -287,19 +297,20 @@ void BackendConnection::flush() {
             fmt::format("this router has not confirmed its fleet lease in time ({} ms late)",
                         late))),
         false);
-  writing_.swap(outbox_);
   write_in_flight_ = true;
-  stream_.async_write(
-      asio::buffer(writing_), [self = BackendConnectionPtr(this), generation = generation_](
-                                  boost::system::error_code ec, std::size_t) {
+  auto size = std::min(writing_.size() - written_, kMaxWrite);
+  stream_.async_write_some(
+      asio::buffer(writing_.data() + written_, size),
+      [self = BackendConnectionPtr(this), generation = generation_](boost::system::error_code ec,
+                                                                    std::size_t bytes) {
         if (generation != self->generation_) return;
         self->write_in_flight_ = false;
-        self->writing_.clear();
         if (ec)
           return self->connection_failed(
               as_reply(error_message(ClientError::ShardConnectionLost, self->target_.shard_name,
                                      self->address_text(), ec.message())),
               true);
+        self->written_ += bytes;
         self->flush();
       });
 }

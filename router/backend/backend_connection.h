@@ -184,7 +184,10 @@ class BackendConnection
 
   std::deque<Pending> pending_;
   std::string outbox_;   // queued, not yet handed to the socket
-  std::string writing_;  // handed to the socket, write in progress
+  std::string writing_;  // handed to the socket, written up to written_
+  std::size_t written_ = 0;
+  // One write system call at most this much: the fence is checked between two.
+  static constexpr std::size_t kMaxWrite = 256 * 1024;
   bool write_in_flight_ = false;
   bool flush_posted_ = false;
 

@@ -1,6 +1,6 @@
 #include "router/backend/write_fence.h"
 
-#include <chrono>
+#include "router/backend/lease_clock.h"
 
 namespace santral::router {
 
@@ -15,10 +15,7 @@ void set_write_fence(const std::atomic<std::int64_t>* serve_until_ns) {
 std::int64_t write_fence_late_ms() {
   const auto* until = fence.load(std::memory_order_acquire);
   if (until == nullptr) return 0;
-  auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                 std::chrono::steady_clock::now().time_since_epoch())
-                 .count();
-  auto late = now - until->load(std::memory_order_relaxed);
+  auto late = lease_clock_ns() - until->load(std::memory_order_relaxed);
   return late > 0 ? late / 1'000'000 + 1 : 0;
 }
 

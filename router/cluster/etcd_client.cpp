@@ -1,5 +1,10 @@
 #include "router/cluster/etcd_client.h"
 
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
@@ -61,6 +66,37 @@ std::int64_t revision_of(const json& reply) {
   return header == reply.end() ? 0 : number(*header, "revision");
 }
 
+// The member's addresses: an IP address as it is; a name through the resolver, on a thread of
+// its own, waited for at most `timeout` (a resolver that hangs must not stop the keepalives;
+// the thread finishes on its own later). Empty: not resolved in time.
+std::vector<asio::ip::tcp::endpoint> resolve(const config::Endpoint& endpoint,
+                                             std::chrono::milliseconds timeout) {
+  boost::system::error_code ec;
+  auto address = asio::ip::make_address(endpoint.host, ec);
+  if (!ec) return {asio::ip::tcp::endpoint(address, endpoint.port)};
+  struct Lookup {
+    std::mutex lock;
+    std::condition_variable done;
+    bool finished = false;
+    std::vector<asio::ip::tcp::endpoint> found;
+  };
+  auto lookup = std::make_shared<Lookup>();
+  std::thread([lookup, host = endpoint.host, port = std::to_string(endpoint.port)] {
+    asio::io_context io;
+    asio::ip::tcp::resolver resolver(io);
+    boost::system::error_code error;
+    auto results = resolver.resolve(host, port, error);
+    std::lock_guard guard(lookup->lock);
+    if (!error)
+      for (const auto& entry : results) lookup->found.push_back(entry.endpoint());
+    lookup->finished = true;
+    lookup->done.notify_all();
+  }).detach();
+  std::unique_lock guard(lookup->lock);
+  lookup->done.wait_for(guard, timeout, [&] { return lookup->finished; });
+  return lookup->found;
+}
+
 // Refused, timed out or failed in the middle: the member cannot answer; try the next one.
 struct MemberFailed {
   std::string why;
@@ -88,9 +124,8 @@ json EtcdClient::call_member(const std::string& member, std::string_view path,
     io.restart();
     if (ec) throw MemberFailed{ec.message(), connected || ec == asio::error::connection_refused};
   };
-  asio::ip::tcp::resolver resolver(io);
-  auto endpoints = resolver.resolve(endpoint.host, std::to_string(endpoint.port), ec);
-  if (ec) throw MemberFailed{ec.message(), false};
+  auto endpoints = resolve(endpoint, timeout_);
+  if (endpoints.empty()) throw MemberFailed{"its name does not resolve in time", false};
   stream.expires_after(timeout_);
   stream.async_connect(endpoints, [&](beast::error_code e, const auto&) { ec = e; });
   wait();
@@ -183,6 +218,10 @@ std::optional<std::int64_t> EtcdClient::txn(const std::vector<Compare>& compares
         one["target"] = "VALUE";
         one["value"] = encode(c.value);
         break;
+      case Compare::Target::Lease:
+        one["target"] = "LEASE";
+        one["lease"] = std::to_string(c.revision);
+        break;
     }
     compare.push_back(std::move(one));
   }
@@ -216,6 +255,34 @@ bool EtcdClient::keep_alive(std::int64_t lease) {
 
 void EtcdClient::revoke(std::int64_t lease) {
   call("/v3/lease/revoke", {{"ID", std::to_string(lease)}});
+}
+
+std::vector<std::string> EtcdClient::member_list() {
+  json reply = call("/v3/cluster/member/list", json::object());
+  std::vector<std::string> members;
+  for (const auto& member : reply.value("members", json::array())) {
+    for (const auto& url : member.value("clientURLs", json::array())) {
+      // http://127.0.0.1:2379 -> 127.0.0.1:2379
+      std::string text = url.get<std::string>();
+      if (auto scheme = text.find("://"); scheme != std::string::npos)
+        text = text.substr(scheme + 3);
+      if (!text.empty() && text.back() == '/') text.pop_back();
+      members.push_back(std::move(text));
+      break;  // one address per member
+    }
+  }
+  return members;
+}
+
+std::optional<bool> EtcdClient::leaderless(const std::string& member) {
+  try {
+    json reply = call_member(member, "/v3/maintenance/status", "{}");
+    return number(reply, "leader") == 0;
+  } catch (const MemberFailed& failed) {
+    // A member that says so in words ("no leader") answered too.
+    if (failed.why.find("no leader") != std::string::npos) return true;
+    return std::nullopt;
+  }
 }
 
 }  // namespace santral::router

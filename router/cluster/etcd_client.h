@@ -61,9 +61,10 @@ class EtcdClient {
   // A transaction: every compare holds, then the puts and deletes happen as one revision.
   struct Compare {
     std::string key;
-    enum class Target { ModRevision, CreateRevision, Value } target = Target::ModRevision;
-    std::int64_t revision = 0;  // ModRevision, CreateRevision (0: the key does not exist)
-    std::string value;          // Value
+    enum class Target { ModRevision, CreateRevision, Value, Lease } target = Target::ModRevision;
+    // ModRevision, CreateRevision (0: the key does not exist); Lease: the lease's ID
+    std::int64_t revision = 0;
+    std::string value;  // Value
   };
   struct Put {
     std::string key, value;
@@ -76,6 +77,13 @@ class EtcdClient {
   std::int64_t grant_lease(std::chrono::seconds ttl);  // the lease's ID
   bool keep_alive(std::int64_t lease);                 // false: the lease has expired
   void revoke(std::int64_t lease);
+  // The cluster's members as etcd itself lists them (each one's client address, host:port),
+  // whatever the configured addresses are (one of them may be a proxy or a load balancer).
+  std::vector<std::string> member_list();
+  // Whether `member`, asked alone (its status needs no quorum), has no leader: true when it
+  // answered that it has none, false when it has one, nullopt when it did not answer. Only
+  // answers count as proof; refusals, resets and timeouts prove nothing.
+  std::optional<bool> leaderless(const std::string& member);
 
   const std::string& member() const { return members_[preferred_]; }  // the last that answered
 

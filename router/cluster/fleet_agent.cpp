@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
 
+#include "router/backend/lease_clock.h"
 #include "router/cluster/move_document.h"
 
 namespace santral::router {
@@ -21,6 +22,13 @@ std::chrono::milliseconds call_timeout(const config::ClusterSettings& settings) 
   return std::clamp(fifth, std::chrono::milliseconds(200), std::chrono::milliseconds(1000));
 }
 
+// The keeper's calls: several members may be tried, and the proof of no quorum still has to
+// come in time when they all stay silent.
+std::chrono::milliseconds keeper_timeout(const config::ClusterSettings& settings) {
+  auto tenth = std::chrono::duration_cast<std::chrono::milliseconds>(settings.lease_ttl) / 10;
+  return std::clamp(tenth, std::chrono::milliseconds(100), std::chrono::milliseconds(1000));
+}
+
 }  // namespace
 
 FleetAgent::FleetAgent(config::ClusterSettings settings, RouterRecord self)
@@ -33,6 +41,7 @@ FleetAgent::FleetAgent(config::ClusterSettings settings, RouterRecord self)
       routers_prefix_(settings_.prefix() + "routers/"),
       self_key_(routers_prefix_ + self.name),
       etcd_(settings_.etcd, call_timeout(settings_)),
+      keeper_etcd_(settings_.etcd, keeper_timeout(settings_)),
       self_(std::move(self)) {
   self_.lease_ttl_s = settings_.lease_ttl.count();
 }
@@ -44,11 +53,22 @@ FleetAgent::~FleetAgent() {
 FleetAgent::Joined FleetAgent::join(const std::string& document) {
   auto deadline = Clock::now() + settings_.start_timeout;
   bool published = false;
+  if (settings_.etcd.size() == 1)
+    spdlog::warn(
+        "fleet '{}': cluster.etcd names one address ({}): if that member (or the proxy behind "
+        "it) is cut off, this router cannot tell etcd down from itself cut off, and stops "
+        "reaching the shards; list every member",
+        settings_.name, settings_.etcd.front());
   for (;;) {
     try {
-      // Registered first, so that a move approved from here on waits for this router.
+      // Registered first, so that a move approved from here on waits for this router; a live
+      // router of the same name makes this one refuse to start.
       if (self_.lease == 0) take_lease(false);
-      register_self();
+      register_self(true);
+      try {
+        members_ = etcd_.member_list();
+      } catch (const EtcdUnavailable&) {
+      }
       Joined joined;
       auto range = etcd_.range(settings_.prefix(), true);
       for (auto& kv : range.kvs) {
@@ -67,6 +87,7 @@ FleetAgent::Joined FleetAgent::join(const std::string& document) {
       }
       joined.published = published;
       seen_map_ = joined.map ? joined.map->mod_revision : 0;
+      seen_map_published_ = seen_map_;
       seen_salting_ = joined.salting ? joined.salting->mod_revision : 0;
       seen_move_ = joined.move ? joined.move->mod_revision : 0;
       last_answer_ = Clock::now();
@@ -85,8 +106,9 @@ void FleetAgent::start(boost::asio::io_context& home, Hooks hooks,
   home_ = &home;
   hooks_ = std::move(hooks);
   serve_until_ = serve_until;
-  confirmed(last_keepalive_);
+  confirmed(last_keepalive_ns_);
   thread_ = std::thread([this] { run(); });
+  keeper_ = std::thread([this] { keep(); });
 }
 
 void FleetAgent::stop() {
@@ -96,13 +118,24 @@ void FleetAgent::stop() {
     stopping_ = true;
   }
   wake_.notify_all();
+  wake_keeper_.notify_all();
   if (thread_.joinable()) thread_.join();
+  if (keeper_.joinable()) keeper_.join();
   if (self_.lease != 0) {
     try {
+      // Said first: the others need not wait out this router's lease, it stops serving now.
+      self_.leaving = true;
+      self_dirty_ = true;
+      register_self(false);
       etcd_.revoke(self_.lease);  // the others see this router leave at once
     } catch (const EtcdUnavailable&) {
     }
   }
+}
+
+std::int64_t FleetAgent::lease() const {
+  std::lock_guard guard(lock_);
+  return self_.lease;
 }
 
 void FleetAgent::propose(std::string key, std::string value, std::int64_t expected, Proposed done) {
@@ -166,28 +199,51 @@ FleetAgent::View FleetAgent::view() const {
   std::lock_guard guard(lock_);
   View view = view_;
   view.lease = self_.lease;
+  for (const auto& departure : departures_) view.departed.push_back(departure.record);
   view.silent_ms = std::chrono::duration<double, std::milli>(Clock::now() - last_answer_).count();
   return view;
 }
 
 void FleetAgent::run() {
   bool quick = true;  // the first round at once, and right after a proposal
+  std::uint64_t rounds = 0;
   for (;;) {
     std::deque<Job> jobs;
     {
       std::unique_lock guard(lock_);
       if (!quick)
-        wake_.wait_for(guard, settings_.poll,
-                       [this] { return stopping_ || !jobs_.empty() || self_dirty_; });
+        wake_.wait_for(guard, settings_.poll, [this] {
+          return stopping_ || !jobs_.empty() || self_dirty_ || lease_lost_;
+        });
       if (stopping_) return;
       jobs.swap(jobs_);
     }
     quick = !jobs.empty();
     for (auto& job : jobs) carry_out(std::move(job));
     try {
-      keep_lease();
-      register_self();
+      if (lease_lost_.exchange(false)) {
+        if (coordinating_) {
+          coordinating_ = false;  // the coordinator key went with the lease
+          if (hooks_.coordinating)
+            boost::asio::post(*home_, [hook = hooks_.coordinating] { hook(false); });
+        }
+        try {
+          take_lease(true);
+          register_self(true);
+        } catch (const RouterNameTaken& e) {
+          spdlog::error("fleet '{}': {}; this router stays out of the fleet", settings_.name,
+                        e.what());
+          lease_lost_ = true;  // tried again next round
+          continue;
+        }
+      }
+      register_self(false);
       poll();
+      if (++rounds % 50 == 1) {  // the cluster's membership changes rarely
+        auto members = etcd_.member_list();
+        std::lock_guard guard(lock_);
+        members_ = std::move(members);
+      }
       if (rejoined_at_) {
         auto asked = *std::exchange(rejoined_at_, std::nullopt);
         boost::asio::post(*home_, [this, asked] {
@@ -209,84 +265,196 @@ void FleetAgent::run() {
       view_.member = etcd_.member();
       last_answer_ = Clock::now();
     } catch (const EtcdUnavailable& e) {
-      // etcd down as a whole (or without quorum) cannot expire anyone's lease: serve on.
-      if (e.all_down()) confirmed(Clock::now());
+      // Whether this router may serve on is the keeper's to say (keep()).
       std::lock_guard guard(lock_);
       if (view_.in_touch || view_.last_error.empty())
-        spdlog::warn("fleet '{}': lost etcd ({}); serving with map version {} meanwhile",
-                     settings_.name, e.what(), self_.map_version);
+        spdlog::warn(
+            "fleet '{}': lost etcd ({}); serving with map version {} only while the "
+            "lease allows",
+            settings_.name, e.what(), self_.map_version);
       view_.in_touch = false;
       view_.last_error = e.what();
     }
   }
 }
 
-void FleetAgent::confirmed(Clock::time_point asked) {
-  if (serve_until_ == nullptr || rejoining_) return;
-  auto until = asked + settings_.lease_ttl * 2 / 3;
-  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(until.time_since_epoch()).count();
-  auto previous = serve_until_->load();
-  while (ns > previous && !serve_until_->compare_exchange_weak(previous, ns)) {
+// The keepalive thread: nothing else runs on it, so no proposal, read or name look-up in
+// progress can hold a keepalive back.
+void FleetAgent::keep() {
+  bool proving = false;  // the last round proved etcd without quorum
+  bool failed = false;   // the last round confirmed nothing
+  for (;;) {
+    {
+      std::unique_lock guard(lock_);
+      wake_keeper_.wait_for(guard, settings_.lease_ttl / 6, [this] { return stopping_; });
+      if (stopping_) return;
+    }
+    std::int64_t lease = this->lease();
+    if (lease == 0 || lease_lost_) continue;
+    // Without quorum a keepalive can take every member's timeout to fail: after a round that
+    // confirmed nothing the proof, which is quick, goes first, so that it is renewed before the
+    // serving time it extends runs out.
+    if (failed) {
+      bool proved = prove_no_quorum();
+      if (proved && !proving)
+        spdlog::warn(
+            "fleet '{}': etcd has no quorum (a majority of its members say they have "
+            "no leader): no lease can expire, serving on",
+            settings_.name);
+      proving = proved;
+    }
+    auto asked = lease_clock_ns();
+    try {
+      if (keeper_etcd_.keep_alive(lease)) {
+        if (proving) spdlog::info("fleet '{}': etcd has a leader again", settings_.name);
+        proving = failed = false;
+        last_keepalive_ns_ = asked;
+        lease_safe_from_ns_ = asked;
+        confirmed(asked);
+        continue;
+      }
+      revoke_serving(fmt::format("etcd says lease {} has expired", lease));
+      lease_lost_ = true;
+      wake_.notify_all();
+    } catch (const EtcdUnavailable& e) {
+      failed = true;
+      if (settings_.serve_when_etcd_down && e.all_down()) {
+        confirmed(asked);  // cluster.serve_when_etcd_down: the operator's bet
+        continue;
+      }
+      if (!proving && prove_no_quorum()) {
+        proving = true;
+        spdlog::warn(
+            "fleet '{}': etcd has no quorum (a majority of its members say they have "
+            "no leader): no lease can expire, serving on",
+            settings_.name);
+      }
+    }
   }
 }
 
+// Extends serving from now when etcd has no quorum. The lease cannot have expired before
+// lease_safe_from_ns_ + TTL (the last renewal, or the last proof: a leader elected after it
+// gives every lease a full TTL again), so the proof counts only if it is complete well before
+// then; a proof that comes later cannot tell whether a leader expired the lease meanwhile, and
+// only a keepalive tells.
+bool FleetAgent::prove_no_quorum() {
+  auto asked = lease_clock_ns();
+  if (!quorum_lost(keeper_etcd_)) return false;
+  auto ttl = std::chrono::duration_cast<std::chrono::nanoseconds>(settings_.lease_ttl).count();
+  if (lease_clock_ns() > lease_safe_from_ns_ + ttl * 9 / 10) return false;
+  lease_safe_from_ns_ = asked;
+  confirmed(asked);
+  return true;
+}
+
+// Proof that no lease can expire: more than half of the cluster's members (as etcd last
+// listed them) answered, each alone, that they have no leader.
+bool FleetAgent::quorum_lost(EtcdClient& etcd) {
+  std::vector<std::string> members;
+  {
+    std::lock_guard guard(lock_);
+    members = members_;
+  }
+  if (members.empty()) return false;
+  std::size_t leaderless = 0;
+  for (const auto& member : members)
+    if (etcd.leaderless(member).value_or(false)) ++leaderless;
+  return leaderless * 2 > members.size();
+}
+
+void FleetAgent::confirmed(std::int64_t asked_ns) {
+  if (serve_until_ == nullptr || rejoining_) return;
+  auto until =
+      asked_ns +
+      std::chrono::duration_cast<std::chrono::nanoseconds>(settings_.lease_ttl * 2 / 3).count();
+  auto previous = serve_until_->load();
+  while (until > previous && !serve_until_->compare_exchange_weak(previous, until)) {
+  }
+}
+
+// The lease is known gone: no request may reach a shard from now on, whatever time was left.
+void FleetAgent::revoke_serving(const std::string& why) {
+  if (serve_until_ != nullptr) serve_until_->store(0);
+  spdlog::warn("fleet '{}': {}; this router stops reaching the shards until it has joined again",
+               settings_.name, why);
+}
+
 void FleetAgent::take_lease(bool rejoining) {
-  auto asked = Clock::now();
+  auto asked = lease_clock_ns();
   auto lease = etcd_.grant_lease(settings_.lease_ttl);
-  last_keepalive_ = asked;
+  last_keepalive_ns_ = asked;
+  lease_safe_from_ns_ = asked;
   {
     std::lock_guard guard(lock_);
     self_.lease = lease;
+    self_.leaving = false;
     self_dirty_ = true;
   }
   if (!rejoining) return confirmed(asked);
+  spdlog::warn("fleet '{}': joining again with lease {}", settings_.name, lease);
   // Left out meanwhile: serve again only once what changed has been read and taken, after
   // the server has handled what this round's poll posts to it.
   rejoining_ = true;
   rejoined_at_ = asked;
 }
 
-void FleetAgent::keep_lease() {
-  auto now = Clock::now();
-  std::int64_t lease;
-  {
-    std::lock_guard guard(lock_);
-    lease = self_.lease;
-  }
-  if (lease != 0 && now - last_keepalive_ < settings_.lease_ttl / 6) return;
-  if (lease != 0 && etcd_.keep_alive(lease)) {
-    last_keepalive_ = now;
-    confirmed(now);
-    return;
-  }
-  if (lease != 0)
-    spdlog::warn(
-        "fleet '{}': this router's lease {} had expired (etcd did not hear from it for "
-        "{} s); joining again",
-        settings_.name, lease, settings_.lease_ttl.count());
-  if (lease != 0 && coordinating_) {
-    coordinating_ = false;  // the coordinator key went with the lease
-    if (hooks_.coordinating)
-      boost::asio::post(*home_, [hook = hooks_.coordinating] { hook(false); });
-  }
-  take_lease(lease != 0);
-}
-
-void FleetAgent::register_self() {
+// `create`: the registration must not exist yet (a live router of this name refuses this
+// one). Otherwise it is updated only while it is still this lease's: gone means the lease is.
+void FleetAgent::register_self(bool create) {
   RouterRecord record;
   {
     std::lock_guard guard(lock_);
-    if (!self_dirty_) return;
+    if (!create && !self_dirty_) return;
     record = self_;
     self_dirty_ = false;
   }
+  auto text = record.to_json().dump();
   try {
-    etcd_.put(self_key_, record.to_json().dump(), record.lease);
+    if (create) {
+      if (etcd_.put_if(self_key_, text, 0, record.lease)) return;
+      auto held = etcd_.range(self_key_);
+      std::int64_t lease = held.kvs.empty() ? 0 : held.kvs.front().lease;
+      if (lease == record.lease) return;
+      etcd_.revoke(record.lease);
+      {
+        std::lock_guard guard(lock_);
+        self_.lease = 0;
+      }
+      throw RouterNameTaken(fmt::format(
+          "router name '{}' is held by a live router of fleet '{}' (its lease {}); give this "
+          "one another cluster.router, or leave it out to get a name unique to this process",
+          router_name_, settings_.name, lease));
+    }
+    if (!etcd_.txn({{self_key_, EtcdClient::Compare::Target::Lease, record.lease, {}}},
+                   {{self_key_, text, record.lease}}, {})) {
+      revoke_serving("this router's registration is gone (its lease expired)");
+      lease_lost_ = true;
+    }
   } catch (const EtcdUnavailable&) {
     std::lock_guard guard(lock_);
     self_dirty_ = true;
     throw;
   }
+}
+
+// Registrations that went away without saying the router leaves: an expired lease. Such a
+// router may still believe it serves until its own 2/3 of the lease have passed; the fleet
+// waits a lease and a margin before going on without it (FleetAgent::View::departed).
+void FleetAgent::note_departures(const std::vector<RouterRecord>& routers) {
+  auto now = lease_clock_ns();
+  auto keep_for = std::chrono::duration_cast<std::chrono::nanoseconds>(settings_.lease_ttl +
+                                                                       std::chrono::seconds(1))
+                      .count();
+  std::lock_guard guard(lock_);
+  for (const auto& seen : seen_routers_) {
+    bool still = std::any_of(routers.begin(), routers.end(), [&](const RouterRecord& r) {
+      return r.name == seen.name && r.lease == seen.lease;
+    });
+    if (!still && !seen.leaving && seen.lease != self_.lease) departures_.push_back({seen, now});
+  }
+  std::erase_if(departures_, [&](const Departure& d) { return now - d.at_ns > keep_for; });
+  seen_routers_ = routers;
 }
 
 void FleetAgent::poll() {
@@ -299,6 +467,7 @@ void FleetAgent::poll() {
     if (kv.key == coordinator_key_) holder = kv;
     if (kv.key == map_key_ && kv.mod_revision != seen_map_) {
       seen_map_ = kv.mod_revision;
+      seen_map_published_ = seen_map_;
       if (hooks_.map_changed)
         boost::asio::post(*home_, [hook = hooks_.map_changed, kv] { hook(kv); });
     } else if (kv.key == salting_key_ && kv.mod_revision != seen_salting_) {
@@ -319,6 +488,7 @@ void FleetAgent::poll() {
   elect(move, holder);
   bool changed = records != routers_seen_;
   routers_seen_ = std::move(records);
+  note_departures(routers);
   {
     std::lock_guard guard(lock_);
     view_.routers = std::move(routers);

@@ -20,10 +20,18 @@
 
 namespace santral::router {
 
-// This router's link to the fleet's shared state in etcd, on a thread of its own (etcd calls
-// block): it holds the router's lease and registration, reads the fleet's keys every poll_ms
-// and tells the server (on its io_context) when the map or the salting changed, and carries
-// out the server's proposals as compare-and-swaps.
+// This router's link to the fleet's shared state in etcd, on threads of its own (etcd calls
+// block): one keeps the router's lease alive and nothing else, so that no slow call can hold
+// a keepalive back; the other registers the router, reads the fleet's keys every poll_ms and
+// tells the server (on its io_context) when the map or the salting changed, and carries out
+// the server's proposals as compare-and-swaps.
+//
+// Out of touch means out: the router may reach the shards only until 2/3 of its lease after
+// the last keepalive etcd answered (on the lease clock, which counts suspended time), and not
+// at all once a keepalive says the lease is gone. It serves on past that only with proof that
+// no lease can expire: a majority of the cluster's members, as etcd lists them, answered that
+// they have no leader (or, by explicit choice, cluster.serve_when_etcd_down, while no member
+// answers at all). Refusals, resets and timeouts prove nothing.
 //
 //   /santral/<name>/map               the shard map (map_document.h); mod_revision = version
 //   /santral/<name>/salting           SANTRAL SALT/UNSALT and automatic salting
@@ -61,12 +69,12 @@ class FleetAgent {
   };
   Joined join(const std::string& document);
 
-  // Starts watching; what join() read counts as seen. `serve_until` (steady-clock ns) is kept
+  // Starts watching; what join() read counts as seen. `serve_until` (lease_clock.h ns) is kept
   // at the time past which this router's lease may have expired on the others: 2/3 of the
-  // lease after the last keepalive etcd answered, or later while etcd as a whole is down.
+  // lease after the last keepalive etcd answered, later only while etcd has no quorum.
   // The hooks and the answers to proposals run on `home` (the server's thread).
   void start(boost::asio::io_context& home, Hooks hooks, std::atomic<std::int64_t>* serve_until);
-  void stop();  // leaves the fleet (revokes the lease)
+  void stop();  // leaves the fleet: says so in its registration, then revokes the lease
 
   // Writes `value` at `key` while its mod_revision is still `expected`; `done` gets the new
   // revision, or an error for the client (etcd unreachable, changed meanwhile).
@@ -95,6 +103,9 @@ class FleetAgent {
   const std::string& salting_key() const { return salting_key_; }
   const config::ClusterSettings& settings() const { return settings_; }
   const std::string& router_name() const { return router_name_; }
+  std::int64_t lease() const;
+  // The map version etcd held at the last read (what a rejoining router must serve).
+  std::int64_t seen_map_version() const { return seen_map_published_.load(); }
 
   // What the last read of etcd found, for SANTRAL ROUTERS and /routers.
   struct View {
@@ -104,6 +115,9 @@ class FleetAgent {
     std::string last_error;  // when not in touch
     std::int64_t lease = 0;
     double silent_ms = 0;  // since etcd last answered
+    // Routers whose registration went away without their saying they leave (a lease that
+    // expired), less than a lease plus a margin ago: they may still believe they serve.
+    std::vector<RouterRecord> departed;
   };
   View view() const;
 
@@ -116,11 +130,16 @@ class FleetAgent {
     Proposed done;
   };
   void run();
+  void keep();
   void poll();
-  void keep_lease();
+  bool keep_alive(EtcdClient& etcd);
+  bool quorum_lost(EtcdClient& etcd);
+  bool prove_no_quorum();
   void take_lease(bool rejoining);
-  void confirmed(std::chrono::steady_clock::time_point asked);
-  void register_self();
+  void confirmed(std::int64_t asked_ns);
+  void revoke_serving(const std::string& why);
+  void register_self(bool create);
+  void note_departures(const std::vector<RouterRecord>& routers);
   void elect(const std::optional<EtcdKeyValue>& move, const std::optional<EtcdKeyValue>& holder);
   void carry_out(Job job);
   std::string read_modify_write(Job& job, std::int64_t& revision);
@@ -129,17 +148,22 @@ class FleetAgent {
   config::ClusterSettings settings_;
   std::string router_name_;
   std::string map_key_, salting_key_, move_key_, coordinator_key_, routers_prefix_, self_key_;
-  EtcdClient etcd_;
+  EtcdClient etcd_;         // the agent thread's
+  EtcdClient keeper_etcd_;  // the keepalive thread's
   Hooks hooks_;
   std::thread thread_;
+  std::thread keeper_;
   std::atomic<std::int64_t>* serve_until_ = nullptr;
-  std::optional<std::chrono::steady_clock::time_point> rejoined_at_;  // agent thread only
+  std::optional<std::int64_t> rejoined_at_;  // agent thread only (lease clock ns)
+  // The keeper found the lease gone: the agent joins again with a new one.
+  std::atomic<bool> lease_lost_{false};
   // Back after its lease had expired: no keepalive lets it serve until the server has taken
   // what changed meanwhile (Hooks::rejoined).
   std::atomic<bool> rejoining_{false};
 
   mutable std::mutex lock_;  // guards what follows
   std::condition_variable wake_;
+  std::condition_variable wake_keeper_;
   std::deque<Job> jobs_;
   bool stopping_ = false;
   RouterRecord self_;
@@ -147,9 +171,21 @@ class FleetAgent {
   View view_;
   std::string routers_seen_;  // the records as last read, to tell when they change
   std::int64_t seen_map_ = 0, seen_salting_ = 0, seen_move_ = 0;
+  std::atomic<std::int64_t> seen_map_published_{0};  // seen_map_, for the server's thread
   bool coordinating_ = false;
   std::chrono::steady_clock::time_point last_answer_ = std::chrono::steady_clock::now();
-  std::chrono::steady_clock::time_point last_keepalive_{};
+  std::atomic<std::int64_t> last_keepalive_ns_{0};  // lease clock: when the last one was sent
+  // Lease clock: no leader can expire the lease before this + TTL.
+  std::atomic<std::int64_t> lease_safe_from_ns_{0};
+  // The cluster's members as etcd lists them (refreshed by the agent thread), for the proof
+  // that etcd has no quorum.
+  std::vector<std::string> members_;
+  std::vector<RouterRecord> seen_routers_;  // agent thread only
+  struct Departure {
+    RouterRecord record;
+    std::int64_t at_ns;  // lease clock, when its registration was seen gone
+  };
+  std::vector<Departure> departures_;
 };
 
 }  // namespace santral::router

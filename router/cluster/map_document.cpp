@@ -16,6 +16,7 @@ std::string encode_map(const MapDocument& map) {
                    {"pushed_by", map.pushed_by},
                    {"config", map.config_text}};
   if (map.moved_from != 0) document["moved_from"] = map.moved_from;
+  if (map.based_on != 0) document["based_on"] = map.based_on;
   return document.dump(2);
 }
 
@@ -53,6 +54,8 @@ DecodedMap decode_map(std::string_view key, const std::string& value) {
   out.pushed_by = document.value("pushed_by", "");
   if (auto moved = document.find("moved_from"); moved != document.end() && moved->is_number())
     out.moved_from = moved->get<std::int64_t>();
+  if (auto based = document.find("based_on"); based != document.end() && based->is_number())
+    out.based_on = based->get<std::int64_t>();
   try {
     out.shared = config::parse_config(out.config_text, fmt::format("etcd key {} field config", key),
                                       config::ConfigFormat::Santral);

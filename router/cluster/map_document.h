@@ -19,6 +19,9 @@ struct MapDocument {
   std::string config_text;      // the shared part of a config file
   std::string pushed_by;        // the router that proposed it
   std::int64_t moved_from = 0;  // written as a move ended: the version the keys moved from
+  // Its lineage: the version it replaced (the compare-and-swap it was written with). A router
+  // serving an older version missed what came between, and takes the map as it is.
+  std::int64_t based_on = 0;
 };
 
 std::string encode_map(const MapDocument& map);
@@ -30,6 +33,7 @@ struct DecodedMap {
   std::string config_text;
   std::string pushed_by;
   std::int64_t moved_from = 0;
+  std::int64_t based_on = 0;
   std::string error;
 };
 DecodedMap decode_map(std::string_view key, const std::string& value);

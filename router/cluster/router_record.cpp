@@ -14,7 +14,8 @@ nlohmann::json RouterRecord::to_json() const {
           {"keys_moved", keys_moved},
           {"lease", std::to_string(lease)},
           {"lease_ttl_s", lease_ttl_s},
-          {"started", started}};
+          {"started", started},
+          {"leaving", leaving}};
 }
 
 std::optional<RouterRecord> RouterRecord::from_json(const std::string& text) {
@@ -34,6 +35,7 @@ std::optional<RouterRecord> RouterRecord::from_json(const std::string& text) {
     record.lease = std::stoll(json.value("lease", std::string("0")));
     record.lease_ttl_s = json.value("lease_ttl_s", std::int64_t{0});
     record.started = json.value("started", "");
+    record.leaving = json.value("leaving", false);
   } catch (const std::exception&) {
     return std::nullopt;  // a field of another type, written by hand
   }

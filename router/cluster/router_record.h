@@ -2,11 +2,18 @@
 
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 namespace santral::router {
+
+// A router name already held by a live router of the fleet (its lease still alive).
+class RouterNameTaken : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 // One live router of the fleet, as it registers itself under /santral/<name>/routers/<router>,
 // attached to its lease: the key goes when the lease expires.
@@ -22,7 +29,8 @@ struct RouterRecord {
   std::uint64_t keys_moved = 0;      // as the move's coordinator: what its walk moved so far
   std::int64_t lease = 0;            // its etcd lease
   std::int64_t lease_ttl_s = 0;
-  std::string started;  // UTC, ISO 8601
+  std::string started;   // UTC, ISO 8601
+  bool leaving = false;  // it stops: its lease ends with it, nobody need wait for it
 
   nlohmann::json to_json() const;
   static std::optional<RouterRecord> from_json(const std::string& text);  // nullopt: not one

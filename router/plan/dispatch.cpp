@@ -2,6 +2,7 @@
 
 #include "protocol/command_table.h"
 #include "router/acl/user_directory.h"
+#include "router/backend/lease_clock.h"
 #include "router/commands/acl_commands.h"
 #include "router/hotkeys/detection/hot_key_detector.h"
 #include "router/hotkeys/detection/hot_key_observer.h"
@@ -113,8 +114,7 @@ void out_of_touch(ClientSession& session, Plan& plan) {
   auto until = session.worker().shared().fleet_serve_until_ns.load(std::memory_order_relaxed);
   if (until == std::numeric_limits<std::int64_t>::max()) return;
   if (plan.kind == RouteKind::Answered || plan.kind == RouteKind::Local) return;
-  auto now = std::chrono::steady_clock::now().time_since_epoch();
-  auto late = std::chrono::duration_cast<std::chrono::nanoseconds>(now).count() - until;
+  auto late = lease_clock_ns() - until;
   if (late <= 0) return;
   plan.kind = RouteKind::Answered;
   plan.error = protocol::error_message(ClientError::FleetOutOfTouch, late / 1'000'000);
@@ -151,6 +151,12 @@ Dispatched dispatch(ClientSession& session, const protocol::Request& request) {
   // A cross-shard write sends its later stages as the earlier ones answer: nothing of this
   // client may overtake it.
   if (staged_write_in_flight(session.state().id)) return Dispatched::AfterEarlierReplies;
+  // EXEC ran on the transaction's own connection: a later request on another one could
+  // overtake it (a GET reading what the EXEC has not written yet).
+  if (session.transaction_ending()) {
+    if (!session.idle()) return Dispatched::AfterEarlierReplies;
+    session.transaction().ended_answered();
+  }
   // The first request under a new topology waits for this client's earlier ones: the new pool
   // may carry it over another connection (connections_per_shard changed, a shard moved), which
   // must not let it overtake them.

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <random>
+
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -32,6 +34,9 @@ RouterRecord self_record(const config::Config& config) {
       self.name = config::Endpoint{name, port}.text();
     else
       self.name = listen;
+    // Sidecars all listen on 127.0.0.1:6380: an id of this start keeps the names apart.
+    std::random_device random;
+    self.name += fmt::format("-{:06x}", random() & 0xffffff);
   }
   self.listen = listen;
   if (config.admin.listen.port != 0) self.admin = config.admin.listen.text();
@@ -58,6 +63,8 @@ FleetStart join_fleet(const ConfigSource& source, config::Config config) {
   FleetAgent::Joined joined;
   try {
     joined = start.agent->join(document);
+  } catch (const RouterNameTaken& e) {
+    throw FleetJoinFailed(fmt::format("fleet '{}': {}", cluster.name, e.what()));
   } catch (const EtcdUnavailable& e) {
     throw FleetJoinFailed(fmt::format(
         "fleet '{}': cannot reach etcd within {} ms (cluster.start_timeout_ms): {}; start etcd, "

@@ -288,20 +288,31 @@ int Server::run() {
   if (fleet_) {
     shared_.fleet_serve_until_ns = 0;  // until the lease is confirmed
     set_write_fence(&shared_.fleet_serve_until_ns);
-    fleet_->start(io_,
-                  {[this](const EtcdKeyValue& map) { take_fleet_map(map); },
-                   [this](const EtcdKeyValue& salting) { take_fleet_salting(salting); },
-                   [this] {
-                     check_salt_waiters();
-                     driver_->advance();
-                   },
-                   [this](const std::optional<EtcdKeyValue>& move) { take_fleet_move(move); },
-                   [this](bool mine) { driver_->coordinate(mine); },
-                   [this](std::function<void()> confirm) {
-                     // The workers' queues hold the topology taken meanwhile ahead of this.
-                     fence_workers(io_, worker_list(), {}, nullptr, std::move(confirm));
-                   }},
-                  &shared_.fleet_serve_until_ns);
+    fleet_->start(
+        io_,
+        {[this](const EtcdKeyValue& map) { take_fleet_map(map); },
+         [this](const EtcdKeyValue& salting) { take_fleet_salting(salting); },
+         [this] {
+           check_salt_waiters();
+           driver_->advance();
+         },
+         [this](const std::optional<EtcdKeyValue>& move) { take_fleet_move(move); },
+         [this](bool mine) { driver_->coordinate(mine); },
+         [this](std::function<void()> confirm) {
+           // It serves again once it serves the version etcd holds (take_fleet_map
+           // confirms when it takes it); the workers' queues hold the topology taken
+           // meanwhile ahead of the fence.
+           if (static_cast<std::int64_t>(topology_->map_version) != fleet_->seen_map_version()) {
+             spdlog::warn(
+                 "fleet '{}': back with map version {} while etcd holds {}; "
+                 "not serving until it serves that one",
+                 fleet_->settings().name, topology_->map_version, fleet_->seen_map_version());
+             rejoin_ = std::move(confirm);
+             return;
+           }
+           fence_workers(io_, worker_list(), {}, nullptr, std::move(confirm));
+         }},
+        &shared_.fleet_serve_until_ns);
     if (joined_move_) take_fleet_move(std::exchange(joined_move_, std::nullopt));
   }
   wait_for_signals();

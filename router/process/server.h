@@ -169,6 +169,8 @@ class Server final : public ControlPlane, private MoveHost {
     std::chrono::steady_clock::time_point deadline;
   };
   std::vector<SaltWaiter> salt_waiters_;
+  // Fleet: back after its lease expired, it serves again (this) once it serves etcd's map.
+  std::function<void()> rejoin_;
   std::optional<EtcdKeyValue> joined_move_;  // the move etcd held at start, taken in run()
   std::optional<ReloadRecord> last_reload_;
   std::size_t next_worker_ = 0;

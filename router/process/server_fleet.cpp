@@ -36,10 +36,16 @@ Server::FleetMap Server::fleet_map(const std::string& key, const std::string& do
   config::adopt_shared_map(next, *decoded.shared);
   auto made = std::make_shared<config::Topology>(*config::make_topology(std::move(next), 0));
   made->salt_naming = topology_->salt_naming;
-  // Keys change owners only through a move (server_fleet_move.cpp); a map that gives them new
-  // owners at once would strand them. The map a move ends with is where the keys are now: a
-  // router left out of the move (it could not reach the shards meanwhile) takes it as it is.
-  if (decoded.moved_from == 0 && !config::moving_units(*topology_->map, *made->map).empty())
+  // Keys change owners only through a move (router/resharding/move_driver.h); a map that gives
+  // them new owners at once would strand them. But a map is taken as it is when its lineage
+  // says this router missed what came before it: one a move ended with (where the keys are
+  // now), or one written over a later version than this router serves (it was away, out of
+  // touch, while the fleet went on). Only a map written over the very version in force here
+  // that moves keys without a move is refused: nobody moved them.
+  bool missed = decoded.moved_from != 0 ||
+                (decoded.based_on != 0 &&
+                 decoded.based_on != static_cast<std::int64_t>(topology_->map_version));
+  if (!missed && !config::moving_units(*topology_->map, *made->map).empty())
     out.error = fmt::format(
         "etcd key {}: field config: the map gives keys new owners ({}) without a move; propose "
         "it with `santral map push FILE` or a reload, which plans the move",
@@ -76,6 +82,9 @@ void Server::take_fleet_map(const EtcdKeyValue& map) {
   fleet_map_text_ = std::move(next.text);
   put_in_force(next.topology);
   fleet_->acknowledge(map.mod_revision);
+  // Back from an outage: it serves again only once it serves the version etcd holds.
+  if (rejoin_ && static_cast<std::int64_t>(topology_->map_version) == fleet_->seen_map_version())
+    fence_workers(io_, worker_list(), {}, nullptr, std::exchange(rejoin_, nullptr));
   std::string message =
       fmt::format("version {} (pushed by {}): {} shard{}; {}", version,
                   next.pushed_by.empty() ? "?" : next.pushed_by, topology_->map->shard_count(),
@@ -85,7 +94,8 @@ void Server::take_fleet_map(const EtcdKeyValue& map) {
 }
 
 void Server::propose_map(const std::string& shared_text, std::function<void(ReloadResult)> done) {
-  std::string document = encode_map({shared_text, fleet_->router_name()});
+  auto expected = static_cast<std::int64_t>(topology_->map_version);
+  std::string document = encode_map({shared_text, fleet_->router_name(), 0, expected});
   if (driver_->under_way())
     return done({false, protocol::error_message(
                             protocol::ClientError::MapProposal,
@@ -113,9 +123,24 @@ void Server::propose_map(const std::string& shared_text, std::function<void(Relo
       done({false, protocol::error_message(protocol::ClientError::MapProposal, checked.error)});
     return;
   }
-  auto expected = static_cast<std::int64_t>(topology_->map_version);
-  fleet_->propose(
-      fleet_->map_key(), std::move(document), expected,
+  // Compared on the map and on the move key's absence: a move this router has not seen yet
+  // must not be followed by a map it would never end with.
+  std::string map_key = fleet_->map_key(), move_key = fleet_->move_key();
+  fleet_->call(
+      [document = std::move(document), map_key, move_key, expected](EtcdClient& etcd,
+                                                                    std::int64_t& revision) {
+        using Compare = EtcdClient::Compare;
+        auto written = etcd.txn({{map_key, Compare::Target::ModRevision, expected, {}},
+                                 {move_key, Compare::Target::ModRevision, 0, {}}},
+                                {{map_key, document, 0}}, {});
+        if (!written)
+          return fmt::format(
+              "it was proposed on version {}, and the map changed or a move began meanwhile; "
+              "look at SANTRAL SHARDMAP and SANTRAL RESHARD STATUS and propose again",
+              expected);
+        revision = *written;
+        return std::string();
+      },
       [this, done = std::move(done)](std::int64_t revision, const std::string& error) {
         ReloadResult result;
         if (!error.empty()) {
@@ -272,9 +297,13 @@ void Server::check_salt_waiters() {
   std::vector<SaltWaiter> waiting;
   for (auto& waiter : salt_waiters_) {
     std::string behind;
+    // A router left out lately may still write the sub-keys: its lease and a margin first.
+    for (const auto& gone : view.departed)
+      behind += (behind.empty() ? "" : ", ") + gone.name + " (its lease expired lately)";
     bool self_seen = false;
     for (const auto& router : view.routers) {
-      self_seen = self_seen || router.name == fleet_->router_name();
+      self_seen =
+          self_seen || (router.name == fleet_->router_name() && router.lease == fleet_->lease());
       if (router.salting_version < waiter.version)
         behind += (behind.empty() ? "" : ", ") + router.name;
     }

@@ -29,9 +29,9 @@ struct SharedState {
   std::shared_ptr<const SaltOverrides> salt_overrides;
   std::uint64_t salt_version = 0;
   AclLog acl_log;  // ACL LOG: every worker's denials
-  // In a fleet: the steady-clock time (ns since its epoch) past which this router may have been
-  // left out of the fleet (its lease unconfirmed) and must not reach the shards. The maximum
-  // outside a fleet. Read once per request that goes to a shard.
+  // In a fleet: the lease clock's time (router/backend/lease_clock.h, ns) past which this router
+  // may have been left out of the fleet (its lease unconfirmed) and must not reach the shards. The
+  // maximum outside a fleet. Read once per request that goes to a shard.
   std::atomic<std::int64_t> fleet_serve_until_ns{std::numeric_limits<std::int64_t>::max()};
   // Every MIGRATE of this process (pulls, the walk) waits here while it would make a cycle.
   MigrationGate migrations;

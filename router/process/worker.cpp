@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
 
+#include "protocol/errors.h"
+#include "protocol/resp_writer.h"
 #include "router/hotkeys/detection/hot_key_detector.h"
 #include "router/hotkeys/near_cache/near_cache.h"
 #include "router/hotkeys/near_cache/tracking_connections.h"
@@ -125,7 +127,26 @@ void Worker::change_direction() {
 }
 
 void Worker::hold_pull(ClientSession& session, std::uint64_t slot, std::vector<PullGroup> groups) {
-  held_pulls_.push_back({&session, slot, std::move(groups)});
+  held_pulls_.push_back({&session, slot, std::move(groups), std::chrono::steady_clock::now()});
+}
+
+// resharding.hold_timeout_ms: a pull held that long (a router of the fleet does not switch:
+// frozen, cut off, its server thread stuck) is answered TRYAGAIN rather than waiting for ever.
+void Worker::expire_held_pulls(std::chrono::steady_clock::time_point now) {
+  auto timeout = config().resharding.hold_timeout;
+  if (held_pulls_.empty() || now - held_pulls_.front().since < timeout) return;
+  std::string reply;
+  protocol::RespWriter(reply).error(
+      protocol::error_message(protocol::ClientError::MoveSwitchTooSlow, timeout.count()));
+  std::vector<HeldPull> expired;
+  std::erase_if(held_pulls_, [&](HeldPull& held) {
+    if (now - held.since < timeout) return false;
+    expired.push_back(std::move(held));
+    return true;
+  });
+  for (auto& held : expired)
+    for (std::uint32_t i = 0; i < held.groups.size(); ++i)
+      held.session->deliver(held.slot, i, reply);
 }
 
 void Worker::after_moves_released(std::function<void()> then) {
@@ -331,6 +352,7 @@ void Worker::resume_starved_reader() {
 void Worker::tick() {
   auto now = std::chrono::steady_clock::now();
   pool_.check_deadlines(now);
+  expire_held_pulls(now);
   tracking_->check_deadlines(now);
   lanes_->check_deadlines(now);
   hotkeys_->rotate(now);

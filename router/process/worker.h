@@ -174,7 +174,9 @@ class Worker {
     boost::intrusive_ptr<ClientSession> session;
     std::uint64_t slot;
     std::vector<PullGroup> groups;
+    std::chrono::steady_clock::time_point since;
   };
+  void expire_held_pulls(std::chrono::steady_clock::time_point now);
   bool holding_moves_ = false;
   std::uint64_t direction_ = 0;
   std::vector<HeldPull> held_pulls_;

@@ -157,12 +157,18 @@ void MoveDriver::start(const LedgerMove& record) {
 // the old way is answered, this router acknowledges the epoch.
 void MoveDriver::switch_to(std::uint64_t epoch) {
   auto& move = *move_;
-  // The walk of an earlier direction stops before anything of this one is acknowledged: a
-  // batch of it still in flight is waited out by the fence like any request.
+  // The walk of an earlier direction stops before anything of this one is acknowledged, and
+  // the batch it has in flight is waited for (its MIGRATE landing after the release could
+  // carry an old value over a new write).
+  auto waits = std::make_shared<int>(1);
   if (move.mover && move.mover_epoch != epoch) {
-    move.mover->stop();
-    move.mover.reset();
+    ++*waits;
+    std::shared_ptr<Mover> old(std::move(move.mover));
     move.mover_epoch = 0;
+    old->stop([this, old, waits, id = move.record.id, epoch]() mutable {
+      boost::asio::post(io_, [old = std::move(old)] {});  // destroyed outside its callback
+      if (--*waits == 0) switched(id, epoch);
+    });
   }
   bool back = move.back();
   auto moving = std::make_shared<config::Topology>(*moving_topology(
@@ -176,13 +182,19 @@ void MoveDriver::switch_to(std::uint64_t epoch) {
       "every router has switched",
       epoch, phase_name(move.document().phase));
   auto id = move.record.id;
-  host_.switch_topology(moving, [this, id, epoch] {
-    if (!move_ || move_->record.id != id || move_->applied != epoch) return;
-    move_->switched = epoch;
-    ledger_.acknowledge(id, epoch);
-    take_release();
-    advance();
+  host_.switch_topology(moving, [this, id, epoch, waits] {
+    if (--*waits == 0) switched(id, epoch);
   });
+}
+
+// Every worker has switched to `epoch` and waited out what it sent before (and the walk of
+// the earlier direction is stopped): this router acknowledges it.
+void MoveDriver::switched(std::int64_t id, std::uint64_t epoch) {
+  if (!move_ || move_->record.id != id || move_->applied != epoch) return;
+  move_->switched = epoch;
+  ledger_.acknowledge(id, epoch);
+  take_release();
+  advance();
 }
 
 // Every router has switched to the epoch: this router's pulls run.

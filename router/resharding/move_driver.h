@@ -91,6 +91,7 @@ class MoveDriver {
   struct Move;
   void start(const LedgerMove& record);
   void switch_to(std::uint64_t epoch);
+  void switched(std::int64_t id, std::uint64_t epoch);
   void take_release();
   void walked(std::uint64_t epoch);
   void ended();

@@ -82,14 +82,27 @@ void Mover::start() {
 }
 
 void Mover::stop() {
-  if (stopped_) return;
-  stopped_ = true;
-  *alive_ = false;
-  deadlines_.cancel();
-  for (auto& source : sources_) {
-    source->timer.cancel();
-    if (source->connection) source->connection->stop();
+  if (!stopped_) {
+    stopped_ = true;
+    *alive_ = false;
+    deadlines_.cancel();
+    for (auto& source : sources_) source->timer.cancel();
   }
+  for (auto& source : sources_)
+    if (source->connection) source->connection->stop();
+}
+
+// No new batch starts; the batch whose MIGRATEs are out is waited for (its connection stays
+// open, or the MIGRATE would run on with nobody to wait for it), then `stopped` runs.
+void Mover::stop(std::function<void()> stopped) {
+  if (!stopped_) {
+    stopped_ = true;
+    *alive_ = false;
+    deadlines_.cancel();
+    for (auto& source : sources_) source->timer.cancel();
+  }
+  if (batches_->in_flight == 0) return stopped();
+  batches_->drained = std::move(stopped);
 }
 
 bool Mover::source_done(std::size_t shard) const {
@@ -193,17 +206,22 @@ void Mover::scanned(Source& source, const std::string& reply) {
   for (std::size_t target : targets) claim.targets.push_back(map.shard(target).address.text());
   std::weak_ptr<bool> alive = alive_;
   auto* gate = &gate_;
-  gate_.enter(io_, claim,
-              [this, gate, alive, &source, claim, requests = std::move(requests), sizes, keys]() {
-                if (alive.expired() || !*alive.lock()) return gate->leave(claim);
-                call_shard(*source.connection, requests,
-                           [this, gate, alive, &source, claim, sizes,
-                            keys](const std::vector<std::string>& replies) {
-                             gate->leave(claim);
-                             if (alive.expired() || !*alive.lock()) return;
-                             moved(source, replies, sizes, keys);
-                           });
-              });
+  auto batches = batches_;
+  gate_.enter(
+      io_, claim,
+      [this, gate, alive, batches, &source, claim, requests = std::move(requests), sizes, keys]() {
+        if (alive.expired() || !*alive.lock()) return gate->leave(claim);
+        ++batches->in_flight;
+        call_shard(*source.connection, requests,
+                   [this, gate, alive, batches, &source, claim, sizes,
+                    keys](const std::vector<std::string>& replies) {
+                     gate->leave(claim);
+                     if (--batches->in_flight == 0 && batches->drained)
+                       return std::exchange(batches->drained, nullptr)();
+                     if (alive.expired() || !*alive.lock()) return;
+                     moved(source, replies, sizes, keys);
+                   });
+      });
 }
 
 void Mover::moved(Source& source, const std::vector<std::string>& replies,

@@ -45,7 +45,11 @@ class Mover {
   Mover& operator=(const Mover&) = delete;
 
   void start();
+  // Now: its connections close (a MIGRATE already sent runs on at its source).
   void stop();
+  // Without starting another batch; `stopped` runs once the batch in flight has its replies
+  // (a switch of direction waits for it: the old direction's MIGRATE must not land late).
+  void stop(std::function<void()> stopped);
   const Progress& progress() const { return progress_; }
   // Whether the walk of `shard` (the topology's index) has found nothing left to move.
   bool source_done(std::size_t shard) const;
@@ -74,6 +78,11 @@ class Mover {
   Progress progress_;
   bool stopped_ = false;
   std::shared_ptr<bool> alive_;
+  struct Batches {
+    int in_flight = 0;  // batches whose MIGRATEs are out
+    std::function<void()> drained;
+  };
+  std::shared_ptr<Batches> batches_ = std::make_shared<Batches>();
 };
 
 }  // namespace santral::router

@@ -49,6 +49,15 @@ class Stream {
                                               std::size_t bytes) mutable { handler(ec, bytes); });
   }
 
+  // Writes some of `buffers`: one write system call on a plain socket (a TLS record on TLS).
+  template <typename Buffers, typename Handler>
+  void async_write_some(const Buffers& buffers, Handler&& handler) {
+    if (!tls_) return socket_.async_write_some(buffers, std::forward<Handler>(handler));
+    tls_->stream.async_write_some(buffers, [keep = tls_, handler = std::forward<Handler>(handler)](
+                                               const boost::system::error_code& ec,
+                                               std::size_t bytes) mutable { handler(ec, bytes); });
+  }
+
   // Writes all of `buffers` (asio::async_write on the socket or on TLS).
   template <typename Buffers, typename Handler>
   void async_write(const Buffers& buffers, Handler&& handler) {

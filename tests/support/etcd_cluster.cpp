@@ -11,28 +11,45 @@
 
 namespace santral::test {
 
-EtcdCluster::EtcdCluster(int members) : members_(members) {
-  std::string initial;
+EtcdCluster::EtcdCluster(int members, bool peers_through_proxy) : members_(members) {
   for (int i = 0; i < members; ++i) {
     members_[i].client_port = free_loopback_port();
     members_[i].peer_port = free_loopback_port();
-    initial += (i ? "," : "") + std::string("m") + std::to_string(i) +
-               "=http://127.0.0.1:" + std::to_string(members_[i].peer_port);
   }
+  // The address each member is reached at by the others: its own, or its proxy link's.
+  std::vector<int> reached_at;
+  if (peers_through_proxy) {
+    std::vector<std::pair<std::string, int>> links;
+    for (int i = 0; i < members; ++i)
+      links.emplace_back("m" + std::to_string(i), members_[i].peer_port);
+    peer_proxy_ = std::make_unique<FaultProxy>(links);
+    for (int i = 0; i < members; ++i)
+      reached_at.push_back(peer_proxy_->port("m" + std::to_string(i)));
+  } else {
+    for (int i = 0; i < members; ++i) reached_at.push_back(members_[i].peer_port);
+  }
+  std::string initial;
+  for (int i = 0; i < members; ++i)
+    initial += (i ? "," : "") + std::string("m") + std::to_string(i) +
+               "=http://127.0.0.1:" + std::to_string(reached_at[i]);
   for (int i = 0; i < members; ++i) {
     std::string name = "m" + std::to_string(i);
     std::string client = "http://127.0.0.1:" + std::to_string(members_[i].client_port);
-    std::string peer = "http://127.0.0.1:" + std::to_string(members_[i].peer_port);
+    std::string listen_peer = "http://127.0.0.1:" + std::to_string(members_[i].peer_port);
+    std::string peer = "http://127.0.0.1:" + std::to_string(reached_at[i]);
     std::vector<std::string> argv = {"/usr/bin/etcd", "--name", name, "--data-dir",
                                      (dir_.path() / name).string()};
     for (const auto& [flag, value] : std::vector<std::pair<std::string, std::string>>{
              {"--listen-client-urls", client},
              {"--advertise-client-urls", client},
-             {"--listen-peer-urls", peer},
+             {"--listen-peer-urls", listen_peer},
              {"--initial-advertise-peer-urls", peer},
              {"--initial-cluster", initial},
              {"--initial-cluster-state", "new"},
              {"--initial-cluster-token", "santral-test-" + std::to_string(members_[0].client_port)},
+             // Quicker than the default 100/1000 ms, for tests whose leases last 2-3 s.
+             {"--heartbeat-interval", "50"},
+             {"--election-timeout", "500"},
              {"--log-level", "warn"}}) {
       argv.push_back(flag);
       argv.push_back(value);
@@ -43,6 +60,14 @@ EtcdCluster::EtcdCluster(int members) : members_(members) {
     if (!wait_until([&] { return healthy(i); }, 20000))
       throw std::runtime_error("etcd member " + std::to_string(i) +
                                " did not become healthy: " + members_[i].process->log());
+}
+
+void EtcdCluster::partition_peers() {
+  peer_proxy_->fault("*", "reset");
+}
+
+void EtcdCluster::heal_peers() {
+  peer_proxy_->fault("*", "pass");
 }
 
 bool EtcdCluster::healthy(int member) const {

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/fault_proxy.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 
@@ -13,7 +14,14 @@ namespace santral::test {
 // test; ready when every member says it is healthy.
 class EtcdCluster {
  public:
-  explicit EtcdCluster(int members = 1);
+  // `peers_through_proxy`: the members reach each other through a fault proxy (one link per
+  // member's peer port), so that a test can cut them apart: each stays up, answers clients,
+  // and says it has no leader.
+  explicit EtcdCluster(int members = 1, bool peers_through_proxy = false);
+
+  // Cuts every member from the others (peers_through_proxy), or heals that.
+  void partition_peers();
+  void heal_peers();
 
   // `cluster:` for a Santral config naming every member, as top-level YAML.
   std::string cluster_yaml(const std::string& name, const std::string& more = "") const;
@@ -41,6 +49,7 @@ class EtcdCluster {
 
   TempDir dir_;
   std::vector<Member> members_;
+  std::unique_ptr<FaultProxy> peer_proxy_;
 };
 
 }  // namespace santral::test
