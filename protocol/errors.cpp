@@ -39,6 +39,11 @@ constexpr Entry kMessages[] = {
     {ClientError::Refused, "ERR santral: '{}' is not available through Santral: {}"},
     {ClientError::NotYetSupported,
      "ERR santral: '{}' is not supported yet ({} commands); run it on a shard directly"},
+    {ClientError::ClusterSupportDisabled,
+     "ERR This instance has cluster support disabled (Santral presents one server; set "
+     "cluster_endpoint: true in its config to serve Redis Cluster clients)"},
+    {ClientError::ClusterInvalidSlot, "ERR Invalid slot"},
+    {ClientError::ClusterInvalidCount, "ERR Invalid slot or number of keys"},
     {ClientError::SyntaxError, "ERR syntax error"},
     {ClientError::NotAnInteger, "ERR value is not an integer or out of range"},
     {ClientError::SelectInvalid,

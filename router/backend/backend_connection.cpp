@@ -159,6 +159,7 @@ void BackendConnection::on_connected() {
   scanner_.reset();
   read();
   schedule_flush();
+  if (!ejected_ && on_ready_) on_ready_();
 }
 
 // HELLO/AUTH and SELECT go first on every new connection; their replies are checked, not
@@ -415,6 +416,7 @@ bool BackendConnection::deliver_frames() {
           backoff_ = std::chrono::milliseconds(0);
           spdlog::info("shard '{}' ({}) is up again", target_.shard_name, address_text());
           down_reason_.clear();
+          if (on_ready_) on_ready_();
         }
         break;
       case Owner::Silent:

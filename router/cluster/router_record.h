@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/config.h"
+
 namespace santral::router {
 
 // One live router of the fleet, as it registers itself under /santral/<name>/routers/<router>,
@@ -13,6 +15,7 @@ namespace santral::router {
 struct RouterRecord {
   std::string name;
   std::string listen;
+  std::string announce;  // where clients reach it (`announce:`; its listen address by default)
   std::string admin;
   long pid = 0;
   std::int64_t map_version = 0;      // the map version it serves (acknowledged)
@@ -27,5 +30,10 @@ struct RouterRecord {
   nlohmann::json to_json() const;
   static std::optional<RouterRecord> from_json(const std::string& text);  // nullopt: not one
 };
+
+// How this router names and shows itself, from its config: `name` (cluster.router; else its
+// listen address, or the host's name and port when it listens on every address), `listen`,
+// `announce` and `admin`.
+RouterRecord own_record(const config::Config& config);
 
 }  // namespace santral::router

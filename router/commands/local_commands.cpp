@@ -9,6 +9,7 @@
 #include "router/acl/user_directory.h"
 #include "router/commands/acl_commands.h"
 #include "router/commands/client_commands.h"
+#include "router/commands/cluster_commands.h"
 #include "router/commands/local_reply.h"
 #include "router/commands/santral_commands.h"
 #include "router/hotkeys/detection/hot_key_commands.h"
@@ -120,7 +121,13 @@ void auth(const Routed& r) {
 
 // HELLO [protover [AUTH user pass] [SETNAME name]]. A RESP3 client's requests go over
 // connections that said HELLO 3 to the shards, so their replies are RESP3 as sent.
-constexpr std::string_view kHelloVersion = "7.4.0";
+// The version is the lowest the shards run (INFO server's redis_version, read at connect by
+// router/catalog/): what a client may count on; before any shard answered, the version of the
+// Redis Santral's table was generated from.
+std::string_view shards_version(const Worker& worker) {
+  const auto& lowest = worker.learned().lowest_version();
+  return lowest.empty() ? protocol::generated_from_version() : std::string_view(lowest);
+}
 
 void hello(const Routed& r) {
   const auto& args = r.request.args;
@@ -162,17 +169,14 @@ void hello(const Routed& r) {
     w.map_header(7);
     w.bulk("server");
     w.bulk("redis");
-    // What client libraries check before they turn client-side caching on (redis-py and
-    // Jedis want 7.4); Santral provides that caching itself, whatever its shards run. INFO
-    // server's redis_version stays the version of Redis whose commands Santral knows.
     w.bulk("version");
-    w.bulk(kHelloVersion);
+    w.bulk(shards_version(r.session.worker()));
     w.bulk("proto");
     w.integer(state.protocol);
     w.bulk("id");
     w.integer(static_cast<std::int64_t>(state.id));
     w.bulk("mode");
-    w.bulk("standalone");
+    w.bulk(r.session.worker().config().cluster_endpoint ? "cluster" : "standalone");
     w.bulk("role");
     w.bulk("master");
     w.bulk("modules");
@@ -214,9 +218,11 @@ void help(const Routed& r) {
   });
 }
 
+// The built-in table's commands and those learned from the shards and `commands:`.
 void command_count(const Routed& r) {
   answer(r, [&](RespWriter& w) {
-    w.integer(static_cast<std::int64_t>(protocol::all_commands().size()));
+    w.integer(static_cast<std::int64_t>(protocol::all_commands().size() +
+                                        r.session.worker().learned().size()));
   });
 }
 
@@ -268,6 +274,16 @@ constexpr HandlerTable kTable = [] {
   set(LocalHandler::AclDryrun, acl_dryrun);
   set(LocalHandler::AclLog, acl_log);
   set(LocalHandler::AclUsers, acl_users);
+  set(LocalHandler::ClusterInfo, cluster_info);
+  set(LocalHandler::ClusterSlots, cluster_slots);
+  set(LocalHandler::ClusterShards, cluster_shards);
+  set(LocalHandler::ClusterNodes, cluster_nodes);
+  set(LocalHandler::ClusterMyid, cluster_myid);
+  set(LocalHandler::ClusterMyshardid, cluster_myshardid);
+  set(LocalHandler::ClusterKeyslot, cluster_keyslot);
+  set(LocalHandler::ClusterCountkeysinslot, cluster_countkeysinslot);
+  set(LocalHandler::ClusterGetkeysinslot, cluster_getkeysinslot);
+  set(LocalHandler::Asking, asking);
   set(LocalHandler::SantralExplain, santral_explain);
   set(LocalHandler::SantralReload, santral_reload);
   set(LocalHandler::SantralReshard, santral_reshard);

@@ -90,6 +90,14 @@ void route_info(const Routed& routed) {
   // Scripts, not scripts times shards: the ones Santral has seen.
   plan.info.overrides.emplace_back("number_of_cached_scripts",
                                    std::to_string(session.worker().scripts().size()));
+  // The lowest version the shards run (router/catalog/), as HELLO says; and a Redis Cluster
+  // node's own words when the cluster endpoint is on.
+  if (const auto& lowest = session.worker().learned().lowest_version(); !lowest.empty())
+    plan.info.overrides.emplace_back("redis_version", lowest);
+  if (session.worker().config().cluster_endpoint) {
+    plan.info.overrides.emplace_back("redis_mode", "cluster");
+    plan.info.overrides.emplace_back("cluster_enabled", "1");
+  }
   if (wanted.only_santral) {
     std::string out;
     protocol::RespWriter(out).bulk(plan.info.local_sections);
