@@ -97,6 +97,17 @@ TEST_CASE("cluster clients through a fleet of routers, one killed mid-run; stand
     return reply.elements.size();
   };
   REQUIRE(wait_until([&] { return slots_listed(*routers[0]) == 3; }, 10000));
+  REQUIRE(wait_until([&] { return slots_listed(*routers[2]) == 3; }, 10000));
+  // Every router reports the same split: the same node at the same slots.
+  auto ranges = [](const SantralProcess& router) {
+    std::string text;
+    for (const auto& range : router.client().command({"CLUSTER", "SLOTS"}).elements)
+      text += std::to_string(range.elements[0].integer) + "-" +
+              std::to_string(range.elements[1].integer) + " " + range.elements[2].elements[2].str +
+              " " + std::to_string(range.elements[2].elements[1].integer) + "\n";
+    return text;
+  };
+  CHECK(ranges(*routers[0]) == ranges(*routers[2]));
   std::string seeds;
   for (const auto& router : routers)
     seeds +=
