@@ -160,7 +160,7 @@ void read_docs_into(const ReplyValue& reply, std::string_view parent,
   for (std::size_t i = 0; i + 1 < reply.elements.size(); i += 2) {
     std::string name = lower(reply.elements[i].text);
     if (!parent.empty() && name.find('|') == std::string::npos)
-      name = std::string(parent) + "|" + name;
+      name.insert(0, std::string(parent).append("|"));
     const ReplyValue& doc = reply.elements[i + 1];
     if (const ReplyValue* summary = field(doc, "summary")) put_summary(name, summary->text, shapes);
     if (const ReplyValue* subs = field(doc, "subcommands")) read_docs_into(*subs, name, shapes);

@@ -117,7 +117,7 @@ void Worker::follow_catalog() {
   if (index_ != 0) return;
   shared_.catalog.follow(
       pool_, *topology_,
-      [peers = peers_](std::shared_ptr<const protocol::LearnedCommands> learned) {
+      [peers = peers_](const std::shared_ptr<const protocol::LearnedCommands>& learned) {
         for (Worker* peer : peers)
           asio::post(peer->io(), [peer, learned] { peer->set_learned(learned); });
       });
