@@ -75,6 +75,9 @@ struct ReshardingSettings {
 struct Timeouts {
   std::chrono::milliseconds connect{1000};
   std::chrono::milliseconds request{2000};
+  // EVAL, EVALSHA and FCALL (and their _RO forms): a script may run long, as on Redis; a shard
+  // that has not answered one within this is taken as hung.
+  std::chrono::milliseconds script{60000};
   std::chrono::milliseconds reconnect_min{100};
   std::chrono::milliseconds reconnect_max{2000};
 };

@@ -19,10 +19,11 @@ namespace {
 
 void read_timeouts(const YAML::Node& node, const YamlFields& fields, Timeouts& out) {
   static constexpr std::string_view kKeys[] = {"connect_ms", "request_ms", "reconnect_min_ms",
-                                               "reconnect_max_ms"};
+                                               "reconnect_max_ms", "script_ms"};
   fields.only_keys(node, "timeouts", kKeys);
   if (node["connect_ms"]) out.connect = fields.millis(node["connect_ms"], "timeouts.connect_ms");
   if (node["request_ms"]) out.request = fields.millis(node["request_ms"], "timeouts.request_ms");
+  if (node["script_ms"]) out.script = fields.millis(node["script_ms"], "timeouts.script_ms");
   if (node["reconnect_min_ms"])
     out.reconnect_min = fields.millis(node["reconnect_min_ms"], "timeouts.reconnect_min_ms");
   if (node["reconnect_max_ms"])

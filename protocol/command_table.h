@@ -220,6 +220,12 @@ struct CommandSpec {
   }
 };
 
+// EVAL, EVALSHA, FCALL and their _RO forms: they run a script or a function on a shard, which
+// may take long (timeouts.script_ms instead of timeouts.request_ms).
+inline bool runs_script(const CommandSpec& spec) {
+  return spec.routing == Routing::Keyed && spec.in(AclCategory::Scripting);
+}
+
 // Case-insensitive lookup of a top-level command; nullptr if Redis 7.0 has no such command.
 const CommandSpec* find_command(std::string_view name);
 // Case-insensitive lookup of `sub` among a container's subcommands.

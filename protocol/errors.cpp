@@ -240,7 +240,7 @@ constexpr Entry kMessages[] = {
      "ERR santral: shard '{}' ({}) is unavailable: {}; Santral keeps retrying in the "
      "background, try again shortly"},
     {ClientError::ShardTimeout,
-     "ERR santral: shard '{}' ({}) did not answer within {} ms (timeouts.request_ms); the "
+     "ERR santral: shard '{}' ({}) did not answer within {} ms ({}); the "
      "command may or may not have run there"},
     {ClientError::ShardConnectionLost,
      "ERR santral: lost the connection to shard '{}' ({}) before it answered ({}); the "

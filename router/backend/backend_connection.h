@@ -89,6 +89,9 @@ class BackendConnection
   // for its reply as long as the shard takes.
   void send(std::string_view request, ReplySinkPtr sink, std::uint64_t slot, std::uint32_t fragment,
             bool timed = true);
+  // As send(), answered within `limit` instead of timeouts.request_ms (a script).
+  void send_within(std::string_view request, ReplySinkPtr sink, std::uint64_t slot,
+                   std::uint32_t fragment, std::chrono::milliseconds limit);
   // Sends a request whose reply Santral drops (the MULTI that opens a pinned transaction).
   void send_silent(std::string_view request);
   // Subscriber and tracking connections: where pushed messages go (deliver with kPushSlot),
@@ -144,6 +147,8 @@ class BackendConnection
     std::chrono::steady_clock::time_point deadline;
   };
 
+  void enqueue(std::string_view request, ReplySinkPtr sink, std::uint64_t slot,
+               std::uint32_t fragment, std::chrono::steady_clock::duration limit);
   void connect();
   void start_tls();
   void on_connected();
