@@ -16,6 +16,7 @@ const p = process.env.PREFIX ?? client;
 const duration = Number(process.env.DURATION_S ?? 8) * 1000;
 let failures = 0;
 let retries = 0;
+let stale = 0;  // reads inside a pipeline that came before the pipeline's own write
 const check = (ok, what) => {
   if (!ok) {
     failures++;
@@ -77,7 +78,15 @@ try {
     }
     const t = `{${p}:pl}`;
     const piped = await retry('pipeline', () => A.pipeline(`${t}:a`, `${t}:b`, String(i)));
-    check(piped === String(i), `pipeline: ${piped}`);
+    if (piped !== String(i) && mode === 'cluster') {
+      // A client that spreads one slot's pipelined commands over two routers after one died
+      // (valkey-glide 2 does) may read before its own write: each router keeps order, two do
+      // not (README: cluster endpoint). The write itself must be there.
+      stale++;
+      check((await retry('get', () => A.get(`${t}:a`))) === String(i), `pipeline: ${piped}`);
+    } else {
+      check(piped === String(i), `pipeline: ${piped}`);
+    }
     const m = [`{${p}:m}:a`, `{${p}:m}:b`, `{${p}:m}:c`];
     await retry('mset', () => A.mset(m.map((k) => [k, `${k}=${i}`])));
     const got = await retry('mget', () => A.mget(m));
@@ -106,5 +115,6 @@ try {
   check(false, e.stack ?? String(e));
 }
 await A.close().catch(() => {});
-console.log(`${failures ? 'FAIL' : 'PASS'} ${client} ${mode}: ${rounds} rounds, ${retries} retries`);
+console.log(`${failures ? 'FAIL' : 'PASS'} ${client} ${mode}: ${rounds} rounds, ${retries} retries, ` +
+            `${stale} stale reads inside a pipeline`);
 process.exit(failures ? 1 : 0);

@@ -19,6 +19,7 @@ P = os.environ.get("PREFIX", "redis-py")
 DURATION = float(os.environ.get("DURATION_S", "8"))
 failures = 0
 retries = 0
+r = None  # the client; made again when a node it knows stays away (see retry)
 
 
 def check(ok, what):
@@ -29,9 +30,12 @@ def check(ok, what):
 
 
 def retry(what, f):
-    """What an application does about a router that went away: try again for a while."""
-    global retries
+    """What an application does about a router that went away: try again for a while. A
+    cluster pipeline that cannot connect to a node does not ask for the topology again (only
+    single commands do), so after a second of failures the client is made again."""
+    global retries, r
     until = time.time() + 20
+    failed = 0
     while True:
         try:
             return f()
@@ -39,7 +43,13 @@ def retry(what, f):
             if time.time() > until:
                 raise RuntimeError(f"{what}: {e}") from e
             retries += 1
+            failed += 1
             time.sleep(0.1)
+            if failed % 10 == 0 and MODE == "cluster" and r is not None:
+                try:
+                    r = connect()
+                except redis.RedisError:
+                    pass
 
 
 def connect():
@@ -79,6 +89,7 @@ def pubsub(r, channel, n):
 
 
 def main():
+    global r
     r = retry("connect", connect)
     started = time.time()
     rounds = incr_sent = incr_acked = tx_acked = 0
