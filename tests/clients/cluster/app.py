@@ -39,7 +39,9 @@ def retry(what, f):
     while True:
         try:
             return f()
-        except redis.RedisError as e:
+        # redis-py 4.3 raises RedisClusterException (not a RedisError) when it cannot read the
+        # topology from a seed, e.g. the router that died.
+        except (redis.RedisError, redis.exceptions.RedisClusterException) as e:
             if time.time() > until:
                 raise RuntimeError(f"{what}: {e}") from e
             retries += 1
@@ -48,7 +50,7 @@ def retry(what, f):
             if failed % 10 == 0 and MODE == "cluster" and r is not None:
                 try:
                     r = connect()
-                except redis.RedisError:
+                except Exception:  # the old client goes on; this is tried again later
                     pass
 
 
