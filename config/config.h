@@ -18,6 +18,7 @@
 #include "config/read_from.h"
 #include "config/salting_config.h"
 #include "config/tls_config.h"
+#include "protocol/learned_commands.h"
 #include "protocol/request_parser.h"
 
 namespace santral::config {
@@ -77,6 +78,9 @@ struct ReshardingSettings {
 struct Timeouts {
   std::chrono::milliseconds connect{1000};
   std::chrono::milliseconds request{2000};
+  // EVAL, EVALSHA and FCALL (and their _RO forms): a script may run long, as on Redis; a shard
+  // that has not answered one within this is taken as hung.
+  std::chrono::milliseconds script{60000};
   std::chrono::milliseconds reconnect_min{100};
   std::chrono::milliseconds reconnect_max{2000};
 };
@@ -181,6 +185,15 @@ struct Config {
   // run as a read, a write and a delete, not atomically; by default they are CROSSSLOT.
   bool cross_shard_writes = false;
   ClusterSettings cluster;  // a fleet sharing its shard map through etcd; off when empty
+  // `cluster_endpoint: true`: Santral answers Redis Cluster clients (CLUSTER SLOTS, SHARDS,
+  // NODES, ...) with the fleet's routers as the nodes (router/commands/cluster_commands.h).
+  bool cluster_endpoint = false;
+  // `announce:` where clients reach this router, as the cluster endpoint reports it (and its
+  // fleet registration carries it); unset: the listen address.
+  std::optional<Endpoint> announce;
+  // `commands:` module or custom commands declared with their keys and flags
+  // (config/command_declarations.h); shared by a fleet like the map.
+  std::vector<protocol::CommandShape> commands;
   // Settings accepted but not acted on, to be logged at start-up (e.g. twemproxy's
   // auto_eject_hosts, which Santral replaces with clear errors for a down shard's keys).
   std::vector<std::string> warnings;

@@ -5,6 +5,7 @@
 
 #include "config/acl/users_yaml.h"
 #include "config/cluster_yaml.h"
+#include "config/command_declarations.h"
 #include "config/loaders.h"
 #include "config/namespace/namespace_yaml.h"
 #include "config/near_cache_yaml.h"
@@ -18,10 +19,11 @@ namespace {
 
 void read_timeouts(const YAML::Node& node, const YamlFields& fields, Timeouts& out) {
   static constexpr std::string_view kKeys[] = {"connect_ms", "request_ms", "reconnect_min_ms",
-                                               "reconnect_max_ms"};
+                                               "reconnect_max_ms", "script_ms"};
   fields.only_keys(node, "timeouts", kKeys);
   if (node["connect_ms"]) out.connect = fields.millis(node["connect_ms"], "timeouts.connect_ms");
   if (node["request_ms"]) out.request = fields.millis(node["request_ms"], "timeouts.request_ms");
+  if (node["script_ms"]) out.script = fields.millis(node["script_ms"], "timeouts.script_ms");
   if (node["reconnect_min_ms"])
     out.reconnect_min = fields.millis(node["reconnect_min_ms"], "timeouts.reconnect_min_ms");
   if (node["reconnect_max_ms"])
@@ -184,12 +186,16 @@ std::vector<YAML::Node> read_shards(const YAML::Node& node, const YamlFields& fi
 
 Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
   YamlFields fields(errors);
-  static constexpr std::string_view kKeys[] = {
-      "listen",     "workers",   "hash",    "distribution", "hash_tag",   "timeouts",
-      "backend",    "limits",    "shards",  "password",     "users",      "databases",
-      "log_level",  "read_from", "health",  "admin",        "watch_file", "drain_ms",
-      "namespaces", "hotkeys",   "salting", "near_cache",   "resharding", "cross_shard_writes",
-      "tls",        "cluster"};
+  static constexpr std::string_view kKeys[] = {"listen",       "workers",    "hash",
+                                               "distribution", "hash_tag",   "timeouts",
+                                               "backend",      "limits",     "shards",
+                                               "password",     "users",      "databases",
+                                               "log_level",    "read_from",  "health",
+                                               "admin",        "watch_file", "drain_ms",
+                                               "namespaces",   "hotkeys",    "salting",
+                                               "near_cache",   "resharding", "cross_shard_writes",
+                                               "tls",          "cluster",    "cluster_endpoint",
+                                               "announce",     "commands"};
   fields.only_keys(root, "", kKeys);
   Config config;
   config.format = ConfigFormat::Santral;
@@ -242,6 +248,14 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
                 "expected one of trace, debug, info, warn, error, critical, off");
   }
   if (root["cluster"]) read_cluster(root["cluster"], fields, config.cluster);
+  if (root["cluster_endpoint"])
+    config.cluster_endpoint = fields.boolean(root["cluster_endpoint"], "cluster_endpoint");
+  if (root["announce"]) {
+    config.announce = fields.endpoint(root["announce"], "announce");
+    if (config.announce->port == 0)
+      errors.at(root["announce"], "announce", "expected the host:port clients connect to");
+  }
+  if (root["commands"]) read_commands(root["commands"], fields, config);
   // A fleet member may take its shards from etcd alone (config/shared_map.h).
   if (!root["shards"] && !config.cluster.enabled())
     errors.at(root, "shards", "missing: list the shards Santral routes to");

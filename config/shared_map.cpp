@@ -11,10 +11,14 @@ namespace santral::config {
 
 namespace {
 
-constexpr std::array<std::string_view, 14> kSharedKeys = {
-    "hash",       "distribution",      "hash_tag",   "shards", "namespaces", "salting",
-    "near_cache", "hotkeys",           "resharding", "users",  "password",   "databases",
-    "read_from",  "cross_shard_writes"};
+constexpr std::array<std::string_view, 15> kSharedKeys = {"hash",       "distribution",
+                                                          "hash_tag",   "shards",
+                                                          "namespaces", "salting",
+                                                          "near_cache", "hotkeys",
+                                                          "resharding", "users",
+                                                          "password",   "databases",
+                                                          "read_from",  "cross_shard_writes",
+                                                          "commands"};
 
 }  // namespace
 
@@ -54,6 +58,7 @@ void adopt_shared_map(Config& local, const Config& shared) {
   local.databases = shared.databases;
   local.read_from = shared.read_from;
   local.cross_shard_writes = shared.cross_shard_writes;
+  local.commands = shared.commands;
 }
 
 }  // namespace santral::config

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "protocol/command_table_data.h"
 
@@ -30,6 +32,30 @@ const std::unordered_map<std::string_view, const CommandSpec*>& index() {
   return *table;
 }
 
+#ifdef SANTRAL_TEST_HOOKS
+// A test build only (SANTRAL_TEST_HOOKS): SANTRAL_TEST_HIDE_COMMANDS=getex,object|freq,...
+// takes commands out of the built-in table, so that tests see them learned from the shards.
+bool hidden(std::string_view name) {
+  static const auto* names = [] {
+    auto* set = new std::unordered_set<std::string>();
+    const char* text = std::getenv("SANTRAL_TEST_HIDE_COMMANDS");
+    std::string_view rest = text == nullptr ? "" : text;
+    while (!rest.empty()) {
+      std::size_t comma = rest.find(',');
+      std::string one(rest.substr(0, comma));
+      if (!one.empty()) set->insert(one);
+      rest = comma == std::string_view::npos ? "" : rest.substr(comma + 1);
+    }
+    return set;
+  }();
+  return !names->empty() && names->contains(std::string(name));
+}
+#else
+constexpr bool hidden(std::string_view) {
+  return false;
+}
+#endif
+
 }  // namespace
 
 std::string upper_name(const CommandSpec& spec) {
@@ -45,7 +71,7 @@ const CommandSpec* find_command(std::string_view name) {
   if (!lower(name, buffer, key)) return nullptr;
   const auto& table = index();
   auto it = table.find(key);
-  return it == table.end() ? nullptr : it->second;
+  return it == table.end() || hidden(key) ? nullptr : it->second;
 }
 
 const CommandSpec* find_subcommand(const CommandSpec& container, std::string_view sub) {
@@ -55,7 +81,7 @@ const CommandSpec* find_subcommand(const CommandSpec& container, std::string_vie
   // Subcommand names are "container|sub", sorted.
   for (const CommandSpec& spec : container.subcommands) {
     std::string_view name = spec.name.substr(container.name.size() + 1);
-    if (name == key) return &spec;
+    if (name == key) return hidden(spec.name) ? nullptr : &spec;
   }
   return nullptr;
 }

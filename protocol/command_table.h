@@ -72,6 +72,17 @@ enum class LocalHandler : std::uint8_t {
   AclDryrun,
   AclLog,
   AclUsers,
+  // The cluster endpoint (cluster_endpoint: true): Santral's routers as a Redis Cluster's nodes.
+  ClusterInfo,
+  ClusterSlots,
+  ClusterShards,
+  ClusterNodes,
+  ClusterMyid,
+  ClusterMyshardid,
+  ClusterKeyslot,
+  ClusterCountkeysinslot,
+  ClusterGetkeysinslot,
+  Asking,
   SantralExplain,
   SantralReload,
   SantralReshard,
@@ -83,6 +94,12 @@ enum class LocalHandler : std::uint8_t {
   SantralMap,
   SantralRouters,
 };
+
+// Commands a Redis Cluster client sends (CLUSTER SLOTS, ASKING, ...): answered only with the
+// cluster endpoint on, refused as by a Redis without cluster support otherwise.
+constexpr bool serves_cluster_clients(LocalHandler handler) {
+  return handler >= LocalHandler::ClusterInfo && handler <= LocalHandler::Asking;
+}
 
 enum class StatefulKind : std::uint8_t { None, Transaction, Blocking, Subscribe };
 
@@ -171,6 +188,12 @@ struct KeySpec {
   std::uint16_t flags = 0;
 };
 
+// Where a command's spec comes from: the built-in table, every shard's COMMAND INFO, or the
+// config's `commands:` (protocol/learned_commands.h).
+enum class CommandOrigin : std::uint8_t { BuiltIn, Shards, Config };
+// CommandSpec::id of a learned command: it has no bit in an ACL bitmap; its categories decide.
+inline constexpr std::uint16_t kLearnedCommandId = 0xFFFF;
+
 struct CommandSpec {
   std::string_view name;     // lower case; a subcommand is "container|sub"
   std::int32_t arity;        // as Redis: N exact, -N at least N (counting the name)
@@ -187,6 +210,7 @@ struct CommandSpec {
   ScriptArg script;
   std::string_view reason;                   // Refused: what the client should do instead
   std::span<const CommandSpec> subcommands;  // Container only, sorted by name
+  CommandOrigin origin = CommandOrigin::BuiltIn;
 
   bool has(CommandFlag flag) const { return (flags & flag) != 0; }
   bool in(AclCategory category) const { return (categories & category_bit(category)) != 0; }
@@ -195,6 +219,12 @@ struct CommandSpec {
                       : argc >= static_cast<std::size_t>(-arity);
   }
 };
+
+// EVAL, EVALSHA, FCALL and their _RO forms: they run a script or a function on a shard, which
+// may take long (timeouts.script_ms instead of timeouts.request_ms).
+inline bool runs_script(const CommandSpec& spec) {
+  return spec.routing == Routing::Keyed && spec.in(AclCategory::Scripting);
+}
 
 // Case-insensitive lookup of a top-level command; nullptr if Redis 7.0 has no such command.
 const CommandSpec* find_command(std::string_view name);

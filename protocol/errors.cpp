@@ -39,6 +39,11 @@ constexpr Entry kMessages[] = {
     {ClientError::Refused, "ERR santral: '{}' is not available through Santral: {}"},
     {ClientError::NotYetSupported,
      "ERR santral: '{}' is not supported yet ({} commands); run it on a shard directly"},
+    {ClientError::ClusterSupportDisabled,
+     "ERR This instance has cluster support disabled (Santral presents one server; set "
+     "cluster_endpoint: true in its config to serve Redis Cluster clients)"},
+    {ClientError::ClusterInvalidSlot, "ERR Invalid slot"},
+    {ClientError::ClusterInvalidCount, "ERR Invalid slot or number of keys"},
     {ClientError::SyntaxError, "ERR syntax error"},
     {ClientError::NotAnInteger, "ERR value is not an integer or out of range"},
     {ClientError::SelectInvalid,
@@ -238,7 +243,7 @@ constexpr Entry kMessages[] = {
      "ERR santral: shard '{}' ({}) is unavailable: {}; Santral keeps retrying in the "
      "background, try again shortly"},
     {ClientError::ShardTimeout,
-     "ERR santral: shard '{}' ({}) did not answer within {} ms (timeouts.request_ms); the "
+     "ERR santral: shard '{}' ({}) did not answer within {} ms ({}); the "
      "command may or may not have run there"},
     {ClientError::ShardConnectionLost,
      "ERR santral: lost the connection to shard '{}' ({}) before it answered ({}); the "

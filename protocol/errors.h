@@ -31,6 +31,9 @@ enum class ClientError : std::uint8_t {
   CrossShard,
   Refused,
   NotYetSupported,
+  ClusterSupportDisabled,
+  ClusterInvalidSlot,
+  ClusterInvalidCount,
   SyntaxError,
   NotAnInteger,
   // Connection state.

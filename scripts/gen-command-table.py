@@ -138,11 +138,22 @@ def key_spec(raw):
     return "{" + ", ".join(parts) + "}"
 
 
+# Subcommands newer than the server (CLUSTER MYSHARDID, Redis 7.2) that Santral answers itself:
+# a rule with arity=N for a subcommand of an existing container that the server lacks.
+ADDED_SUBCOMMAND_FLAGS = [b"loading", b"stale"]
+ADDED_SUBCOMMAND_CATEGORIES = [b"@slow"]
+
+
 def add_santral_commands(commands, rules):
     """Santral's own commands, shaped like COMMAND's output so the rest needs no special case."""
     for name, rule in rules.items():
         top = name.split("|")[0]
         if top not in SANTRAL_COMMANDS:
+            if "|" in name and name not in commands and rule.arity and top in commands:
+                raw = [name.encode(), int(rule.arity.split("=")[1]), ADDED_SUBCOMMAND_FLAGS, 0, 0,
+                       0, ADDED_SUBCOMMAND_CATEGORIES, [], [], []]
+                commands[name] = raw
+                commands[top][9].append(raw)
             continue
         raw = [name.encode(), int(rule.arity.split("=")[1]), [], 0, 0, 0, SANTRAL_CATEGORIES, [],
                [], []]

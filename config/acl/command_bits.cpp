@@ -48,18 +48,21 @@ void set_category(Permissions& user, protocol::AclCategory category, bool allow)
   for_each_command([&](const CommandSpec& spec) {
     if (spec.in(category)) set_command(user, spec, allow);
   });
+  user.category_rules.push_back({protocol::category_bit(category), allow});
 }
 
 void allow_all_commands(Permissions& user) {
   user.commands.assign(bitmap_words(), ~std::uint64_t{0});
   user.all_commands = true;
   user.future_commands = true;
+  user.category_rules = {{0, true}};
 }
 
 void deny_all_commands(Permissions& user) {
   user.commands.assign(bitmap_words(), 0);
   user.all_commands = false;
   user.future_commands = false;
+  user.category_rules.clear();
 }
 
 void count_category(const std::vector<std::uint64_t>& bits, protocol::AclCategory category,

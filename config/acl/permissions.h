@@ -33,13 +33,29 @@ struct Permissions {
   std::vector<std::uint64_t> commands;
   bool all_commands = false;
   bool future_commands = false;
+  // The category rules since the last +@all / -@all, in order ({0, true}: +@all): a command
+  // learned from the shards has no bit, so they are replayed on its categories, as Redis
+  // recomputes a user's bits for a command a module adds later.
+  struct CategoryRule {
+    std::uint32_t categories = 0;  // one category_bit(); 0: every command
+    bool allow = false;
+    bool operator==(const CategoryRule&) const = default;
+  };
+  std::vector<CategoryRule> category_rules;
   bool all_keys = false;
   std::vector<AclKeyPattern> keys;
   bool all_channels = false;
   std::vector<std::string> channels;
 
   bool allows(const protocol::CommandSpec& spec) const {
+    if (spec.id == protocol::kLearnedCommandId) return allows_categories(spec.categories);
     return (commands[spec.id / 64] >> (spec.id % 64)) & 1u;
+  }
+  bool allows_categories(std::uint32_t categories) const {
+    bool allowed = false;
+    for (const auto& rule : category_rules)
+      if (rule.categories == 0 || (categories & rule.categories) != 0) allowed = rule.allow;
+    return allowed;
   }
   // Everything allowed: the router skips its checks.
   bool unrestricted() const { return all_commands && all_keys && all_channels; }

@@ -160,6 +160,7 @@ void BackendConnection::on_connected() {
   scanner_.reset();
   read();
   schedule_flush();
+  if (!ejected_ && on_ready_) on_ready_();
 }
 
 // HELLO/AUTH and SELECT go first on every new connection; their replies are checked, not
@@ -240,6 +241,17 @@ void BackendConnection::probe() {
 
 void BackendConnection::send(std::string_view request, ReplySinkPtr sink, std::uint64_t slot,
                              std::uint32_t fragment, bool timed) {
+  enqueue(request, std::move(sink), slot, fragment,
+          timed ? Clock::duration(config_->timeouts.request) : Clock::duration::max());
+}
+
+void BackendConnection::send_within(std::string_view request, ReplySinkPtr sink, std::uint64_t slot,
+                                    std::uint32_t fragment, std::chrono::milliseconds limit) {
+  enqueue(request, std::move(sink), slot, fragment, limit);
+}
+
+void BackendConnection::enqueue(std::string_view request, ReplySinkPtr sink, std::uint64_t slot,
+                                std::uint32_t fragment, Clock::duration limit) {
   if (ejected_ || state_ == State::Down || state_ == State::Stopped) {
     std::string reply =
         state_ == State::Stopped
@@ -254,7 +266,7 @@ void BackendConnection::send(std::string_view request, ReplySinkPtr sink, std::u
   outbox_.append(request);
   ++stats_->requests;
   stats_->bytes_sent += request.size();
-  auto deadline = timed ? now + config_->timeouts.request : Clock::time_point::max();
+  auto deadline = limit == Clock::duration::max() ? Clock::time_point::max() : now + limit;
   pending_.push_back({std::move(sink), slot, fragment, Owner::Client, now, deadline});
   if (state_ == State::Up) schedule_flush();
 }
@@ -426,6 +438,7 @@ bool BackendConnection::deliver_frames() {
           backoff_ = std::chrono::milliseconds(0);
           spdlog::info("shard '{}' ({}) is up again", target_.shard_name, address_text());
           down_reason_.clear();
+          if (on_ready_) on_ready_();
         }
         break;
       case Owner::Silent:
@@ -520,15 +533,22 @@ void BackendConnection::check_deadlines(Clock::time_point now) {
   if (state_ != State::Up) return;
   if (!pending_.empty() && now > pending_.front().deadline) {
     bool client = pending_.front().owner == Owner::Client;
+    auto limit = std::chrono::duration_cast<std::chrono::milliseconds>(pending_.front().deadline -
+                                                                       pending_.front().sent);
+    // A script's own limit (send_within), or every other request's.
+    std::string_view setting =
+        limit == config_->timeouts.script && limit != config_->timeouts.request
+            ? "timeouts.script_ms"
+            : "timeouts.request_ms";
     if (client) {
       ++stats_->timeouts;
       spdlog::warn(
           "shard '{}' ({}) did not answer within {} ms; dropping {} in-flight requests "
           "and reconnecting",
-          target_.shard_name, address_text(), config_->timeouts.request.count(), pending_.size());
+          target_.shard_name, address_text(), limit.count(), pending_.size());
     }
     connection_failed(as_reply(error_message(ClientError::ShardTimeout, target_.shard_name,
-                                             address_text(), config_->timeouts.request.count())),
+                                             address_text(), limit.count(), setting)),
                       true);
     return;
   }

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -88,11 +89,17 @@ class BackendConnection
   // for its reply as long as the shard takes.
   void send(std::string_view request, ReplySinkPtr sink, std::uint64_t slot, std::uint32_t fragment,
             bool timed = true);
+  // As send(), answered within `limit` instead of timeouts.request_ms (a script).
+  void send_within(std::string_view request, ReplySinkPtr sink, std::uint64_t slot,
+                   std::uint32_t fragment, std::chrono::milliseconds limit);
   // Sends a request whose reply Santral drops (the MULTI that opens a pinned transaction).
   void send_silent(std::string_view request);
   // Subscriber and tracking connections: where pushed messages go (deliver with kPushSlot),
   // and who hears when the connection is lost.
   void set_push_sink(ReplySinkPtr sink) { push_sink_ = std::move(sink); }
+  // Runs whenever the connection becomes ready for requests: connected, or taken back after
+  // its shard was marked down (router/catalog/ asks the shard what it knows then).
+  void set_on_ready(std::function<void()> ready) { on_ready_ = std::move(ready); }
 
   // After a reload: the shard's place in the new map, and the settings to use from now on
   // (credentials and database apply from the next connection).
@@ -140,6 +147,8 @@ class BackendConnection
     std::chrono::steady_clock::time_point deadline;
   };
 
+  void enqueue(std::string_view request, ReplySinkPtr sink, std::uint64_t slot,
+               std::uint32_t fragment, std::chrono::steady_clock::duration limit);
   void connect();
   void start_tls();
   void on_connected();
@@ -179,6 +188,7 @@ class BackendConnection
   std::chrono::milliseconds backoff_{0};
   std::string down_reason_;
   ReplySinkPtr push_sink_;
+  std::function<void()> on_ready_;
   std::unordered_set<std::string> scripts_;
   std::uint64_t server_client_id_ = 0;
 

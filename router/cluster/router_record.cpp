@@ -1,10 +1,43 @@
 #include "router/cluster/router_record.h"
 
+#include <unistd.h>
+
+#include <random>
+
+#include <fmt/format.h>
+
 namespace santral::router {
+
+RouterRecord own_record(const config::Config& config) {
+  RouterRecord self;
+  std::string listen =
+      config.plain_listener
+          ? config.listen.text()
+          : config::Endpoint{config.tls.listen_host, config.tls.listen_port}.text();
+  self.name = config.cluster.router;
+  if (self.name.empty()) {
+    // Listening on every address (in a container): the host's name tells routers apart.
+    std::string host = config.plain_listener ? config.listen.host : config.tls.listen_host;
+    std::uint16_t port = config.plain_listener ? config.listen.port : config.tls.listen_port;
+    char name[256] = {};
+    if ((host == "0.0.0.0" || host == "::") && ::gethostname(name, sizeof name - 1) == 0)
+      self.name = config::Endpoint{name, port}.text();
+    else
+      self.name = listen;
+    // Sidecars all listen on 127.0.0.1:6380: an id of this start keeps the names apart.
+    static const std::uint32_t start_id = std::random_device{}() & 0xffffff;
+    self.name += fmt::format("-{:06x}", start_id);
+  }
+  self.listen = listen;
+  self.announce = config.announce ? config.announce->text() : listen;
+  if (config.admin.listen.port != 0) self.admin = config.admin.listen.text();
+  return self;
+}
 
 nlohmann::json RouterRecord::to_json() const {
   return {{"name", name},
           {"listen", listen},
+          {"announce", announce},
           {"admin", admin},
           {"pid", pid},
           {"map_version", map_version},
@@ -25,6 +58,7 @@ std::optional<RouterRecord> RouterRecord::from_json(const std::string& text) {
   try {
     record.name = json.value("name", "");
     record.listen = json.value("listen", "");
+    record.announce = json.value("announce", record.listen);
     record.admin = json.value("admin", "");
     record.pid = json.value("pid", 0L);
     record.map_version = json.value("map_version", std::int64_t{0});

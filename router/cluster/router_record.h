@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/config.h"
+
 namespace santral::router {
 
 // A router name already held by a live router of the fleet (its lease still alive).
@@ -20,6 +22,7 @@ class RouterNameTaken : public std::runtime_error {
 struct RouterRecord {
   std::string name;
   std::string listen;
+  std::string announce;  // where clients reach it (`announce:`; its listen address by default)
   std::string admin;
   long pid = 0;
   std::int64_t map_version = 0;      // the map version it serves (acknowledged)
@@ -35,5 +38,10 @@ struct RouterRecord {
   nlohmann::json to_json() const;
   static std::optional<RouterRecord> from_json(const std::string& text);  // nullopt: not one
 };
+
+// How this router names and shows itself, from its config: `name` (cluster.router; else its
+// listen address, or the host's name and port when it listens on every address), `listen`,
+// `announce` and `admin`.
+RouterRecord own_record(const config::Config& config);
 
 }  // namespace santral::router

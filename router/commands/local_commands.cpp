@@ -1,4 +1,5 @@
 // Commands Santral answers itself, one handler per LocalHandler of the command table.
+#include <algorithm>
 #include <array>
 
 #include "protocol/arguments.h"
@@ -9,6 +10,7 @@
 #include "router/acl/user_directory.h"
 #include "router/commands/acl_commands.h"
 #include "router/commands/client_commands.h"
+#include "router/commands/cluster_commands.h"
 #include "router/commands/local_reply.h"
 #include "router/commands/santral_commands.h"
 #include "router/hotkeys/detection/hot_key_commands.h"
@@ -120,7 +122,13 @@ void auth(const Routed& r) {
 
 // HELLO [protover [AUTH user pass] [SETNAME name]]. A RESP3 client's requests go over
 // connections that said HELLO 3 to the shards, so their replies are RESP3 as sent.
-constexpr std::string_view kHelloVersion = "7.4.0";
+// The version is the lowest the shards run (INFO server's redis_version, read at connect by
+// router/catalog/): what a client may count on; before any shard answered, the version of the
+// Redis Santral's table was generated from.
+std::string_view shards_version(const Worker& worker) {
+  const auto& lowest = worker.learned().lowest_version();
+  return lowest.empty() ? protocol::generated_from_version() : std::string_view(lowest);
+}
 
 void hello(const Routed& r) {
   const auto& args = r.request.args;
@@ -162,17 +170,14 @@ void hello(const Routed& r) {
     w.map_header(7);
     w.bulk("server");
     w.bulk("redis");
-    // What client libraries check before they turn client-side caching on (redis-py and
-    // Jedis want 7.4); Santral provides that caching itself, whatever its shards run. INFO
-    // server's redis_version stays the version of Redis whose commands Santral knows.
     w.bulk("version");
-    w.bulk(kHelloVersion);
+    w.bulk(shards_version(r.session.worker()));
     w.bulk("proto");
     w.integer(state.protocol);
     w.bulk("id");
     w.integer(static_cast<std::int64_t>(state.id));
     w.bulk("mode");
-    w.bulk("standalone");
+    w.bulk(r.session.worker().config().cluster_endpoint ? "cluster" : "standalone");
     w.bulk("role");
     w.bulk("master");
     w.bulk("modules");
@@ -214,9 +219,15 @@ void help(const Routed& r) {
   });
 }
 
+// The built-in table's commands (those a test build hides are not found) and those learned
+// from the shards and `commands:`.
 void command_count(const Routed& r) {
+  auto known = std::count_if(protocol::all_commands().begin(), protocol::all_commands().end(),
+                             [](const protocol::CommandSpec& spec) {
+                               return protocol::find_command(spec.name) != nullptr;
+                             });
   answer(r, [&](RespWriter& w) {
-    w.integer(static_cast<std::int64_t>(protocol::all_commands().size()));
+    w.integer(static_cast<std::int64_t>(known + r.session.worker().learned().size()));
   });
 }
 
@@ -268,6 +279,16 @@ constexpr HandlerTable kTable = [] {
   set(LocalHandler::AclDryrun, acl_dryrun);
   set(LocalHandler::AclLog, acl_log);
   set(LocalHandler::AclUsers, acl_users);
+  set(LocalHandler::ClusterInfo, cluster_info);
+  set(LocalHandler::ClusterSlots, cluster_slots);
+  set(LocalHandler::ClusterShards, cluster_shards);
+  set(LocalHandler::ClusterNodes, cluster_nodes);
+  set(LocalHandler::ClusterMyid, cluster_myid);
+  set(LocalHandler::ClusterMyshardid, cluster_myshardid);
+  set(LocalHandler::ClusterKeyslot, cluster_keyslot);
+  set(LocalHandler::ClusterCountkeysinslot, cluster_countkeysinslot);
+  set(LocalHandler::ClusterGetkeysinslot, cluster_getkeysinslot);
+  set(LocalHandler::Asking, asking);
   set(LocalHandler::SantralExplain, santral_explain);
   set(LocalHandler::SantralReload, santral_reload);
   set(LocalHandler::SantralReshard, santral_reshard);

@@ -136,7 +136,8 @@ Dispatched dispatch(ClientSession& session, const protocol::Request& request) {
   build_plan(PlanContext{*topology.map, &worker.salts(), session.state(), session.in_transaction(),
                          session.subscribed(), topology.config->backend.database,
                          topology.config->cross_shard_writes, session.state().permissions.get(),
-                         topology.move.get(), topology.version},
+                         topology.move.get(), topology.version, &worker.learned(),
+                         topology.config->cluster_endpoint},
              request, plan);
   if (denied_by_acl(plan)) log_denial(session, request, plan);
   if (plan.spec == nullptr) {  // no such command (or subcommand): not counted

@@ -61,7 +61,8 @@ Explanation explain_error(const Plan& plan) {
     case ClientError::UnknownCommand:
       return {"UNKNOWN_COMMAND",
               {},
-              "Redis 7.0 has no such command; Santral answers it with an error",
+              "neither Santral's table (Redis 7.0), every shard's COMMAND INFO nor commands: in "
+              "the config has such a command; Santral answers it with an error",
               {}};
     case ClientError::UnknownSubcommand:
       return {"UNKNOWN_SUBCOMMAND", {}, "no such subcommand; Santral answers it with an error", {}};
@@ -308,6 +309,16 @@ void write_key(protocol::RespWriter& w, const config::ShardMap& map, std::string
   }
 }
 
+// Where a command missing from the built-in table was learned, and what its shards say it does.
+std::string learned_note(const protocol::LearnedCommands& learned,
+                         const protocol::CommandSpec& spec) {
+  std::string note = spec.origin == protocol::CommandOrigin::Config
+                         ? "declared under commands: in the config"
+                         : "learned from every shard's COMMAND INFO";
+  if (auto summary = learned.summary(spec); !summary.empty()) note += fmt::format(" ({})", summary);
+  return note;
+}
+
 }  // namespace
 
 void santral_explain(const Routed& routed) {
@@ -320,9 +331,12 @@ void santral_explain(const Routed& routed) {
   Plan plan;
   build_plan(PlanContext{map, &worker.salts(), session.state(), false, false,
                          topology.config->backend.database, topology.config->cross_shard_writes,
-                         nullptr, topology.move.get(), topology.version},
+                         nullptr, topology.move.get(), topology.version, &worker.learned(),
+                         topology.config->cluster_endpoint},
              request, plan);
   Explanation e = plan.spec == nullptr ? explain_error(plan) : explain(session, request, plan);
+  if (plan.spec != nullptr && plan.spec->origin != protocol::CommandOrigin::BuiltIn)
+    e.note += (e.note.empty() ? "" : "; ") + learned_note(worker.learned(), *plan.spec);
   std::string out;
   protocol::RespWriter w(out, session.state().protocol);
   w.map_header(e.steps.empty() ? 7 : 8);

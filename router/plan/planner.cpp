@@ -50,9 +50,12 @@ const CommandSpec* get_command() {
   return get;
 }
 
-// The command and its subcommand; nullptr after setting the error.
-const CommandSpec* find_spec(const protocol::Request& request, Plan& plan) {
+// The command and its subcommand, from the built-in table or else the learned one; nullptr
+// after setting the error.
+const CommandSpec* find_spec(const PlanContext& context, const protocol::Request& request,
+                             Plan& plan) {
   const CommandSpec* spec = protocol::find_command(request.name());
+  if (spec == nullptr && context.learned != nullptr) spec = context.learned->find(request.name());
   if (spec == nullptr) {
     fail_unknown_command(request, plan);
     return nullptr;
@@ -64,6 +67,8 @@ const CommandSpec* find_spec(const protocol::Request& request, Plan& plan) {
   }
   if (!spec->subcommands.empty() && request.args.size() >= 2) {
     const CommandSpec* sub = protocol::find_subcommand(*spec, request.args[1]);
+    if (sub == nullptr && context.learned != nullptr)
+      sub = context.learned->find_subcommand(*spec, request.args[1]);
     if (sub == nullptr) {
       plan.fail(ClientError::UnknownSubcommand, std::string(request.args[1].substr(0, 128)),
                 upper_name(*spec));
@@ -368,6 +373,11 @@ void plan_route(const PlanContext& context, const protocol::Request& request, Pl
       plan.kind = RouteKind::SingleShard;
       return;
     case Routing::Local:
+      if (protocol::serves_cluster_clients(spec.local) && !context.cluster_endpoint) {
+        plan.kind = RouteKind::Refused;
+        plan.fail(ClientError::ClusterSupportDisabled);
+        return;
+      }
       plan.kind = RouteKind::Local;
       return;
     case Routing::Stateful:
@@ -389,7 +399,7 @@ bool runs_inside_multi(const CommandSpec& spec) {
 
 void build_plan(const PlanContext& context, const protocol::Request& request, Plan& plan) {
   plan.clear();
-  plan.spec = find_spec(request, plan);
+  plan.spec = find_spec(context, request, plan);
   if (plan.spec == nullptr || !admitted(context, request, plan)) return;
   place_keys(context, request, plan);
   plan_route(context, request, plan);

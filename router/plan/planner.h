@@ -4,6 +4,7 @@
 
 #include "config/shard_map.h"
 #include "config/topology.h"
+#include "protocol/learned_commands.h"
 #include "protocol/request.h"
 #include "router/plan/plan.h"
 #include "router/session/client_state.h"
@@ -28,6 +29,10 @@ struct PlanContext {
   // version: the plan decides which keys are pulled first, and under which topology.
   const config::Move* move = nullptr;
   std::uint64_t topology_version = 0;
+  // Commands missing from the built-in table that the shards or `commands:` describe
+  // (protocol/learned_commands.h); nullptr: none.
+  const protocol::LearnedCommands* learned = nullptr;
+  bool cluster_endpoint = false;  // `cluster_endpoint: true`: CLUSTER SLOTS and friends answer
 };
 
 // Resolves `request` into `plan` (cleared first): its command, its checks, its keys (found

@@ -2,8 +2,6 @@
 
 #include <unistd.h>
 
-#include <random>
-
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -19,27 +17,7 @@ namespace santral::router {
 namespace {
 
 RouterRecord self_record(const config::Config& config) {
-  RouterRecord self;
-  std::string listen =
-      config.plain_listener
-          ? config.listen.text()
-          : config::Endpoint{config.tls.listen_host, config.tls.listen_port}.text();
-  self.name = config.cluster.router;
-  if (self.name.empty()) {
-    // Listening on every address (in a container): the host's name tells routers apart.
-    std::string host = config.plain_listener ? config.listen.host : config.tls.listen_host;
-    std::uint16_t port = config.plain_listener ? config.listen.port : config.tls.listen_port;
-    char name[256] = {};
-    if ((host == "0.0.0.0" || host == "::") && ::gethostname(name, sizeof name - 1) == 0)
-      self.name = config::Endpoint{name, port}.text();
-    else
-      self.name = listen;
-    // Sidecars all listen on 127.0.0.1:6380: an id of this start keeps the names apart.
-    std::random_device random;
-    self.name += fmt::format("-{:06x}", random() & 0xffffff);
-  }
-  self.listen = listen;
-  if (config.admin.listen.port != 0) self.admin = config.admin.listen.text();
+  RouterRecord self = own_record(config);
   self.pid = static_cast<long>(::getpid());
   self.started = fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)));
   return self;

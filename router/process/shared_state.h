@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "router/acl/acl_log.h"
+#include "router/catalog/command_catalog.h"
 #include "router/resharding/migration_gate.h"
 
 namespace santral::router {
@@ -35,6 +36,9 @@ struct SharedState {
   std::atomic<std::int64_t> fleet_serve_until_ns{std::numeric_limits<std::int64_t>::max()};
   // Every MIGRATE of this process (pulls, the walk) waits here while it would make a cycle.
   MigrationGate migrations;
+  // What the shards know (their versions, the commands Santral's table lacks): read and
+  // published by the first worker only (router/catalog/command_catalog.h).
+  CommandCatalog catalog;
 };
 
 }  // namespace santral::router

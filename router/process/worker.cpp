@@ -65,6 +65,7 @@ void Worker::start() {
   asio::post(io_, [this] {
     pool_.apply(*topology_);
     tracking_->apply(*topology_);
+    follow_catalog();
     tick();
   });
   thread_ = std::thread([this] { io_.run(); });
@@ -93,6 +94,7 @@ void Worker::apply(config::TopologyPtr topology) {
   bool direction_changed = epoch(*topology_) != epoch(*topology);
   topology_ = std::move(topology);
   pool_.apply(*topology_);
+  follow_catalog();
   hotkeys_->configure(topology_->config->hotkeys, std::chrono::steady_clock::now());
   refresh_salts();
   // A new map may move keys and change what is cached: start the near cache afresh.
@@ -110,6 +112,17 @@ void Worker::apply(config::TopologyPtr topology) {
                  session.state().id, session.state().peer);
     session.close();
   });
+}
+
+// The first worker reads what the shards know; every worker takes each snapshot it makes.
+void Worker::follow_catalog() {
+  if (index_ != 0) return;
+  shared_.catalog.follow(
+      pool_, *topology_,
+      [peers = peers_](const std::shared_ptr<const protocol::LearnedCommands>& learned) {
+        for (Worker* peer : peers)
+          asio::post(peer->io(), [peer, learned] { peer->set_learned(learned); });
+      });
 }
 
 // A move starts, ends or turns back: what was routed the old way must not meet what is routed

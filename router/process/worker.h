@@ -15,6 +15,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "config/topology.h"
+#include "protocol/learned_commands.h"
 #include "router/backend/connection_pool.h"
 #include "router/metrics/stats.h"
 #include "router/process/shared_state.h"
@@ -88,6 +89,12 @@ class Worker {
   TrackingConnections& tracking() { return *tracking_; }
   // Client-side caching: the tracking clients' lanes to the shards (router/tracking/).
   TrackingLanes& lanes() { return *lanes_; }
+  // The commands learned from the shards and `commands:` (router/catalog/), and the shards'
+  // lowest version: an immutable snapshot the catalog replaces whole, on this thread.
+  const protocol::LearnedCommands& learned() const { return *learned_; }
+  void set_learned(std::shared_ptr<const protocol::LearnedCommands> learned) {
+    learned_ = std::move(learned);
+  }
   // Takes the run-time salting changes of SharedState (from the worker's own thread).
   void refresh_salts();
   // Remembers a script body here and tells the other workers about it.
@@ -129,6 +136,7 @@ class Worker {
   void publish();
   void change_direction();
   void admit_hot_reads(std::chrono::steady_clock::time_point now);
+  void follow_catalog();
 
   void park_idle_sessions(std::chrono::steady_clock::time_point now);
   void close_idle_sessions(std::chrono::steady_clock::time_point now);
@@ -157,6 +165,8 @@ class Worker {
   std::unique_ptr<TrackingConnections> tracking_;
   std::unique_ptr<TrackingLanes> lanes_;
   std::vector<Worker*> peers_;
+  std::shared_ptr<const protocol::LearnedCommands> learned_ =
+      std::make_shared<const protocol::LearnedCommands>();
   std::unordered_map<std::uint64_t, ClientSession*> sessions_;
   // Clients that must finish their TLS handshake (tls.handshake_timeout_ms) or AUTH
   // (limits.auth_timeout_ms) by a deadline; one timeout each, so each list is in deadline order.

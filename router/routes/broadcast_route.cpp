@@ -77,6 +77,45 @@ void route_scan(const Routed& routed) {
 }
 
 // INFO [section ...]: the shards' sections merged, Santral's own section added. "santral" and
+// SCRIPT KILL and FUNCTION KILL: to every shard, each over a connection lent for the call, so
+// that it reaches a shard busy with a script at once, as another client reaches Redis (the
+// shared connections wait behind the script one of them carries). OK if any shard had one.
+// A shard heeds it once the script has run busy-reply-threshold, as on Redis.
+class KillReplies final : public ReplySink {
+ public:
+  KillReplies(ClientSession& session, std::uint64_t slot, std::size_t shards)
+      : session_(&session), slot_(slot), left_(shards) {}
+  void lent(BackendConnectionPtr connection) { connections_.push_back(std::move(connection)); }
+  void deliver(std::uint64_t /*slot*/, std::uint32_t fragment, std::string_view reply) override {
+    session_->deliver(slot_, fragment, reply);
+    if (--left_ > 0) return;
+    for (auto& connection : connections_) session_->worker().pool().give_back(connection);
+    connections_.clear();
+  }
+
+ private:
+  boost::intrusive_ptr<ClientSession> session_;
+  std::uint64_t slot_;
+  std::size_t left_;
+  std::vector<BackendConnectionPtr> connections_;
+};
+
+void route_kill(const Routed& routed) {
+  auto& session = routed.session;
+  const auto& shards = routed.plan.shards;
+  auto slot = session.open_slot(static_cast<std::uint32_t>(shards.size()),
+                                make_merge(plan_for(routed, shards)));
+  boost::intrusive_ptr<KillReplies> replies(new KillReplies(session, slot, shards.size()));
+  std::string bytes(request_bytes(routed));
+  for (std::uint32_t f = 0; f < shards.size(); ++f) {
+    auto connection = session.worker().pool().lend(shards[f], session.profile());
+    replies->lent(connection);
+    // A shard reads other clients' commands only once the script has run busy-reply-threshold
+    // (5 s by default): the KILL waits as long as the script may, as on Redis.
+    connection->send_within(bytes, replies, slot, f, session.worker().config().timeouts.script);
+  }
+}
+
 // "shards" are Santral's sections; the shards are asked for the others.
 void route_info(const Routed& routed) {
   auto& session = routed.session;
@@ -90,6 +129,14 @@ void route_info(const Routed& routed) {
   // Scripts, not scripts times shards: the ones Santral has seen.
   plan.info.overrides.emplace_back("number_of_cached_scripts",
                                    std::to_string(session.worker().scripts().size()));
+  // The lowest version the shards run (router/catalog/), as HELLO says; and a Redis Cluster
+  // node's own words when the cluster endpoint is on.
+  if (const auto& lowest = session.worker().learned().lowest_version(); !lowest.empty())
+    plan.info.overrides.emplace_back("redis_version", lowest);
+  if (session.worker().config().cluster_endpoint) {
+    plan.info.overrides.emplace_back("redis_mode", "cluster");
+    plan.info.overrides.emplace_back("cluster_enabled", "1");
+  }
   if (wanted.only_santral) {
     std::string out;
     protocol::RespWriter(out).bulk(plan.info.local_sections);
@@ -110,6 +157,8 @@ void route_broadcast(const Routed& routed) {
       return route_scan(routed);
     case protocol::Merge::Info:
       return route_info(routed);
+    case protocol::Merge::AnyOk:
+      return route_kill(routed);
     default:
       break;
   }

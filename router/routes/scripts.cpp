@@ -28,7 +28,8 @@ class NoScriptRetry final : public ReplySink {
     std::string eval;
     if (reply.starts_with("-NOSCRIPT") && as_eval(eval)) {
       connection_->script_lost(sha_);
-      connection_->send(eval, session_, slot_, fragment);
+      connection_->send_within(eval, session_, slot_, fragment,
+                               session_->worker().config().timeouts.script);
       return;
     }
     session_->deliver(slot_, fragment, reply);
@@ -78,7 +79,7 @@ bool forward_evalsha(const Routed& routed, std::size_t shard) {
   boost::intrusive_ptr<ReplySink> sink(
       new NoScriptRetry(boost::intrusive_ptr<ClientSession>(&session), slot,
                         BackendConnectionPtr(&connection), std::string(bytes), std::move(sha)));
-  connection.send(bytes, std::move(sink), slot, 0);
+  session.send_current(connection, bytes, std::move(sink), slot, 0);
   return true;
 }
 

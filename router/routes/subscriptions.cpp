@@ -93,6 +93,8 @@ void send_all(ClientSession& session, std::string reply, std::vector<Send> sends
 }  // namespace
 
 void route_subscription(const Routed& routed) {
+  // Confirmations are pushes: Redis sends them even after CLIENT REPLY OFF or SKIP.
+  routed.session.set_silent(false);
   auto& subscriptions = routed.session.subscriptions();
   switch (routed.spec.verb) {
     case StatefulVerb::Subscribe:

@@ -70,7 +70,7 @@ void Transaction::map_changed(ClientSession& session) {
 }
 
 void Transaction::reset() {
-  in_multi_ = failed_ = multi_sent_ = false;
+  in_multi_ = failed_ = multi_sent_ = scripted_ = false;
   queued_ = 0;
   deferred_.clear();
 }
@@ -121,6 +121,7 @@ void Transaction::queue(const Routed& routed) {
   auto& session = routed.session;
   const auto& plan = routed.plan;
   if (plan.has_error()) return refuse(session, plan.error);
+  scripted_ = scripted_ || protocol::runs_script(routed.spec);
   if (plan.any_shard) {
     if (connection_) return send_queued(routed);
     // No key has chosen the shard yet (MULTI, PING, SET k ...): it waits for the first key,
@@ -176,7 +177,12 @@ void Transaction::exec(const Routed& routed) {
       send_deferred();
     }
     auto slot = session.open_slot();
-    connection_->send(request_bytes(routed), &session, slot, 0);
+    if (scripted_) {
+      connection_->send_within(request_bytes(routed), &session, slot, 0,
+                               session.worker().config().timeouts.script);
+    } else {
+      connection_->send(request_bytes(routed), &session, slot, 0);
+    }
     ended_in_flight_ = true;
   }
   give_back(session);  // EXEC and DISCARD leave the connection clean (no MULTI, no WATCH)

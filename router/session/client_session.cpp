@@ -487,7 +487,16 @@ BackendConnection& ClientSession::backend(std::size_t shard) {
 
 void ClientSession::forward(std::size_t shard, std::string_view request_bytes) {
   auto slot = open_slot();
-  backend(shard).send(request_bytes, this, slot, 0);
+  send_current(backend(shard), request_bytes, this, slot, 0);
+}
+
+void ClientSession::send_current(BackendConnection& connection, std::string_view request_bytes,
+                                 ReplySinkPtr sink, std::uint64_t slot, std::uint32_t fragment) {
+  // A script may run long, as on Redis: it has timeouts.script_ms (router/routes/scripts.h).
+  if (current_.command != nullptr && protocol::runs_script(*current_.command))
+    return connection.send_within(request_bytes, std::move(sink), slot, fragment,
+                                  worker_.config().timeouts.script);
+  connection.send(request_bytes, std::move(sink), slot, fragment);
 }
 
 void ClientSession::close_after_replies() {

@@ -96,6 +96,10 @@ class ClientSession final : public ReplySink, public TrackingClient {
   // Sends the current request's bytes to shard `shard` over this client's shared connection
   // (a replica's, for a read-only command when read_from allows).
   void forward(std::size_t shard, std::string_view request_bytes);
+  // Sends the current request's bytes down `connection` within its time limit: a script's
+  // (timeouts.script_ms) or every other request's (timeouts.request_ms).
+  void send_current(BackendConnection& connection, std::string_view request_bytes,
+                    ReplySinkPtr sink, std::uint64_t slot, std::uint32_t fragment);
   // The connection that carries the current request to `shard`.
   BackendConnection& backend(std::size_t shard);
   BackendConnection& shared_backend(std::size_t shard);

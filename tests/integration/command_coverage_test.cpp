@@ -21,7 +21,19 @@ TEST_CASE("the command table classifies every command of the live redis-server")
     REQUIRE(spec != nullptr);
     ++checked;
     const auto& subcommands = command.elements.at(9).elements;
-    CHECK(spec->subcommands.size() == subcommands.size());
+    // The table may have a subcommand newer than this server that Santral answers itself
+    // (CLUSTER MYSHARDID, Redis 7.2); every other one must be the server's.
+    std::size_t newer = 0;
+    for (const auto& mine : spec->subcommands) {
+      bool listed = false;
+      for (const auto& sub : subcommands) listed = listed || sub.elements.at(0).str == mine.name;
+      if (!listed) {
+        INFO("subcommand " << mine.name << " is not the server's");
+        CHECK(mine.routing == Routing::Local);
+        ++newer;
+      }
+    }
+    CHECK(spec->subcommands.size() == subcommands.size() + newer);
     for (const auto& sub : subcommands) {
       const std::string& full = sub.elements.at(0).str;  // "client|setname"
       INFO("subcommand " << full);

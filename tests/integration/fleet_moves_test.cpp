@@ -90,9 +90,9 @@ void move_to(const SantralProcess& router, const std::string& map) {
 
 }  // namespace
 
-TEST_CASE("fleet: two moves in a row on long-lived connections; no write lost, none read stale") {
+TEST_CASE("fleet: four moves in a row on long-lived connections; no write lost, none read stale") {
   EtcdCluster etcd(1);
-  RedisServer a, b, c, d;
+  RedisServer a, b, c, d, e;
   // Slow links to the first shards: pulls from them take a while, so many connections have
   // one in flight when a move ends.
   FaultProxy proxy({{"a", a.port()}, {"b", b.port()}});
@@ -105,13 +105,15 @@ TEST_CASE("fleet: two moves in a row on long-lived connections; no write lost, n
   Registers registers(router.port(), 32, 40);
   REQUIRE(wait_until([&] { return registers.writes_ > 500; }, 30000));
 
-  move_to(router, "shards:\n" + base + shard_line("s2", c.port()) + settings);
-  long after_first = registers.writes_;
-  REQUIRE(wait_until([&] { return registers.writes_ > after_first + 200; }, 30000));
-  move_to(router,
-          "shards:\n" + base + shard_line("s2", c.port()) + shard_line("s3", d.port()) + settings);
-  long after_second = registers.writes_;
-  REQUIRE(wait_until([&] { return registers.writes_ > after_second + 200; }, 30000));
+  // Shards added one by one, then the last one taken away again: every move starts while
+  // connections still remember how the one before ended.
+  const std::string two_more = base + shard_line("s2", c.port()) + shard_line("s3", d.port());
+  for (const auto& shards : {base + shard_line("s2", c.port()), two_more,
+                             two_more + shard_line("s4", e.port()), two_more}) {
+    move_to(router, "shards:\n" + shards + settings);
+    long after = registers.writes_;
+    REQUIRE(wait_until([&] { return registers.writes_ > after + 200; }, 30000));
+  }
   registers.stop();
 
   std::string examples;
@@ -120,11 +122,10 @@ TEST_CASE("fleet: two moves in a row on long-lived connections; no write lost, n
                         << " writes: " << examples);
   CHECK(registers.stale_ == 0);
   // Every key once, on its owner in the last map.
-  auto last = santral::config::parse_config(
-      "shards:\n" + base + shard_line("s2", c.port()) + shard_line("s3", d.port()), "last.yaml");
+  auto last = santral::config::parse_config("shards:\n" + two_more, "last.yaml");
   santral::config::ShardMap map(last);
-  std::vector<RedisServer*> shards = {&a, &b, &c, &d};
-  std::vector<int> ports = {proxy.port("a"), proxy.port("b"), c.port(), d.port()};
+  std::vector<RedisServer*> shards = {&a, &b, &c, &d, &e};
+  std::vector<int> ports = {proxy.port("a"), proxy.port("b"), c.port(), d.port(), e.port()};
   for (const auto& [key, on] : where(shards)) {
     INFO(key);
     REQUIRE(on.size() == 1);

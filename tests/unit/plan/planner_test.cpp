@@ -34,6 +34,8 @@ struct Fixture {
   bool subscribed = false;
   router::SaltTable* salts = nullptr;
   bool cross_shard_writes = false;
+  const protocol::LearnedCommands* learned = nullptr;
+  bool cluster_endpoint = false;
 
   explicit Fixture(const std::string& extra = "") : map(four_shards(extra)) {
     client.authenticated = true;
@@ -43,7 +45,9 @@ struct Fixture {
     Plan plan;
     protocol::Request request{args, {}, false};
     router::build_plan(router::PlanContext{map, salts, client, in_multi, subscribed,
-                                           /*default_database=*/0, cross_shard_writes},
+                                           /*default_database=*/0, cross_shard_writes,
+                                           /*permissions=*/nullptr, /*move=*/nullptr,
+                                           /*topology_version=*/0, learned, cluster_endpoint},
                        request, plan);
     return plan;
   }
@@ -158,7 +162,7 @@ TEST_CASE("broadcast, any, local, refused, pub/sub and channel plans") {
   CHECK(f.plan({"PING"}).kind == RouteKind::Local);
   auto refused = f.plan({"ASKING"});
   CHECK(refused.kind == RouteKind::Refused);
-  CHECK(refused.error.find("ASKING") != std::string::npos);
+  CHECK(refused.error.starts_with("ERR This instance has cluster support disabled"));
   CHECK(f.plan({"SUBSCRIBE", "news"}).kind == RouteKind::Subscription);
   auto publish = f.plan({"PUBLISH", "news", "hello"});
   CHECK(publish.kind == RouteKind::SingleShard);
@@ -248,4 +252,68 @@ TEST_CASE("near cache and read_from come from the key's namespace, matched once"
   CHECK_FALSE(f.plan({"SET", "session:1", "v"}).read_from.has_value());  // writes: the primary
   f.client.database = 1;
   CHECK(f.plan({"GET", "post:1"}).kind == RouteKind::SingleShard);
+}
+
+TEST_CASE("the cluster endpoint: CLUSTER SLOTS and ASKING answered only when it is on") {
+  Fixture f;
+  CHECK(f.plan({"CLUSTER", "SLOTS"}).kind == RouteKind::Refused);
+  CHECK(f.plan({"CLUSTER", "SLOTS"}).error_code == protocol::ClientError::ClusterSupportDisabled);
+  f.cluster_endpoint = true;
+  CHECK(f.plan({"CLUSTER", "SLOTS"}).kind == RouteKind::Local);
+  CHECK(f.plan({"CLUSTER", "MYSHARDID"}).kind == RouteKind::Local);
+  CHECK(f.plan({"ASKING"}).kind == RouteKind::Local);
+  CHECK(f.plan({"READONLY"}).kind == RouteKind::Local);
+  // What no Santral takes: slots and nodes follow the fleet.
+  auto addslots = f.plan({"CLUSTER", "ADDSLOTS", "1"});
+  CHECK(addslots.kind == RouteKind::Refused);
+  CHECK(addslots.error.find("cluster_endpoint") != std::string::npos);
+}
+
+TEST_CASE("learned commands are planned by the built-in rules: keyed, CROSSSLOT, any, refused") {
+  protocol::CommandArchive archive;
+  protocol::CommandArchive::Sources sources;
+  auto keyed = [](std::string name, std::uint32_t flags, std::int16_t lastkey) {
+    protocol::CommandShape shape;
+    shape.name = std::move(name);
+    shape.arity = -2;
+    shape.flags = flags;
+    protocol::KeySpec key;
+    key.begin = protocol::KeySpec::Begin::Index;
+    key.index = 1;
+    key.find = protocol::KeySpec::Find::Range;
+    key.lastkey = lastkey;
+    key.keystep = 1;
+    key.flags = protocol::KeySpec::kRW | protocol::KeySpec::kUpdate;
+    shape.key_specs.push_back({key, ""});
+    return shape;
+  };
+  protocol::CommandShape keyless;
+  keyless.name = "mymod.version";
+  keyless.flags = protocol::kReadonly;
+  protocol::CommandShape admin = keyless;
+  admin.name = "mymod.reset";
+  admin.flags = protocol::kAdmin;
+  sources.shards = {{keyed("hexpire", protocol::kWrite, 0),
+                     keyed("mymod.mdel", protocol::kWrite, -1), keyless, admin}};
+  sources.every_shard_answered = true;
+  sources.lowest_version = "7.4.2";
+  auto learned = archive.build(sources);
+  Fixture f;
+  f.learned = learned.get();
+  auto one = f.plan({"HEXPIRE", "user:{42}", "10", "FIELDS", "1", "a"});
+  CHECK(one.kind == RouteKind::SingleShard);
+  CHECK(one.shard == f.map.shard_for_key("42"));
+  CHECK(one.spec->origin == protocol::CommandOrigin::Shards);
+  auto [a, b] = f.split_keys();
+  auto across = f.plan({"mymod.mdel", a, b});
+  CHECK(across.kind == RouteKind::Answered);
+  CHECK(across.error_code == protocol::ClientError::CrossShard);
+  CHECK(f.plan({"mymod.mdel", "{t}a", "{t}b"}).kind == RouteKind::SingleShard);
+  CHECK(f.plan({"MYMOD.VERSION"}).kind == RouteKind::AnyShard);
+  auto refused = f.plan({"mymod.reset"});
+  CHECK(refused.kind == RouteKind::Refused);
+  CHECK(refused.error.find("each shard directly") != std::string::npos);
+  CHECK(f.plan({"nosuch"}).error_code == protocol::ClientError::UnknownCommand);
+  f.learned = nullptr;
+  CHECK(f.plan({"HEXPIRE", "k", "10"}).error_code == protocol::ClientError::UnknownCommand);
 }

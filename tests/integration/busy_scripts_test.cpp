@@ -1,0 +1,89 @@
+// Scripts that run long, as on one Redis: an EVAL or FCALL longer than timeouts.request_ms
+// is answered (it has timeouts.script_ms), and SCRIPT KILL / FUNCTION KILL through Santral
+// reach the shard whose script is busy, whose own reply then ends the call.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <future>
+#include <string>
+
+#include "tests/support/cluster.h"
+
+using namespace santral::test;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// Busy for `ms` milliseconds of the shard's own clock, then answers "done".
+const std::string kBusyFor =
+    "local t = redis.call('TIME'); local start = t[1] * 1000 + t[2] / 1000; "
+    "while true do t = redis.call('TIME'); "
+    "if t[1] * 1000 + t[2] / 1000 - start > tonumber(ARGV[1]) then break end end "
+    "return 'done'";
+
+const std::string kLibrary =
+    "#!lua name=busy\n"
+    "redis.register_function('spin', function(keys, args) while true do end end)\n";
+
+}  // namespace
+
+TEST_CASE("a script longer than timeouts.request_ms is answered; KILL reaches the busy shard") {
+  Cluster cluster(2, "timeouts:\n  request_ms: 300\n  script_ms: 20000\n");
+  auto client = cluster.client();
+  // Redis reads other clients' commands (a KILL among them) only once a script has run this
+  // long (5 s by default).
+  REQUIRE(client.command({"CONFIG", "SET", "busy-reply-threshold", "100"}).is_ok());
+  auto started = Clock::now();
+  auto reply = client.command({"EVAL", kBusyFor, "1", "{k}", "800"});
+  CHECK(reply.str == "done");
+  CHECK(Clock::now() - started >= std::chrono::milliseconds(800));
+  // The shard's connection was not dropped: the next request is answered at once.
+  CHECK(client.command({"SET", "{k}", "v"}).is_ok());
+
+  // A script that never ends, on the shard of "{k}": SCRIPT KILL from another client ends it
+  // with the shard's own error.
+  auto busy = std::async(std::launch::async, [&] {
+    auto other = cluster.client(30000);
+    return other.command({"EVAL", "while true do end", "1", "{k}"});
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto killer = cluster.client();
+  Reply killed;
+  for (int i = 0; i < 50; ++i) {  // until the script has started
+    killed = killer.command({"SCRIPT", "KILL"});
+    if (killed.is_ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  INFO(killed.str);
+  CHECK(killed.is_ok());
+  auto ended = busy.get();
+  CHECK(ended.is_error());
+  CHECK(ended.str.find("Script killed by user") != std::string::npos);
+  CHECK(killer.command({"SCRIPT", "KILL"}).str.starts_with("NOTBUSY"));
+
+  // FUNCTION KILL likewise, for FCALL.
+  REQUIRE(client.command({"FUNCTION", "LOAD", kLibrary}).str == "busy");
+  auto spinning = std::async(std::launch::async, [&] {
+    auto other = cluster.client(30000);
+    return other.command({"FCALL", "spin", "1", "{k}"});
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  Reply function_killed;
+  for (int i = 0; i < 50; ++i) {
+    function_killed = killer.command({"FUNCTION", "KILL"});
+    if (function_killed.is_ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  INFO(function_killed.str);
+  CHECK(function_killed.is_ok());
+  CHECK(spinning.get().str.find("killed by user") != std::string::npos);
+
+  // A transaction around a long script: EXEC waits for it, as on Redis.
+  REQUIRE(client.command({"MULTI"}).is_ok());
+  CHECK(client.command({"EVAL", kBusyFor, "1", "{k}", "600"}).str == "QUEUED");
+  CHECK(client.command({"GET", "{k}"}).str == "QUEUED");
+  auto exec = client.command({"EXEC"});
+  REQUIRE(exec.elements.size() == 2);
+  CHECK(exec.elements[0].str == "done");
+  CHECK(exec.elements[1].str == "v");
+}
