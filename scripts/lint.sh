@@ -17,8 +17,11 @@ clang-format --dry-run --Werror "${sources[@]}"
 
 echo "== clang-tidy"
 # Configuring is enough: it writes compile_commands.json and the generated version header.
+# Without precompiled headers (made only by a build) and without batching files into unity
+# builds: clang-tidy reads each file alone, with what it includes itself.
 dir="$root/build-lint"
-CXX=clang++ cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
+CXX=clang++ cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
+  -DSANTRAL_PCH=OFF -DSANTRAL_UNITY_BUILD=OFF >/dev/null
 # clang-tidy reads the product code; tests get clang-format only (Catch2 makes every test
 # translation unit slow to analyse, and CI time is better spent running them).
 mapfile -t units < <(printf '%s\n' "${sources[@]}" | grep -E '^(protocol|config|router|tools)/.*\.cpp$')

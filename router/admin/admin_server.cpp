@@ -216,17 +216,16 @@ class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
     answer(http::status::ok, out.dump(2) + "\n");
   }
 
-  // The hottest keys all workers see, as SANTRAL HOTKEYS COUNT 100 lists them; a salted
-  // counter also with its sub-keys and their shards.
+  // The hottest keys all workers see and every salted counter, as SANTRAL HOTKEYS COUNT 100
+  // lists them; a salted counter also with its sub-keys and their shards.
   void hot_keys(std::size_t count) {
     std::vector<Worker*> workers;
     for (const auto& worker : server_.workers()) workers.push_back(worker.get());
-    collect_hot_keys(workers, server_.io(), [self = this->shared_from_this(), count](auto rates) {
+    list_hot_keys(workers, server_.io(), count, [self = this->shared_from_this()](auto rates) {
       auto topology = self->server_.topology();
       const auto& map = *topology->map;
       nlohmann::json keys = nlohmann::json::array();
-      for (std::size_t i = 0; i < rates.size() && i < count; ++i) {
-        const HotKeyRate& rate = rates[i];
+      for (const HotKeyRate& rate : rates) {
         nlohmann::json sub_keys = nlohmann::json::array();
         if (rate.salts > 0) {
           // The layout is the map's to decide, the same on every worker.

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 
 #include "router/backend/lease_clock.h"

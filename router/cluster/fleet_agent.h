@@ -12,11 +12,13 @@
 #include <thread>
 #include <vector>
 
-#include <boost/asio/io_context.hpp>
-
 #include "config/cluster_config.h"
 #include "router/cluster/etcd_client.h"
 #include "router/cluster/router_record.h"
+
+namespace boost::asio {
+class io_context;
+}  // namespace boost::asio
 
 namespace santral::router {
 

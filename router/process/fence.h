@@ -4,7 +4,9 @@
 #include <functional>
 #include <vector>
 
-#include <boost/asio/io_context.hpp>
+namespace boost::asio {
+class io_context;
+}  // namespace boost::asio
 
 namespace santral::router {
 

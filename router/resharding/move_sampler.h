@@ -3,10 +3,12 @@
 #include <functional>
 #include <vector>
 
-#include <boost/asio/io_context.hpp>
-
 #include "config/topology.h"
 #include "router/resharding/reshard_state.h"
+
+namespace boost::asio {
+class io_context;
+}  // namespace boost::asio
 
 namespace santral::router {
 

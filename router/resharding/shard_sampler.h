@@ -6,9 +6,11 @@
 #include <string>
 #include <vector>
 
-#include <boost/asio/io_context.hpp>
-
 #include "config/topology.h"
+
+namespace boost::asio {
+class io_context;
+}  // namespace boost::asio
 
 namespace santral::router {
 

@@ -7,6 +7,7 @@
 #include <openssl/x509v3.h>
 
 #include <boost/asio/ip/address.hpp>
+#include <boost/asio/ssl/error.hpp>
 
 namespace santral::router {
 

@@ -1,10 +1,18 @@
 # Shell helpers for scripts that run local clusters (demo.sh, bench.sh). Source it.
 # Everything started through here is stopped by stop_all (installed as an EXIT trap).
+#
+# Only the shell that sourced this file cleans up. A background job (`cmd &`, `$(...)`) is a
+# fork of this shell and keeps its traps until it replaces itself with its command; a signal in
+# that window (a job killed right after it started) would otherwise run stop_all in the child,
+# which stops every process and removes the work directory under the live demo. So the traps
+# check that they run in the shell that set them, and spawn starts jobs with the traps reset.
 
 started_pids=()
 work_dir="$(mktemp -d /tmp/santral-XXXXXX)"
+traps_owner=$BASHPID
 
 stop_all() {
+  [ "$BASHPID" = "$traps_owner" ] || return 0
   for pid in "${started_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${started_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   started_pids=()
@@ -17,15 +25,40 @@ stop_from() {
   for pid in "${started_pids[@]:$count}"; do wait "$pid" 2>/dev/null || true; done
   started_pids=("${started_pids[@]:0:$count}")
 }
+# A child still holding the traps dies of the signal as if it had none.
+on_signal() {
+  local signal="$1"
+  if [ "$BASHPID" != "$traps_owner" ]; then
+    trap - EXIT "$signal"
+    kill -s "$signal" "$BASHPID"
+  fi
+  exit 130
+}
 trap stop_all EXIT
-trap 'exit 130' INT TERM
+trap 'on_signal INT' INT
+trap 'on_signal TERM' TERM
 
-# A loopback TCP port nothing listens on.
+# spawn <command> [args...]: runs it in the background, without this shell's traps, and records
+# its pid for stop_all (the last one is ${started_pids[-1]}). Redirections of the call apply.
+spawn() {
+  (
+    trap - EXIT TERM
+    exec "$@"
+  ) &
+  started_pids+=($!)
+}
+
+# A loopback TCP port nothing listens on, and none handed out before: a port given to a process
+# that is not listening yet must not be given again.
 free_port() {
   local port
   while :; do
     port=$((10000 + RANDOM % 22000))  # below the kernel's ephemeral range (32768+)
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "$port"; return; }
+    grep -qx "$port" "$work_dir/ports" 2>/dev/null && continue
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && continue
+    echo "$port" >>"$work_dir/ports"
+    echo "$port"
+    return
   done
 }
 
@@ -45,9 +78,8 @@ start_redis() {
   local port="$1"
   shift
   mkdir -p "$work_dir/redis-$port"
-  redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no \
-    --dir "$work_dir/redis-$port" --logfile "$work_dir/redis-$port.log" "$@" &
-  started_pids+=($!)
+  spawn redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no \
+    --dir "$work_dir/redis-$port" --logfile "$work_dir/redis-$port.log" "$@"
   wait_ping "$port"
 }
 
@@ -55,8 +87,7 @@ start_redis() {
 start_santral() {
   local binary="$1" config="$2" port="$3"
   shift 3
-  "$binary" --config "$config" "$@" >"$work_dir/santral-$port.log" 2>&1 &
-  started_pids+=($!)
+  spawn "$binary" --config "$config" "$@" >"$work_dir/santral-$port.log" 2>&1
   wait_ping "$port"
 }
 
@@ -64,12 +95,11 @@ start_santral() {
 start_etcd() {
   local port="$1" peer
   peer="$(free_port)"
-  /usr/bin/etcd --name "etcd-$port" --data-dir "$work_dir/etcd-$port" \
+  spawn /usr/bin/etcd --name "etcd-$port" --data-dir "$work_dir/etcd-$port" \
     --listen-client-urls "http://127.0.0.1:$port" --advertise-client-urls "http://127.0.0.1:$port" \
     --listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
     --initial-cluster "etcd-$port=http://127.0.0.1:$peer" --log-level warn \
-    >"$work_dir/etcd-$port.log" 2>&1 &
-  started_pids+=($!)
+    >"$work_dir/etcd-$port.log" 2>&1
   for _ in $(seq 1 200); do
     curl -sf "http://127.0.0.1:$port/health" 2>/dev/null | grep -q '"true"' && return 0
     sleep 0.05
@@ -80,8 +110,7 @@ start_etcd() {
 
 start_nutcracker() {
   local config="$1" port="$2"
-  nutcracker -c "$config" -s "$(free_port)" -a 127.0.0.1 -o "$work_dir/nutcracker-$port.log" &
-  started_pids+=($!)
+  spawn nutcracker -c "$config" -s "$(free_port)" -a 127.0.0.1 -o "$work_dir/nutcracker-$port.log"
   wait_ping "$port"
 }
 

@@ -5,6 +5,7 @@
 //   ADMIN_TOKEN    the admin.token Santral was started with
 //   SHARDS         the shards' names, comma separated
 //   SALTED_KEY     a key that was salted with SANTRAL SALT and is being incremented
+//   IDLE_SALTED_KEY a key salted with SANTRAL SALT (3 sub-keys) that no request touches
 //   CACHED_KEY     a key read hot enough for the near cache
 //   CHROMIUM       the browser binary
 //   OUT_DIR        where the screenshots go
@@ -19,6 +20,7 @@ const url = env('DASHBOARD_URL');
 const token = env('ADMIN_TOKEN');
 const shards = env('SHARDS').split(',');
 const salted = env('SALTED_KEY');
+const idleSalted = env('IDLE_SALTED_KEY');
 const cached = env('CACHED_KEY');
 const outDir = env('OUT_DIR');
 
@@ -69,6 +71,23 @@ try {
   const context = await browser.newContext({viewport: {width: 1440, height: 1000}});
   const {page, problems, apiRequests} = await openWithToken(context, {tryWrongToken: true});
 
+  // The sparklines before there is data: a rate needs two refreshes, so through the second
+  // refresh every card says what the line will show instead of drawing one; from the third on
+  // it draws, saying how much of the minute it covers. Read with the refresh count at once.
+  const sparks = () => page.evaluate(() => ({
+    refreshes: Number(document.body.dataset.refreshes || 0),
+    states: [...document.querySelectorAll('#shards .spark-box')].map((b) => b.dataset.state),
+    captions: [...document.querySelectorAll('#shards .spark-caption')].map((c) => c.textContent),
+    lines: document.querySelectorAll('#shards .spark polyline').length,
+  }));
+  const early = await sparks();
+  const drawing = early.refreshes >= 3;
+  check(early.states.length === shards.length &&
+        early.states.every((s) => s === (drawing ? 'filling' : 'waiting')) &&
+        early.captions.every((c) => (drawing ? /^req\/s, last \d+ s$/ : /no data yet/).test(c)) &&
+        early.lines === (drawing ? shards.length : 0),
+    `after refresh ${early.refreshes} the sparklines say what they will show (${early.captions[0]}), no line drawn yet`);
+
   // The token: asked for once, sent as a bearer header, kept nowhere but in the page's memory.
   await waitRefreshes(page, 2);
   const prompts = await page.evaluate(() => document.getElementById('token-dialog').open);
@@ -106,6 +125,12 @@ try {
   const after = await counters();
   check(before !== after, `request counters change between refreshes (${before} -> ${after})`);
 
+  await waitRefreshes(page, 4);
+  const later = await sparks();
+  check(later.states.every((s) => s === 'filling') && later.lines === shards.length &&
+        later.captions.every((c) => /^req\/s, last \d+ s$/.test(c)),
+    `once there are rates, each sparkline is drawn and says what it covers (${later.captions[0]})`);
+
   // The salted hot key, with each sub-key and its shard.
   const row = `#hotkeys tr[data-key="${salted}"]`;
   await page.waitForSelector(`${row} .sub-key`, {timeout: 20000}).catch(() => {});
@@ -116,6 +141,15 @@ try {
   check(new Set(subKeys.map((s) => s.shard)).size === 4, 'its sub-keys are on 4 distinct shards');
   const badge = await page.locator(`${row} .badge.salted`).textContent().catch(() => '');
   check(/salted ×4 \(command\)/.test(badge), `it says who salted it (${badge})`);
+
+  // A salted counter nobody touches is listed too, after the 15 hottest keys.
+  const idleRow = `#hotkeys tr[data-key="${idleSalted}"]`;
+  const idleSubKeys = await page.$$eval(`${idleRow} .sub-key`, (els) => els.length);
+  const rows = await page.$$eval('#hotkeys tbody tr', (els) => els.length);
+  const idleOps = await page.locator(`${idleRow} td`).nth(1).textContent().catch(() => '');
+  check(idleSubKeys === 3 && idleOps === '0',
+    `the salted counter ${idleSalted}, without traffic, is listed with its 3 sub-keys at 0 ops/s (${idleSubKeys} sub-keys, ${idleOps} ops/s)`);
+  check(rows > 15, `the list holds the 15 hottest keys and the salted counters besides (${rows} rows)`);
 
   // The key everyone reads, answered by the near cache.
   const cachedBadge = `#hotkeys tr[data-key="${cached}"] .badge.cached`;

@@ -3,7 +3,7 @@
 
 Starts 4 redis-server shards and a Santral with admin.token set and a namespace of every
 strategy, puts load on it (SETs and GETs spread over the shards, and SANTRAL SALT of a counter
-that is then INCRed hard), and runs dashboard_check.mjs (playwright-core driving Debian's
+that is then INCRed hard, and of one nobody touches), and runs dashboard_check.mjs (playwright-core driving Debian's
 chromium) against the dashboard. Screenshots go to --out.
 
   dashboard_test.py --santral build/router/santral --out build/tests/browser-output
@@ -27,6 +27,7 @@ import redis
 HERE = Path(__file__).resolve().parent
 SKIP = 77
 SALTED = "likes:viral"
+IDLE_SALTED = "likes:quiet"  # salted, and never requested
 NEAR_CACHED = "post:hot"
 
 
@@ -192,6 +193,7 @@ def main():
                                           stderr=subprocess.STDOUT))
         client = wait_ping(port, "santral", timeout=30)
         client.execute_command("SANTRAL", "SALT", SALTED, 4)
+        client.execute_command("SANTRAL", "SALT", IDLE_SALTED, 3)
         client.set(NEAR_CACHED, "a post everyone reads")
 
         errors = []
@@ -199,7 +201,7 @@ def main():
         loader.start()
         time.sleep(1)  # some traffic before the page's first look
         env = dict(os.environ, DASHBOARD_URL=f"http://127.0.0.1:{admin_port}/",
-                   ADMIN_TOKEN=token, SHARDS="shard0,shard1,shard2,shard3", SALTED_KEY=SALTED, CACHED_KEY=NEAR_CACHED,
+                   ADMIN_TOKEN=token, SHARDS="shard0,shard1,shard2,shard3", SALTED_KEY=SALTED, IDLE_SALTED_KEY=IDLE_SALTED, CACHED_KEY=NEAR_CACHED,
                    CHROMIUM=chromium, OUT_DIR=str(out))
         started = time.monotonic()
         result = subprocess.run(["node", str(HERE / "dashboard_check.mjs")], env=env,

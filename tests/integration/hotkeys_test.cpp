@@ -648,3 +648,57 @@ TEST_CASE("unsalting a salted hash while 10 clients HINCRBY loses no increment")
   CHECK(admin.command({"HGET", "tally", "down"}).str == std::to_string(-2 * kTotal));
   CHECK(keys_on_all(cluster) == 1);
 }
+
+TEST_CASE("every salted counter is listed, hot or not, after the hottest keys") {
+  int admin_port = free_loopback_port();
+  Cluster cluster(3,
+                  "workers: 2\n"
+                  "admin:\n"
+                  "  listen: 127.0.0.1:" +
+                      std::to_string(admin_port) +
+                      "\n"
+                      "hotkeys:\n"
+                      "  sample_every: 1\n"
+                      "salting:\n"
+                      "  - key: quiet:config\n"
+                      "    salts: 2\n");
+  auto client = cluster.client();
+  REQUIRE(client.command({"SANTRAL", "SALT", "quiet:command", "3"}).is_ok());
+  // Traffic on other keys only, more of them than are asked for.
+  for (int round = 0; round < 20; ++round) {
+    for (int i = 0; i < 10; ++i) client.append({"GET", "busy:" + std::to_string(i)});
+    for (int i = 0; i < 10; ++i) REQUIRE(!client.get_reply().is_error());
+  }
+
+  auto hot = client.command({"SANTRAL", "HOTKEYS", "COUNT", "2"});
+  REQUIRE(hot.type == Reply::Type::Array);
+  REQUIRE(hot.elements.size() == 4);
+  for (std::size_t i = 0; i < 2; ++i) {
+    CHECK(field(hot.elements[i], "key").starts_with("busy:"));
+    CHECK(std::stod(field(hot.elements[i], "ops_per_sec")) > 0);
+  }
+  std::map<std::string, const Reply*> salted;
+  for (std::size_t i = 2; i < 4; ++i) salted[field(hot.elements[i], "key")] = &hot.elements[i];
+  REQUIRE(salted.contains("quiet:config"));
+  REQUIRE(salted.contains("quiet:command"));
+  CHECK(field(*salted["quiet:config"], "salted") == "2");
+  CHECK(field(*salted["quiet:config"], "salted_by") == "config");
+  CHECK(field(*salted["quiet:config"], "ops_per_sec") == "0.0");
+  CHECK(field(*salted["quiet:config"], "shard") ==
+        "shard" + std::to_string(cluster.owner("quiet:config")));
+  CHECK(field(*salted["quiet:command"], "salted") == "3");
+  CHECK(field(*salted["quiet:command"], "salted_by") == "command");
+
+  // The admin API (the dashboard's hot-key list) lists them the same way, with their sub-keys.
+  auto page = http_request(admin_port, "GET", "/hotkeys?count=2");
+  REQUIRE(page.status == 200);
+  auto keys = nlohmann::json::parse(page.body)["hotkeys"];
+  REQUIRE(keys.size() == 4);
+  std::map<std::string, nlohmann::json> listed;
+  for (const auto& key : keys) listed[key["key"].get<std::string>()] = key;
+  REQUIRE(listed.contains("quiet:config"));
+  REQUIRE(listed.contains("quiet:command"));
+  CHECK(listed["quiet:config"]["sub_keys"].size() == 2);
+  CHECK(listed["quiet:command"]["sub_keys"].size() == 3);
+  CHECK(listed["quiet:config"]["ops_per_sec"] == 0);
+}

@@ -9,7 +9,7 @@
 
 (() => {
   const REFRESH_MS = 1500;
-  const HISTORY = 60;  // samples kept per shard for its sparkline
+  const HISTORY = 60000 / REFRESH_MS + 1;  // a shard's sparkline: one minute of rates
   const OPTIONAL_RETRY = 10;  // an optional page that answered 404 is asked again this many refreshes later
   const SVG = 'http://www.w3.org/2000/svg';
   const PALETTE = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1',
@@ -245,16 +245,28 @@
     return [...servers.values()];
   }
 
+  // A shard's requests/s over the last minute, newest on the right, with a caption that says
+  // so. A rate needs two refreshes: until then the caption says there is no data yet, and
+  // while the minute fills it says how much the line covers.
   function sparkline(values) {
     const width = 120, height = 28;
     const line = svg('svg', {class: 'spark', width, height, viewBox: `0 0 ${width} ${height}`});
-    if (values.length < 2) return line;
+    line.append(svg('title', {}, 'requests/s over the last minute'));
+    line.append(svg('line', {x1: 0, x2: width, y1: height - 1.5, y2: height - 1.5, class: 'baseline'}));
+    const box = el('span', {class: 'spark-box'}, el('span', {class: 'spark-caption'}), line);
+    const seconds = Math.round((values.length - 1) * REFRESH_MS / 1000);
+    if (values.length < 2) {
+      box.dataset.state = 'waiting';
+      box.firstChild.textContent = 'req/s, 1 min: no data yet';
+      return box;
+    }
+    box.dataset.state = values.length < HISTORY ? 'filling' : 'full';
+    box.firstChild.textContent = values.length < HISTORY ? `req/s, last ${seconds} s` : 'req/s, last minute';
     const max = Math.max(1, ...values);
     const step = width / (HISTORY - 1);  // the newest sample on the right
     const points = values.map((v, i) => `${(width - (values.length - 1 - i) * step).toFixed(1)},${(height - 2 - v / max * (height - 4)).toFixed(1)}`);
-    line.append(svg('line', {x1: 0, x2: width, y1: height - 1.5, y2: height - 1.5, class: 'baseline'}));
     line.append(svg('polyline', {points: points.join(' '), fill: 'none', stroke: 'currentColor', 'stroke-width': 1.5}));
-    return line;
+    return box;
   }
 
   function drawShards(shards, info, stats, rates) {
@@ -344,7 +356,8 @@
 
   function drawHotKeys(hot) {
     const body = $('hotkeys').tBodies[0];
-    const keys = hot ? hot.hotkeys.slice(0, 15) : [];
+    // The hottest 15 and every salted counter besides, hot or not (/hotkeys lists them so).
+    const keys = hot ? hot.hotkeys : [];
     $('hotkeys-empty').hidden = keys.length > 0;
     $('hotkeys').hidden = keys.length === 0;
     const rows = keys.map((k) => {

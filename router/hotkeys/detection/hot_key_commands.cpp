@@ -42,34 +42,32 @@ void santral_hotkeys(const Routed& routed) {
   auto slot = session.open_slot();
   boost::intrusive_ptr<ClientSession> keep(&session);
   int protocol = session.state().protocol;
-  collect_hot_keys(session.worker().peers(), session.worker().io(),
-                   [keep, slot, count, protocol](std::vector<HotKeyRate> rates) {
-                     if (rates.size() > static_cast<std::size_t>(count))
-                       rates.resize(static_cast<std::size_t>(count));
-                     std::string out;
-                     protocol::RespWriter writer(out, protocol);
-                     writer.array_header(rates.size());
-                     for (const auto& rate : rates) {
-                       writer.map_header(8);
-                       writer.bulk("key");
-                       writer.bulk(rate.key);
-                       writer.bulk("ops_per_sec");
-                       writer.bulk(rate_text(rate.ops));
-                       writer.bulk("reads_per_sec");
-                       writer.bulk(rate_text(rate.reads));
-                       writer.bulk("writes_per_sec");
-                       writer.bulk(rate_text(rate.writes));
-                       writer.bulk("shard");
-                       writer.bulk(rate.shard);
-                       writer.bulk("salted");
-                       writer.integer(rate.salts);
-                       writer.bulk("cached");
-                       writer.integer(rate.cached ? 1 : 0);
-                       writer.bulk("salted_by");
-                       writer.bulk(rate.salts > 0 ? salted_by_name(rate.salted_by) : "");
-                     }
-                     keep->deliver(slot, 0, out);
-                   });
+  list_hot_keys(session.worker().peers(), session.worker().io(), static_cast<std::size_t>(count),
+                [keep, slot, protocol](const std::vector<HotKeyRate>& rates) {
+                  std::string out;
+                  protocol::RespWriter writer(out, protocol);
+                  writer.array_header(rates.size());
+                  for (const auto& rate : rates) {
+                    writer.map_header(8);
+                    writer.bulk("key");
+                    writer.bulk(rate.key);
+                    writer.bulk("ops_per_sec");
+                    writer.bulk(rate_text(rate.ops));
+                    writer.bulk("reads_per_sec");
+                    writer.bulk(rate_text(rate.reads));
+                    writer.bulk("writes_per_sec");
+                    writer.bulk(rate_text(rate.writes));
+                    writer.bulk("shard");
+                    writer.bulk(rate.shard);
+                    writer.bulk("salted");
+                    writer.integer(rate.salts);
+                    writer.bulk("cached");
+                    writer.integer(rate.cached ? 1 : 0);
+                    writer.bulk("salted_by");
+                    writer.bulk(rate.salts > 0 ? salted_by_name(rate.salted_by) : "");
+                  }
+                  keep->deliver(slot, 0, out);
+                });
 }
 
 void santral_salt(const Routed& routed) {

@@ -63,6 +63,14 @@ const SaltedCounter* SaltTable::find(std::string_view key) {
   return found->second.salts == 0 ? nullptr : &found->second;
 }
 
+std::vector<std::string> SaltTable::salted_keys() const {
+  std::vector<std::string> keys;
+  for (const auto& [key, salting] : exact_) keys.push_back(key);
+  for (const auto& [key, counter] : layouts_)
+    if (counter.salts > 0 && !exact_.contains(key)) keys.push_back(key);
+  return keys;
+}
+
 }  // namespace santral::router
 
 namespace santral::router {

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "config/config.h"
 #include "config/shard_map.h"
@@ -44,6 +45,9 @@ class SaltTable {
   const SaltedCounter* find(std::string_view key);
   // A sub-key for the next write, uniformly at random in [0, salts).
   std::uint32_t pick(std::uint32_t salts);
+  // Every key salted by name (the config's keys, SANTRAL SALT, automatic salting), and every
+  // key a pattern salted that this worker has met.
+  std::vector<std::string> salted_keys() const;
 
  private:
   std::optional<SaltOverrides::Salting> salting_of(std::string_view key) const;

@@ -244,7 +244,8 @@ TEST_CASE("resuming does not re-read bytes already passed") {
     ReplyScanner scanner;
     std::size_t size = 0;
     REQUIRE(scanner.scan("*2\r\n$3\r\nfoo\r\n:1", size) == ScanStatus::NeedMore);
-    const std::string moved = std::string(13, '#') + ":1\r\n";
+    std::string moved(13, '#');
+    moved += ":1\r\n";
     REQUIRE(scanner.scan(moved, size) == ScanStatus::Complete);
     CHECK(size == moved.size());
     CHECK(scanner.frame_type() == '*');

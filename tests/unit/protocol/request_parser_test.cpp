@@ -443,7 +443,8 @@ TEST_CASE("resuming does not re-read bytes already passed") {
     std::size_t consumed = 0;
     REQUIRE(parser.parse("*2\r\n$3\r\nGET\r\n$3\r\nke", request, consumed) ==
             ParseStatus::NeedMore);
-    const std::string moved = std::string(17, '#') + "key\r\n";
+    std::string moved(17, '#');
+    moved += "key\r\n";
     REQUIRE(parser.parse(moved, request, consumed) == ParseStatus::Complete);
     REQUIRE(request.args.size() == 2);
     CHECK(request.args[0] == "###");  // the first argument's place, whatever is there now
