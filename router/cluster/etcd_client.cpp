@@ -277,11 +277,17 @@ std::vector<std::string> EtcdClient::member_list() {
 std::optional<bool> EtcdClient::leaderless(const std::string& member) {
   try {
     json reply = call_member(member, "/v3/maintenance/status", "{}");
-    return number(reply, "leader") == 0;
+    // A member id is a 64-bit unsigned number (as a string in JSON): only its zero matters.
+    auto leader = reply.find("leader");
+    if (leader == reply.end()) return true;
+    if (leader->is_string()) return leader->get<std::string>() == "0";
+    return leader->is_number() && leader->get<double>() == 0;
   } catch (const MemberFailed& failed) {
     // A member that says so in words ("no leader") answered too.
     if (failed.why.find("no leader") != std::string::npos) return true;
     return std::nullopt;
+  } catch (const std::exception&) {
+    return std::nullopt;  // an answer this client cannot read proves nothing
   }
 }
 

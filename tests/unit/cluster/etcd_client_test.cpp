@@ -1,9 +1,12 @@
 // The etcd client against a real etcd member (etcd-server 3.4's JSON gateway).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "router/cluster/etcd_client.h"
 #include "tests/support/etcd_cluster.h"
 #include "tests/support/free_port.h"
+#include "tests/support/process.h"
 
 using namespace santral;
 using router::EtcdClient;
@@ -64,4 +67,22 @@ TEST_CASE("etcd client: with no member answering, the error says what each said"
     CHECK(std::string(e.what()).find(dead + ": ") == 0);
     CHECK(e.all_down());  // refused: etcd is down, not out of reach
   }
+}
+
+TEST_CASE("etcd client: members and whether each has a leader") {
+  test::EtcdCluster etcd(3);
+  auto member = [&](int i) { return "127.0.0.1:" + std::to_string(etcd.client_port(i)); };
+  EtcdClient client({member(0)}, std::chrono::milliseconds(1000));
+  auto members = client.member_list();
+  CHECK(members.size() == 3);
+  for (int i = 0; i < 3; ++i)
+    CHECK(std::find(members.begin(), members.end(), member(i)) != members.end());
+  // Member ids are 64-bit unsigned numbers, often past a signed one's range.
+  REQUIRE(test::wait_until([&] { return client.leaderless(member(0)) == false; }, 5000));
+  for (int i = 0; i < 3; ++i) CHECK(client.leaderless(member(i)) == false);
+  etcd.kill(1);
+  etcd.kill(2);
+  // The one left alone loses its leader within an election timeout; the others answer nothing.
+  CHECK(test::wait_until([&] { return client.leaderless(member(0)) == true; }, 5000));
+  CHECK_FALSE(client.leaderless(member(1)).has_value());
 }
