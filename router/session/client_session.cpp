@@ -438,7 +438,7 @@ void ClientSession::map_changed(const config::Topology& topology) {
   if (transaction_) transaction_->map_changed(*this);
   auto untold = blocked_.end_moved(topology, worker_.pool(), worker_.io());
   if (!untold.empty())
-    end_calls(std::move(untold), error_message(ClientError::MoveChangedUnderneath));
+    end_calls(untold, error_message(ClientError::MoveChangedUnderneath));
 }
 
 bool ClientSession::call_ended_by_move(const BackendConnection* connection) const {
