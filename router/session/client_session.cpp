@@ -437,8 +437,7 @@ std::uint64_t ClientSession::open_hidden_slot(std::uint32_t fragments,
 void ClientSession::map_changed(const config::Topology& topology) {
   if (transaction_) transaction_->map_changed(*this);
   auto untold = blocked_.end_moved(topology, worker_.pool(), worker_.io());
-  if (!untold.empty())
-    end_calls(untold, error_message(ClientError::MoveChangedUnderneath));
+  if (!untold.empty()) end_calls(untold, error_message(ClientError::MoveChangedUnderneath));
 }
 
 bool ClientSession::call_ended_by_move(const BackendConnection* connection) const {
