@@ -304,6 +304,14 @@ class Env:
             shard.close()
 
 
+def _join_all(env, threads, seconds, what):
+    """Waits for each thread up to `seconds`; one still running is the harness's own error."""
+    for t in threads:
+        t.join(seconds)
+        if t.is_alive():
+            env.harness_error(f"{what} {t.name} did not stop in {seconds} s")
+
+
 def check_placement(env):
     """Every key on exactly one shard, the owner the map in force names."""
     where = collections.defaultdict(list)
@@ -400,10 +408,7 @@ def run(args, seed):
         # ---- the end: lift every fault, let the move finish, stop, check --------------------
         env.event("final: stopping the nemeses")
         env.stop_nemeses.set()
-        for t in nemeses:
-            t.join(120)
-            if t.is_alive():
-                env.harness_error(f"nemesis {t.name} did not stop in 120 s")
+        _join_all(env, nemeses, 120, "nemesis")
         env.proxy.heal()
         for shard in env.shards.values():
             if shard.running():
@@ -453,10 +458,7 @@ def run(args, seed):
         time.sleep(2.0)
         env.event("final: stopping the workloads")
         env.stop_workloads.set()
-        for t in threads:
-            t.join(60)
-            if t.is_alive():
-                env.harness_error(f"workload thread {t.name} did not stop in 60 s")
+        _join_all(env, threads, 60, "workload thread")
         for c in list(env.clients):
             env.note_client_lifetime(c)
 

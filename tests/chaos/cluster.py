@@ -78,6 +78,17 @@ def _signal(proc, sig):
             pass
 
 
+def _kill(proc):
+    """SIGKILL (after SIGCONT, in case it is stopped) and wait a little for it."""
+    _signal(proc, signals.SIGCONT)
+    _signal(proc, signals.SIGKILL)
+    if proc is not None:
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            pass
+
+
 class Shard:
     """One redis-server with `appendonly yes`, `appendfsync always`, on a fixed port."""
 
@@ -135,13 +146,7 @@ class Shard:
                            socket_connect_timeout=2.0, decode_responses=True)
 
     def close(self):
-        _signal(self.proc, signals.SIGCONT)
-        _signal(self.proc, signals.SIGKILL)
-        if self.proc is not None:
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                pass
+        _kill(self.proc)
 
 
 class Proxy:
@@ -298,10 +303,4 @@ class Santral:
             return ""
 
     def close(self):
-        _signal(self.proc, signals.SIGCONT)
-        _signal(self.proc, signals.SIGKILL)
-        if self.proc is not None:
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                pass
+        _kill(self.proc)
