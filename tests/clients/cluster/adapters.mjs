@@ -36,7 +36,11 @@ async function ioredis(mode, seeds) {
     zrange: (k) => r.zrange(k, 0, -1),
     incr: (k) => r.incr(k),
     pipeline: async (a, b, v) => {
+      // exec() resolves with [error, result] per command: a command that failed (its router
+      // died mid-pipeline) was not acknowledged, so the pipeline is tried again.
       const out = await r.pipeline().set(a, v).set(b, v).get(a).exec();
+      const failed = out.find(([e]) => e);
+      if (failed) throw failed[0];
       return out[2][1];
     },
     mset: (pairs) => r.mset(Object.fromEntries(pairs)),
