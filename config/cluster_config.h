@@ -22,6 +22,13 @@ struct ClusterSettings {
   // that etcd has no quorum (a majority of its members say they have no leader): then no lease
   // can expire. README: "A fleet of routers on etcd" gives the risk of `true`.
   bool serve_when_etcd_down = false;
+  // How a router the fleet went on without is kept off the shards. Lease: by time alone (it
+  // stops itself at 2/3 of its lease). Acl: also at the shards: every router reaches them as a
+  // Redis ACL user of its own (one per lease, made with backend.username/password, which must
+  // be allowed ACL and CLIENT), and the fleet disables a departed router's user and closes its
+  // connections on every shard before it goes on without it (router/cluster/shard_acl.h).
+  enum class Fence { Lease, Acl };
+  Fence fence = Fence::Lease;
 
   bool enabled() const { return !etcd.empty(); }
   std::string prefix() const { return "/santral/" + name + "/"; }

@@ -11,7 +11,8 @@ void read_cluster(const YAML::Node& node, const YamlFields& fields, ClusterSetti
                                                "lease_ttl_s",
                                                "poll_ms",
                                                "start_timeout_ms",
-                                               "serve_when_etcd_down"};
+                                               "serve_when_etcd_down",
+                                               "fence"};
   if (!node.IsMap())
     fields.errors().at(node, "cluster",
                        "expected a map with etcd (the members, host:port) and name (the fleet's)");
@@ -44,6 +45,15 @@ void read_cluster(const YAML::Node& node, const YamlFields& fields, ClusterSetti
   if (node["serve_when_etcd_down"])
     out.serve_when_etcd_down =
         fields.boolean(node["serve_when_etcd_down"], "cluster.serve_when_etcd_down");
+  if (const auto& fence = node["fence"]) {
+    std::string text = fields.string(fence, "cluster.fence");
+    if (text == "acl")
+      out.fence = ClusterSettings::Fence::Acl;
+    else if (text != "lease")
+      fields.errors().at(fence, "cluster.fence",
+                         "expected lease (routers stop themselves at 2/3 of their lease) or acl "
+                         "(and the shards shut out a router the fleet went on without)");
+  }
 }
 
 }  // namespace santral::config

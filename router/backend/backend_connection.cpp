@@ -10,6 +10,7 @@
 #include "protocol/arguments.h"
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
+#include "router/backend/shard_login.h"
 #include "router/backend/write_fence.h"
 #include "router/transport/tls_contexts.h"
 
@@ -166,22 +167,22 @@ void BackendConnection::on_connected() {
 // HELLO/AUTH and SELECT go first on every new connection; their replies are checked, not
 // forwarded.
 void BackendConnection::handshake() {
-  const auto& backend = config_->backend;
+  auto login = shard_login(config_->backend);
   std::string prefix;
   protocol::RespWriter writer(prefix);
   std::size_t commands = 0;
-  std::string_view user = backend.username.empty() ? std::string_view("default") : backend.username;
+  std::string_view user = login.user.empty() ? std::string_view("default") : login.user;
   if (target_.profile.protocol == 3) {
-    if (backend.password.empty()) {
+    if (login.password.empty()) {
       std::string_view args[] = {"HELLO", "3"};
       writer.command(args);
     } else {
-      std::string_view args[] = {"HELLO", "3", "AUTH", user, backend.password};
+      std::string_view args[] = {"HELLO", "3", "AUTH", user, login.password};
       writer.command(args);
     }
     ++commands;
-  } else if (!backend.password.empty()) {
-    std::string_view args[] = {"AUTH", user, backend.password};
+  } else if (!login.password.empty()) {
+    std::string_view args[] = {"AUTH", user, login.password};
     writer.command(args);
     ++commands;
   }

@@ -238,8 +238,12 @@ void FleetAgent::run() {
           continue;
         }
       }
+      // This router's shard user goes everywhere before its registration says it switched.
+      if (shard_fence_) shard_fence_->admit(lease_fresh());
       register_self(false);
       poll();
+      fence_departed();
+      if (rounds % 50 == 49 && shard_fence_) shard_fence_->recheck();
       if (++rounds % 50 == 1) {  // the cluster's membership changes rarely
         auto members = etcd_.member_list();
         std::lock_guard guard(lock_);
@@ -390,6 +394,8 @@ void FleetAgent::take_lease(bool rejoining) {
     std::lock_guard guard(lock_);
     self_.lease = lease;
     self_.leaving = false;
+    // A new lease, a new shard user: the old one may have been shut out meanwhile.
+    if (shard_fence_) self_.fence_user = shard_fence_->new_lease(lease);
     self_dirty_ = true;
   }
   if (!rejoining) return confirmed(asked);
@@ -454,8 +460,52 @@ void FleetAgent::note_departures(const std::vector<RouterRecord>& routers) {
     });
     if (!still && !seen.leaving && seen.lease != self_.lease) departures_.push_back({seen, now});
   }
-  std::erase_if(departures_, [&](const Departure& d) { return now - d.at_ns > keep_for; });
+  // With cluster.fence: acl a departure is waited for until its user is shut out as well.
+  std::erase_if(departures_, [&](const Departure& d) {
+    return now - d.at_ns > keep_for && (d.fenced || !shard_fence_);
+  });
   seen_routers_ = routers;
+}
+
+// Shuts the departed routers' shard users out on every shard (cluster.fence: acl), on the
+// agent's thread; one not yet done on every primary keeps its departure in View::departed.
+void FleetAgent::fence_departed() {
+  if (!shard_fence_) return;
+  std::vector<std::string> users;
+  {
+    std::lock_guard guard(lock_);
+    for (const auto& d : departures_)
+      if (!d.fenced && !d.record.fence_user.empty()) users.push_back(d.record.fence_user);
+  }
+  for (const auto& user : users) {
+    if (!shard_fence_->shut_out(user)) continue;
+    spdlog::warn("fleet '{}': shut {} out of every shard (its router's lease expired)",
+                 settings_.name, user);
+    std::lock_guard guard(lock_);
+    for (auto& d : departures_)
+      if (d.record.fence_user == user) d.fenced = true;
+  }
+  std::lock_guard guard(lock_);
+  for (auto& d : departures_)
+    if (d.record.fence_user.empty()) d.fenced = true;  // a router without a user (fence: lease)
+}
+
+bool FleetAgent::lease_fresh() const {
+  auto ttl = std::chrono::duration_cast<std::chrono::nanoseconds>(settings_.lease_ttl).count();
+  return lease_clock_ns() < last_keepalive_ns_.load() + ttl * 2 / 3;
+}
+
+void FleetAgent::fence_at_shards(ShardAccount admin) {
+  shard_fence_ =
+      std::make_unique<ShardFence>(settings_.name, std::move(admin), call_timeout(settings_));
+}
+
+void FleetAgent::use_shards(const std::vector<config::ShardConfig>& shards) {
+  if (shard_fence_) shard_fence_->use_shards(shards);
+}
+
+bool FleetAgent::admit_at_shards() {
+  return !shard_fence_ || shard_fence_->admit(lease_fresh());
 }
 
 void FleetAgent::poll() {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -15,6 +16,7 @@
 #include "config/cluster_config.h"
 #include "router/cluster/etcd_client.h"
 #include "router/cluster/router_record.h"
+#include "router/cluster/shard_fence.h"
 
 namespace boost::asio {
 class io_context;
@@ -70,6 +72,16 @@ class FleetAgent {
     bool published = false;  // this router's file made the map
   };
   Joined join(const std::string& document);
+
+  // cluster.fence: acl: before join(), the admin account (backend.username/password) this
+  // router makes its own shard user with and shuts departed routers out with.
+  void fence_at_shards(ShardAccount admin);
+  // The shards of the topology in force (a move's source map included): where this router
+  // needs its shard user and where departed routers are shut out. Any thread.
+  void use_shards(const std::vector<config::ShardConfig>& shards);
+  // At start-up, after join(): makes this router's shard user on every shard before it serves
+  // (false, with the error logged, when a shard could not be reached; tried again later).
+  bool admit_at_shards();
 
   // Starts watching; what join() read counts as seen. `serve_until` (lease_clock.h ns) is kept
   // at the time past which this router's lease may have expired on the others: 2/3 of the
@@ -185,8 +197,12 @@ class FleetAgent {
   std::vector<RouterRecord> seen_routers_;  // agent thread only
   struct Departure {
     RouterRecord record;
-    std::int64_t at_ns;  // lease clock, when its registration was seen gone
+    std::int64_t at_ns;   // lease clock, when its registration was seen gone
+    bool fenced = false;  // cluster.fence: acl: its shard user is shut out everywhere
   };
+  void fence_departed();
+  bool lease_fresh() const;                  // a keepalive etcd answered within 2/3 of the lease
+  std::unique_ptr<ShardFence> shard_fence_;  // cluster.fence: acl
   std::vector<Departure> departures_;
 };
 

@@ -48,7 +48,8 @@ nlohmann::json RouterRecord::to_json() const {
           {"lease", std::to_string(lease)},
           {"lease_ttl_s", lease_ttl_s},
           {"started", started},
-          {"leaving", leaving}};
+          {"leaving", leaving},
+          {"fence_user", fence_user}};
 }
 
 std::optional<RouterRecord> RouterRecord::from_json(const std::string& text) {
@@ -70,6 +71,7 @@ std::optional<RouterRecord> RouterRecord::from_json(const std::string& text) {
     record.lease_ttl_s = json.value("lease_ttl_s", std::int64_t{0});
     record.started = json.value("started", "");
     record.leaving = json.value("leaving", false);
+    record.fence_user = json.value("fence_user", "");
   } catch (const std::exception&) {
     return std::nullopt;  // a field of another type, written by hand
   }

@@ -34,6 +34,9 @@ struct RouterRecord {
   std::int64_t lease_ttl_s = 0;
   std::string started;   // UTC, ISO 8601
   bool leaving = false;  // it stops: its lease ends with it, nobody need wait for it
+  // With cluster.fence: acl, the Redis ACL user it reaches the shards as (one per lease): the
+  // user the fleet shuts out when it goes on without this router.
+  std::string fence_user;
 
   nlohmann::json to_json() const;
   static std::optional<RouterRecord> from_json(const std::string& text);  // nullopt: not one

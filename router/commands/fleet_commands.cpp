@@ -44,7 +44,7 @@ void santral_routers(const Routed& routed) {
   protocol::RespWriter writer(out, session.state().protocol);
   writer.array_header(view->routers.size());
   for (const auto& router : view->routers) {
-    writer.map_header(8);
+    writer.map_header(9);
     writer.bulk("name");
     writer.bulk(router.name);
     writer.bulk("listen");
@@ -61,6 +61,8 @@ void santral_routers(const Routed& routed) {
     writer.integer(router.lease_ttl_s);
     writer.bulk("started");
     writer.bulk(router.started);
+    writer.bulk("fence_user");  // cluster.fence: acl: its Redis user on the shards
+    writer.bulk(router.fence_user);
   }
   session.reply(out);
 }

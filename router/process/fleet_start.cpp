@@ -38,6 +38,8 @@ FleetStart join_fleet(const ConfigSource& source, config::Config config) {
     start.file_map_text = config::shared_map_text(source.read_text(), source.path);
     document = encode_map({start.file_map_text, name});
   }
+  if (cluster.fence == config::ClusterSettings::Fence::Acl)
+    start.agent->fence_at_shards({config.backend.username, config.backend.password});
   FleetAgent::Joined joined;
   try {
     joined = start.agent->join(document);
@@ -68,6 +70,8 @@ FleetStart join_fleet(const ConfigSource& source, config::Config config) {
         "pushed (`santral map push FILE`)",
         cluster.name, decoded.error, file);
     start.map_text = start.file_map_text;
+    start.agent->use_shards(config.shards);
+    start.agent->admit_at_shards();
     start.config = std::move(config);
     return start;
   }
@@ -89,6 +93,9 @@ FleetStart join_fleet(const ConfigSource& source, config::Config config) {
     }
   }
   config::adopt_shared_map(config, *decoded.shared);
+  // With cluster.fence: acl this router's shard user exists before it serves.
+  start.agent->use_shards(config.shards);
+  start.agent->admit_at_shards();
   start.config = std::move(config);
   start.map_version = static_cast<std::uint64_t>(joined.map->mod_revision);
   start.map_text = decoded.config_text;

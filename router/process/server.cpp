@@ -470,6 +470,7 @@ std::vector<Worker*> Server::worker_list() const {
 }
 
 void Server::switch_topology(config::TopologyPtr topology, std::function<void()> done) {
+  if (fleet_) fleet_->use_shards(shards_of(*topology));
   topology_ = topology;
   shared_.topology_version = topology->version;
   fence_workers(

@@ -178,4 +178,7 @@ class Server final : public ControlPlane, private MoveHost {
   std::size_t drained_workers_ = 0;
 };
 
+// Every shard a request of `topology` may reach (server_fleet.cpp).
+std::vector<config::ShardConfig> shards_of(const config::Topology& topology);
+
 }  // namespace santral::router

@@ -57,7 +57,17 @@ Server::FleetMap Server::fleet_map(const std::string& key, const std::string& do
   return out;
 }
 
+// Every shard a request of `topology` may reach: its map's (a move's source shards are in it,
+// draining) and the salted counters' naming map's.
+std::vector<config::ShardConfig> shards_of(const config::Topology& topology) {
+  std::vector<config::ShardConfig> shards;
+  for (const config::ShardMap* map : {topology.map.get(), &topology.naming_map()})
+    for (std::size_t i = 0; i < map->shard_count(); ++i) shards.push_back(map->shard(i));
+  return shards;
+}
+
 void Server::put_in_force(config::TopologyPtr topology) {
+  if (fleet_) fleet_->use_shards(shards_of(*topology));
   post_to_each<Worker>(worker_list(), [topology](Worker& worker) { worker.apply(topology); });
   topology_ = std::move(topology);
   shared_.topology_version = topology_->version;

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "protocol/resp_writer.h"
+#include "router/backend/shard_login.h"
 
 namespace santral::router {
 
@@ -12,12 +13,12 @@ std::string migrate_command(const config::Config& config, const config::Endpoint
   std::string db = std::to_string(database);
   std::string timeout = std::to_string(config.resharding.migrate_timeout.count());
   std::vector<std::string_view> args = {"MIGRATE", target.host, port, "", db, timeout, "REPLACE"};
-  const auto& backend = config.backend;
-  if (!backend.password.empty()) {
-    if (!backend.username.empty()) {
-      args.insert(args.end(), {"AUTH2", backend.username, backend.password});
+  auto login = shard_login(config.backend);
+  if (!login.password.empty()) {
+    if (!login.user.empty()) {
+      args.insert(args.end(), {"AUTH2", login.user, login.password});
     } else {
-      args.insert(args.end(), {"AUTH", backend.password});
+      args.insert(args.end(), {"AUTH", login.password});
     }
   }
   args.emplace_back("KEYS");

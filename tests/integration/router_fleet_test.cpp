@@ -316,6 +316,127 @@ TEST_CASE("fleet: a router frozen past its lease leaves the fleet, and joins aga
   CHECK(frozen.log().find("lease") != std::string::npos);
 }
 
+namespace {
+
+// SANTRAL ROUTERS through `asker`: the shard user (cluster.fence: acl) of the router listening
+// on `listen`, "" when it is not listed.
+std::string fence_user_of(const SantralProcess& asker, const std::string& listen) {
+  auto reply = asker.client().command({"SANTRAL", "ROUTERS"});
+  for (const auto& entry : reply.elements) {
+    std::map<std::string, std::string> fields;
+    for (std::size_t i = 0; i + 1 < entry.elements.size(); i += 2)
+      fields[entry.elements[i].str] = entry.elements[i + 1].str;
+    if (fields["listen"] == listen) return fields["fence_user"];
+  }
+  return "";
+}
+
+// ACL GETUSER's flags of `user` on `shard`, as one string ("on allkeys ..."); "" when absent.
+std::string acl_flags(const RedisServer& shard, const std::string& user) {
+  auto reply = shard.client().command({"ACL", "GETUSER", user});
+  for (std::size_t i = 0; i + 1 < reply.elements.size(); i += 2)
+    if (reply.elements[i].str == "flags") {
+      std::string flags;
+      for (const auto& flag : reply.elements[i + 1].elements) flags += flag.str + " ";
+      return flags;
+    }
+  return "";
+}
+
+// How many of `shard`'s connections are logged in as `user`.
+int connections_of(const RedisServer& shard, const std::string& user) {
+  std::string list = shard.client().command({"CLIENT", "LIST"}).str;
+  int count = 0;
+  for (auto at = list.find(" user=" + user + " "); at != std::string::npos;
+       at = list.find(" user=" + user + " ", at + 1))
+    ++count;
+  return count;
+}
+
+}  // namespace
+
+// Fencing at the shards: a router frozen past its lease (SIGSTOP) while a move starts finds
+// its user disabled and its connections closed on every shard when it wakes, writes nothing,
+// and joins again as a new user.
+TEST_CASE("fleet: with fence: acl a router the fleet went on without is shut out at the shards") {
+  Fleet fleet(3, "  lease_ttl_s: 2\n  fence: acl\n");
+  RedisServer c;
+  auto& frozen = *fleet.routers[1];
+  REQUIRE(wait_until([&] { return routers_of(*fleet.routers[0]).size() == 3; }, 5000));
+  std::string user = fence_user_of(*fleet.routers[0], fleet.router_address(1));
+  REQUIRE(user.starts_with("santral:t:"));
+  // Every router reaches the shards as its own user.
+  auto writer = frozen.client();
+  for (int i = 0; i < 20; ++i)
+    REQUIRE(writer.command({"SET", "k" + std::to_string(i), "before"}).is_ok());
+  REQUIRE(connections_of(fleet.a, user) + connections_of(fleet.b, user) > 0);
+  for (const auto* shard : {&fleet.a, &fleet.b}) CHECK(acl_flags(*shard, user).starts_with("on "));
+
+  frozen.process().pause();
+  auto started = Clock::now();
+  // A move starts through another router while it sleeps, and ends without it.
+  auto pusher = fleet.routers[0]->client();
+  auto pushed = pusher.command(
+      {"SANTRAL", "MAP", "PUSH", SantralProcess::config_for({&fleet.a, &fleet.b, &c}, "")});
+  INFO(pushed.str);
+  REQUIRE(pushed.str.find("planned") != std::string::npos);
+  REQUIRE(pusher.command({"SANTRAL", "RESHARD", "APPROVE"}).is_ok());
+  REQUIRE(wait_until([&] { return reshard_status(pusher)["state"] == "idle"; }, 30000));
+  for (const auto* shard : {&fleet.a, &fleet.b}) {
+    CHECK(acl_flags(*shard, user).starts_with("off "));
+    CHECK(connections_of(*shard, user) == 0);
+  }
+  // The new shard never let it in (made disabled, or not at all when it came later).
+  CHECK_FALSE(acl_flags(c, user).starts_with("on "));
+  WARN("from SIGSTOP to the move's end, the router shut out first: "
+       << std::chrono::duration<double>(Clock::now() - started).count() << " s");
+
+  // Awake, it writes nothing as its old self; it joins again as a new user and serves.
+  frozen.process().resume();
+  auto late = writer.command({"SET", "k0", "after"});
+  CHECK(late.is_error());
+  std::string fresh;
+  CHECK(wait_until(
+      [&] {
+        fresh = fence_user_of(*fleet.routers[0], fleet.router_address(1));
+        return !fresh.empty() && fresh != user;
+      },
+      15000));
+  CHECK(wait_until(
+      [&] {
+        return frozen.client().command({"SET", "k1", "rejoined"}).is_ok();
+      },
+      15000));
+  for (const auto* shard : {&fleet.a, &fleet.b}) CHECK(acl_flags(*shard, user).starts_with("off "));
+  CHECK(pusher.command({"GET", "k0"}).str == "before");
+  CHECK(pusher.command({"GET", "k1"}).str == "rejoined");
+}
+
+// Names that cannot collide (finding F10): a second router given the name of a live one is
+// refused instead of hiding it from the fleet (and from every count of routers); routers left
+// to their default names on one address get names of their own.
+TEST_CASE("fleet: a live router's name is not taken twice; default names differ") {
+  EtcdCluster etcd(1);
+  RedisServer a;
+  SantralProcess first(
+      SantralProcess::config_for({&a}, etcd.cluster_yaml("names", "  router: same\n")));
+  TempDir dir;
+  auto file = dir.write("second.yaml", "listen: 127.0.0.1:" + std::to_string(free_loopback_port()) +
+                                           "\n" + etcd.cluster_yaml("names", "  router: same\n"));
+  auto second = run_santral({"--config", file.string()});
+  CHECK(second.exit_code != 0);
+  CHECK(second.output.find("router name 'same' is held by a live router") != std::string::npos);
+  CHECK(routers_of(first).size() == 1);
+
+  SantralProcess x(SantralProcess::config_for({&a}, etcd.cluster_yaml("defaults")));
+  SantralProcess y(etcd.cluster_yaml("defaults"));
+  REQUIRE(wait_until([&] { return routers_of(x).size() == 2; }, 5000));
+  for (const auto& [name, version] : routers_of(x)) {
+    CHECK((name.starts_with("127.0.0.1:" + std::to_string(x.port()) + "-") ||
+           name.starts_with("127.0.0.1:" + std::to_string(y.port()) + "-")));
+  }
+}
+
 TEST_CASE("fleet: a router whose file has no shards takes the map from etcd") {
   EtcdCluster etcd(1);
   RedisServer a;

@@ -70,4 +70,10 @@ TEST_CASE("cluster: is read and checked; a fleet member's file may leave shards 
   CHECK_THROWS_WITH(parse_config("cluster:\n  etcd: [nohost]\n  name: x\n", "f.yaml"),
                     Catch::Contains("f.yaml:2: cluster.etcd[0]"));
   CHECK_THROWS_WITH(parse_config("listen: 127.0.0.1:1\n", "f.yaml"), Catch::Contains("shards"));
+  CHECK(config.cluster.fence == ClusterSettings::Fence::Lease);
+  CHECK(parse_config("cluster:\n  etcd: [127.0.0.1:2379]\n  name: x\n  fence: acl\n", "f.yaml")
+            .cluster.fence == ClusterSettings::Fence::Acl);
+  CHECK_THROWS_WITH(
+      parse_config("cluster:\n  etcd: [127.0.0.1:2379]\n  name: x\n  fence: tokens\n", "f.yaml"),
+      Catch::Contains("f.yaml:4: cluster.fence: expected lease"));
 }
