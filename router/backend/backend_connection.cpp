@@ -294,38 +294,65 @@ void BackendConnection::schedule_flush() {
 
 // Writes what is queued, one bounded write system call at a time, checking the fleet's write
 // fence (write_fence.h) before each: the rest of a batch partly written when a router froze
-// must not reach the shard after it wakes past its lease.
+// must not reach the shard after it wakes past its lease. On a plain socket each write is this
+// function's own non-blocking call, made after the check; a full socket is waited for
+// (wait_write), never handed to the reactor to write later. A TLS record is written by asio's
+// TLS stream, which may write it once the socket takes it.
 void BackendConnection::flush() {
-  if (write_in_flight_ || state_ != State::Up) return;
-  if (written_ == writing_.size()) {
-    if (outbox_.empty()) return;
-    writing_.clear();
-    written_ = 0;
-    writing_.swap(outbox_);
+  while (!write_in_flight_ && state_ == State::Up) {
+    if (written_ == writing_.size()) {
+      if (outbox_.empty()) return;
+      writing_.clear();
+      written_ = 0;
+      writing_.swap(outbox_);
+    }
+    if (auto late = write_fence_late_ms(); late > 0)
+      return connection_failed(
+          as_reply(error_message(
+              ClientError::ShardConnectionLost, target_.shard_name, address_text(),
+              fmt::format("this router has not confirmed its fleet lease in time ({} ms late)",
+                          late))),
+          false);
+    auto chunk =
+        asio::buffer(writing_.data() + written_, std::min(writing_.size() - written_, kMaxWrite));
+    if (stream_.tls()) return write_tls(chunk);
+    boost::system::error_code ec;
+    auto& socket = stream_.socket();
+    if (!socket.non_blocking()) socket.non_blocking(true, ec);
+    std::size_t bytes = ec ? 0 : socket.write_some(chunk, ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) {
+      write_in_flight_ = true;
+      socket.async_wait(Stream::Socket::wait_write,
+                        [self = BackendConnectionPtr(this),
+                         generation = generation_](boost::system::error_code wait_error) {
+                          if (generation != self->generation_) return;
+                          self->write_in_flight_ = false;
+                          if (wait_error) return self->write_failed(wait_error);
+                          self->flush();
+                        });
+      return;
+    }
+    if (ec) return write_failed(ec);
+    written_ += bytes;
   }
-  if (auto late = write_fence_late_ms(); late > 0)
-    return connection_failed(
-        as_reply(error_message(
-            ClientError::ShardConnectionLost, target_.shard_name, address_text(),
-            fmt::format("this router has not confirmed its fleet lease in time ({} ms late)",
-                        late))),
-        false);
+}
+
+void BackendConnection::write_tls(asio::const_buffer chunk) {
   write_in_flight_ = true;
-  auto size = std::min(writing_.size() - written_, kMaxWrite);
-  stream_.async_write_some(
-      asio::buffer(writing_.data() + written_, size),
-      [self = BackendConnectionPtr(this), generation = generation_](boost::system::error_code ec,
-                                                                    std::size_t bytes) {
-        if (generation != self->generation_) return;
-        self->write_in_flight_ = false;
-        if (ec)
-          return self->connection_failed(
-              as_reply(error_message(ClientError::ShardConnectionLost, self->target_.shard_name,
-                                     self->address_text(), ec.message())),
-              true);
-        self->written_ += bytes;
-        self->flush();
-      });
+  stream_.async_write_some(chunk, [self = BackendConnectionPtr(this), generation = generation_](
+                                      boost::system::error_code ec, std::size_t bytes) {
+    if (generation != self->generation_) return;
+    self->write_in_flight_ = false;
+    if (ec) return self->write_failed(ec);
+    self->written_ += bytes;
+    self->flush();
+  });
+}
+
+void BackendConnection::write_failed(boost::system::error_code ec) {
+  connection_failed(as_reply(error_message(ClientError::ShardConnectionLost, target_.shard_name,
+                                           address_text(), ec.message())),
+                    true);
 }
 
 void BackendConnection::read() {

@@ -157,6 +157,8 @@ class BackendConnection
   void probe();
   void schedule_flush();
   void flush();
+  void write_tls(boost::asio::const_buffer chunk);
+  void write_failed(boost::system::error_code ec);
   void read();
   void on_read(std::size_t bytes);
   bool deliver_frames();

@@ -318,8 +318,13 @@ void FleetAgent::keep() {
         confirmed(asked);
         continue;
       }
-      revoke_serving(fmt::format("etcd says lease {} has expired", lease));
-      lease_lost_ = true;
+      // Only the lease in force: the agent may have joined again with a new one meanwhile.
+      {
+        std::lock_guard guard(lock_);
+        if (self_.lease != lease) continue;
+        revoke_serving(fmt::format("etcd says lease {} has expired", lease));
+        lease_lost_ = true;
+      }
       wake_.notify_all();
     } catch (const EtcdUnavailable& e) {
       failed = true;
@@ -388,6 +393,7 @@ void FleetAgent::revoke_serving(const std::string& why) {
 void FleetAgent::take_lease(bool rejoining) {
   auto asked = lease_clock_ns();
   auto lease = etcd_.grant_lease(settings_.lease_ttl);
+  granted_.push_back(lease);
   last_keepalive_ns_ = asked;
   lease_safe_from_ns_ = asked;
   {
@@ -423,6 +429,11 @@ void FleetAgent::register_self(bool create) {
       auto held = etcd_.range(self_key_);
       std::int64_t lease = held.kvs.empty() ? 0 : held.kvs.front().lease;
       if (lease == record.lease) return;
+      // This process's own earlier lease (a join that raced a keepalive's news): it goes.
+      if (std::find(granted_.begin(), granted_.end(), lease) != granted_.end()) {
+        etcd_.revoke(lease);
+        if (etcd_.put_if(self_key_, text, 0, record.lease)) return;
+      }
       etcd_.revoke(record.lease);
       {
         std::lock_guard guard(lock_);

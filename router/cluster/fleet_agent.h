@@ -169,6 +169,7 @@ class FleetAgent {
   std::thread keeper_;
   std::atomic<std::int64_t>* serve_until_ = nullptr;
   std::optional<std::int64_t> rejoined_at_;  // agent thread only (lease clock ns)
+  std::vector<std::int64_t> granted_;        // agent thread only: every lease this process took
   // The keeper found the lease gone: the agent joins again with a new one.
   std::atomic<bool> lease_lost_{false};
   // Back after its lease had expired: no keepalive lets it serve until the server has taken

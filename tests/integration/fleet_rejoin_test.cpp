@@ -1,0 +1,156 @@
+// What a router that was away must not do when it comes back (findings F4 and F11 of
+// ../shared/findings/moves-and-fleet.md, both failing on ba49e3c):
+// - F4: a router frozen while the fleet finished a move and then took a map change that moves
+//   nothing serves the map etcd holds when it wakes, not its pre-move map (which it once
+//   refused to leave: the later map "gave keys new owners without a move" compared with it);
+// - F11: the rest of a batch only partly written to a shard (the shard stopped reading) is not
+//   written after the router wakes past its lease: the fence is checked before every write
+//   system call, not once per batch.
+// Real etcd, real redis-server shards, real Santral processes.
+#include <catch2/catch.hpp>
+
+#include <poll.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/support/etcd_cluster.h"
+#include "tests/support/move_checks.h"
+#include "tests/support/process.h"
+#include "tests/support/redis_server.h"
+#include "tests/support/santral_process.h"
+
+using namespace santral::test;
+
+namespace {
+
+// How many routers `asker` lists in SANTRAL ROUTERS.
+std::size_t routers_listed(const SantralProcess& asker) {
+  return asker.client().command({"SANTRAL", "ROUTERS"}).elements.size();
+}
+
+long long map_version(const SantralProcess& router) {
+  auto reply = router.client().command({"SANTRAL", "SHARDMAP"});
+  return std::stoll(reply.str.substr(reply.str.find(':') + 1));
+}
+
+long long dbsize(const RedisServer& shard) {
+  return shard.client().command({"DBSIZE"}).integer;
+}
+
+}  // namespace
+
+TEST_CASE("F4: a router back from an outage serves etcd's map, not its pre-move map") {
+  EtcdCluster etcd(1);
+  RedisServer a, b, c;
+  std::string cluster = etcd.cluster_yaml("f4", "  lease_ttl_s: 2\n");
+  SantralProcess pusher(SantralProcess::config_for({&a, &b}, cluster));
+  SantralProcess away(SantralProcess::config_for({&a, &b}, cluster));
+  REQUIRE(wait_until([&] { return routers_listed(pusher) == 2; }, 5000));
+  auto writer = pusher.client();
+  constexpr int kKeys = 300;
+  for (int i = 0; i < kKeys; ++i)
+    REQUIRE(writer.command({"SET", "k" + std::to_string(i), "v" + std::to_string(i)}).is_ok());
+
+  away.process().pause();
+  REQUIRE(wait_until([&] { return routers_listed(pusher) == 1; }, 10000));
+  // The fleet grows without it: a move to c, finished...
+  auto pushed =
+      writer.command({"SANTRAL", "MAP", "PUSH", SantralProcess::config_for({&a, &b, &c}, "")});
+  INFO(pushed.str);
+  REQUIRE(pushed.str.find("planned") != std::string::npos);
+  REQUIRE(writer.command({"SANTRAL", "RESHARD", "APPROVE"}).is_ok());
+  REQUIRE(wait_until([&] { return reshard_status(writer)["state"] == "idle"; }, 30000));
+  REQUIRE(dbsize(c) > 0);
+  // ... then a change that moves nothing overwrites the map the move ended with.
+  auto changed = writer.command(
+      {"SANTRAL", "MAP", "PUSH", SantralProcess::config_for({&a, &b, &c}, "databases: 4\n")});
+  INFO(changed.str);
+  REQUIRE_FALSE(changed.is_error());
+  auto at = changed.str.find("map version ");
+  REQUIRE(at != std::string::npos);
+  long long version = std::stoll(changed.str.substr(at + 12));
+  REQUIRE(wait_until([&] { return map_version(pusher) == version; }, 5000));
+
+  away.process().resume();
+  // It serves again only on the version etcd holds, and finds every key where it is.
+  CHECK(wait_until(
+      [&] {
+        return away.client().command({"GET", "k0"}).str == "v0" && map_version(away) == version;
+      },
+      15000));
+  INFO("router log:\n" << away.log());
+  auto reader = away.client();
+  int wrong = 0;
+  for (int i = 0; i < kKeys; ++i)
+    if (reader.command({"GET", "k" + std::to_string(i)}).str != "v" + std::to_string(i)) ++wrong;
+  CHECK(wrong == 0);
+  // And writes land where the fleet reads them.
+  for (int i = 0; i < kKeys; i += 10)
+    REQUIRE(reader.command({"SET", "k" + std::to_string(i), "w"}).is_ok());
+  for (int i = 0; i < kKeys; i += 10)
+    CHECK(writer.command({"GET", "k" + std::to_string(i)}).str == "w");
+  CHECK(dbsize(a) + dbsize(b) + dbsize(c) == kKeys);
+}
+
+TEST_CASE("F11: the rest of a partly written batch does not reach the shard after the lease") {
+  EtcdCluster etcd(1);
+  RedisServer shard;
+  // Long request and health timeouts: nothing but the fence may stop the batch.
+  std::string cluster = etcd.cluster_yaml("f11", "  lease_ttl_s: 2\n") +
+                        "timeouts:\n  request_ms: 120000\nhealth:\n  interval_ms: 120000\n";
+  SantralProcess frozen(SantralProcess::config_for({&shard}, cluster));
+  SantralProcess other(SantralProcess::config_for({&shard}, cluster));
+  REQUIRE(wait_until([&] { return routers_listed(other) == 2; }, 5000));
+  REQUIRE(frozen.client().command({"SET", "warm", "1"}).is_ok());
+
+  // The shard stops reading; a pipeline of 400 SETs of 64 KB each (25 MB, far more than the
+  // kernel's buffers hold) goes to the router, which writes what the socket takes.
+  shard.pause();
+  constexpr int kSets = 400;
+  std::string value(64 * 1024, 'x');
+  std::string batch;
+  for (int i = 0; i < kSets; ++i) {
+    std::string key = "big:" + std::to_string(i);
+    batch += "*3\r\n$3\r\nSET\r\n$" + std::to_string(key.size()) + "\r\n" + key + "\r\n$" +
+             std::to_string(value.size()) + "\r\n" + value + "\r\n";
+  }
+  RawConnection client(frozen.port());
+  std::string_view rest = batch;
+  // Send until the router stops taking bytes for half a second (its backend socket is full).
+  while (!rest.empty()) {
+    rest.remove_prefix(client.try_send(rest));
+    pollfd writable{client.fd(), POLLOUT, 0};
+    if (!rest.empty() && ::poll(&writable, 1, 500) == 0) break;
+  }
+
+  frozen.process().pause();  // in the middle of the batch
+  REQUIRE(wait_until([&] { return routers_listed(other) == 1; }, 10000));  // its lease is gone
+  shard.resume();
+  // What the kernel held reaches the shard; then nothing more arrives.
+  long long landed = -1;
+  REQUIRE(wait_until(
+      [&] {
+        long long now = dbsize(shard);
+        if (now == landed) return true;
+        landed = now;
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        return false;
+      },
+      10000));
+  INFO(landed - 1 << " of " << kSets << " SETs were in the kernel's buffers");
+  REQUIRE(landed - 1 < kSets);
+
+  frozen.process().resume();
+  // Awake past its lease, the router writes none of the rest: it answers the batch (errors
+  // for what it did not send) or closes, and joins the fleet again.
+  std::string received;
+  client.wait_closed(received, 5000);
+  REQUIRE(wait_until([&] { return routers_listed(other) == 2; }, 15000));
+  REQUIRE(wait_until([&] { return frozen.client().command({"PING"}).str == "PONG"; }, 15000));
+  INFO("router log:\n" << frozen.log());
+  CHECK(dbsize(shard) == landed);
+}
