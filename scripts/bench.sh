@@ -31,8 +31,9 @@
 #                               (scripts/lib/bench_reshard.sh)
 #   scripts/bench.sh fleet      a fleet of three routers on a three-member etcd: the time from
 #                               SANTRAL MAP PUSH to every router serving it, and GET latency of
-#                               keys that move during a move of the whole fleet
-#                               (scripts/lib/bench_fleet.sh)
+#                               keys that move during a move of the whole fleet, and with
+#                               cluster.fence: acl the time from a frozen router's lease
+#                               expiry to its shut-out at every shard (scripts/lib/bench_fleet.sh)
 # Environment: REQUESTS (default 200000), CLIENTS (50), IDLE ("10000 50000" idle connections),
 # LOADGEN (santral-loadgen for the latency table, built into build-release),
 # REPEAT (3 runs per cell, median shown), SANTRAL (a santral binary to use instead of building

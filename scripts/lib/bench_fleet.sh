@@ -7,6 +7,7 @@
 #    another (max_keys_per_sec FLEET_THROTTLE), while one client GETs random keys through a
 #    third: p50/p99/max before the move, and during it for the keys that moved and those that
 #    stayed (a moving key's first request waits for every router to switch, then pulls it).
+# 3. cluster.fence: acl: a router SIGSTOPped until it is shut out at every shard (FENCE_ROUNDS).
 set -o errtrace
 trap 'echo "bench.sh fleet: \"$BASH_COMMAND\" failed (line $LINENO)" >&2' ERR
 
@@ -83,3 +84,22 @@ cat <&"${probe[0]}"
 wait "${probe_PID:-}" 2>/dev/null || true
 echo
 echo "(keys moved: $(redis-cli -p "${shard_ports[2]}" DBSIZE) of $fleet_keys; max_keys_per_sec $fleet_throttle)"
+
+# 3. cluster.fence: acl on a second fleet of two routers over the same etcd and shards
+#    (lease_ttl_s 2): one router SIGSTOPped FENCE_ROUNDS times; how long until the fleet sees
+#    its lease gone, and from then until it is shut out at every shard.
+fence_rounds="${FENCE_ROUNDS:-10}"
+fenced=()
+for i in 0 1; do
+  fenced+=("$(free_port)")
+  { echo "listen: 127.0.0.1:${fenced[$i]}"; echo "workers: 1"; shards_of 3
+    printf 'cluster:\n  etcd: [%s]\n  name: fenced\n  poll_ms: 100\n  lease_ttl_s: 2\n  fence: acl\n' \
+      "$members"; } >"$work_dir/fenced-$i.yaml"
+  start_santral "$santral" "$work_dir/fenced-$i.yaml" "${fenced[$i]}"
+done
+frozen_pid="$(pgrep -f -- "--config $work_dir/fenced-1.yaml" | head -1)"
+echo
+echo "## cluster.fence: acl: from a router's lease expiry to the router shut out at the shards"
+echo
+/usr/bin/python3 "$root/scripts/lib/fleet_probe.py" fence "${fenced[0]}" "${fenced[1]}" \
+  "${shard_ports[0]},${shard_ports[1]},${shard_ports[2]}" "$frozen_pid" "$fence_rounds"

@@ -6,8 +6,13 @@
   move     GETs of random loaded keys through one router before and during a move that adds a
            shard; afterwards each key is classed by whether it moved (it is on the new shard
            now): p50/p99/max of each class, in microseconds.
+  fence    cluster.fence: acl. One router SIGSTOPped, ROUNDS times: the time until the others
+           stop listing it (its lease expired) and from then until its shard user is off on
+           every shard with none of its connections left; then SIGCONT, and it joins again.
 """
+import os
 import random
+import signal
 import statistics
 import sys
 import time
@@ -43,6 +48,60 @@ def reload_alone(router, path, texts, rounds):
             time.sleep(0.001)
         took.append((time.perf_counter() - start) * 1000)
     return took
+
+
+def fields(entry):
+    return {entry[i].decode(): entry[i + 1] for i in range(0, len(entry) - 1, 2)}
+
+
+def fence_user(asker, listen):
+    for entry in asker.execute_command("SANTRAL", "ROUTERS"):
+        f = fields(entry)
+        if f["listen"].decode() == listen:
+            return f["fence_user"].decode()
+    return None
+
+
+def shut_out(shard, user):
+    got = shard.execute_command("ACL", "GETUSER", user)
+    flags = [x.decode() for x in fields(got)["flags"]] if got else []
+    return "off" in flags and f" user={user} ".encode() not in shard.execute_command("CLIENT", "LIST")
+
+
+def wait(condition, timeout=60.0):
+    deadline = time.perf_counter() + timeout
+    while not condition():
+        if time.perf_counter() > deadline:
+            raise SystemExit("fleet_probe fence: timed out")
+        time.sleep(0.005)
+    return time.perf_counter()
+
+
+def fence(asker, listen, frozen, shards, pid, rounds):
+    expired, fenced = [], []
+    for _ in range(rounds):
+        user = fence_user(asker, listen)
+        while not user:
+            time.sleep(0.01)
+            user = fence_user(asker, listen)
+        frozen.set("fence:probe", "1")  # its connections to the shards are open
+        os.kill(pid, signal.SIGSTOP)
+        stopped = time.perf_counter()
+        gone = wait(lambda: fence_user(asker, listen) is None)
+        done = wait(lambda: all(shut_out(s, user) for s in shards))
+        expired.append((gone - stopped) * 1000)
+        fenced.append((done - gone) * 1000)
+        os.kill(pid, signal.SIGCONT)
+        wait(lambda: fence_user(asker, listen) not in (None, user))
+        wait(lambda: _answers(frozen))
+    return expired, fenced
+
+
+def _answers(router):
+    try:
+        return router.set("fence:probe", "2")
+    except redis.RedisError:
+        return False
 
 
 def pct(values, q):
@@ -104,6 +163,17 @@ def main():
         for name, values in groups.items():
             if values:
                 print(line(name, values))
+    elif mode == "fence":
+        asker_port, frozen_port, pid, rounds = (int(sys.argv[2]), int(sys.argv[3]),
+                                                int(sys.argv[5]), int(sys.argv[6]))
+        shards = [redis.Redis(port=int(p)) for p in sys.argv[4].split(",")]
+        expired, fenced = fence(redis.Redis(port=asker_port), f"127.0.0.1:{frozen_port}",
+                                redis.Redis(port=frozen_port), shards, pid, rounds)
+        print("| a router SIGSTOPped (lease_ttl_s 2, fence: acl) | rounds | median ms | p99 ms | max ms |")
+        print("|---|---|---|---|---|")
+        print(line("from SIGSTOP until the others stop listing it (its lease expired)", expired))
+        print(line("from then until its user is off and its connections closed on every shard",
+                   fenced))
 
 
 if __name__ == "__main__":
