@@ -7,7 +7,7 @@ packages=(
   build-essential cmake pkg-config ccache
   libboost1.81-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev
   libmd-dev catch2 libhiredis-dev liburing-dev libssl-dev openssl curl
-  redis-server redis-tools nutcracker etcd-server etcd-client python3 python3-redis procps iproute2
+  redis-server redis-tools nutcracker etcd-server etcd-client python3 python3-redis python3-yaml procps iproute2
   clang clang-tidy clang-format libclang-rt-14-dev
   chromium fonts-dejavu-core
   strace valgrind  # scripts/bench.sh syscalls, callgrind

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -36,6 +37,19 @@ std::string text_of(const fs::path& file) {
   std::stringstream buffer;
   buffer << in.rdbuf();
   return buffer.str();
+}
+
+// The services a service depends on, in either of compose's forms (a list, or a map of names
+// to conditions).
+std::vector<std::string> dependencies(const YAML::Node& service) {
+  std::vector<std::string> names;
+  YAML::Node depends = service["depends_on"];
+  if (!depends) return names;
+  if (depends.IsMap())
+    for (const auto& item : depends) names.push_back(item.first.as<std::string>());
+  else
+    for (const auto& item : depends) names.push_back(item.as<std::string>());
+  return names;
 }
 
 // The COPY sources of a Dockerfile (without --from), relative to its build context.
@@ -108,11 +122,50 @@ TEST_CASE(
   std::string routers = *(std::find(command.begin(), command.end(), "--routers") + 1);
   CHECK(routers.find("santral-a") != std::string::npos);
   CHECK(routers.find("santral-b") != std::string::npos);
+  for (const auto& service : services)
+    for (const auto& dependency : dependencies(resolved(service.second)))
+      CHECK(services[dependency]);
+}
+
+TEST_CASE("docker-compose: step 4's fifth shard runs in the profile grow, and Chirp joins it") {
+  YAML::Node services = YAML::LoadFile((kDeploy / "docker-compose.yml").string())["services"];
+  for (std::string name : {"shard4", "shard4-replica"}) {
+    INFO(name);
+    REQUIRE(services[name]);
+    auto service = resolved(services[name]);
+    CHECK(service["image"].as<std::string>().rfind("redis:7", 0) == 0);
+    REQUIRE(service["profiles"]);
+    CHECK(service["profiles"].as<std::vector<std::string>>() == std::vector<std::string>{"grow"});
+  }
+  auto replica = resolved(services["shard4-replica"])["command"].as<std::vector<std::string>>();
+  CHECK(*(std::find(replica.begin(), replica.end(), "--replicaof") + 1) == "shard4");
+  // Every other service runs without a profile.
   for (const auto& service : services) {
     auto name = service.first.as<std::string>();
-    if (auto depends = resolved(service.second)["depends_on"])
-      for (const auto& dependency : depends) CHECK(services[dependency.as<std::string>()]);
+    if (name.rfind("shard4", 0) != 0) CHECK_FALSE(resolved(service.second)["profiles"]);
   }
+
+  auto chirp = resolved(services["chirp"]);
+  auto command = chirp["command"].as<std::vector<std::string>>();
+  auto argument = [&](const std::string& flag) {
+    auto at = std::find(command.begin(), command.end(), flag);
+    return at == command.end() || at + 1 == command.end() ? std::string() : *(at + 1);
+  };
+  CHECK(argument("--join") == "shard4:6379+shard4-replica:6379");
+  // The config Chirp proposes with shard4 is the routers' own, mounted where --config says.
+  std::string config = argument("--config");
+  REQUIRE_FALSE(config.empty());
+  std::vector<std::string> volumes;
+  for (const auto& volume : chirp["volumes"]) volumes.push_back(volume.as<std::string>());
+  CHECK(volumes == std::vector<std::string>{"./santral.yaml:" + config + ":ro"});
+  CHECK(argument("--admin") == "santral-a:8080,santral-b:8080");
+  // Chirp starts after shard4's replica when the profile runs it, and without it otherwise.
+  auto depends = chirp["depends_on"];
+  REQUIRE(depends.IsMap());
+  REQUIRE(depends["shard4-replica"]);
+  CHECK_FALSE(depends["shard4-replica"]["required"].as<bool>());
+  CHECK(depends["santral-a"]);
+  CHECK(depends["santral-b"]);
 }
 
 TEST_CASE("the routers' shared config loads, and names only compose services") {
@@ -157,4 +210,51 @@ TEST_CASE("Dockerfiles: Debian 12, a non-root user, only the binary and a config
   CHECK(chirp.find("FROM debian:12") != std::string::npos);
   CHECK(chirp.find("USER chirp") != std::string::npos);
   for (const auto& source : copy_sources(chirp)) CHECK(fs::exists(kRoot / source));
+}
+
+TEST_CASE("the santral image builds from what CMakeLists.txt needs") {
+  std::string dockerfile = text_of(kDeploy / "Dockerfile");
+  auto build_stage = dockerfile.substr(0, dockerfile.find("FROM debian:12-slim"));
+  auto copied = copy_sources(build_stage);
+  auto is_copied = [&](const std::string& path) {
+    return std::any_of(copied.begin(), copied.end(), [&](const std::string& source) {
+      return path == source || path.rfind(source + "/", 0) == 0;
+    });
+  };
+  // Every directory and file the top-level CMakeLists.txt reads, but the tests (off in the image).
+  std::string cmake = text_of(kRoot / "CMakeLists.txt");
+  std::regex reads(R"((add_subdirectory|include|configure_file)\(([^ )]+))");
+  int checked = 0;
+  for (std::sregex_iterator it(cmake.begin(), cmake.end(), reads), end; it != end; ++it) {
+    std::string path = (*it)[2];
+    if (path == "tests") continue;
+    INFO(path);
+    CHECK(is_copied(path));
+    ++checked;
+  }
+  CHECK(checked >= 5);
+  // A Debian package for every package CMake looks for (none where the image does not need one).
+  const std::map<std::string, std::string> packages = {
+      {"Threads", ""},
+      {"OpenSSL", "libssl-dev"},
+      {"Boost", "libboost1.81-dev"},
+      {"fmt", "libfmt-dev"},
+      {"spdlog", "libspdlog-dev"},
+      {"nlohmann_json", "nlohmann-json3-dev"},
+      {"yaml-cpp", "libyaml-cpp-dev"},
+      {"CLI11", "libcli11-dev"},
+      {"PkgConfig", "pkg-config"},
+      {"libmd", "libmd-dev"},
+      {"liburing", ""},  // only with SANTRAL_IO_URING, off in the image
+  };
+  std::regex wanted(
+      R"((find_package\((\S+)|pkg_check_modules\(\S+ REQUIRED IMPORTED_TARGET (\S+)\)))");
+  for (std::sregex_iterator it(cmake.begin(), cmake.end(), wanted), end; it != end; ++it) {
+    std::string name = (*it)[2].matched ? (*it)[2].str() : (*it)[3].str();
+    INFO(name << ": add its Debian package to deploy/Dockerfile and to this table");
+    auto found = packages.find(name);
+    REQUIRE(found != packages.end());
+    if (!found->second.empty())
+      CHECK(std::regex_search(build_stage, std::regex("\\s" + found->second + "\\s")));
+  }
 }
