@@ -515,6 +515,20 @@ void BackendConnection::connection_failed(const std::string& reply, bool counts_
     return go_down(fmt::format("{} failures in a row, the last: {}", failures_,
                                std::string_view(reply).substr(1, reply.size() - 3)));
   }
+  if (write_fence_late_ms() > 0) {
+    // Out of touch with etcd: no write may go out, the handshake's neither; connecting again
+    // at once would be failed by it again, thousands of times a second.
+    state_ = State::Down;
+    down_reason_ = "this router has not confirmed its fleet lease";
+    fail_all(reply);
+    retry_timer_.expires_after(config_->timeouts.reconnect_min);
+    retry_timer_.async_wait([self = BackendConnectionPtr(this),
+                             generation = generation_](boost::system::error_code ec) {
+      if (ec || generation != self->generation_) return;
+      self->connect();
+    });
+    return;
+  }
   connect();
   fail_all(reply);
 }
