@@ -9,6 +9,8 @@
 #   scripts/chaos.sh 75 --seed 42            a reproducible schedule of nemeses
 #   scripts/chaos.sh 30 --self-test --no-nemesis   checks the checkers (damage behind
 #                                            Santral's back must be reported)
+#   scripts/chaos.sh 120 --fleet --fence acl  fleet mode: 3 routers on a 3-member etcd, 5 shards,
+#                                            router and etcd faults (tests/chaos/fleet.py)
 # Other options: /usr/bin/python3 tests/chaos/chaos.py --help. SANTRAL_BINARY names the binary
 # (default build/router/santral, built here if missing).
 set -euo pipefail

@@ -20,6 +20,8 @@ The processes (all on loopback, in a temporary directory):
     count so that a move takes a few seconds).
 
 Workloads (tests/chaos/workloads.py), nemeses (tests/chaos/nemesis.py): see those files.
+Fleet mode (--fleet [--fence acl|lease]): three routers on a three-member etcd, five shards,
+router and etcd faults; see tests/chaos/fleet.py.
 
 The checker, once faults are lifted and no move runs: each workload's end-state conditions;
 then every key on every redis-server (SCAN on each, directly): on exactly one shard, and that
@@ -52,6 +54,7 @@ sys.path.insert(0, HERE)
 
 from client import NOTRUN, NOTSENT, OK, UNKNOWN, Client, ErrorLog  # noqa: E402
 import cluster  # noqa: E402
+import fleet as fleet_mode  # noqa: E402
 import nemesis  # noqa: E402
 import workloads  # noqa: E402
 
@@ -94,6 +97,7 @@ class Env:
         self.shards = {}
         self.proxy = None
         self.santral = None
+        self.fleet = None  # fleet mode (--fleet): fleet.Fleet, its routers and etcd
         self.quiet = args.quiet
         self.final_budget_end = None
         self.walk_rng = random.Random(seed * 13 + 3)
@@ -147,7 +151,19 @@ class Env:
     def santral_port(self):
         return self.santral.port
 
+    def port_for(self, client):
+        """The port a client connects to: Santral's, or in fleet mode its router's."""
+        if self.fleet is None:
+            return self.santral.port
+        return self.fleet.port_for(client)
+
+    def nth_router(self, k):
+        """Fleet mode: the index of router k (mod their number); single mode: None."""
+        return None if self.fleet is None else k % len(self.fleet.routers)
+
     def register_client(self, client):
+        if self.fleet is not None and client.router is None:
+            client.router = client.bound = self.fleet.assign()
         with self._lock:
             self.clients.append(client)
 
@@ -190,7 +206,7 @@ class Env:
             if now() - at < 0.1:
                 return state
             if self._state_client is None:
-                self._state_client = Client(self, "state-poll", timeout=5.0)
+                self._state_client = Client(self, "state-poll", timeout=5.0, router="any")
             out = self._state_client.call("SANTRAL", "RESHARD", "STATUS")
             state = self.as_map(out.value).get("state") if out.ok else None
             self._state_cache = (now(), state)
@@ -198,7 +214,7 @@ class Env:
 
     def wait_shards_up(self, timeout_s):
         """Waits until SANTRAL SHARDMAP shows every shard's primary up (True), or the time."""
-        client = Client(self, "shards-up", timeout=5.0)
+        client = Client(self, "shards-up", timeout=5.0, router="any")
         end = now() + timeout_s
         try:
             while now() < end:
@@ -219,7 +235,8 @@ class Env:
         liveness anomaly."""
         client = getattr(self, "_final_client", None)
         if client is None:
-            client = self._final_client = Client(self, "final-check", timeout=30.0)
+            client = self._final_client = Client(self, "final-check", timeout=30.0,
+                                                        router="any")
         # One budget for every final read: a Santral that never answers again must not make
         # the check last for hours.
         if self.final_budget_end is None:
@@ -261,7 +278,7 @@ class Env:
 
     def owners(self, keys):
         """key -> the shard name the map in force names, by SANTRAL EXPLAIN MGET."""
-        client = Client(self, "explain", timeout=30.0)
+        client = Client(self, "explain", timeout=30.0, router="any")
         owners = {}
         for start in range(0, len(keys), 200):
             batch = keys[start:start + 200]
@@ -296,7 +313,9 @@ class Env:
         return True
 
     def close(self):
-        if self.santral is not None:
+        if self.fleet is not None:
+            self.fleet.close()
+        elif self.santral is not None:
             self.santral.close()
         if self.proxy is not None:
             self.proxy.close()
@@ -344,18 +363,26 @@ def run(args, seed):
     wls = []
     final_line = None
     try:
-        for name in SHARDS:
-            env.shards[name] = cluster.Shard(env.spawner, name, workdir)
-            env.shards[name].start()
-        env.proxy = cluster.Proxy(env.spawner, [env.shards[n] for n in SHARDS])
-        env.santral = cluster.Santral(env.spawner, args.santral, workdir, env.proxy)
-        model = cluster.MapModel(["s0", "s1", "s2"])
-        env.santral.write_config(model)
-        if not env.santral.start():
-            raise RuntimeError("santral did not start: " + env.santral.log_tail(20))
-        env.event(f"started: shards {', '.join(f'{n}:{s.port}' for n, s in env.shards.items())}; "
-                  f"proxy links {env.proxy.ports} (control :{env.proxy.control_port}); "
-                  f"santral :{env.santral.port}")
+        if args.fleet:
+            env.fleet = fleet_mode.Fleet(env, args)
+            model = cluster.MapModel(fleet_mode.INITIAL)
+            env.fleet.start(model)
+            env.event(f"started: shards {', '.join(f'{n}:{s.port}' for n, s in env.shards.items())}; "
+                      f"proxy control :{env.proxy.control_port}; {env.fleet.describe()}; "
+                      f"fence {args.fence}")
+        else:
+            for name in SHARDS:
+                env.shards[name] = cluster.Shard(env.spawner, name, workdir)
+                env.shards[name].start()
+            env.proxy = cluster.Proxy(env.spawner, [env.shards[n] for n in SHARDS])
+            env.santral = cluster.Santral(env.spawner, args.santral, workdir, env.proxy)
+            model = cluster.MapModel(["s0", "s1", "s2"])
+            env.santral.write_config(model)
+            if not env.santral.start():
+                raise RuntimeError("santral did not start: " + env.santral.log_tail(20))
+            env.event(f"started: shards {', '.join(f'{n}:{s.port}' for n, s in env.shards.items())}; "
+                      f"proxy links {env.proxy.ports} (control :{env.proxy.control_port}); "
+                      f"santral :{env.santral.port}")
 
         wanted = set(args.workloads.split(",")) if args.workloads else None
         for cls in workloads.ALL:
@@ -382,9 +409,11 @@ def run(args, seed):
                 threads.append(guarded(name, fn))
         nemeses = []
         if not args.no_nemesis:
-            operator = nemesis.Operator(env, seed, model,
-                                        args.operator.split(",") if args.operator else None)
-            faults = nemesis.Faults(env, seed, args.faults.split(",") if args.faults else None)
+            operator_cls = fleet_mode.FleetOperator if args.fleet else nemesis.Operator
+            faults_cls = fleet_mode.FleetFaults if args.fleet else nemesis.Faults
+            operator = operator_cls(env, seed, model,
+                                    args.operator.split(",") if args.operator else None)
+            faults = faults_cls(env, seed, args.faults.split(",") if args.faults else None)
             nemeses = [guarded("operator", operator.run), guarded("faults", faults.run)]
 
         end = now() + args.seconds
@@ -409,21 +438,24 @@ def run(args, seed):
         env.event("final: stopping the nemeses")
         env.stop_nemeses.set()
         _join_all(env, nemeses, 120, "nemesis")
-        env.proxy.heal()
-        for shard in env.shards.values():
-            if shard.running():
-                shard.resume()
-            else:
-                shard.start()
-        if env.santral.running():
-            env.santral.signal(signal.SIGCONT)
+        if env.fleet is not None:
+            env.fleet.heal()
         else:
-            env.restart_santral()
+            env.proxy.heal()
+            for shard in env.shards.values():
+                if shard.running():
+                    shard.resume()
+                else:
+                    shard.start()
+            if env.santral.running():
+                env.santral.signal(signal.SIGCONT)
+            else:
+                env.restart_santral()
         env.event("final: every fault lifted; waiting until no move runs")
         # A move may take as long as it needs while it makes progress; one that makes none for
         # --settle seconds is a liveness anomaly.
         settled = False
-        admin = Client(env, "final-admin", timeout=10.0)
+        admin = Client(env, "final-admin", timeout=10.0, router="any")
         state = None
         progress = (None, now())
         while now() - progress[1] < args.settle:
@@ -443,7 +475,7 @@ def run(args, seed):
                         f"for {args.settle:.0f} s")
         env.event(f"final: move state {state}")
         # Santral answers again: a fresh connection writes and reads.
-        probe = Client(env, "probe")
+        probe = Client(env, "probe", router="any")
         end_probe = now() + 30
         ok = False
         while now() < end_probe and not ok:
@@ -476,7 +508,7 @@ def run(args, seed):
                 for key in list(wl.acked)[-50:]:
                     on = env.shards_holding(key)
                     if len(on) == 1:
-                        other = next(n for n in SHARDS if n not in on)
+                        other = next(n for n in sorted(env.shards) if n not in on)
                         env.shards[other].client().set(key, wl.acked[key])
                         injected["placement"] = f"{key} copied onto {other}"
                         env.event(f"self-test: injected into placement: {key} copied onto {other}")
@@ -506,6 +538,10 @@ def run(args, seed):
                   f"{caught['placement']} anomalies", flush=True)
         else:
             print(f"placement: not checked (move state {state})", flush=True)
+        if env.fleet is not None:
+            seen = env.fleet.check_agreement()
+            print("fleet: map version and move state per router: "
+                  + ", ".join(f"{n} {v}/{s}" for n, (v, s) in seen.items()), flush=True)
 
         report(env, wls)
         n_passed = sum(env.checks.values())
@@ -615,11 +651,17 @@ def main(argv=None):
     p.add_argument("--operator", default="", help="subset of operator actions: "
                    + ",".join(a for a, _ in nemesis.OPERATOR_ACTIONS))
     p.add_argument("--faults", default="", help="subset of faults: "
-                   + ",".join(f for f, _ in nemesis.FAULTS) + " ('none' for none)")
+                   + ",".join(f for f, _ in nemesis.FAULTS) + "; with --fleet: "
+                   + ",".join(f for f, _ in fleet_mode.FAULTS) + " ('none' for none)")
     p.add_argument("--no-nemesis", action="store_true", help="no moves, no faults")
     p.add_argument("--self-test", action="store_true",
                    help="damage acknowledged data behind Santral's back and check that every "
                         "checker reports it (use with --no-nemesis)")
+    p.add_argument("--fleet", action="store_true",
+                   help="fleet mode: 3 routers on a 3-member etcd, 5 shards, fleet nemeses "
+                        "(tests/chaos/fleet.py)")
+    p.add_argument("--fence", choices=("lease", "acl"), default="lease",
+                   help="fleet mode: the routers' cluster.fence (default lease)")
     p.add_argument("--quiet", action="store_true", help="do not print each nemesis event")
     args = p.parse_args(argv)
     if args.faults == "none":

@@ -39,6 +39,8 @@ NOTSENT = "notsent"
 _NOT_RUN_PREFIXES = (
     "TRYAGAIN",
     "EXECABORT",
+    # A fleet's router out of touch with etcd refuses before routing anything (fleet mode).
+    "CLUSTERDOWN",
     "WRONGTYPE",
     "CROSSSLOT",
     "ERR syntax error",
@@ -114,9 +116,13 @@ class ErrorLog:
 class Client:
     """One long-lived connection to Santral, reopened only after it broke."""
 
-    def __init__(self, env, name, timeout=10.0):
+    def __init__(self, env, name, timeout=10.0, router=None):
         self.env = env
         self.name = name
+        # Fleet mode: the index of the router this connection is bound to (None: one is
+        # assigned, round robin), or "any" (whichever router is not faulted, at each connect).
+        self.router = router
+        self.bound = router
         self.timeout = timeout
         self.conn = None
         self.connects = 0
@@ -129,7 +135,7 @@ class Client:
             return True
         conn = Connection(
             host="127.0.0.1",
-            port=self.env.santral_port,
+            port=self.env.port_for(self),
             socket_timeout=self.timeout,
             socket_connect_timeout=2.0,
             retry_on_timeout=False,

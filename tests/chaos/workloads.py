@@ -294,7 +294,8 @@ class Registers(Workload):
         self.unknown = [set() for _ in range(registers)]
         self.notrun = [set() for _ in range(registers)]
         self.reads = 0
-        self.nthreads = threads
+        # Fleet mode: a writer per router, each read back through the next router too.
+        self.nthreads = threads if env.fleet is None else len(env.fleet.routers)
 
     def threads(self):
         return [(f"registers-{t}", lambda t=t: self.run(t)) for t in range(self.nthreads)]
@@ -328,8 +329,10 @@ class Registers(Workload):
         env = self.env
         rng = random.Random(self.seed * 107 + t)
         mine = [i for i in range(len(self.keys)) if i % self.nthreads == t]
-        main = Client(env, f"registers-{t}")
-        other = Client(env, f"registers-{t}-other")
+        # Fleet mode: the other connection goes to another router than the writer's.
+        main = Client(env, f"registers-{t}", router=env.nth_router(t))
+        other = Client(env, f"registers-{t}-other", router=env.nth_router(t + 1))
+        elsewhere = "another connection" if env.fleet is None else "another router"
         while not env.stop_workloads.is_set():
             i = rng.choice(mine)
             self.seq[i] += 1
@@ -344,7 +347,7 @@ class Registers(Workload):
                 elif out.status == NOTRUN:
                     self.notrun[i].add(seq)
             if out.status == OK:
-                for client, where in ((main, "same connection"), (other, "another connection")):
+                for client, where in ((main, "same connection"), (other, elsewhere)):
                     read = client.call("GET", self.keys[i])
                     self.count(read)
                     if read.ok and not is_int_or_nil(read.value):
@@ -962,6 +965,10 @@ class Salted(Workload):
         self.unsalt_errors = collections.Counter()
         self.fold_failures = 0
         self.cooling = set()  # keys the INCR threads leave alone for now
+        # Keys whose UNSALT left sub-keys unfolded (a failed fold; in a fleet, a router that did
+        # not confirm): the next UNSALT of the key, even one given up meanwhile, starts with
+        # SALT again, or the final read would miss what those sub-keys hold.
+        self.unfolded = set()
         self.nthreads = threads
 
     def threads(self):
@@ -996,7 +1003,7 @@ class Salted(Workload):
         finished as the error says: SALT the key again with the same count, UNSALT it."""
         env = self.env
         end = now() + deadline_s
-        resalt = False
+        resalt = key in self.unfolded
         while now() < end:
             env.wait_shards_up(10.0)
             if resalt:
@@ -1012,15 +1019,19 @@ class Salted(Workload):
                     self.unsalts_in_move += 1
                 env.event(f"salting: UNSALT {key} (move state {state})"
                           + (" (finishing a failed fold)" if resalt else ""))
+                self.unfolded.discard(key)
                 return True
             if out.error and "is not salted" in out.error and not resalt:
                 return True
             if out.error:
                 self.unsalt_errors[gist(out.error)] += 1
                 env.event(f"salting: UNSALT {key} answered: {out.error[:300]}")
-                if "folding its sub-key" in out.error:
+                # In a fleet, a router that did not confirm leaves the sub-keys unfolded and
+                # says to SALT the key again, then UNSALT it.
+                if "folding its sub-key" in out.error or "SANTRAL SALT the key again" in out.error:
                     self.fold_failures += 1
                     resalt = True
+                    self.unfolded.add(key)
             time.sleep(1.0)
         return False
 
@@ -1077,12 +1088,25 @@ class Salted(Workload):
             if value < self.acked[i]:
                 env.anomaly("salted counter: final below acknowledged",
                             f"{key} = {value}, {self.acked[i]} INCRs acknowledged "
-                            f"({self.acked[i] - value} lost), {self.attempted[i]} attempted")
+                            f"({self.acked[i] - value} lost), {self.attempted[i]} attempted"
+                            + self.stranded(key))
             elif value > self.attempted[i]:
                 env.anomaly("salted counter: final above attempted",
                             f"{key} = {value}, {self.attempted[i]} INCRs attempted")
             else:
                 env.passed("salted counter: acked <= final <= attempted")
+
+    def stranded(self, key):
+        """Sub-keys of `key` still on the shards (read directly): what a fold left behind."""
+        found = []
+        for name, shard in sorted(self.env.shards.items()):
+            try:
+                c = shard.client(timeout=5.0)
+                for sub in c.scan_iter(match=f"{key}:s*", count=1000):
+                    found.append(f"{sub}={c.get(sub)} on {name}")
+            except Exception as e:
+                found.append(f"({name}: {type(e).__name__})")
+        return f"; sub-keys left on the shards: {', '.join(found)}" if found else ""
 
     def inject(self):
         for i, key in enumerate(self.keys):
