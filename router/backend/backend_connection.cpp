@@ -104,6 +104,7 @@ void BackendConnection::close_socket() {
 
 void BackendConnection::connect() {
   state_ = State::Connecting;
+  fence_wait_ = false;
   flush_posted_ = false;
   connect_started_ = Clock::now();
   auto generation = ++generation_;
@@ -253,6 +254,7 @@ void BackendConnection::send_within(std::string_view request, ReplySinkPtr sink,
 
 void BackendConnection::enqueue(std::string_view request, ReplySinkPtr sink, std::uint64_t slot,
                                 std::uint32_t fragment, Clock::duration limit) {
+  fence_lifted();
   if (ejected_ || state_ == State::Down || state_ == State::Stopped) {
     std::string reply =
         state_ == State::Stopped
@@ -273,6 +275,7 @@ void BackendConnection::enqueue(std::string_view request, ReplySinkPtr sink, std
 }
 
 void BackendConnection::send_silent(std::string_view request) {
+  fence_lifted();
   if (ejected_ || state_ == State::Down || state_ == State::Stopped) return;
   auto now = Clock::now();
   outbox_.append(request);
@@ -519,6 +522,7 @@ void BackendConnection::connection_failed(const std::string& reply, bool counts_
     // Out of touch with etcd: no write may go out, the handshake's neither; connecting again
     // at once would be failed by it again, thousands of times a second.
     state_ = State::Down;
+    fence_wait_ = true;
     down_reason_ = "this router has not confirmed its fleet lease";
     fail_all(reply);
     retry_timer_.expires_after(config_->timeouts.reconnect_min);
@@ -531,6 +535,15 @@ void BackendConnection::connection_failed(const std::string& reply, bool counts_
   }
   connect();
   fail_all(reply);
+}
+
+// A connection the write fence closed waits before connecting again (connection_failed); a
+// request that comes once the lease is confirmed again connects it at once instead.
+void BackendConnection::fence_lifted() {
+  if (!fence_wait_ || state_ != State::Down || write_fence_late_ms() > 0) return;
+  fence_wait_ = false;
+  retry_timer_.cancel();
+  connect();
 }
 
 // A tracking connection's server forgets what it tracked for it when the connection ends:

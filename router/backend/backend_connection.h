@@ -166,6 +166,7 @@ class BackendConnection
   void fail_all(const std::string& reply);
   void connection_failed(const std::string& reply, bool counts_as_failure);
   void go_down(const std::string& reason);
+  void fence_lifted();
   void tracking_lost();
   void close_socket();
   std::string address_text() const { return target_.address.text(); }
@@ -183,6 +184,7 @@ class BackendConnection
   boost::asio::steady_timer retry_timer_;
   State state_ = State::Connecting;
   bool ejected_ = false;          // marked down; traffic only after a PING is answered
+  bool fence_wait_ = false;       // closed by the write fence; connects again once it lifts
   std::uint32_t failures_ = 0;    // in a row
   std::uint64_t generation_ = 0;  // bumped on every reset; stale handlers compare and bail
   std::chrono::steady_clock::time_point connect_started_;

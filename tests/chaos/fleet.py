@@ -53,7 +53,7 @@ import urllib.request
 
 import cluster
 from client import Client, Outcome, UNKNOWN
-from cluster import MapModel, free_port, _signal
+from cluster import free_port, _signal
 import nemesis
 
 now = time.monotonic
@@ -460,7 +460,7 @@ class FleetOperator(nemesis.Operator):
             while now() < end and not self.env.stop_nemeses.is_set():
                 k = next((i for i in self.roles[2:] + self.roles[:2]
                           if self.fleet.routers[i].usable()), self.roles[2])
-                if self.parse_shardmap(self.clients[k].call("SANTRAL", "SHARDMAP")) == expect:
+                if nemesis.parse_shardmap(self.clients[k].call("SANTRAL", "SHARDMAP")) == expect:
                     return True
                 if self.status().get("state") not in ("idle", None):
                     break  # a move runs after all: wait for it
@@ -478,26 +478,10 @@ class FleetOperator(nemesis.Operator):
         end = now() + 30.0
         while True:
             out, _ = self.via(0, "SANTRAL", "SHARDMAP", deadline_s=30.0)
-            model = self.parse_shardmap(out)
+            model = nemesis.parse_shardmap(out)
             if model == self.in_force or now() > end or self.env.stop_nemeses.is_set():
                 return model
             time.sleep(0.5)
-
-    @staticmethod
-    def parse_shardmap(out):
-        if not out.ok or not isinstance(out.value, str):
-            return None
-        shards, hash_name, tag = [], None, None
-        for line in out.value.splitlines():
-            if line.startswith("hash:"):
-                hash_name = line[len("hash:"):].strip()
-            elif line.startswith("hash_tag:"):
-                tag = line[len("hash_tag:"):].strip()
-            elif line.startswith("shard:") and "role:primary" in line:
-                shards.append(line.split()[0][len("shard:"):])
-        if hash_name is None or tag is None or not shards:
-            return None
-        return MapModel(shards, hash_name, tag)
 
     def approve(self):
         out, name = self.via(1, "SANTRAL", "RESHARD", "APPROVE", idempotent=False)

@@ -55,6 +55,22 @@ def weighted(rng, choices):
     return choices[-1][0]
 
 
+def parse_shardmap(out):
+    """The MapModel of a SANTRAL SHARDMAP answer (an Outcome), or None."""
+    if not out.ok or not isinstance(out.value, str):
+        return None
+    shards, hash_name, tag = [], None, None
+    for line in out.value.splitlines():
+        if line.startswith("hash:"):
+            hash_name = line[len("hash:"):].strip()
+        elif line.startswith("hash_tag:"):
+            tag = line[len("hash_tag:"):].strip()
+        elif line.startswith("shard:") and "role:primary" in line:
+            shards.append(line.split()[0][len("shard:"):])
+    if hash_name is None or tag is None or not shards:
+        return None
+    return MapModel(shards, hash_name, tag)
+
 class Operator:
     def __init__(self, env, seed, model, actions=None):
         self.env = env
@@ -84,20 +100,7 @@ class Operator:
 
     def served(self):
         """The map Santral serves, from SANTRAL SHARDMAP, or None."""
-        out = self.command("SANTRAL", "SHARDMAP", deadline_s=30.0)
-        if not out.ok or not isinstance(out.value, str):
-            return None
-        shards, hash_name, tag = [], None, None
-        for line in out.value.splitlines():
-            if line.startswith("hash:"):
-                hash_name = line[len("hash:"):].strip()
-            elif line.startswith("hash_tag:"):
-                tag = line[len("hash_tag:"):].strip()
-            elif line.startswith("shard:") and "role:primary" in line:
-                shards.append(line.split()[0][len("shard:"):])
-        if hash_name is None or tag is None or not shards:
-            return None
-        return MapModel(shards, hash_name, tag)
+        return parse_shardmap(self.command("SANTRAL", "SHARDMAP", deadline_s=30.0))
 
     def wait_idle(self, stall_s=180.0, approve_planned=True):
         """Waits until no move runs; a move found planned (a restart that planned one) is
