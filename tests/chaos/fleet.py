@@ -550,18 +550,10 @@ class FleetOperator(nemesis.Operator):
     def act(self, action, abort_at, keep_file):
         env = self.env
         self.rng.shuffle(self.roles)
-        if not self.wait_idle():
+        begun = self.begin(action, "a router", f"r{self.roles[0]}")
+        if begun is None:
             return
-        served = self.served()
-        if served is not None and served != self.in_force:
-            env.anomaly("map: a router serves a map that no move put in force",
-                        f"the last move left {self.in_force.describe()} in force; "
-                        f"r{self.roles[0]} serves {served.describe()}")
-            self.in_force = served
-        old, new = self.in_force, self.target(action)
-        if action in ("hash", "tag") and self.rng.random() < 0.3:
-            action += "+abort"
-        aborting = action.endswith("abort")
+        old, new, action, aborting = begun
         self.max_keys_per_sec = env.walk_rate()
         self.file_model = new
         verdict, text, via = self.push(new)

@@ -194,20 +194,29 @@ class Operator:
             return m.copy(hash="fnv1a_64" if m.hash == "murmur" else "murmur")
         return m.copy(hash_tag="[]" if m.hash_tag == "{}" else "{}")
 
-    def act(self, action, abort_at, keep_file):
-        env = self.env
+    def begin(self, action, kind="Santral", who="Santral"):
+        """Waits until no move runs, checks that the map served is the one the last move put in
+        force (`who` serves it; `kind` names it in the anomaly), and picks the next map.
+        Returns (old, new, action, aborting), or None when stopped."""
         if not self.wait_idle():
-            return
+            return None
         served = self.served()
         if served is not None and served != self.in_force:
-            env.anomaly("map: Santral serves a map that no move put in force",
-                        f"the last move left {self.in_force.describe()} in force (file: "
-                        f"{self.file_model.describe()}); Santral serves {served.describe()}")
+            self.env.anomaly(f"map: {kind} serves a map that no move put in force",
+                             f"the last move left {self.in_force.describe()} in force (file: "
+                             f"{self.file_model.describe()}); {who} serves {served.describe()}")
             self.in_force = served
         old, new = self.in_force, self.target(action)
         if action in ("hash", "tag") and self.rng.random() < 0.3:
             action += "+abort"
-        aborting = action.endswith("abort")
+        return old, new, action, action.endswith("abort")
+
+    def act(self, action, abort_at, keep_file):
+        env = self.env
+        begun = self.begin(action)
+        if begun is None:
+            return
+        old, new, action, aborting = begun
         env.santral.max_keys_per_sec = env.walk_rate()
         env.santral.write_config(new)
         self.file_model = new
