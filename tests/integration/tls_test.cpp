@@ -407,8 +407,12 @@ TEST_CASE("shards over TLS: a SET lands on its TLS-only shard, MGET spans two of
   auto client = santral.client();
   std::string on_a = key_on(shards, 0);
   std::string on_b = key_on(shards, 1);
-  REQUIRE(client.command({"SET", on_a, "value-a"}).is_ok());
-  REQUIRE(client.command({"SET", on_b, "value-b"}).is_ok());
+  auto set_a = client.command({"SET", on_a, "value-a"});
+  INFO(set_a.str);
+  REQUIRE(set_a.is_ok());
+  auto set_b = client.command({"SET", on_b, "value-b"});
+  INFO(set_b.str);
+  REQUIRE(set_b.is_ok());
   // Read back from each shard directly, by a client that verifies it.
   auto direct_a = a->tls_client(trusting(certs.ca.cert_file));
   auto direct_b = b->tls_client(trusting(certs.ca.cert_file));

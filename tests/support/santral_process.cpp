@@ -2,9 +2,12 @@
 
 #include <sys/wait.h>
 
+#include <exception>
+#include <iostream>
 #include <stdexcept>
 
 #include "tests/support/free_port.h"
+#include "tests/support/test_outcome.h"
 
 namespace santral::test {
 
@@ -28,6 +31,15 @@ SantralProcess::SantralProcess(const std::filesystem::path& config_file, int por
                                std::vector<std::string> extra_args)
     : port_(port), config_path_(config_file) {
   launch(std::move(extra_args));
+}
+
+SantralProcess::~SantralProcess() {
+  if (!process_ || (!current_test_failed() && std::uncaught_exceptions() == 0)) return;
+  constexpr std::size_t kTail = 12000;
+  std::string text = process_->log();
+  if (text.size() > kTail) text = "...\n" + text.substr(text.size() - kTail);
+  std::cerr << "---- the end of Santral's log (" << config_path_.string() << ") ----\n"
+            << text << "---- end of Santral's log ----\n";
 }
 
 void SantralProcess::launch(std::vector<std::string> extra_args) {

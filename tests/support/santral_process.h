@@ -34,6 +34,10 @@ class SantralProcess {
   // Serves an existing config file (Santral's or a nutcracker.yml) that listens on `port`.
   SantralProcess(const std::filesystem::path& config_file, int port,
                  std::vector<std::string> extra_args = {});
+  // When the test has failed (or is failing by an exception), prints the end of Santral's log.
+  ~SantralProcess();
+  SantralProcess(SantralProcess&&) = default;
+  SantralProcess& operator=(SantralProcess&&) = default;
 
   // A config listing `shards` as shard0..shardN-1, plus `extra_yaml` (top-level keys).
   static std::string config_for(const std::vector<const RedisServer*>& shards,
