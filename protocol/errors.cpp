@@ -226,6 +226,11 @@ constexpr Entry kMessages[] = {
      "CLUSTERDOWN santral: this router has not confirmed its lease with etcd in time ({} ms "
      "late) and may have been left out of the fleet; it serves again once etcd answers, or use "
      "another router"},
+    {ClientError::FleetMapRefused,
+     "CLUSTERDOWN santral: the fleet moved on to map version {}, which this router cannot take "
+     "(its log says why); keys may have moved, so it serves nothing until it takes a map: "
+     "upgrade this router, or push one it reads with `santral map push FILE`, or use another "
+     "router"},
     {ClientError::FleetUnsaltUnconfirmed,
      "ERR santral: '{}' is no longer salted here, but not every router of the fleet confirmed "
      "it stopped writing its sub-keys ({}); they are left unfolded and still hold part of the "

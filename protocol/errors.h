@@ -139,6 +139,7 @@ enum class ClientError : std::uint8_t {
   MapPushSyntax,
   MapProposal,
   FleetOutOfTouch,
+  FleetMapRefused,
   FleetUnsaltUnconfirmed,
   // A move in progress.
   MoveFailed,

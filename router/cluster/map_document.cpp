@@ -17,6 +17,7 @@ std::string encode_map(const MapDocument& map) {
                    {"config", map.config_text}};
   if (map.moved_from != 0) document["moved_from"] = map.moved_from;
   if (map.based_on != 0) document["based_on"] = map.based_on;
+  if (!map.salt_naming.empty()) document["salt_naming"] = map.salt_naming;
   return document.dump(2);
 }
 
@@ -34,6 +35,11 @@ DecodedMap decode_map(std::string_view key, const std::string& value) {
         key);
     return out;
   }
+  // The lineage first: a router that cannot read the rest still learns the fleet moved on.
+  if (auto moved = document.find("moved_from"); moved != document.end() && moved->is_number())
+    out.moved_from = moved->get<std::int64_t>();
+  if (auto based = document.find("based_on"); based != document.end() && based->is_number())
+    out.based_on = based->get<std::int64_t>();
   auto format = document.find("format");
   if (format == document.end() || !format->is_number_integer())
     return fail("format",
@@ -52,14 +58,20 @@ DecodedMap decode_map(std::string_view key, const std::string& value) {
     return fail("config", "missing or not a string (the shard map's YAML)");
   out.config_text = text->get<std::string>();
   out.pushed_by = document.value("pushed_by", "");
-  if (auto moved = document.find("moved_from"); moved != document.end() && moved->is_number())
-    out.moved_from = moved->get<std::int64_t>();
-  if (auto based = document.find("based_on"); based != document.end() && based->is_number())
-    out.based_on = based->get<std::int64_t>();
+  if (auto naming = document.find("salt_naming"); naming != document.end()) {
+    if (!naming->is_string())
+      return fail("salt_naming",
+                  "not a string (the shard map's YAML salted counters are named by)");
+    out.salt_naming = naming->get<std::string>();
+  }
   try {
     out.shared = config::parse_config(out.config_text, fmt::format("etcd key {} field config", key),
                                       config::ConfigFormat::Santral);
+    if (!out.salt_naming.empty())
+      config::parse_config(out.salt_naming, fmt::format("etcd key {} field salt_naming", key),
+                           config::ConfigFormat::Santral);
   } catch (const config::ConfigError& e) {
+    out.shared.reset();
     out.error = e.what();
   }
   return out;

@@ -111,9 +111,15 @@ bool pulls_first(ClientSession& session, Plan& plan) {
 // In a fleet, a router that has not confirmed its lease lately may have been left out of a
 // move; until it has, nothing it routes reaches a shard (router/cluster/).
 void out_of_touch(ClientSession& session, Plan& plan) {
-  auto until = session.worker().shared().fleet_serve_until_ns.load(std::memory_order_relaxed);
+  const auto& shared = session.worker().shared();
+  auto until = shared.fleet_serve_until_ns.load(std::memory_order_relaxed);
   if (until == std::numeric_limits<std::int64_t>::max()) return;
   if (plan.kind == RouteKind::Answered || plan.kind == RouteKind::Local) return;
+  if (auto refused = shared.fleet_map_refused.load(std::memory_order_relaxed); refused != 0) {
+    plan.kind = RouteKind::Answered;
+    plan.error = protocol::error_message(ClientError::FleetMapRefused, refused);
+    return;
+  }
   auto late = lease_clock_ns() - until;
   if (late <= 0) return;
   plan.kind = RouteKind::Answered;

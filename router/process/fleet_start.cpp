@@ -99,6 +99,7 @@ FleetStart join_fleet(const ConfigSource& source, config::Config config) {
   start.config = std::move(config);
   start.map_version = static_cast<std::uint64_t>(joined.map->mod_revision);
   start.map_text = decoded.config_text;
+  start.salt_naming_text = decoded.salt_naming;
   return start;
 }
 

@@ -21,6 +21,7 @@ struct FleetStart {
   std::uint64_t map_version = 1;      // the etcd revision of the map it starts with
   std::string map_text;               // the shared part in force (config/shared_map.h)
   std::string file_map_text;          // the shared part of the file, as read at start
+  std::string salt_naming_text;       // the map salted counters are named by (empty: map_text)
   std::optional<EtcdKeyValue> salting;
   std::optional<EtcdKeyValue> move;  // a move in progress
 };

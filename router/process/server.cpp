@@ -105,7 +105,19 @@ Server::Server(ConfigSource source, config::Config config, FleetStart fleet)
     topology_ = in_fleet;
   }
   fleet_map_text_ = std::move(fleet.map_text);
+  fleet_naming_text_ = std::move(fleet.salt_naming_text);
   file_map_text_ = std::move(fleet.file_map_text);
+  if (fleet_ && !fleet_naming_text_.empty()) {
+    // Salted counters are named as every router of the fleet names them (map_document.h).
+    std::string error;
+    auto naming = fleet_topology(fleet_naming_text_, error);
+    auto named = std::make_shared<config::Topology>(*topology_);
+    if (naming)
+      named->salt_naming = naming->map;
+    else
+      spdlog::error("fleet: the map salted counters are named by does not load: {}", error);
+    topology_ = named;
+  }
   joined_move_ = std::move(fleet.move);
   if (fleet_ && fleet.salting) {
     // The fleet's run-time salting outlives any one router: it is taken before serving.
@@ -125,7 +137,8 @@ Server::Server(ConfigSource source, config::Config config, FleetStart fleet)
   if (fleet_) {
     // In a fleet a move lives in etcd; a state file left by this router running alone is not
     // the fleet's (etcd's map is in force).
-    fleet_ledger_ = std::make_unique<FleetLedger>(*fleet_, [this] { return fleet_map_text_; });
+    fleet_ledger_ = std::make_unique<FleetLedger>(
+        *fleet_, [this] { return fleet_map_text_; }, [this] { return fleet_naming_text_; });
     driver_ = std::make_unique<MoveDriver>(io_, host, *fleet_ledger_, fleet_->router_name());
     fleet_ledger_->on_change(
         [this](const std::optional<LedgerMove>& move) { driver_->take(move); });

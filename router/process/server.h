@@ -94,9 +94,11 @@ class Server final : public ControlPlane, private MoveHost {
   struct FleetMap {
     std::shared_ptr<config::Topology> topology;  // its versions set by the caller
     std::string text;
+    std::string naming_text;  // the map salted counters are named by (empty: text)
     std::string pushed_by;
     std::string error;
-    bool moves = false;  // built, but it gives keys new owners (error says so)
+    bool moves = false;   // built, but it gives keys new owners (error says so)
+    bool missed = false;  // its lineage says the fleet went on past this router's map
   };
   FleetMap fleet_map(const std::string& key, const std::string& document) const;
   void take_fleet_map(const EtcdKeyValue& map);
@@ -161,6 +163,7 @@ class Server final : public ControlPlane, private MoveHost {
   std::unique_ptr<AdminServer> admin_;
   std::unique_ptr<FleetAgent> fleet_;  // in a fleet (`cluster:`): the link to etcd
   std::string fleet_map_text_;         // the shared part of the map in force (fleet)
+  std::string fleet_naming_text_;      // ... of the map salted counters are named by (empty: it)
   std::string file_map_text_;          // the shared part of the file, as last read (fleet)
   // share_salting() calls waiting until every router has acknowledged their salting version.
   struct SaltWaiter {

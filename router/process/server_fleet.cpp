@@ -28,6 +28,15 @@ std::optional<FleetAgent::View> Server::fleet_view() const {
 Server::FleetMap Server::fleet_map(const std::string& key, const std::string& document) const {
   FleetMap out;
   auto decoded = decode_map(key, document);
+  // Keys change owners only through a move (router/resharding/move_driver.h); a map that gives
+  // them new owners at once would strand them. But a map is taken as it is when its lineage
+  // says this router missed what came before it: one a move ended with (where the keys are
+  // now), or one written over a later version than this router serves (it was away, out of
+  // touch, while the fleet went on). Only a map written over the very version in force here
+  // that moves keys without a move is refused: nobody moved them.
+  out.missed = decoded.moved_from != 0 ||
+               (decoded.based_on != 0 &&
+                decoded.based_on != static_cast<std::int64_t>(topology_->map_version));
   if (!decoded.shared) {
     out.error = decoded.error;
     return out;
@@ -35,17 +44,18 @@ Server::FleetMap Server::fleet_map(const std::string& key, const std::string& do
   config::Config next = *topology_->config;
   config::adopt_shared_map(next, *decoded.shared);
   auto made = std::make_shared<config::Topology>(*config::make_topology(std::move(next), 0));
-  made->salt_naming = topology_->salt_naming;
-  // Keys change owners only through a move (router/resharding/move_driver.h); a map that gives
-  // them new owners at once would strand them. But a map is taken as it is when its lineage
-  // says this router missed what came before it: one a move ended with (where the keys are
-  // now), or one written over a later version than this router serves (it was away, out of
-  // touch, while the fleet went on). Only a map written over the very version in force here
-  // that moves keys without a move is refused: nobody moved them.
-  bool missed = decoded.moved_from != 0 ||
-                (decoded.based_on != 0 &&
-                 decoded.based_on != static_cast<std::int64_t>(topology_->map_version));
-  if (!missed && !config::moving_units(*topology_->map, *made->map).empty())
+  // Every router names salted counters by the map the document says, one that started after
+  // the move that made it necessary too.
+  if (!decoded.salt_naming.empty()) {
+    std::string error;
+    auto naming = fleet_topology(decoded.salt_naming, error);
+    if (!naming) {
+      out.error = fmt::format("etcd key {}: field salt_naming: {}", key, error);
+      return out;
+    }
+    made->salt_naming = naming->map;
+  }
+  if (!out.missed && !config::moving_units(*topology_->map, *made->map).empty())
     out.error = fmt::format(
         "etcd key {}: field config: the map gives keys new owners ({}) without a move; propose "
         "it with `santral map push FILE` or a reload, which plans the move",
@@ -53,6 +63,7 @@ Server::FleetMap Server::fleet_map(const std::string& key, const std::string& do
   out.moves = !out.error.empty();
   out.topology = std::move(made);
   out.text = std::move(decoded.config_text);
+  out.naming_text = std::move(decoded.salt_naming);
   out.pushed_by = std::move(decoded.pushed_by);
   return out;
 }
@@ -81,15 +92,24 @@ void Server::take_fleet_map(const EtcdKeyValue& map) {
   std::string why = fmt::format("etcd (map version {})", version);
   auto next = fleet_map(map.key, map.value);
   if (!next.topology || next.moves) {
-    spdlog::error("fleet '{}': refusing map version {}: {}; still serving version {}",
-                  fleet_->settings().name, version, next.error, topology_->map_version);
+    // Where the fleet moved keys to a map this router cannot take, its own map no longer says
+    // where they are: it serves nothing until it takes one (F14).
+    bool stop = !next.topology && next.missed;
+    if (stop) shared_.fleet_map_refused.store(version, std::memory_order_relaxed);
+    spdlog::error(
+        "fleet '{}': refusing map version {}: {}; {} version {}", fleet_->settings().name, version,
+        next.error,
+        stop ? "the fleet's keys may have moved: serving nothing, not even" : "still serving",
+        topology_->map_version);
     remember_reload(why, {false, next.error});
     return;
   }
+  shared_.fleet_map_refused.store(0, std::memory_order_relaxed);
   next.topology->version = next_version();
   next.topology->map_version = version;
   auto change = config::compare_placement(*topology_->map, *next.topology->map);
   fleet_map_text_ = std::move(next.text);
+  fleet_naming_text_ = std::move(next.naming_text);
   put_in_force(next.topology);
   fleet_->acknowledge(map.mod_revision);
   // Back from an outage: it serves again only once it serves the version etcd holds.
@@ -105,7 +125,8 @@ void Server::take_fleet_map(const EtcdKeyValue& map) {
 
 void Server::propose_map(const std::string& shared_text, std::function<void(ReloadResult)> done) {
   auto expected = static_cast<std::int64_t>(topology_->map_version);
-  std::string document = encode_map({shared_text, fleet_->router_name(), 0, expected});
+  std::string document =
+      encode_map({shared_text, fleet_->router_name(), 0, expected, fleet_naming_text_});
   if (driver_->under_way())
     return done({false, protocol::error_message(
                             protocol::ClientError::MapProposal,

@@ -34,6 +34,9 @@ struct SharedState {
   // may have been left out of the fleet (its lease unconfirmed) and must not reach the shards. The
   // maximum outside a fleet. Read once per request that goes to a shard.
   std::atomic<std::int64_t> fleet_serve_until_ns{std::numeric_limits<std::int64_t>::max()};
+  // In a fleet: the version of a map etcd holds that this router refused although the fleet
+  // moved keys to it (or past its own); 0 when none. Nothing is routed while it is set.
+  std::atomic<std::uint64_t> fleet_map_refused{0};
   // Every MIGRATE of this process (pulls, the walk) waits here while it would make a cycle.
   MigrationGate migrations;
   // What the shards know (their versions, the commands Santral's table lacks): read and

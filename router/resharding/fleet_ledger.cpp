@@ -22,8 +22,9 @@ std::uint64_t next_epoch(const MoveDocument& document, std::int64_t mod_revision
 
 }  // namespace
 
-FleetLedger::FleetLedger(FleetAgent& agent, std::function<std::string()> map_text)
-    : agent_(agent), map_text_(std::move(map_text)) {}
+FleetLedger::FleetLedger(FleetAgent& agent, std::function<std::string()> map_text,
+                         std::function<std::string()> naming_text)
+    : agent_(agent), map_text_(std::move(map_text)), naming_text_(std::move(naming_text)) {}
 
 std::optional<LedgerMove> FleetLedger::read(const EtcdKeyValue& kv, std::string& error) const {
   auto document = decode_move(kv.key, kv.value, error);
@@ -192,9 +193,11 @@ void FleetLedger::finish(const LedgerMove& move, Done done) {
   if (!back) {
     compares.push_back(
         {agent_.map_key(), Compare::Target::ModRevision, move.document.from_version, {}});
+    std::string naming = naming_text_();
+    if (naming.empty()) naming = move.document.from_text;
     puts.push_back({agent_.map_key(),
                     encode_map({move.document.to_text, agent_.router_name(),
-                                move.document.from_version, move.document.from_version}),
+                                move.document.from_version, move.document.from_version, naming}),
                     0});
   }
   std::vector<std::string> deletes = {agent_.move_key()};

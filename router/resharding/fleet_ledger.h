@@ -19,12 +19,15 @@ namespace santral::router {
 //             epoch is one past the document's mod_revision: an etcd revision no earlier
 //             epoch of any move can have reached
 //   release   compared on the document's revision and on this router holding the coordinator
-//   finish    the destination map (with its lineage, moved_from) and the document's deletion
-//             in one transaction; every router takes both at its next read
+//   finish    the destination map (with its lineage, moved_from, and the map salted counters
+//             keep their names by: the source's, or the one it had) and the document's
+//             deletion in one transaction; every router takes both at its next read
 class FleetLedger final : public MoveLedger {
  public:
-  // `map_text`: the shared part of the map this router serves (what a move starts from).
-  FleetLedger(FleetAgent& agent, std::function<std::string()> map_text);
+  // `map_text`: the shared part of the map this router serves (what a move starts from);
+  // `naming_text`: of the map salted counters are named by (empty: the map's own).
+  FleetLedger(FleetAgent& agent, std::function<std::string()> map_text,
+              std::function<std::string()> naming_text);
 
   // A move document read from etcd, as the driver takes it; nullopt (with `error`) when it is
   // not one.
@@ -50,6 +53,7 @@ class FleetLedger final : public MoveLedger {
 
   FleetAgent& agent_;
   std::function<std::string()> map_text_;
+  std::function<std::string()> naming_text_;
   std::function<void(const std::optional<LedgerMove>&)> changed_;
 };
 

@@ -14,12 +14,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "config/config.h"
 #include "config/shard_map.h"
+#include "router/hotkeys/salting/salted_layout.h"
 #include "tests/support/etcd_cluster.h"
 #include "tests/support/free_port.h"
 #include "tests/support/move_checks.h"
@@ -38,6 +40,12 @@ long long map_version(const SantralProcess& router) {
   auto reply = router.client().command({"SANTRAL", "SHARDMAP"});
   REQUIRE(reply.type == Reply::Type::String);
   return std::stoll(reply.str.substr(reply.str.find(':') + 1));
+}
+
+// SANTRAL RESHARD STATUS's state, through `router`.
+std::string reshard_state(const SantralProcess& router) {
+  auto client = router.client();
+  return reshard_status(client)["state"];
 }
 
 // SANTRAL ROUTERS: name -> map_version.
@@ -192,6 +200,36 @@ TEST_CASE("fleet: a map in etcd that does not validate is refused alike by every
     CHECK(map_version(*router) == before);
     CHECK(router->client().command({"GET", "kept"}).str == "1");
   }
+}
+
+TEST_CASE("fleet: a map the fleet moved keys to that a router cannot read: it serves nothing") {
+  Fleet fleet;
+  long long before = map_version(*fleet.routers[0]);
+  REQUIRE(fleet.routers[1]->client().command({"SET", "kept", "1"}).is_ok());
+  std::string readable = fleet.etcd.get("/santral/t/map");
+  // As a move's end writes it, but from a newer Santral (a rolling upgrade's skew): the keys
+  // are on that map's shards now, and the old map no longer says where.
+  fleet.etcd.put("/santral/t/map", R"({"format": 2, "santral": "9.0", "config": "x", )"
+                                   R"("moved_from": )" +
+                                       std::to_string(before) + R"(, "based_on": )" +
+                                       std::to_string(before) + "}");
+  for (const auto& router : fleet.routers) {
+    auto client = router->client();
+    Reply got;
+    CHECK(wait_until(
+        [&] {
+          got = client.command({"GET", "kept"});
+          return got.is_error();
+        },
+        5000));
+    INFO(got.str);
+    CHECK(got.str.starts_with("CLUSTERDOWN santral: the fleet moved on to map version"));
+    CHECK(router->log().find("serving nothing") != std::string::npos);
+  }
+  // A map it reads, written over that version: it serves again.
+  fleet.etcd.put("/santral/t/map", readable);
+  for (const auto& router : fleet.routers)
+    CHECK(wait_until([&] { return router->client().command({"GET", "kept"}).str == "1"; }, 5000));
 }
 
 TEST_CASE("fleet: etcd losing one member of three changes nothing") {
@@ -556,6 +594,62 @@ TEST_CASE("fleet: run-time salting outlives the router that made it") {
         std::string::npos);
 }
 
+TEST_CASE("fleet: a router started after a move names salted counters as the others do") {
+  Fleet fleet;
+  RedisServer c;
+  auto& first = *fleet.routers[0];
+  // A counter whose sub-keys the three-shard map would name otherwise than the two-shard one.
+  std::string next = SantralProcess::config_for({&fleet.a, &fleet.b, &c});
+  santral::config::ShardMap two(
+      santral::config::parse_config(SantralProcess::config_for({&fleet.a, &fleet.b}), "two"));
+  santral::config::ShardMap three(santral::config::parse_config(next, "three"));
+  std::string likes;
+  for (int i = 0; likes.empty() && i < 1000; ++i) {
+    std::string key = "likes:" + std::to_string(i);
+    auto by = [&](const santral::config::ShardMap& map) {
+      auto names =
+          santral::router::lay_out_counter(key, 4, santral::config::SaltReply::Exact, map).sub_keys;
+      return std::set<std::string>(names.begin(), names.end());
+    };
+    if (by(two) != by(three)) likes = key;
+  }
+  REQUIRE(!likes.empty());
+  // SALT answers once every live router has taken it.
+  REQUIRE(first.client().command({"SANTRAL", "SALT", likes, "4"}).is_ok());
+  auto add = [&](const SantralProcess& router, int times) {
+    auto client = router.client();
+    for (int i = 0; i < times; ++i)
+      REQUIRE(client.command({"INCR", likes}).type == Reply::Type::Integer);
+  };
+  for (const auto& router : fleet.routers) add(*router, 50);
+
+  // A third shard, moved in: the sub-keys keep the names the two-shard map gave them.
+  auto pushed = fleet.routers[1]->client().command({"SANTRAL", "MAP", "PUSH", next});
+  INFO(pushed.str);
+  REQUIRE(pushed.type == Reply::Type::Status);
+  REQUIRE(wait_until([&] { return reshard_state(*fleet.routers[2]) == "planned"; }, 5000));
+  REQUIRE(fleet.routers[2]->client().command({"SANTRAL", "RESHARD", "APPROVE"}).is_ok());
+  auto moved = [&](const SantralProcess& router) {
+    return reshard_state(router) == "idle" &&
+           router.client().command({"SANTRAL", "SHARDMAP"}).str.find("shard:shard2") !=
+               std::string::npos;
+  };
+  for (const auto& router : fleet.routers)
+    REQUIRE(wait_until([&] { return moved(*router); }, 60000));
+
+  // A router that joins afterwards knows only the three-shard map from its file and etcd.
+  SantralProcess late(SantralProcess::config_for(
+      {&fleet.a, &fleet.b, &c}, fleet.etcd.cluster_yaml("t", "  lease_ttl_s: 3\n")));
+  add(late, 50);
+  add(first, 50);
+  std::vector<const SantralProcess*> every = {&first, fleet.routers[1].get(),
+                                              fleet.routers[2].get(), &late};
+  for (const auto* router : every) {
+    INFO("through the router on port " << router->port());
+    CHECK(router->client().command({"GET", likes}).str == "250");
+  }
+}
+
 namespace {
 
 // Writers through every router at once, on the same counters: each INCR counted when sent
@@ -608,11 +702,6 @@ class FleetWriters {
   std::atomic<bool> stop_{false};
   std::vector<std::thread> threads_;
 };
-
-std::string reshard_state(const SantralProcess& router) {
-  auto client = router.client();
-  return reshard_status(client)["state"];
-}
 
 }  // namespace
 

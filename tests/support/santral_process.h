@@ -36,8 +36,8 @@ class SantralProcess {
                  std::vector<std::string> extra_args = {});
   // When the test has failed (or is failing by an exception), prints the end of Santral's log.
   ~SantralProcess();
-  SantralProcess(SantralProcess&&) = default;
-  SantralProcess& operator=(SantralProcess&&) = default;
+  SantralProcess(const SantralProcess&) = delete;
+  SantralProcess& operator=(const SantralProcess&) = delete;
 
   // A config listing `shards` as shard0..shardN-1, plus `extra_yaml` (top-level keys).
   static std::string config_for(const std::vector<const RedisServer*>& shards,

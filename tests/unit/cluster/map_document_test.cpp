@@ -52,6 +52,27 @@ TEST_CASE("a map document that does not validate names the etcd key and the fiel
   }
 }
 
+TEST_CASE("a map document carries the map salted counters are named by, and its lineage") {
+  std::string naming = "shards:\n  - name: old\n    address: 127.0.0.1:7009\n";
+  auto decoded = decode_map(kKey, encode_map({kShards, "router-a", 5, 5, naming}));
+  REQUIRE(decoded.shared);
+  CHECK(decoded.moved_from == 5);
+  CHECK(decoded.based_on == 5);
+  CHECK(decoded.salt_naming == naming);
+  CHECK(decode_map(kKey, encode_map({kShards, "router-a"})).salt_naming.empty());
+  SECTION("not a string") {
+    auto bad = decode_map(kKey, R"({"format": 1, "config": "shards: []", "salt_naming": 3})");
+    CHECK_FALSE(bad.shared);
+    CHECK(bad.error.find("etcd key /santral/prod/map: field salt_naming: not a string") == 0);
+  }
+  SECTION("a map that does not validate") {
+    auto bad = decode_map(kKey, encode_map({kShards, "router-a", 5, 5,
+                                            "shards:\n  - name: a\n    address: nowhere\n"}));
+    CHECK_FALSE(bad.shared);
+    CHECK(bad.error.find("etcd key /santral/prod/map field salt_naming") != std::string::npos);
+  }
+}
+
 TEST_CASE("a move document round-trips; a bad one is refused with its field") {
   MoveDocument move;
   move.phase = MoveDocument::Phase::Aborting;
