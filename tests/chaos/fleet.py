@@ -574,6 +574,10 @@ class FleetOperator(nemesis.Operator):
             # Left planned: abort it so that the next action starts from idle.
             self.via(1, "SANTRAL", "RESHARD", "ABORT")
             self.wait_idle(approve_planned=False)
+            if self.status().get("state") == "planned":
+                # The ABORT did not take either (etcd without quorum): the move to `new` stays
+                # planned, and the next action's wait_idle approves it (file_model is `new`).
+                return
             self.file_model = old
             return
         started = now()
