@@ -103,44 +103,105 @@ struct MemberFailed {
   bool down;  // refused, silent once connected, or without a leader; false: out of reach
 };
 
+// A kept connection the member closed meanwhile (idle, or the member restarted): it fails
+// before any byte of an answer arrives, and a new connection is tried.
+struct StaleConnection {};
+
+}  // namespace
+
+// A connection to one member, kept open between calls: a router calls etcd several times a
+// second, and a connection per call left thousands of sockets in TIME_WAIT.
+struct EtcdConnection {
+  asio::io_context io;
+  beast::tcp_stream stream{io};
+};
+
+namespace {
+
+// Refused, or connected and then silent (a member without quorum, or stopped, still accepts
+// connections): that member cannot be serving anyone. A connection that cannot even be made
+// in time may be a partition between this router and an etcd that works for others.
+std::unique_ptr<EtcdConnection> connect(const std::string& member,
+                                        std::chrono::milliseconds timeout) {
+  config::Endpoint endpoint;
+  if (!config::parse_endpoint(member, endpoint)) throw MemberFailed{"not host:port", false};
+  auto endpoints = resolve(endpoint, timeout);
+  if (endpoints.empty()) throw MemberFailed{"its name does not resolve in time", false};
+  auto connection = std::make_unique<EtcdConnection>();
+  beast::error_code ec;
+  connection->stream.expires_after(timeout);
+  connection->stream.async_connect(endpoints, [&](beast::error_code e, const auto&) { ec = e; });
+  connection->io.run();
+  connection->io.restart();
+  if (ec) throw MemberFailed{ec.message(), ec == asio::error::connection_refused};
+  return connection;
+}
+
+// One request and its response on `connection`. On a kept connection (`reused`), a failure
+// before any byte of the answer is a StaleConnection.
+http::response<http::string_body> exchange(EtcdConnection& connection, const std::string& member,
+                                           std::string_view path, const std::string& body,
+                                           std::chrono::milliseconds timeout, bool reused) {
+  beast::error_code ec;
+  std::size_t received = 0;
+  auto wait = [&] {
+    connection.io.run();
+    connection.io.restart();
+    if (!ec) return;
+    bool before_answer = ec == asio::error::eof || ec == asio::error::connection_reset ||
+                         ec == asio::error::broken_pipe || ec == http::error::end_of_stream;
+    if (reused && received == 0 && before_answer) throw StaleConnection{};
+    throw MemberFailed{ec.message(), true};  // connected, then refused or silent
+  };
+  http::request<http::string_body> request{http::verb::post, std::string(path), 11};
+  request.set(http::field::host, member);
+  request.set(http::field::content_type, "application/json");
+  request.keep_alive(true);
+  request.body() = body;
+  request.prepare_payload();
+  connection.stream.expires_after(timeout);
+  http::async_write(connection.stream, request, [&](beast::error_code e, std::size_t) { ec = e; });
+  wait();
+  beast::flat_buffer buffer;
+  http::response<http::string_body> response;
+  connection.stream.expires_after(timeout);
+  http::async_read(connection.stream, buffer, response,
+                   [&](beast::error_code e, std::size_t bytes) {
+                     ec = e;
+                     received = bytes;
+                   });
+  wait();
+  return response;
+}
+
 }  // namespace
 
 EtcdClient::EtcdClient(std::vector<std::string> members, std::chrono::milliseconds timeout)
     : members_(std::move(members)), timeout_(timeout) {}
 
+EtcdClient::~EtcdClient() = default;
+
 json EtcdClient::call_member(const std::string& member, std::string_view path,
                              const std::string& body) {
-  config::Endpoint endpoint;
-  if (!config::parse_endpoint(member, endpoint)) throw MemberFailed{"not host:port", false};
-  asio::io_context io;
-  beast::tcp_stream stream(io);
-  beast::error_code ec;
-  // Refused, or connected and then silent (a member without quorum, or stopped, still accepts
-  // connections): that member cannot be serving anyone. A connection that cannot even be made
-  // in time may be a partition between this router and an etcd that works for others.
-  bool connected = false;
-  auto wait = [&] {
-    io.run();
-    io.restart();
-    if (ec) throw MemberFailed{ec.message(), connected || ec == asio::error::connection_refused};
-  };
-  auto endpoints = resolve(endpoint, timeout_);
-  if (endpoints.empty()) throw MemberFailed{"its name does not resolve in time", false};
-  stream.expires_after(timeout_);
-  stream.async_connect(endpoints, [&](beast::error_code e, const auto&) { ec = e; });
-  wait();
-  connected = true;
-  http::request<http::string_body> request{http::verb::post, std::string(path), 11};
-  request.set(http::field::host, member);
-  request.set(http::field::content_type, "application/json");
-  request.body() = body;
-  request.prepare_payload();
-  http::async_write(stream, request, [&](beast::error_code e, std::size_t) { ec = e; });
-  wait();
-  beast::flat_buffer buffer;
+  auto& kept = connections_[member];
   http::response<http::string_body> response;
-  http::async_read(stream, buffer, response, [&](beast::error_code e, std::size_t) { ec = e; });
-  wait();
+  try {
+    if (kept) {
+      try {
+        response = exchange(*kept, member, path, body, timeout_, true);
+      } catch (const StaleConnection&) {
+        kept.reset();
+      }
+    }
+    if (!kept) {
+      kept = connect(member, timeout_);
+      response = exchange(*kept, member, path, body, timeout_, false);
+    }
+  } catch (...) {
+    kept.reset();
+    throw;
+  }
+  if (!response.keep_alive()) kept.reset();
   json reply = json::parse(response.body(), nullptr, false);
   if (reply.is_discarded())
     throw MemberFailed{"answered " + std::to_string(response.result_int()) + " with no JSON",

@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -11,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 namespace santral::router {
+
+struct EtcdConnection;  // etcd_client.cpp
 
 struct EtcdKeyValue {
   std::string key;
@@ -41,12 +45,16 @@ class EtcdUnavailable : public std::runtime_error {
 };
 
 // A small blocking client of etcd v3's JSON gateway (/v3/kv, /v3/lease), one HTTP request per
-// call over Boost.Beast; keys and values are base64 on the wire. A call goes to the member
-// that answered last and moves on to the next on failure; throws EtcdUnavailable when none
-// answers. Not for the request path: the fleet's agent thread uses it (fleet_agent.h).
+// call over Boost.Beast, on a connection per member kept open between calls; keys and values are
+// base64 on the wire. A call goes to the member that answered last and moves on to the next on
+// failure; throws EtcdUnavailable when none answers. Not for the request path: the fleet's agent
+// thread uses it (fleet_agent.h).
 class EtcdClient {
  public:
   EtcdClient(std::vector<std::string> members, std::chrono::milliseconds timeout);
+  ~EtcdClient();
+  EtcdClient(const EtcdClient&) = delete;
+  EtcdClient& operator=(const EtcdClient&) = delete;
 
   // `key`, or every key starting with it when `prefix`.
   EtcdRange range(std::string_view key, bool prefix = false);
@@ -93,6 +101,8 @@ class EtcdClient {
                              const std::string& body);
 
   std::vector<std::string> members_;
+  // One connection per member, kept open between calls (HTTP/1.1 keep-alive).
+  std::map<std::string, std::unique_ptr<EtcdConnection>> connections_;
   std::chrono::milliseconds timeout_;
   std::size_t preferred_ = 0;
 };

@@ -2,9 +2,11 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <string>
 
 #include "router/cluster/etcd_client.h"
 #include "tests/support/etcd_cluster.h"
+#include "tests/support/fault_proxy.h"
 #include "tests/support/free_port.h"
 #include "tests/support/process.h"
 
@@ -55,6 +57,26 @@ TEST_CASE("etcd client: range, put, compare-and-swap, transactions and leases") 
   client.revoke(lease);
   CHECK(client.range("/t/leased").kvs.empty());
   CHECK_FALSE(client.keep_alive(lease));
+}
+
+TEST_CASE("etcd client: calls share one kept connection; one the member closed is made again") {
+  test::EtcdCluster etcd(1);
+  test::FaultProxy proxy({{"etcd", etcd.client_port(0)}});
+  EtcdClient client({"127.0.0.1:" + std::to_string(proxy.port("etcd"))},
+                    std::chrono::milliseconds(1000));
+  // The connections the member accepted, as the proxy in front of it counts them.
+  auto accepted = [&] {
+    auto status = proxy.command("STATUS etcd");
+    auto at = status.find("accepted=");
+    REQUIRE(at != std::string::npos);
+    return std::stoi(status.substr(at + 9));
+  };
+  for (int i = 0; i < 30; ++i) client.put("/k/" + std::to_string(i), "v");
+  CHECK(accepted() == 1);
+  // Reset under it (an idle close, a member restarted): the next call makes a new one.
+  proxy.command("KILL etcd");
+  CHECK(client.range("/k/", true).kvs.size() == 30);
+  CHECK(accepted() == 2);
 }
 
 TEST_CASE("etcd client: with no member answering, the error says what each said") {
