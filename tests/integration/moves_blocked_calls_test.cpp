@@ -84,17 +84,6 @@ class MovesBackAndForth {
   std::vector<RedisServer*> shards() { return {&a_, &b_, &c_, &d_}; }
   std::string log() const { return santral_->log(); }
 
-  // A SANTRAL command; a connection Santral broke fails the test with Santral's log (a run in
-  // CI once saw "Server closed the connection" on an APPROVE, with nothing else to go on).
-  Reply operator_command(RedisClient& client, const std::vector<std::string>& args) {
-    try {
-      return client.command(args);
-    } catch (const std::exception& e) {
-      FAIL(e.what() << "\nsantral's log:\n" << santral_->log());
-    }
-    return {};
-  }
-
   // Runs the six moves, calling `push(n)` right before the n-th switch (of 9). Returns the
   // number of switches.
   int run(const std::function<void(int)>& push) {
@@ -109,10 +98,10 @@ class MovesBackAndForth {
       INFO("move " << move << ": " << reload.str);
       REQUIRE(reload.str.find("planned") != std::string::npos);
       push(switches++);
-      REQUIRE(operator_command(client, {"SANTRAL", "RESHARD", "APPROVE"}).is_ok());
+      REQUIRE(client.command({"SANTRAL", "RESHARD", "APPROVE"}).is_ok());
       if (abort) {
         push(switches++);
-        auto aborted = operator_command(client, {"SANTRAL", "RESHARD", "ABORT"});
+        auto aborted = client.command({"SANTRAL", "RESHARD", "ABORT"});
         INFO("ABORT: " << aborted.str);
         REQUIRE(aborted.is_ok());
       }
