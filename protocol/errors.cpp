@@ -60,13 +60,8 @@ constexpr Entry kMessages[] = {
     {ClientError::SubscribedMode,
      "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
      "allowed in this context"},
-    {ClientError::TrackingNeedsResp3,
-     "ERR santral: CLIENT TRACKING through Santral needs RESP3: send HELLO 3 first "
-     "(invalidations arrive as RESP3 pushes on the client's own connection)"},
-    {ClientError::TrackingRedirect,
-     "ERR santral: CLIENT TRACKING REDIRECT is not supported through Santral: a push on another "
-     "connection can overtake a reply and leave a cached value stale; use HELLO 3 and CLIENT "
-     "TRACKING ON without REDIRECT"},
+    {ClientError::TrackingRedirectMissing, "ERR The client ID you want redirect to does not exist"},
+    {ClientError::TrackingRedirectTwice, "ERR A client can only redirect to a single other client"},
     {ClientError::TrackingPrefixNeedsBcast, "ERR PREFIX option requires BCAST mode to be enabled"},
     {ClientError::TrackingSwitchBcast,
      "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then "

@@ -50,8 +50,8 @@ enum class ClientError : std::uint8_t {
   UnblockReason,
   Unblocked,
   // Client-side caching (CLIENT TRACKING, CLIENT CACHING).
-  TrackingNeedsResp3,
-  TrackingRedirect,
+  TrackingRedirectMissing,
+  TrackingRedirectTwice,
   TrackingPrefixNeedsBcast,
   TrackingSwitchBcast,
   TrackingBcastOptions,

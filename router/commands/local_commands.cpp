@@ -164,8 +164,7 @@ void hello(const Routed& r) {
     return r.session.reply_error(error_message(ClientError::PinnedConnection, "HELLO"));
   if (rename) state.name = std::string(new_name);
   state.protocol = static_cast<int>(version);
-  // Invalidations are RESP3 pushes: a client back on RESP2 no longer tracks.
-  if (state.protocol != 3) state.tracking = TrackingSettings{};
+  // Tracking stays on, as on Redis: a RESP2 client gets its invalidations only through REDIRECT.
   answer(r, [&](RespWriter& w) {
     w.map_header(7);
     w.bulk("server");

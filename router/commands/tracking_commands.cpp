@@ -35,7 +35,7 @@ class BroadcastReady final : public CollectingMerge {
 
 struct TrackingRequest {
   bool on = false;
-  bool redirect = false;
+  std::uint64_t redirect = 0;  // REDIRECT <client id>, 0 for none
   bool bcast = false, optin = false, optout = false, noloop = false;
   std::vector<std::string> prefixes;
 };
@@ -45,8 +45,12 @@ std::optional<ClientError> parse(std::span<const std::string_view> args, Trackin
   for (std::size_t j = 3; j < args.size(); ++j) {
     bool more = j + 1 < args.size();
     if (equals_nocase(args[j], "redirect") && more) {
-      ++j;
-      out.redirect = true;
+      if (out.redirect != 0) return ClientError::TrackingRedirectTwice;
+      auto id = protocol::parse_integer(args[++j]);
+      if (!id) return ClientError::NotAnInteger;
+      // Redis takes any integer and then finds no client with a negative id or 0.
+      if (*id <= 0) return ClientError::TrackingRedirectMissing;
+      out.redirect = static_cast<std::uint64_t>(*id);
     } else if (equals_nocase(args[j], "bcast")) {
       out.bcast = true;
     } else if (equals_nocase(args[j], "optin")) {
@@ -104,9 +108,12 @@ bool compatible(const TrackingRequest& request, const TrackingSettings& current,
   return true;
 }
 
-void enable(const TrackingRequest& request, TrackingSettings& settings) {
+void enable(const TrackingRequest& request, unsigned redirect_worker, TrackingSettings& settings) {
   bool was_on = settings.on;
   settings.on = true;
+  settings.redirect = request.redirect;
+  settings.redirect_worker = redirect_worker;
+  settings.redirect_broken = false;
   settings.mode = request.bcast    ? Mode::Broadcast
                   : request.optin  ? Mode::OptIn
                   : request.optout ? Mode::OptOut
@@ -146,12 +153,17 @@ void client_tracking(const Routed& r) {
     settings = TrackingSettings{};
     return session.reply("+OK\r\n");
   }
-  if (request.redirect) return session.reply_error(error_message(ClientError::TrackingRedirect));
-  if (session.state().protocol != 3)
-    return session.reply_error(error_message(ClientError::TrackingNeedsResp3));
+  // As Redis: the client redirected to must exist now (it may go later: TRACKINGINFO then says
+  // broken_redirect). A RESP2 client without REDIRECT is accepted and told nothing, as by Redis.
+  unsigned redirect_worker = 0;
+  if (request.redirect != 0) {
+    auto worker = session.worker().shared().clients.worker_of(request.redirect);
+    if (!worker) return session.reply_error(error_message(ClientError::TrackingRedirectMissing));
+    redirect_worker = *worker;
+  }
   std::string error;
   if (!compatible(request, settings, error)) return session.reply_error(error);
-  enable(request, settings);
+  enable(request, redirect_worker, settings);
   if (settings.mode == Mode::Broadcast) return answer_when_broadcasting(r);
   session.reply("+OK\r\n");
 }
@@ -176,9 +188,17 @@ void client_caching(const Routed& r) {
   r.session.reply("+OK\r\n");
 }
 
-// Santral never redirects: -1 when tracking is off, 0 (none) when it is on.
+namespace {
+// -1 when tracking is off, else the client redirected to (0: none).
+std::int64_t redirect_shown(const TrackingSettings& settings) {
+  return settings.on ? static_cast<std::int64_t>(settings.redirect) : -1;
+}
+}  // namespace
+
 void client_getredir(const Routed& r) {
-  r.session.reply(r.session.state().tracking.on ? ":0\r\n" : ":-1\r\n");
+  std::string out;
+  RespWriter(out).integer(redirect_shown(r.session.state().tracking));
+  r.session.reply(out);
 }
 
 void client_trackinginfo(const Routed& r) {
@@ -192,6 +212,7 @@ void client_trackinginfo(const Routed& r) {
     if (settings.mode != Mode::Default) flags.push_back(kModes[static_cast<int>(settings.mode)]);
     if (settings.caching) flags.emplace_back(*settings.caching ? "caching-yes" : "caching-no");
     if (settings.noloop) flags.emplace_back("noloop");
+    if (settings.redirect_broken) flags.emplace_back("broken_redirect");
   }
   std::string out;
   int protocol = r.session.state().protocol;
@@ -205,7 +226,7 @@ void client_trackinginfo(const Routed& r) {
   }
   for (auto flag : flags) writer.bulk(flag);
   writer.bulk("redirect");
-  writer.integer(settings.on ? 0 : -1);
+  writer.integer(redirect_shown(settings));
   writer.bulk("prefixes");
   writer.array_header(settings.prefixes.size());
   for (const auto& prefix : settings.prefixes) writer.bulk(prefix);

@@ -10,6 +10,7 @@
 #include "router/acl/acl_log.h"
 #include "router/catalog/command_catalog.h"
 #include "router/resharding/migration_gate.h"
+#include "router/session/client_directory.h"
 
 namespace santral::router {
 
@@ -20,6 +21,7 @@ struct SaltOverrides;  // router/hotkeys/salt_table.h
 struct SharedState {
   std::atomic<std::size_t> connected_clients{0};
   std::atomic<std::uint64_t> next_client_id{1};
+  ClientDirectory clients;  // which worker serves each client id
   std::atomic<std::uint64_t> rejected_clients{0};
   std::atomic<std::uint64_t> topology_version{1};
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();

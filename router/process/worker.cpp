@@ -179,6 +179,7 @@ void Worker::adopt(asio::ip::tcp::socket socket, std::uint64_t client_id, bool t
   auto session = boost::intrusive_ptr<ClientSession>(
       new ClientSession(*this, std::move(socket), client_id, tls));
   sessions_.emplace(client_id, session.get());
+  shared_.clients.add(client_id, index_);
   auto now = std::chrono::steady_clock::now();
   if (tls) handshake_deadlines_.push_back({now + config().tls.handshake_timeout, client_id});
   if (!session->state().authenticated && config().limits.auth_timeout.count() > 0)
@@ -195,7 +196,10 @@ void Worker::drain(std::function<void()> drained) {
 }
 
 void Worker::forget(ClientSession& session) {
-  if (sessions_.erase(session.state().id) > 0) shared_.connected_clients.fetch_sub(1);
+  if (sessions_.erase(session.state().id) > 0) {
+    shared_.connected_clients.fetch_sub(1);
+    shared_.clients.remove(session.state().id);
+  }
   lanes_->forget_client(session.state().id);
   if (drained_ && sessions_.empty()) asio::post(io_, std::exchange(drained_, nullptr));
 }
@@ -203,6 +207,22 @@ void Worker::forget(ClientSession& session) {
 ClientSession* Worker::find_session(std::uint64_t id) const {
   auto found = sessions_.find(id);
   return found == sessions_.end() ? nullptr : found->second;
+}
+
+void Worker::redirect_invalidation(std::uint64_t from, std::uint64_t to, unsigned to_worker,
+                                   std::string keys) {
+  Worker* target = to_worker < peers_.size() ? peers_[to_worker] : this;
+  auto deliver = [this, target, from, to, keys = std::move(keys)] {
+    if (ClientSession* session = target->find_session(to); session && !session->closed())
+      return session->redirected_invalidation(keys);
+    auto gone = [this, from, to] {
+      if (ClientSession* session = find_session(from)) session->redirect_gone(to);
+    };
+    if (target == this) return gone();
+    asio::post(io_, gone);
+  };
+  if (target == this) return deliver();
+  asio::post(target->io(), std::move(deliver));
 }
 
 void Worker::for_each_session(const std::function<void(ClientSession&)>& visit) {

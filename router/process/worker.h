@@ -130,6 +130,10 @@ class Worker {
   void for_each_session(const std::function<void(ClientSession&)>& visit);
   std::size_t session_count() const { return sessions_.size(); }
   ClientSession* find_session(std::uint64_t id) const;
+  // CLIENT TRACKING ... REDIRECT: `keys` of an invalidation for client `from` (of this worker)
+  // go to client `to` on worker `to_worker`; `from` is told if `to` is gone.
+  void redirect_invalidation(std::uint64_t from, std::uint64_t to, unsigned to_worker,
+                             std::string keys);
 
  private:
   void tick();

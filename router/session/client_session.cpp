@@ -12,6 +12,7 @@
 #include "router/process/worker.h"
 #include "router/routes/subscriptions.h"
 #include "router/routes/transaction.h"
+#include "router/tracking/redirected_invalidations.h"
 #include "router/tracking/tracking_lanes.h"
 #include "router/transport/handshake_log.h"
 #include "router/transport/tls_contexts.h"
@@ -396,10 +397,17 @@ void ClientSession::reply_protocol_error() {
 }
 
 void ClientSession::begin(const protocol::CommandSpec& command,
+                          std::span<const std::string_view> args,
                           std::optional<config::ReadFrom> read_from) {
   // The request was read a moment ago: its parse time is its start (one clock read fewer).
-  current_ = {&command, state_.last_active, &worker_.stats().called(command)};
+  current_ = {&command, state_.last_active, &worker_.stats().called(command), std::nullopt};
   read_from_ = read_from;
+  // A tracking client's requests take a RESP3 lane (shared_backend): a RESP2 client gets its
+  // replies as Redis would have sent them to it.
+  if (state_.protocol == 2 && state_.tracking.on) {
+    current_.resp2 = protocol::resp2_shape(command, args);
+    downgrades_replies_ = true;
+  }
 }
 
 void ClientSession::finished(const ReplyQueue::Request& request, bool error) {
@@ -504,7 +512,26 @@ void ClientSession::close_after_replies() {
 }
 
 void ClientSession::invalidate(std::string_view push_frame) {
-  if (!closed_ && state_.protocol == 3) push(push_frame);
+  if (closed_) return;
+  const auto& tracking = state_.tracking;
+  if (tracking.redirect != 0)
+    return worker_.redirect_invalidation(state_.id, tracking.redirect, tracking.redirect_worker,
+                                         redirected_keys(push_frame, state_.protocol));
+  if (state_.protocol == 3) push(push_frame);
+}
+
+void ClientSession::redirected_invalidation(std::string_view keys) {
+  if (closed_) return;
+  auto frame = router::redirected_invalidation(keys, state_.protocol, subscribed());
+  if (!frame.empty()) push(frame);
+}
+
+// As Redis does, each invalidation that finds the target gone tells a RESP3 client again.
+void ClientSession::redirect_gone(std::uint64_t target) {
+  auto& tracking = state_.tracking;
+  if (closed_ || !tracking.on || tracking.redirect != target) return;
+  tracking.redirect_broken = true;
+  if (state_.protocol == 3) push(redirect_broken_push(target));
 }
 
 void ClientSession::push(std::string_view frame) {
@@ -530,6 +557,12 @@ void ClientSession::deliver(std::uint64_t slot, std::uint32_t fragment, std::str
   if (slot == BackendConnection::kPushSlot) {
     if (subscriptions_) subscriptions_->message(*this, fragment, reply);
     return;
+  }
+  std::string resp2;
+  if (downgrades_replies_) {
+    const auto* request = replies_.request(slot);
+    if (request != nullptr && request->resp2 && protocol::to_resp2(reply, *request->resp2, resp2))
+      reply = resp2;
   }
   // Registered as its reply is read off the lane: before any later push on that lane.
   if (tracked_reads_ && !tracked_reads_->empty())

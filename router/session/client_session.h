@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -105,7 +106,8 @@ class ClientSession final : public ReplySink, public TrackingClient {
   BackendConnection& shared_backend(std::size_t shard);
   // The command being handled; dispatch sets it before the strategy runs.
   // `read_from`: the plan's, when the request's key has a namespace with its own.
-  void begin(const protocol::CommandSpec& command, std::optional<config::ReadFrom> read_from);
+  void begin(const protocol::CommandSpec& command, std::span<const std::string_view> args,
+             std::optional<config::ReadFrom> read_from);
   // After the current reply is written, close the connection (QUIT, protocol errors).
   void close_after_replies();
   // A blocking command of this client waiting on its own lent connection.
@@ -117,6 +119,11 @@ class ClientSession final : public ReplySink, public TrackingClient {
   // TrackingClient: client-side caching (router/tracking/).
   const TrackingSettings& tracking_settings() const override { return state_.tracking; }
   void invalidate(std::string_view push_frame) override;
+  // Another client's invalidation redirected here (its keys part;
+  // tracking/redirected_invalidations.h).
+  void redirected_invalidation(std::string_view keys);
+  // The client this one's invalidations are redirected to is gone.
+  void redirect_gone(std::uint64_t target);
   // The reads of this client whose replies will register it for their keys.
   TrackedReads& tracked_reads();
   // The reply slot the current request opened last (with `opened_slots()`, whether it did).
@@ -199,6 +206,9 @@ class ClientSession final : public ReplySink, public TrackingClient {
   bool closing_ = false;         // no more requests; close once every reply is written
   bool draining_input_ = false;  // shutting down: no more reads, but what was read is answered
   bool closed_ = false;
+  // Some reply slot of this client may hold a RESP3 lane's reply for a RESP2 client
+  // (SlotRequest::resp2); until then deliver() does not look.
+  bool downgrades_replies_ = false;
   bool handshaking_ = false;       // TLS: the handshake is not done yet
   bool starved_ = false;           // limits.max_input_bytes_total: reads wait for the others
   std::size_t counted_input_ = 0;  // this session's part of its worker's buffered input

@@ -3,12 +3,14 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include <boost/container/devector.hpp>
 
 #include "protocol/command_table.h"
+#include "protocol/resp2_reply.h"
 #include "router/merge/reply_merge.h"
 
 namespace santral::router {
@@ -28,6 +30,9 @@ struct SlotRequest {
   const protocol::CommandSpec* command = nullptr;
   std::chrono::steady_clock::time_point start;
   CommandStats* stats = nullptr;  // the worker's counters of `command`, found once per request
+  // A RESP2 client's request sent over a RESP3 tracking lane: its replies are rewritten in
+  // this shape before they are queued (protocol/resp2_reply.h).
+  std::optional<protocol::Resp2Shape> resp2;
 };
 
 class ReplyQueue {
@@ -67,6 +72,11 @@ class ReplyQueue {
   // the client's output, skipping the slot's buffer (the common, in-order case).
   bool is_simple_head(std::uint64_t slot) const;
   const Request& head_request() const { return slots_.front().request; }
+  // The request `slot` was opened for, or nullptr when it is not queued.
+  const Request* request(std::uint64_t slot) const {
+    if (slot < head_ || slot - head_ >= slots_.size()) return nullptr;
+    return &slots_[slot - head_].request;
+  }
   // Removes the head slot whose reply was written directly to the output.
   void pop_head();
 

@@ -13,6 +13,11 @@ struct TrackingSettings {
   bool on = false;
   Mode mode = Mode::Default;
   bool noloop = false;
+  // REDIRECT <id>: invalidations go to that client (0: to this one), served by that worker.
+  // Broken once the client was found gone, as Redis reports it (CLIENT TRACKINGINFO).
+  std::uint64_t redirect = 0;
+  unsigned redirect_worker = 0;
+  bool redirect_broken = false;
   std::vector<std::string> prefixes;  // BCAST PREFIX ...; none: every key
   // CLIENT CACHING yes|no: applies to the next command (or to the whole MULTI it opens).
   std::optional<bool> caching;

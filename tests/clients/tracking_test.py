@@ -5,8 +5,8 @@
   tracking_test.py --direct                          # one redis-server, no Santral
 
 Every check passes against a plain redis-server (--direct), which proves the checks right; the
-same checks then run through Santral. Santral-only checks (RESP2 and REDIRECT refused, a lost
-shard connection's null invalidation) are skipped in --direct mode; tracking_table_max_keys runs
+same checks then run through Santral. Santral-only checks (a lost shard connection's null
+invalidation) are skipped in --direct mode; tracking_table_max_keys runs
 there against Redis's own tracking-table-max-keys.
 
 The client here is a small raw-socket RESP3 client (Debian's python3-redis 4.3 has no RESP3).
@@ -171,6 +171,7 @@ class Client:
 
     def _parse_one(self):
         value, pos = parse(self.buf, self.pos)
+        self.last_raw = bytes(self.buf[self.pos:pos])
         self.pos = pos
         if self.pos == len(self.buf):
             self.buf.clear()
@@ -235,6 +236,11 @@ class Client:
     def call(self, *args, timeout=None):
         self.send(args)
         return self.reply(timeout, what=" ".join(map(str, args))[:80])
+
+    def raw_call(self, *args):
+        """The reply's bytes exactly as they came (pushes before it are handled)."""
+        self.call(*args)
+        return self.last_raw
 
     def poll(self):
         """Handles the pushes already received, without waiting (as redis-py does before a hit)."""
@@ -1217,27 +1223,166 @@ def check_lost_connection(cl):
     return f"{killed} connections killed; null invalidation before the reply ({r!r})"
 
 
-def check_resp2_refused(cl):
-    """RESP2 CLIENT TRACKING ON and any REDIRECT (RESP2 or RESP3) are refused with an ERR
-    error, and the connection keeps working (and is not tracking)."""
-    c2 = Client(cl.router_port, "resp2", protocol=2)
-    c3 = Client(cl.router_port, "resp3")
-    other = c3.call("CLIENT", "ID")
-    tries = [(c2, ("CLIENT", "TRACKING", "ON")),
-             (c2, ("CLIENT", "TRACKING", "ON", "REDIRECT", other)),
-             (c2, ("CLIENT", "TRACKING", "ON", "BCAST", "REDIRECT", other)),
-             (c3, ("CLIENT", "TRACKING", "ON", "REDIRECT", other)),
-             (c3, ("CLIENT", "TRACKING", "ON", "OPTIN", "REDIRECT", other))]
-    messages = set()
-    for c, cmd in tries:
-        what = f"{c.name}: {' '.join(map(str, cmd))}"
-        r = c.call(*cmd)
-        if not (isinstance(r, RespError) and r.startswith("ERR")):
-            raise CheckFailed(f"{what} answered {r!r}: expected an error starting ERR")
-        messages.add(str(r))
-        expect(c.call("PING"), "PONG", f"{what}, then PING")
-        expect(c.call("CLIENT", "GETREDIR"), -1, f"{what}, then CLIENT GETREDIR")
-    return f"{len(tries)} refused: " + " | ".join(sorted(messages))
+# Replies a RESP2 tracking client must get byte for byte as a RESP2 client that does not track
+# (through Santral, its requests take RESP3 tracking lanes, and their replies are rewritten):
+# (setup, command). Each command runs twice on the same data, the setup written before each.
+R2 = "{r2}"
+RESP2_REPLY_CASES = [
+    ([("HSET", f"{R2}h", "f", "1", "g", "2")], ("HGETALL", f"{R2}h")),
+    ([("SADD", f"{R2}s", "a", "b", "c")], ("SMEMBERS", f"{R2}s")),
+    ([("ZADD", f"{R2}z", "1.1", "a", "2.5", "b", "3", "c")], ("ZSCORE", f"{R2}z", "a")),
+    ([], ("GET", f"{R2}missing")),
+    ([("HSET", f"{R2}h", "f", "1")], ("HMGET", f"{R2}h", "f", "nosuch")),
+    ([], ("LPOP", f"{R2}missing")),
+    ([], ("LPOP", f"{R2}missing", "2")),
+    ([], ("RPOP", f"{R2}missing", "0")),
+    ([("RPUSH", f"{R2}l", "a", "b", "c")], ("LPOP", f"{R2}l", "2")),
+    ([], ("LMPOP", "1", f"{R2}missing", "LEFT")),
+    ([("ZADD", f"{R2}z", "1.1", "a", "2.5", "b", "3", "c")],
+     ("ZRANGE", f"{R2}z", "0", "-1", "WITHSCORES")),
+    ([("ZADD", f"{R2}z", "1.1", "a", "2.5", "b")],
+     ("ZRANGEBYSCORE", f"{R2}z", "-inf", "+inf", "WITHSCORES")),
+    ([("ZADD", f"{R2}z", "1.1", "a", "2.5", "b")], ("ZREVRANGE", f"{R2}z", "0", "-1", "WITHSCORES")),
+    ([("ZADD", f"{R2}z", "1.1", "a")], ("ZRANDMEMBER", f"{R2}z", "1", "WITHSCORES")),
+    ([("HSET", f"{R2}h1", "f", "v")], ("HRANDFIELD", f"{R2}h1", "1", "WITHVALUES")),
+    ([("ZADD", f"{R2}z", "1.1", "a", "2.5", "b", "3", "c")], ("ZPOPMIN", f"{R2}z", "2")),
+    ([("ZADD", f"{R2}z", "1.1", "a", "2.5", "b")], ("ZPOPMAX", f"{R2}z")),
+    ([("ZADD", f"{R2}z", "1.1", "a", "2.5", "b")], ("ZMPOP", "1", f"{R2}z", "MIN", "COUNT", "2")),
+    ([("ZADD", f"{R2}z", "1", "a", "2", "b"), ("ZADD", f"{R2}z2", "3", "b", "4", "d")],
+     ("ZUNION", "2", f"{R2}z", f"{R2}z2", "WITHSCORES")),
+    ([("ZADD", f"{R2}z", "1", "a")], ("ZINCRBY", f"{R2}z", "1.5", "a")),
+    ([("ZADD", f"{R2}z", "1", "a")], ("ZADD", f"{R2}z", "NX", "INCR", "1", "a")),
+    ([("SET", f"{R2}f", "1.5")], ("INCRBYFLOAT", f"{R2}f", "0.1")),
+    ([("XADD", f"{R2}x", "1-1", "f", "v"), ("XADD", f"{R2}x", "2-1", "g", "w")],
+     ("XREAD", "STREAMS", f"{R2}x", "0")),
+    ([], ("XREAD", "STREAMS", f"{R2}missing", "0")),
+    ([("XADD", f"{R2}x", "1-1", "f", "v"), ("XADD", f"{R2}x", "2-1", "g", "w"),
+      ("XGROUP", "CREATE", f"{R2}x", "g", "0"),
+      ("XREADGROUP", "GROUP", "g", "c", "STREAMS", f"{R2}x", ">"), ("XDEL", f"{R2}x", "1-1")],
+     ("XREADGROUP", "GROUP", "g", "c", "STREAMS", f"{R2}x", "0")),
+    ([("XADD", f"{R2}x", "1-1", "f", "v")], ("XINFO", "STREAM", f"{R2}x")),
+    ([("GEOADD", f"{R2}g", "13.361389", "38.115556", "a")], ("GEOPOS", f"{R2}g", "a", "nosuch")),
+    ([("GEOADD", f"{R2}g", "13.361389", "38.115556", "a", "15.087269", "37.502669", "b")],
+     ("GEODIST", f"{R2}g", "a", "b")),
+    ([], ("SPOP", f"{R2}missing")),
+    ([], ("SPOP", f"{R2}missing", "2")),
+    ([], ("LPOS", f"{R2}missing", "a")),
+    ([], ("OBJECT", "ENCODING", f"{R2}missing")),
+    ([], ("HRANDFIELD", f"{R2}missing")),
+    ([], ("EVAL", "return {1, 'x', 2.5}", "0")),
+    ([], ("EVAL", "return false", "0")),
+    ([("SET", "r2:a", "1"), ("SET", "r2:b", "2")], ("MGET", "r2:a", "r2:missing", "r2:b")),
+]
+R2_KEYS = [f"{R2}{k}" for k in ("s", "z", "z2", "h", "h1", "l", "f", "x", "g")] + ["r2:a", "r2:b"]
+
+
+def check_resp2_replies(cl):
+    """A RESP2 client tracking with REDIRECT gets every reply byte for byte as a RESP2 client
+    that does not track: maps, sets, doubles, null bulks and null arrays, WITHSCORES pairs,
+    XREAD's streams, a split MGET (through Santral the tracking client's replies come over
+    RESP3 lanes)."""
+    s = Client(cl.router_port, "r2-sub", protocol=2)
+    t = Client(cl.router_port, "r2-tracker", protocol=2)
+    u = Client(cl.router_port, "r2-plain", protocol=2)
+    track(t, "REDIRECT", str(s.call("CLIENT", "ID")))
+    for setup, command in RESP2_REPLY_CASES:
+        got = []
+        for c in (t, u):
+            expect(u.call("DEL", *R2_KEYS) is not None, True, "DEL")
+            for step in setup:
+                not_error(u.call(*step), " ".join(step))
+            got.append(c.raw_call(*command))
+        if got[0] != got[1]:
+            raise CheckFailed(f"{' '.join(command)}: the tracking RESP2 client got {got[0]!r}, "
+                              f"a RESP2 client that does not track {got[1]!r}")
+    s.close()
+    return f"{len(RESP2_REPLY_CASES)} commands' replies equal"
+
+
+def next_message(c, what, timeout=PUSH_TIMEOUT):
+    m = c.reply(timeout, what=what)
+    if not (isinstance(m, list) and len(m) == 3 and m[0] == "message"):
+        raise CheckFailed(f"{c.name}: {what}: got {m!r}, not a pub/sub message")
+    return m
+
+
+def check_redirect(cl):
+    """CLIENT TRACKING ON REDIRECT <id>: a RESP2 tracking client's invalidations reach a RESP2
+    client subscribed to __redis__:invalidate as messages (one target on the same worker, one
+    on the other), a RESP3 target as pushes; FLUSHALL sends the null; TRACKINGINFO and GETREDIR
+    name the target; a target that closed makes TRACKINGINFO say broken_redirect and a RESP3
+    tracking client get tracking-redir-broken; a missing id, a second REDIRECT and a non-number
+    are refused as Redis refuses them."""
+    sub, t1, t2 = cl.consecutive_clients("redir", 3)
+    sub_id = sub.call("CLIENT", "ID")
+    expect(sub.call("SUBSCRIBE", "__redis__:invalidate"), ["subscribe", "__redis__:invalidate", 1],
+           "SUBSCRIBE __redis__:invalidate")
+    target3 = Client(cl.router_port, "redir-resp3")
+    t3 = Client(cl.router_port, "redir-t3", protocol=2)
+    for t in (t1, t2):
+        track(t, "REDIRECT", str(sub_id))
+        expect(t.call("CLIENT", "GETREDIR"), sub_id, f"{t.name}: CLIENT GETREDIR")
+        info = t.call("CLIENT", "TRACKINGINFO")
+        expect(info[info.index("redirect") + 1], sub_id, f"{t.name}: TRACKINGINFO redirect")
+    track(t3, "REDIRECT", str(target3.call("CLIENT", "ID")))
+    w = Client(cl.router_port, "redir-writer", protocol=2)
+    told = 0
+    for port, keys in cl.place("redir:", 3):
+        for t, key in zip((t1, t2, t3), keys):
+            expect(t.call("GET", key), "seed", f"{t.name}: GET {key}")
+        for key in keys:
+            expect(w.call("SET", key, "new"), "OK", f"SET {key}")
+        where = cl.shard_name(port)
+        got = {tuple(next_message(sub, f"the invalidations of {keys[:2]} on {where}")[2] or ())
+               for _ in range(2)}
+        expect(got, {(keys[0],), (keys[1],)}, f"{where}: messages on __redis__:invalidate")
+        since = len(target3.pushes)
+        expect_push(target3, keys[2], since, f"{where}: a RESP2 tracker redirecting to RESP3")
+        told += 3
+    # FLUSHALL: the null invalidation (a RESP2 tracker's: a null bulk in the message).
+    for port, keys in cl.place("redir-flush:", 1):
+        t1.call("GET", keys[0])
+    since = len(target3.pushes)
+    t3.call("GET", "redir-flush:x")
+    expect(w.call("FLUSHALL"), "OK", "FLUSHALL")
+    m = next_message(sub, "the null invalidation after FLUSHALL")
+    expect(m[2], None, "FLUSHALL's message on __redis__:invalidate")
+    if not target3.wait_for(lambda: None in target3.pushes[since:]):
+        raise CheckFailed(f"FLUSHALL: the RESP3 target got no null invalidation "
+                          f"({target3.pushes[since:][:4]!r})")
+    # A target that goes: broken_redirect, and a RESP3 tracker is told.
+    gone = Client(cl.router_port, "redir-gone", protocol=2)
+    gone_id = gone.call("CLIENT", "ID")
+    t4 = Client(cl.router_port, "redir-t4")
+    track(t4, "REDIRECT", str(gone_id))
+    (_, (key,)), *_ = cl.place("redir-broken:", 1)
+    t4.call("GET", key)
+    gone.close()
+    deadline = time.monotonic() + PUSH_TIMEOUT
+    while w.call("CLIENT", "LIST", "ID", str(gone_id)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    expect(w.call("SET", key, "after"), "OK", f"SET {key}")
+    if not t4.wait_for(lambda: any(p[:1] == ["tracking-redir-broken"] for p in t4.other_pushes)):
+        raise CheckFailed(f"{t4.name}: no tracking-redir-broken push (other pushes "
+                          f"{t4.other_pushes[:4]!r})")
+    expect([p[1] for p in t4.other_pushes if p[:1] == ["tracking-redir-broken"]][:1], [gone_id],
+           "tracking-redir-broken names the gone client")
+    info = t4.call("CLIENT", "TRACKINGINFO")
+    flags = info["flags"]
+    if "broken_redirect" not in flags:
+        raise CheckFailed(f"{t4.name}: TRACKINGINFO flags {flags!r} lack broken_redirect")
+    errors = []
+    for args, wanted in [
+            (("REDIRECT", str(gone_id)), "ERR The client ID you want redirect to does not exist"),
+            (("REDIRECT", "0"), "ERR The client ID you want redirect to does not exist"),
+            (("REDIRECT", str(sub_id), "REDIRECT", str(sub_id)),
+             "ERR A client can only redirect to a single other client"),
+            (("REDIRECT", "x"), "ERR value is not an integer or out of range")]:
+        r = w.call("CLIENT", "TRACKING", "ON", *args)
+        expect(r, wanted, f"CLIENT TRACKING ON {' '.join(args)}")
+        errors.append(r)
+    expect(w.call("CLIENT", "GETREDIR"), -1, "GETREDIR after the refusals")
+    return f"{told} invalidations redirected, FLUSHALL's null, broken_redirect, 4 refusals"
 
 
 def run_node(cl, out):
@@ -1316,7 +1461,8 @@ def main():
         ("fuzz", lambda: check_fuzz(cl, random.Random(rng.randrange(1 << 30)),
                                     args.fuzz_seconds), False),
         ("max_keys", lambda: check_max_keys(cl), False),
-        ("resp2_refused", lambda: check_resp2_refused(cl), True),
+        ("resp2_replies", lambda: check_resp2_replies(cl), False),
+        ("redirect", lambda: check_redirect(cl), False),
         ("node_redis", None, False),
         ("lost_connection", lambda: check_lost_connection(cl), True),   # last: kills links
     ]

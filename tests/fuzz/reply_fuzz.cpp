@@ -1,6 +1,7 @@
 // Shard replies on arbitrary bytes: the scanner finds frame ends the same way at once and in
 // pieces; every frame it accepts decodes and re-encodes to a frame with the same value; and
-// every merge takes any frames without crashing.
+// every merge takes any frames without crashing; its RESP2 form (protocol/resp2_reply.h) is one
+// whole frame with only RESP2 types.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -9,6 +10,7 @@
 #include "protocol/reply_encoder.h"
 #include "protocol/reply_scanner.h"
 #include "protocol/reply_value.h"
+#include "protocol/resp2_reply.h"
 #include "router/merge/merge_plan.h"
 #include "tests/fuzz/fuzz_check.h"
 
@@ -73,6 +75,28 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::string twice;
     protocol::encode_reply(again, twice);
     FUZZ_CHECK(twice == encoded);
+
+    for (const auto& shape : {protocol::Resp2Shape{}, protocol::Resp2Shape{'*', '*', true, true}}) {
+      std::string resp2;
+      FUZZ_CHECK(protocol::to_resp2(frame, shape, resp2));
+      std::size_t resp2_size = 0;
+      protocol::ReplyScanner resp2_scanner;
+      FUZZ_CHECK(resp2_scanner.scan(resp2, resp2_size) == ScanStatus::Complete &&
+                 resp2_size == resp2.size());
+      protocol::ReplyValue downgraded;
+      FUZZ_CHECK(protocol::parse_reply(resp2, downgraded));
+      std::vector<const protocol::ReplyValue*> pending{&downgraded};
+      while (!pending.empty()) {
+        const auto* node = pending.back();
+        pending.pop_back();
+        using Type = protocol::ReplyValue::Type;
+        FUZZ_CHECK(node->type == Type::SimpleString || node->type == Type::Error ||
+                   node->type == Type::Integer || node->type == Type::BulkString ||
+                   node->type == Type::Array ||
+                   (node->type == Type::Null && node->resp2_null != 0));
+        for (const auto& element : node->elements) pending.push_back(&element);
+      }
+    }
   }
 
   if (whole.empty() || whole.size() > 8) return 0;

@@ -38,7 +38,9 @@ class JoinMerge : public ReplyMerge {
 
 // A request told apart by its start time: request n started n seconds after the epoch.
 ReplyQueue::Request request(int n) {
-  return {nullptr, std::chrono::steady_clock::time_point(std::chrono::seconds(n))};
+  ReplyQueue::Request request;
+  request.start = std::chrono::steady_clock::time_point(std::chrono::seconds(n));
+  return request;
 }
 
 int number_of(const ReplyQueue::Request& r) {
