@@ -1309,7 +1309,8 @@ def next_message(c, what, timeout=PUSH_TIMEOUT):
 def check_redirect(cl):
     """CLIENT TRACKING ON REDIRECT <id>: a RESP2 tracking client's invalidations reach a RESP2
     client subscribed to __redis__:invalidate as messages (one target on the same worker, one
-    on the other), a RESP3 target as pushes; FLUSHALL sends the null; TRACKINGINFO and GETREDIR
+    on the other), a RESP3 target as pushes; a key that expires is told too; FLUSHALL sends the
+    null; TRACKINGINFO and GETREDIR
     name the target; a target that closed makes TRACKINGINFO say broken_redirect and a RESP3
     tracking client get tracking-redir-broken; a missing id, a second REDIRECT and a non-number
     are refused as Redis refuses them."""
@@ -1339,6 +1340,13 @@ def check_redirect(cl):
         since = len(target3.pushes)
         expect_push(target3, keys[2], since, f"{where}: a RESP2 tracker redirecting to RESP3")
         told += 3
+    # A key that expires invalidates too, once its shard deletes it.
+    (_, (key,)), *_ = cl.place("redir-expire:", 1)
+    expect(w.call("SET", key, "short", "PX", "200"), "OK", f"SET {key} PX 200")
+    expect(t1.call("GET", key), "short", f"{t1.name}: GET {key}")
+    expect(next_message(sub, f"the invalidation of {key} when it expires")[2], [key],
+           f"{key} expired: message on __redis__:invalidate")
+    told += 1
     # FLUSHALL: the null invalidation (a RESP2 tracker's: a null bulk in the message).
     for port, keys in cl.place("redir-flush:", 1):
         t1.call("GET", keys[0])
