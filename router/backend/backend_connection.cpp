@@ -1,6 +1,7 @@
 #include "router/backend/backend_connection.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 #include <boost/asio/connect.hpp>
@@ -216,7 +217,20 @@ void BackendConnection::handshake() {
   }
   for (std::size_t i = 0; i < commands; ++i)
     pending_.push_front({nullptr, 0, 0, Owner::Handshake, now, now + config_->timeouts.request});
-  outbox_.insert(0, prefix);
+  if (commands == 0) {
+    outbox_.insert(0, prefix);
+    return;
+  }
+  // Nothing else goes out before the handshake has answered (handshake_answered()).
+  handshake_left_ = commands;
+  held_ = std::exchange(outbox_, std::move(prefix));
+}
+
+void BackendConnection::handshake_answered() {
+  if (handshake_left_ == 0 || --handshake_left_ > 0) return;
+  outbox_.append(held_);
+  held_.clear();
+  schedule_flush();
 }
 
 // The shard answered the handshake with an error: the connection is down until it accepts.
@@ -236,7 +250,7 @@ void BackendConnection::handshake_refused(std::string_view frame) {
 
 void BackendConnection::probe() {
   auto now = Clock::now();
-  outbox_.append(kPing);
+  queue().append(kPing);
   pending_.push_back({nullptr, 0, 0, Owner::Probe, now, now + config_->timeouts.request});
   schedule_flush();
 }
@@ -266,7 +280,7 @@ void BackendConnection::enqueue(std::string_view request, ReplySinkPtr sink, std
     return;
   }
   auto now = Clock::now();
-  outbox_.append(request);
+  queue().append(request);
   ++stats_->requests;
   stats_->bytes_sent += request.size();
   auto deadline = limit == Clock::duration::max() ? Clock::time_point::max() : now + limit;
@@ -278,7 +292,7 @@ void BackendConnection::send_silent(std::string_view request) {
   fence_lifted();
   if (ejected_ || state_ == State::Down || state_ == State::Stopped) return;
   auto now = Clock::now();
-  outbox_.append(request);
+  queue().append(request);
   pending_.push_back({nullptr, 0, 0, Owner::Silent, now, now + config_->timeouts.request});
   if (state_ == State::Up) schedule_flush();
 }
@@ -462,6 +476,7 @@ bool BackendConnection::deliver_frames() {
           handshake_refused(frame);
           return false;
         }
+        handshake_answered();
         break;
       case Owner::Probe:
         if (ejected_) {
@@ -490,6 +505,8 @@ void BackendConnection::fail_all(const std::string& reply) {
   auto failed = std::move(pending_);
   pending_.clear();
   outbox_.clear();
+  held_.clear();
+  handshake_left_ = 0;
   for (auto& p : failed) {
     if (p.owner != Owner::Client) continue;
     ++stats_->errors;

@@ -154,6 +154,7 @@ class BackendConnection
   void on_connected();
   void handshake();
   void handshake_refused(std::string_view frame);
+  void handshake_answered();  // one handshake command answered OK
   void probe();
   void schedule_flush();
   void flush();
@@ -197,7 +198,12 @@ class BackendConnection
   std::uint64_t server_client_id_ = 0;
 
   std::deque<Pending> pending_;
-  std::string outbox_;   // queued, not yet handed to the socket
+  std::string outbox_;  // queued, not yet handed to the socket
+  // Queued while the handshake is unanswered: sent only once every handshake command has
+  // answered OK (a request behind a refused AUTH would run as Redis's `default` user).
+  std::string held_;
+  std::size_t handshake_left_ = 0;
+  std::string& queue() { return handshake_left_ > 0 ? held_ : outbox_; }
   std::string writing_;  // handed to the socket, written up to written_
   std::size_t written_ = 0;
   // One write system call at most this much: the fence is checked between two.
