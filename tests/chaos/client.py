@@ -163,6 +163,11 @@ class Client:
                 pass
             self.conn = None
 
+    def where(self):
+        """Which router (its port) this connection is on, and when (for the routers' logs)."""
+        port = self.conn.port if self.conn is not None else "-"
+        return f"port {port} at {time.strftime('%H:%M:%S')}"
+
     def moves_seen(self):
         """Moves (approved or aborted, i.e. switches) seen by the current connection."""
         if self.conn is None:

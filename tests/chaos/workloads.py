@@ -202,6 +202,7 @@ class UniqueWrites(Workload):
         self.acked = {}
         self.unknown = {}
         self.notrun = {}
+        self.notrun_errors = {}  # key -> the router and the error that said it did not run
         self.rate = rate
         self.preloaded = 0
 
@@ -232,6 +233,8 @@ class UniqueWrites(Workload):
             with self.lock:
                 {OK: self.acked, UNKNOWN: self.unknown, NOTRUN: self.notrun}.get(
                     out.status, {})[key] = value
+                if out.status == NOTRUN:
+                    self.notrun_errors[key] = f"{client.where()}: {out.error}"
             env.sleep_workload(1.0 / self.rate)
 
     def final_check(self):
@@ -265,7 +268,7 @@ class UniqueWrites(Workload):
                         env.passed("unique write: SET answered did-not-run is absent")
                     else:
                         env.anomaly("unique write: a SET answered TRYAGAIN (did not run) ran",
-                                    f"{key} = {got!r}")
+                                    f"{key} = {got!r}; answered {self.notrun_errors.get(key)}")
 
     def inject(self):
         for key in self.acked:
@@ -395,6 +398,7 @@ class Queues(Workload):
         self.acked = set()
         self.unknown = set()
         self.notrun = set()
+        self.notrun_errors = {}  # item -> the router and the error that said it did not run
         self.delivered = collections.Counter()
         self.uncertain_pops = 0
         self.uncertain = []  # (queue index, when the BLPOP of unknown outcome ended)
@@ -423,6 +427,8 @@ class Queues(Workload):
             with self.lock:
                 {OK: self.acked, UNKNOWN: self.unknown, NOTRUN: self.notrun}.get(
                     out.status, set()).add(item)
+                if out.status == NOTRUN:
+                    self.notrun_errors[item] = f"{client.where()}: {out.error}"
             env.sleep_workload(1.0 / self.rate)
 
     def consume(self, q, c):
@@ -483,7 +489,7 @@ class Queues(Workload):
         for item in self.delivered:
             if item in self.notrun:
                 env.anomaly("queue: an LPUSH answered TRYAGAIN (did not run) ran",
-                            f"{item} was delivered")
+                            f"{item} was delivered; answered {self.notrun_errors.get(item)}")
             elif item not in pushed:
                 env.anomaly("queue: an item never pushed was delivered", item)
             else:
