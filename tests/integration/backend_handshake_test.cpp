@@ -16,27 +16,6 @@
 
 using namespace santral::test;
 
-namespace {
-
-int accepted(FaultProxy& proxy, const std::string& link) {
-  auto status = proxy.command("STATUS " + link);
-  auto at = status.find("accepted=");
-  return at == std::string::npos ? -1 : std::stoi(status.substr(at + 9));
-}
-
-// One reply line (up to CRLF) from `raw`; what came by 10 s.
-std::string line_from(RawConnection& raw) {
-  std::string line;
-  for (int i = 0; i < 1000 && line.find("\r\n") == std::string::npos; ++i) {
-    std::string more = raw.read_some(1, 10000);
-    if (more.empty()) break;
-    line += more;
-  }
-  return line;
-}
-
-}  // namespace
-
 TEST_CASE("a request queued behind a refused AUTH never reaches the shard") {
   RedisServer shard;
   auto direct = shard.client();
@@ -53,18 +32,18 @@ TEST_CASE("a request queued behind a refused AUTH never reaches the shard") {
 
   // Santral's next connection is held at the proxy (its bytes kept) while its user is turned
   // off and its connection killed: it connects again at once, into the held connection.
-  int before = accepted(proxy, "s0");
+  int before = proxy.accepted("s0");
   proxy.fault("s0", "stall-new");
   REQUIRE(direct.command({"ACL", "SETUSER", "router", "off"}).is_ok());
   auto killed = direct.command({"CLIENT", "KILL", "USER", "router"}).integer;
   REQUIRE(killed >= 1);
-  REQUIRE(wait_until([&] { return accepted(proxy, "s0") >= before + killed; }, 10000));
+  REQUIRE(wait_until([&] { return proxy.accepted("s0") >= before + killed; }, 10000));
 
   // Queued on the connection whose AUTH is on its way: CLIENT LIST shows the client's last
   // command as SET once the worker has dispatched (and so queued) it.
   RawConnection raw(santral.port());
   raw.send("*2\r\n$6\r\nCLIENT\r\n$2\r\nID\r\n");
-  std::string id = line_from(raw);
+  std::string id = raw.read_until("\r\n", 10000);
   REQUIRE(id.size() > 3);
   id = id.substr(1, id.size() - 3);
   raw.send("*3\r\n$3\r\nSET\r\n$6\r\nvictim\r\n$1\r\n1\r\n");
@@ -75,7 +54,7 @@ TEST_CASE("a request queued behind a refused AUTH never reaches the shard") {
       },
       10000));
   proxy.fault("s0", "pass");
-  std::string answer = line_from(raw);
+  std::string answer = raw.read_until("\r\n", 10000);
   INFO("SET answered: " << answer);
   CHECK(answer.rfind("-ERR", 0) == 0);
   CHECK(answer.find("handshake failed") != std::string::npos);

@@ -26,13 +26,7 @@ std::string answers(int port, const std::vector<Command>& pipeline) {
   std::string bytes = resp({"FLUSHALL"});
   for (const auto& command : pipeline) bytes += resp(command);
   raw.send(bytes + resp({"PING", "end"}));
-  std::string got;
-  while (!got.ends_with("$3\r\nend\r\n")) {
-    std::string more = raw.read_some(1, 2000);
-    if (more.empty()) break;
-    got += more;
-  }
-  return got;
+  return raw.read_until("$3\r\nend\r\n");
 }
 
 }  // namespace

@@ -39,17 +39,6 @@ std::string exchange(RawConnection& raw, const std::vector<std::string>& args,
 }
 
 // Reads a RESP reply that ends with `tail` (HELLO's map ends with its modules array).
-std::string read_until(RawConnection& raw, const std::string& tail) {
-  std::string received;
-  while (received.size() < tail.size() ||
-         received.compare(received.size() - tail.size(), tail.size(), tail) != 0) {
-    std::string more = raw.read_some(1, 2000);
-    if (more.empty()) break;
-    received += more;
-  }
-  return received;
-}
-
 const std::string kHelloTail = "$7\r\nmodules\r\n*0\r\n";
 
 std::vector<std::string> lines(const std::string& text) {
@@ -175,7 +164,7 @@ TEST_CASE(
       "RESP protocol version at the same time\r\n";
   CHECK(exchange(raw, {"HELLO", "3"}, refused) == refused);
   raw.send(resp({"HELLO", "3", "AUTH", "alice", "wonderland", "SETNAME", "app"}));
-  std::string hello = read_until(raw, kHelloTail);
+  std::string hello = raw.read_until(kHelloTail);
   CHECK(hello.rfind("%7\r\n", 0) == 0);
   CHECK(hello.find("$5\r\nproto\r\n:3\r\n") != std::string::npos);
   CHECK(exchange(raw, {"CLIENT", "GETNAME"}, "$3\r\napp\r\n") == "$3\r\napp\r\n");
@@ -246,7 +235,7 @@ TEST_CASE("HELLO 2 answers a flat array, HELLO 3 a map, HELLO 4 NOPROTO") {
 
   RawConnection raw(cluster.santral().port());
   raw.send(resp({"HELLO", "3"}));
-  std::string map = read_until(raw, kHelloTail);
+  std::string map = raw.read_until(kHelloTail);
   CHECK(map.rfind("%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n", 0) == 0);
   CHECK(map.find("$5\r\nproto\r\n:3\r\n$2\r\nid\r\n:") != std::string::npos);
   CHECK(map.find("$4\r\nmode\r\n$10\r\nstandalone\r\n$4\r\nrole\r\n$6\r\nmaster\r\n" +
@@ -271,7 +260,7 @@ TEST_CASE("after HELLO 3 replies are RESP3, including those merged from several 
 
   RawConnection raw(cluster.santral().port());
   raw.send(resp({"HELLO", "3"}));
-  REQUIRE(read_until(raw, kHelloTail).rfind("%7\r\n", 0) == 0);
+  REQUIRE(raw.read_until(kHelloTail).rfind("%7\r\n", 0) == 0);
 
   CHECK(exchange(raw, {"HGETALL", hash}, "%1\r\n$1\r\nf\r\n$1\r\nv\r\n") ==
         "%1\r\n$1\r\nf\r\n$1\r\nv\r\n");
@@ -433,7 +422,7 @@ TEST_CASE(
 
   CHECK(exchange(raw, {"CLIENT", "SETNAME", "app"}, "+OK\r\n") == "+OK\r\n");
   raw.send(resp({"HELLO", "3"}));
-  REQUIRE(read_until(raw, kHelloTail).rfind("%7\r\n", 0) == 0);
+  REQUIRE(raw.read_until(kHelloTail).rfind("%7\r\n", 0) == 0);
   CHECK(exchange(raw, {"SELECT", "5"}, "+OK\r\n") == "+OK\r\n");
   CHECK(exchange(raw, {"SET", key, "v"}, "+OK\r\n") == "+OK\r\n");
   CHECK(exchange(raw, {"MULTI"}, "+OK\r\n") == "+OK\r\n");

@@ -33,12 +33,6 @@ std::string shards_through(const FaultProxy& proxy, const RedisServer* added) {
   return yaml;
 }
 
-int accepted(FaultProxy& proxy, const std::string& link) {
-  auto status = proxy.command("STATUS " + link);
-  auto at = status.find("accepted=");
-  return at == std::string::npos ? -1 : std::stoi(status.substr(at + 9));
-}
-
 }  // namespace
 
 TEST_CASE("a move's switch waits for an EXEC on a given-back connection: its write is kept") {
@@ -65,7 +59,7 @@ TEST_CASE("a move's switch waits for an EXEC on a given-back connection: its wri
   for (int i = 0; i < 200; ++i) REQUIRE(admin.get_reply().is_ok());
 
   // The transaction's connection is the next new one to s0: its bytes are held.
-  int before = accepted(proxy, "s0");
+  int before = proxy.accepted("s0");
   proxy.fault("s0", "stall-next 1");
   Reply exec;
   std::thread transaction([&] {
@@ -77,7 +71,7 @@ TEST_CASE("a move's switch waits for an EXEC on a given-back connection: its wri
     client.get_reply();
     exec = client.get_reply();
   });
-  REQUIRE(wait_until([&] { return accepted(proxy, "s0") > before; }, 5000));
+  REQUIRE(wait_until([&] { return proxy.accepted("s0") > before; }, 5000));
 
   rewrite(santral, shards_through(proxy, &c) + settings);
   auto reload = admin.command({"SANTRAL", "RELOAD"});

@@ -46,6 +46,12 @@ FaultProxy::FaultProxy(const std::vector<std::pair<std::string, int>>& links) {
 
 FaultProxy::~FaultProxy() = default;
 
+int FaultProxy::accepted(const std::string& link) {
+  auto status = command("STATUS " + link);
+  auto at = status.find("accepted=");
+  return at == std::string::npos ? -1 : std::stoi(status.substr(at + 9));
+}
+
 std::string FaultProxy::command(const std::string& line) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in address{};

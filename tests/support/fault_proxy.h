@@ -27,6 +27,8 @@ class FaultProxy {
   void fault(const std::string& link, const std::string& fault);
   // One control command, its reply line ("OK ..." or "ERR ...").
   std::string command(const std::string& line);
+  // The connections `link` has accepted so far (its STATUS); -1 when the proxy does not say.
+  int accepted(const std::string& link);
 
  private:
   TempDir dir_;

@@ -161,6 +161,16 @@ std::size_t RawConnection::try_send(std::string_view bytes) {
   throw std::runtime_error("send failed");
 }
 
+std::string RawConnection::read_until(std::string_view tail, int timeout_ms) {
+  std::string received;
+  while (!received.ends_with(tail)) {
+    std::string more = read_some(1, timeout_ms);
+    if (more.empty()) break;
+    received += more;
+  }
+  return received;
+}
+
 std::string RawConnection::read_some(std::size_t expected, int timeout_ms) {
   std::string out;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);

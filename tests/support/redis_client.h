@@ -65,6 +65,9 @@ class RawConnection {
   std::size_t try_send(std::string_view bytes);
   // Reads until `expected` bytes arrived, the peer closed, or timeout. Returns what arrived.
   std::string read_some(std::size_t expected, int timeout_ms = 5000);
+  // Reads until what arrived ends with `tail`, the peer closed, or nothing came for
+  // `timeout_ms`. Returns what arrived.
+  std::string read_until(std::string_view tail, int timeout_ms = 2000);
   // Reads until the peer closes the connection (true) or timeout (false); `received` gets
   // everything that arrived.
   bool wait_closed(std::string& received, int timeout_ms = 5000);

@@ -65,12 +65,7 @@ TEST_CASE("etcd client: calls share one kept connection; one the member closed i
   EtcdClient client({"127.0.0.1:" + std::to_string(proxy.port("etcd"))},
                     std::chrono::milliseconds(1000));
   // The connections the member accepted, as the proxy in front of it counts them.
-  auto accepted = [&] {
-    auto status = proxy.command("STATUS etcd");
-    auto at = status.find("accepted=");
-    REQUIRE(at != std::string::npos);
-    return std::stoi(status.substr(at + 9));
-  };
+  auto accepted = [&] { return proxy.accepted("etcd"); };
   for (int i = 0; i < 30; ++i) client.put("/k/" + std::to_string(i), "v");
   CHECK(accepted() == 1);
   // Reset under it (an idle close, a member restarted): the next call makes a new one.
