@@ -79,6 +79,8 @@ FleetAgent::Joined FleetAgent::join(const std::string& document) {
           joined.salting = std::move(kv);
         else if (kv.key == move_key_)
           joined.move = std::move(kv);
+        else if (kv.key.starts_with(routers_prefix_) && kv.key != self_key_)
+          ++joined.others;
       }
       if (!joined.map && !document.empty() && !published) {
         // The first router against an empty prefix publishes its file's map; when another

@@ -70,6 +70,7 @@ class FleetAgent {
     std::optional<EtcdKeyValue> salting;
     std::optional<EtcdKeyValue> move;
     bool published = false;  // this router's file made the map
+    std::size_t others = 0;  // live routers of the fleet besides this one
   };
   Joined join(const std::string& document);
 

@@ -65,9 +65,17 @@ FleetStart join_fleet(const ConfigSource& source, config::Config config) {
           "fleet '{}': the map in etcd is refused: {}; and {} has none of its own: push a valid "
           "one with `santral map push FILE`",
           cluster.name, decoded.error, file));
+    // The routers already serving keep the last map they could take, which this one cannot
+    // know: serving its file's map beside them could put a key on two owners.
+    if (joined.others > 0)
+      throw FleetJoinFailed(fmt::format(
+          "fleet '{}': the map in etcd is refused: {}; {} other router(s) of the fleet serve the "
+          "last map they took, which this router cannot read: push a valid one through one of "
+          "them (`santral map push FILE`), then start this router again",
+          cluster.name, decoded.error, joined.others));
     spdlog::error(
-        "fleet '{}': the map in etcd is refused: {}; serving {}'s own map until a valid one is "
-        "pushed (`santral map push FILE`)",
+        "fleet '{}': the map in etcd is refused: {}; no other router of the fleet is live: serving "
+        "{}'s own map until a valid one is pushed (`santral map push FILE`)",
         cluster.name, decoded.error, file);
     start.map_text = start.file_map_text;
     start.agent->use_shards(config.shards);

@@ -200,6 +200,23 @@ TEST_CASE("fleet: a map in etcd that does not validate is refused alike by every
     CHECK(map_version(*router) == before);
     CHECK(router->client().command({"GET", "kept"}).str == "1");
   }
+  // A router that starts now cannot know the map the others kept: it refuses to start rather
+  // than serve its file's map beside theirs.
+  const std::string config =
+      SantralProcess::config_for({&fleet.a, &fleet.b}, fleet.etcd.cluster_yaml("t"));
+  TempDir dir;
+  auto file = dir.path() / "late.yaml";
+  std::ofstream(file) << "listen: 127.0.0.1:" << free_loopback_port() << "\n" << config;
+  auto late = run_santral({"-c", file.string()});
+  INFO(late.output);
+  CHECK(late.exit_code != 0);
+  CHECK(late.output.find("3 other router(s) of the fleet serve the last map they took") !=
+        std::string::npos);
+  // Alone (the others left), a router serves its file's map until a valid one is pushed.
+  fleet.routers.clear();
+  SantralProcess alone(config);
+  CHECK(alone.client().command({"GET", "kept"}).str == "1");
+  CHECK(alone.log().find("no other router of the fleet is live") != std::string::npos);
 }
 
 TEST_CASE("fleet: a map the fleet moved keys to that a router cannot read: it serves nothing") {
