@@ -88,6 +88,7 @@ class StagedWrite final : public ReplyMerge {
         replies_(fragments),
         fragments_(fragments),
         max_read_bytes_(session.worker().config().limits.max_merge_bytes),
+        planned_(session.worker().topology_ptr()),
         write_(staged_write_started(client_)) {}
   StagedWrite(const StagedWrite&) = delete;
   StagedWrite& operator=(const StagedWrite&) = delete;
@@ -168,11 +169,39 @@ class StagedWrite final : public ReplyMerge {
     std::string bytes;
     std::vector<std::string_view> command;
     for (std::uint32_t i = 0; i < steps.size(); ++i) {
+      auto shard = shard_now(steps[i].shard);
+      if (!shard) {
+        session_.deliver(slot_, first + i, shard_gone(steps[i].shard));
+        continue;
+      }
       command.assign(steps[i].args.begin(), steps[i].args.end());
       bytes.clear();
       RespWriter(bytes).command(command);
-      session_.shared_backend(steps[i].shard).send(bytes, &session_, slot_, first + i);
+      session_.shared_backend(*shard).send(bytes, &session_, slot_, first + i);
     }
+  }
+
+  // The worker's number now for shard `planned` of the topology the write was planned under.
+  // A later stage goes to the shard its keys were planned on (a switch of topology waits for
+  // this write before anything moves), but the numbers may differ: a move's topology lists the
+  // destination's shards first, so taking a shard out renumbers those after it.
+  std::optional<std::size_t> shard_now(std::size_t planned) const {
+    const auto& now = session_.worker().topology();
+    if (&now == planned_.get()) return planned;
+    const auto& address = planned_->config->shards[planned].address;
+    const auto& shards = now.config->shards;
+    for (std::size_t i = 0; i < shards.size(); ++i)
+      if (shards[i].address.text() == address.text()) return i;
+    return std::nullopt;
+  }
+
+  std::string shard_gone(std::size_t planned) const {
+    const auto& shard = planned_->config->shards[planned];
+    std::string out;
+    RespWriter(out).error(protocol::error_message(
+        ClientError::ShardUnavailable, shard.name, shard.address.text(),
+        "it left the map while this " + command_ + " was half done (its earlier steps ran)"));
+    return out;
   }
 
   // The replies of the stage just answered are in: the next stage, or the answer.
@@ -426,7 +455,8 @@ class StagedWrite final : public ReplyMerge {
   std::string element_;     // ListMove: the element moved
   std::string answer_;
   std::size_t max_read_bytes_;
-  std::uint64_t write_;  // its number in the registry (staged_writes.h)
+  config::TopologyPtr planned_;  // what its keys' shard numbers refer to
+  std::uint64_t write_;          // its number in the registry (staged_writes.h)
   std::size_t read_bytes_ = 0;
 };
 
