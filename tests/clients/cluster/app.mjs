@@ -17,6 +17,10 @@ const duration = Number(process.env.DURATION_S ?? 8) * 1000;
 let failures = 0;
 let retries = 0;
 let stale = 0;  // reads inside a pipeline that came before the pipeline's own write
+// A command in flight on the router that is killed may have run on its shard; a client library
+// that sends it again by itself (ioredis's Cluster does on "Connection is closed") runs it
+// twice. The application has one command in flight at a time, so that happens once at most.
+let resent = 0;
 const check = (ok, what) => {
   if (!ok) {
     failures++;
@@ -71,7 +75,8 @@ try {
       if ((await A.lrange(l)).length === 0) await A.rpush(l, ['a', 'b', 'c']);
     });
     const list = await retry('lrange', () => A.lrange(l));
-    check(list.join() === 'a,b,c', `LRANGE ${l}: ${list}`);
+    if (mode === 'cluster' && list.join() === 'a,b,c,a,b,c') resent++;
+    else check(list.join() === 'a,b,c', `LRANGE ${l}: ${list}`);
     await retry('zadd', () => A.zadd(`${p}:z`, i, `m${i}`));
     incrSent++;
     try {
@@ -107,7 +112,9 @@ try {
   const z = await retry('zrange', () => A.zrange(`${p}:z`));
   check(z.length === rounds && z[0] === 'm0', `ZRANGE: ${z.length} members, want ${rounds}`);
   const value = Number(await retry('get', () => A.get(counter)));
-  check(value >= incrAcked && value <= incrSent, `counter ${value}: ${incrAcked} acked, ${incrSent} sent`);
+  if (mode === 'cluster' && value === incrSent + 1) resent++;
+  else check(value >= incrAcked && value <= incrSent, `counter ${value}: ${incrAcked} acked, ${incrSent} sent`);
+  check(resent <= 1, `${resent} commands ran twice (at most the one in flight on the killed router)`);
   const a = Number(await retry('get', () => A.get(txA)));
   const b = Number(await retry('get', () => A.get(txB)));
   check(a === b && a >= txAcked, `transaction counters ${a} and ${b}, ${txAcked} acknowledged`);
@@ -120,5 +127,5 @@ try {
 }
 await A.close().catch(() => {});
 console.log(`${failures ? 'FAIL' : 'PASS'} ${client} ${mode}: ${rounds} rounds, ${retries} retries, ` +
-            `${stale} stale reads inside a pipeline`);
+            `${stale} stale reads inside a pipeline, ${resent} command resent by the client`);
 process.exit(failures ? 1 : 0);
