@@ -228,4 +228,10 @@ std::string ShardMap::describe() const {
   return text;
 }
 
+std::optional<std::size_t> ShardMap::shard_at(std::string_view address) const {
+  for (std::size_t s = 0; s < shards_.size(); ++s)
+    if (shards_[s].address.text() == address) return s;
+  return std::nullopt;
+}
+
 }  // namespace santral::config

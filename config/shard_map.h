@@ -45,6 +45,8 @@ class ShardMap {
   std::size_t shard_count() const { return shards_.size(); }
   const ShardConfig& shard(std::size_t index) const { return shards_[index]; }
   const std::vector<ShardConfig>& shards() const { return shards_; }
+  // The shard at `address` ("host:port"), if the map has one.
+  std::optional<std::size_t> shard_at(std::string_view address) const;
   // The shards keys are placed on: the first placed_count(); the rest are draining (a move
   // is emptying them) and hold only keys not yet moved.
   std::size_t placed_count() const { return placed_; }

@@ -110,9 +110,8 @@ void ConnectionPool::apply(const config::Topology& topology) {
   shards_ = std::move(order);
   // Connections lent out keep their owner; their names follow the new map.
   for (auto& connection : lent_)
-    for (std::size_t s = 0; s < map.shard_count(); ++s)
-      if (map.shard(s).address.text() == connection->target().address.text())
-        connection->retarget(s, map.shard(s).name, config_);
+    if (auto s = map.shard_at(connection->target().address.text()))
+      connection->retarget(*s, map.shard(*s).name, config_);
 }
 
 void ConnectionPool::stop() {

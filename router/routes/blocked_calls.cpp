@@ -71,12 +71,6 @@ bool moves(const BlockedCalls::Call& call, const config::Topology& topology) {
   return false;
 }
 
-std::optional<std::size_t> shard_at(const config::ShardMap& map, const std::string& address) {
-  for (std::size_t s = 0; s < map.shard_count(); ++s)
-    if (map.shard(s).address.text() == address) return s;
-  return std::nullopt;
-}
-
 }  // namespace
 
 void BlockedCalls::answered(const BackendConnection* connection, ConnectionPool& pool) {
@@ -110,7 +104,7 @@ std::vector<BlockedCalls::Call> BlockedCalls::end_moved(const config::Topology& 
       ++it;
       continue;
     }
-    auto shard = shard_at(*topology.map, it->connection->target().address.text());
+    auto shard = topology.map->shard_at(it->connection->target().address.text());
     if (!shard) {
       untold.push_back(std::move(*it));
       it = calls_.erase(it);

@@ -188,15 +188,11 @@ class StagedWrite final : public ReplyMerge {
   std::optional<std::size_t> shard_now(std::size_t planned) const {
     const auto& now = session_.worker().topology();
     if (&now == planned_.get()) return planned;
-    const auto& address = planned_->config->shards[planned].address;
-    const auto& shards = now.config->shards;
-    for (std::size_t i = 0; i < shards.size(); ++i)
-      if (shards[i].address.text() == address.text()) return i;
-    return std::nullopt;
+    return now.map->shard_at(planned_->map->shard(planned).address.text());
   }
 
   std::string shard_gone(std::size_t planned) const {
-    const auto& shard = planned_->config->shards[planned];
+    const auto& shard = planned_->map->shard(planned);
     std::string out;
     RespWriter(out).error(protocol::error_message(
         ClientError::ShardUnavailable, shard.name, shard.address.text(),
