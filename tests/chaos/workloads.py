@@ -12,6 +12,7 @@ Every key a workload writes has a prefix of its own, so that a stray key can be 
 
 import collections
 import random
+import re
 import threading
 import time
 
@@ -975,6 +976,9 @@ class Salted(Workload):
         # not confirm): the next UNSALT of the key, even one given up meanwhile, starts with
         # SALT again, or the final read would miss what those sub-keys hold.
         self.unfolded = set()
+        # A failed fold's error, per key, until what it says of the sub-key it stopped at is
+        # done (finish_fold_step).
+        self.fold_pending = {}
         self.nthreads = threads
 
     def threads(self):
@@ -1012,13 +1016,19 @@ class Salted(Workload):
         resalt = key in self.unfolded
         while now() < end:
             env.wait_shards_up(10.0)
+            if key in self.fold_pending:
+                if not self.finish_fold_step(admin, self.fold_pending[key]):
+                    time.sleep(1.0)
+                    continue
+                del self.fold_pending[key]
             if resalt:
                 out = admin.call("SANTRAL", "SALT", key, "4")
                 if not out.ok and not (out.error and "already salted" in out.error):
                     time.sleep(1.0)
                     continue
             state = env.reshard_state()
-            out = admin.call("SANTRAL", "UNSALT", key)
+            # A fold sends a step again while its shard cannot carry it out (up to 15 s each).
+            out = admin.call("SANTRAL", "UNSALT", key, timeout=60.0)
             if out.ok:
                 self.unsalts += 1
                 if state in ("moving", "finishing", "aborting"):
@@ -1036,10 +1046,34 @@ class Salted(Workload):
                 # says to SALT the key again, then UNSALT it.
                 if "folding its sub-key" in out.error or "SANTRAL SALT the key again" in out.error:
                     self.fold_failures += 1
+                    self.fold_pending[key] = out.error
                     resalt = True
                     self.unfolded.add(key)
             time.sleep(1.0)
         return False
+
+    def finish_fold_step(self, admin, error):
+        """Does what a failed fold's error says about the sub-key it stopped at (README: if its
+        part was added but the sub-key not deleted, DEL it; if whether it was added is unknown,
+        the add's mark tells). True when the sub-key may be folded again."""
+        delete = re.search(r"delete it \(DEL (\S+)\)", error)
+        unknown = re.search(r"it was if the key '(\S+)' exists .*delete the sub-key \(DEL (\S+)\)",
+                            error)
+        if unknown:
+            mark = admin.call("EXISTS", unknown.group(1))
+            if not mark.ok:
+                return False  # asked again after a pause
+            if mark.value == 0:
+                return True  # not added: folding it again adds it
+            delete = unknown.group(2)
+        elif delete:
+            delete = delete.group(1)
+        if not delete:
+            return True
+        out = admin.call("DEL", delete)
+        self.env.event(f"salting: DEL {delete} (its part was added before the fold failed): "
+                       f"{out.value if out.ok else out.error}")
+        return out.ok
 
     def control(self):
         env = self.env

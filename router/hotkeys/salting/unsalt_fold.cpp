@@ -1,13 +1,16 @@
 #include "router/hotkeys/salting/unsalt_fold.h"
 
+#include <algorithm>
+#include <chrono>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <boost/asio/steady_timer.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "protocol/arguments.h"
 #include "protocol/errors.h"
 #include "protocol/reply_value.h"
 #include "protocol/resp_writer.h"
@@ -22,9 +25,54 @@ using protocol::error_message;
 
 namespace {
 
-// HGETALL and DEL of a hash sub-key in one step, so that no field is added between the two.
-constexpr std::string_view kTakeHash =
-    "local all = redis.call('HGETALL', KEYS[1]) redis.call('DEL', KEYS[1]) return all";
+// How long one step is sent again while its shard cannot carry it out, and the pauses between.
+constexpr std::chrono::milliseconds kFoldStepDeadline{15000};
+constexpr std::chrono::milliseconds kFirstPause{50};
+constexpr std::chrono::milliseconds kLongestPause{1000};
+// How long the mark of an add stays: longer than a stalled shard may keep an add sent before it
+// stalled, and runs it once it wakes.
+constexpr int kMarkSeconds = 600;
+
+// KEYS: the key, the add's mark; ARGV: the mark's life in ms, "hash" or "string", then field and
+// value pairs (a string counter's one field is empty). The mark is set after the increments, so
+// that an add the shard refused (a key holding text) leaves no mark, and looked for before them,
+// so that an add sent again after its answer was lost adds nothing.
+constexpr std::string_view kAdd =
+    "if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end "
+    "for i = 3, #ARGV, 2 do "
+    "  local done "
+    "  if ARGV[2] == 'hash' then done = redis.pcall('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1]) "
+    "  else done = redis.pcall('INCRBY', KEYS[1], ARGV[i + 1]) end "
+    "  if type(done) == 'table' and done.err then "
+    "    if ARGV[2] == 'hash' then redis.call('HINCRBYFLOAT', KEYS[1], ARGV[i], ARGV[i + 1]) "
+    "    else redis.call('INCRBYFLOAT', KEYS[1], ARGV[i + 1]) end "
+    "  end "
+    "end "
+    "redis.call('SET', KEYS[2], '1', 'PX', ARGV[1]) "
+    "return 1";
+
+// Errors after which the step certainly or possibly did not run, and may be sent again: Santral's
+// own (timeout, connection lost, shard down, fenced), a held pull's TRYAGAIN, a shard loading
+// or busy.
+bool worth_again(std::string_view error) {
+  for (std::string_view start : {"ERR santral:", "TRYAGAIN", "LOADING", "BUSY", "IOERR"})
+    if (error.starts_with(start)) return true;
+  return false;
+}
+
+// A name for an add's mark that the map in force places with `key` (so that one EVAL reaches
+// both), found as a salted counter's sub-keys are; the last one tried when none is (a namespace
+// of its own for the key's prefix). A key's hash tag is kept, so it is found at once.
+std::string fold_mark(const config::ShardMap& map, const std::string& key) {
+  static thread_local std::mt19937_64 random{std::random_device{}()};
+  std::size_t owner = map.shard_for_key(key);
+  std::string name;
+  for (int tries = 0; tries < 256; ++tries) {
+    name = fmt::format("santral:fold:{:016x}:{}", random(), key);
+    if (map.shard_for_key(name) == owner) break;
+  }
+  return name;
+}
 
 class UnsaltFold final : public ReplySink {
  public:
@@ -32,106 +80,185 @@ class UnsaltFold final : public ReplySink {
       : worker_(worker),
         log_prefix_(log_prefix),
         counter_(std::move(counter)),
-        target_(std::move(target)) {}
+        target_(std::move(target)),
+        pause_(worker.io()) {}
 
   void next() {
     if (sub_key_ >= counter_.salts) return finish("+OK\r\n");
-    step_ = Step::Take;
-    send(counter_.sub_keys[sub_key_], {"GETDEL", counter_.sub_keys[sub_key_]});
+    begin(Step::Read);
+    send(sub_key(), {"GET", sub_key()});
   }
 
   void deliver(std::uint64_t /*slot*/, std::uint32_t /*fragment*/,
                std::string_view reply) override {
     if (pulling_) return pulled(reply);
+    if (step_ == Step::DropMark) return next_sub_key();  // left to expire if not dropped
     protocol::ReplyValue value;
-    bool parsed = protocol::parse_reply(reply, value);
-    if (parsed && step_ == Step::Take && value.is_error() && value.text.starts_with("WRONGTYPE")) {
-      step_ = Step::TakeHash;
-      return send(counter_.sub_keys[sub_key_],
-                  {"EVAL", kTakeHash, "1", counter_.sub_keys[sub_key_]});
+    if (!protocol::parse_reply(reply, value)) return fail("an unreadable reply");
+    if (value.is_error()) {
+      if (step_ == Step::Read && value.text.starts_with("WRONGTYPE")) {
+        step_ = Step::ReadHash;
+        return send(sub_key(), {"HGETALL", sub_key()});
+      }
+      if (step_ == Step::Add && value.text.starts_with("ERR santral:")) {
+        add_unknown_ = true;  // it may have run, or may yet run, where it went
+        keep_mark_ = true;
+        add_unknown_version_ = sent_version_;
+      }
+      if (worth_again(value.text)) return again(std::string(value.text));
+      return fail(std::string(value.text));
     }
-    if (parsed && step_ == Step::Add && value.is_error() && !as_float_) {
-      as_float_ = true;  // the key holds a fraction: INCRBY refuses it, INCRBYFLOAT does not
-      return add();
-    }
-    if (!parsed || value.is_error())
-      return fail(value.is_error() ? std::string(value.text) : "an unreadable reply");
     switch (step_) {
-      case Step::Take:
+      case Step::Read:
         if (value.type == protocol::ReplyValue::Type::Null) return next_sub_key();
         taken_ = {{"", std::string(value.text)}};
         hash_ = false;
         return add();
-      case Step::TakeHash:
+      case Step::ReadHash:
         taken_.clear();
         hash_ = true;
         for (std::size_t i = 0; i + 1 < value.elements.size(); i += 2)
           taken_.emplace_back(value.elements[i].text, value.elements[i + 1].text);
         if (taken_.empty()) return next_sub_key();
         return add();
+      case Step::LookForMark:
+        if (value.integer == 1) return added();  // the earlier add ran
+        return add();  // it did not: a new mark, placed with the key where it is now
       case Step::Add:
-        if (++added_ < taken_.size()) return add(true);
+        return added();
+      case Step::Delete:
+        return drop_mark();
+      case Step::DropMark:
         return next_sub_key();
     }
   }
 
  private:
-  enum class Step { Take, TakeHash, Add };
+  enum class Step { Read, ReadHash, Add, LookForMark, Delete, DropMark };
+
+  const char* step_name() const {
+    switch (step_) {
+      case Step::Read:
+      case Step::ReadHash:
+        return "read";
+      case Step::Add:
+        return "add";
+      case Step::LookForMark:
+        return "look for an earlier add's mark";
+      case Step::Delete:
+        return "delete";
+      case Step::DropMark:
+        return "mark's removal";
+    }
+    return "step";
+  }
+
+  const std::string& sub_key() const { return counter_.sub_keys[sub_key_]; }
+  const std::string& key() const { return counter_.sub_keys[0]; }
+
+  void begin(Step step) {
+    step_ = step;
+    deadline_ = std::chrono::steady_clock::now() + kFoldStepDeadline;
+    pause_length_ = kFirstPause;
+  }
 
   void next_sub_key() {
     ++sub_key_;
+    keep_mark_ = false;
     next();
   }
 
-  // Adds the taken value (a string counter's one, or a hash's next field) onto the key, with
-  // INCRBY while both are integers, else (or after INCRBY refused) INCRBYFLOAT.
-  void add(bool next_value = false) {
-    if (step_ != Step::Add) {
-      step_ = Step::Add;
-      added_ = 0;
-      ++folded_;
-      next_value = true;
+  // The mark stays (until it expires) only where an add's answer was lost: a copy of that add
+  // may still run. Otherwise every add sent was answered, and nothing needs it any more.
+  void drop_mark() {
+    if (keep_mark_) return next_sub_key();
+    step_ = Step::DropMark;
+    send(mark_, {"DEL", mark_});
+  }
+
+  // The value read (a string counter's one, or a hash's fields), added onto the key by one
+  // EVAL that runs once however often it is sent (its mark).
+  void add() {
+    if (step_ != Step::LookForMark) begin(Step::Add);
+    step_ = Step::Add;
+    mark_ = fold_mark(*worker_.topology().map, key());
+    add_unknown_ = false;
+    const std::string mark_millis = std::to_string(kMarkSeconds * 1000);
+    std::vector<std::string_view> args = {"EVAL", kAdd, "2", key(), mark_, mark_millis,
+                                          hash_ ? "hash" : "string"};
+    for (const auto& [field, amount] : taken_) {
+      args.push_back(field);
+      args.push_back(amount);
     }
-    const auto& [field, amount] = taken_[added_];
-    if (next_value) as_float_ = !protocol::parse_integer<std::int64_t>(amount);
-    const std::string& key = counter_.sub_keys[0];
-    if (hash_)
-      send(key, {as_float_ ? "HINCRBYFLOAT" : "HINCRBY", key, field, amount});
-    else
-      send(key, {as_float_ ? "INCRBYFLOAT" : "INCRBY", key, amount});
+    send(key(), args);
+  }
+
+  void added() {
+    ++folded_;
+    begin(Step::Delete);
+    send(sub_key(), {"DEL", sub_key()});
+  }
+
+  // After an error the step may not have run: sent again after a pause, until the deadline.
+  void again(const std::string& why) {
+    if (step_ == Step::DropMark) return next_sub_key();  // left to expire
+    if (std::chrono::steady_clock::now() + pause_length_ > deadline_) return fail(why);
+    spdlog::warn("{}: '{}': the {} of sub-key '{}' may not have run ({}); sent again in {} ms",
+                 log_prefix_, key(), step_name(), sub_key(), why, pause_length_.count());
+    pause_.expires_after(pause_length_);
+    pause_length_ = std::min(pause_length_ * 2, kLongestPause);
+    pause_.async_wait([self = boost::intrusive_ptr<UnsaltFold>(this)](boost::system::error_code) {
+      self->worker_.after_moves_released([self] { self->route(); });
+    });
+  }
+
+  std::string taken_text() const {
+    std::string text;
+    for (std::size_t i = 0; i < taken_.size(); ++i)
+      text += (text.empty() ? "" : ", ") +
+              (hash_ ? fmt::format("{} {}", taken_[i].first, taken_[i].second) : taken_[i].second);
+    return text;
   }
 
   void fail(const std::string& why) {
-    // Santral's own error (connection lost, timeout, shard down) rather than the shard's: the
-    // request may have run before the failure, and nobody can tell.
-    bool unknown = why.starts_with("ERR santral:");
     std::string advice;
-    if (step_ == Step::Add) {
-      std::string left;
-      for (std::size_t i = added_; i < taken_.size(); ++i)
-        left +=
-            (left.empty() ? "" : ", ") +
-            (hash_ ? fmt::format("{} {}", taken_[i].first, taken_[i].second) : taken_[i].second);
-      advice = fmt::format(
-          "its part of the count, {}, was taken from it and must be added to the key by hand{}",
-          left, unknown ? " (unless the failed request was carried out: check the key first)" : "");
-    } else {
-      advice = unknown ? "if the shard took that sub-key's part before the failure, the part is "
-                         "lost; otherwise the sub-key still holds it"
-                       : "that sub-key still holds its part of the count";
+    switch (step_) {
+      case Step::Read:
+      case Step::ReadHash:
+        advice = "that sub-key still holds its part of the count";
+        break;
+      case Step::Add:
+      case Step::LookForMark:
+        advice = add_unknown_
+                     ? fmt::format(
+                           "whether its part of the count, {}, was added to the key is unknown: "
+                           "it was if the key '{}' exists (for {} s after the add); if it was, "
+                           "delete the sub-key (DEL {}) first, as it still holds the part",
+                           taken_text(), mark_, kMarkSeconds, sub_key())
+                     : fmt::format("its part of the count, {}, was not added to the key; the "
+                                   "sub-key still holds it",
+                                   taken_text());
+        break;
+      case Step::Delete:
+      case Step::DropMark:
+        advice = fmt::format(
+            "its part of the count, {}, was added to the key, but the sub-key still holds it: "
+            "delete it (DEL {}) before the key is salted again, or it is counted twice",
+            taken_text(), sub_key());
+        break;
     }
     std::string rest;
-    for (std::uint32_t k = sub_key_ + (step_ == Step::Add ? 1 : 0); k < counter_.salts; ++k)
+    bool this_one = step_ != Step::Delete && step_ != Step::DropMark;
+    for (std::uint32_t k = sub_key_ + (this_one ? 0 : 1); k < counter_.salts; ++k)
       rest += (rest.empty() ? "'" : ", '") + counter_.sub_keys[k] + "'";
-    if (!rest.empty() || step_ != Step::Add)
+    if (!rest.empty())
       advice += fmt::format(
-          "; to fold what is left{}, salt it again with the same count and unsalt it (SANTRAL "
-          "SALT {} {}, then SANTRAL UNSALT {}) before the shard map changes",
-          rest.empty() ? "" : " (also " + rest + ")", counter_.sub_keys[0], counter_.salts,
-          counter_.sub_keys[0]);
+          "; to fold {}, salt it again with the same count and unsalt it (SANTRAL SALT {} {}, "
+          "then SANTRAL UNSALT {}) before the shard map changes",
+          rest, key(), counter_.salts, key());
     std::string reply;
-    protocol::RespWriter(reply).error(error_message(ClientError::UnsaltFold, counter_.sub_keys[0],
-                                                    counter_.sub_keys[sub_key_], why, advice));
+    protocol::RespWriter(reply).error(
+        error_message(ClientError::UnsaltFold, key(), sub_key(), why, advice));
     finish(reply);
   }
 
@@ -149,9 +276,18 @@ class UnsaltFold final : public ReplySink {
 
   void route() {
     const auto& topology = worker_.topology();
+    // An add whose answer was lost, sent again under another topology: the key may have moved
+    // away from its mark, so the mark is looked for first, wherever it is now.
+    if (step_ == Step::Add && add_unknown_ && topology.version != add_unknown_version_) {
+      step_ = Step::LookForMark;
+      step_bytes_.clear();
+      std::string_view exists[] = {"EXISTS", mark_};
+      protocol::RespWriter(step_bytes_).command(exists);
+      step_key_ = mark_;
+    }
     std::size_t owner = topology.map->shard_for_key(step_key_);
     auto source = topology.move ? topology.move->source_of(step_key_, owner) : std::nullopt;
-    if (!source) return connection(owner).send(step_bytes_, ReplySinkPtr(this), 0, 0);
+    if (!source) return send_to(owner, step_bytes_);
     pulling_ = true;
     pull_version_ = topology.version;
     claim_ = {{topology.map->shard(*source).address.text()},
@@ -179,14 +315,18 @@ class UnsaltFold final : public ReplySink {
   void pulled(std::string_view reply) {
     worker_.shared().migrations.leave(claim_);
     pulling_ = false;
-    if (!migrated(reply))
-      return fail("moving it to its new shard first failed: " + reply_text(reply));
+    // The step did not run: sent again (pulled again) after a pause.
+    if (!migrated(reply)) return again("moving it to its new shard first failed: " + reply_text(reply));
     // The topology changed meanwhile: the step is routed (and pulled) again under the new one.
     if (worker_.topology().version != pull_version_)
       return worker_.after_moves_released(
           [self = boost::intrusive_ptr<UnsaltFold>(this)] { self->route(); });
-    const auto& topology = worker_.topology();
-    connection(topology.map->shard_for_key(step_key_)).send(step_bytes_, ReplySinkPtr(this), 0, 0);
+    send_to(worker_.topology().map->shard_for_key(step_key_), step_bytes_);
+  }
+
+  void send_to(std::size_t shard, const std::string& bytes) {
+    sent_version_ = worker_.topology().version;
+    connection(shard).send(bytes, ReplySinkPtr(this), 0, 0);
   }
 
   BackendConnection& connection(std::size_t shard) {
@@ -195,8 +335,8 @@ class UnsaltFold final : public ReplySink {
 
   void finish(const std::string& reply) {
     if (reply[0] == '+')
-      spdlog::info("{}: '{}' folded {} non-empty sub-keys back into it", log_prefix_,
-                   counter_.sub_keys[0], folded_);
+      spdlog::info("{}: '{}' folded {} non-empty sub-keys back into it", log_prefix_, key(),
+                   folded_);
     else
       spdlog::warn("{}: {}", log_prefix_, std::string_view(reply).substr(1, reply.size() - 3));
     if (target_.done) target_.done(reply);
@@ -208,12 +348,18 @@ class UnsaltFold final : public ReplySink {
   UnsaltFoldTarget target_;
   std::uint32_t sub_key_ = 1;  // sub-key 0 is the key itself
   std::uint32_t folded_ = 0;
-  Step step_ = Step::Take;
-  // What was taken from the sub-key: one value (field empty), or a hash's fields and values.
+  Step step_ = Step::Read;
+  // What was read from the sub-key: one value (field empty), or a hash's fields and values.
   std::vector<std::pair<std::string, std::string>> taken_;
   bool hash_ = false;
-  std::size_t added_ = 0;
-  bool as_float_ = false;
+  std::string mark_;  // the add's mark, a key placed with the key
+  bool add_unknown_ = false;  // an add's answer was lost: it may have run, or may yet run
+  bool keep_mark_ = false;    // an answer was lost for an add of this sub-key
+  std::uint64_t add_unknown_version_ = 0;  // the topology it was sent under
+  std::uint64_t sent_version_ = 0;         // the topology the last request was sent under
+  std::chrono::steady_clock::time_point deadline_;  // of the step under way
+  std::chrono::milliseconds pause_length_ = kFirstPause;
+  boost::asio::steady_timer pause_;
   std::string step_bytes_;  // the step being sent, and the key it goes by
   std::string step_key_;
   bool pulling_ = false;  // the MIGRATE ahead of the step is out

@@ -19,17 +19,23 @@ struct UnsaltFoldTarget {
 };
 
 // UNSALT's last step, once no request can reach a sub-key any more (salt_fence.h): each
-// sub-key in turn is emptied and added onto the key, one after the other on `worker`:
+// sub-key in turn is read, added onto the key, then deleted, one after the other on `worker`:
 //
-//   string counter: GETDEL sub-key            -> INCRBY (INCRBYFLOAT for a fraction) key value
-//   hash:           HGETALL + DEL (one EVAL)  -> HINCRBY (HINCRBYFLOAT) key field value, each
+//   read:   GET sub-key (HGETALL when it holds a hash)         on the sub-key's shard
+//   add:    one EVAL: unless the fold's mark is there, INCRBY  on the key's shard
+//           (INCRBYFLOAT when INCRBY refuses; HINCRBY or HINCRBYFLOAT per field of a hash),
+//           then set the mark (a key of its own, gone after a minute)
+//   delete: DEL sub-key                                        on the sub-key's shard
 //
-// (GETDEL answers WRONGTYPE on a hash and leaves it untouched: the hash way is then taken.)
+// Nothing is taken before it is added, and the mark makes the add one that runs once however
+// often it is sent, so a step whose shard stalls, restarts, refuses or loses its answer is
+// sent again (after a short pause, for up to kFoldStepDeadline) instead of losing the part.
+// When the key's shard changed between two adds (a move), the mark is looked for where the
+// earlier add went first.
 // Each step is routed when it is sent, by the topology then in force: during a move it pulls
 // its key first (a sub-key or the key may still be on its old owner). A GET meanwhile reads
-// the key alone: it may see less than the true total (the sub-keys not
-// folded yet, and a value between its taking and its adding), never more; once the fold is
-// done, it sees everything. `log_prefix` starts its log lines.
+// the key alone: it may see less than the true total (the sub-keys not folded yet), never
+// more; once the fold is done, it sees everything. `log_prefix` starts its log lines.
 void fold_sub_keys(Worker& worker, const char* log_prefix, SaltedCounter counter,
                    UnsaltFoldTarget target);
 
