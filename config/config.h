@@ -75,6 +75,14 @@ struct ReshardingSettings {
   std::filesystem::path state_file;  // where a move survives a restart; empty: beside the file
 };
 
+// `write_concern:` a write is acknowledged only once `replicas` replicas of its shard confirm
+// it (WAIT behind each batch of writes on a connection), within `timeout`; 0 replicas: off.
+struct WriteConcern {
+  std::uint32_t replicas = 0;
+  std::chrono::milliseconds timeout{100};
+  bool operator==(const WriteConcern&) const = default;
+};
+
 struct Timeouts {
   std::chrono::milliseconds connect{1000};
   std::chrono::milliseconds request{2000};
@@ -170,6 +178,7 @@ struct Config {
   std::vector<User> users;  // more users, ACL style; with any, clients must AUTH
   int databases = 16;       // SELECT accepts 0 .. databases-1, as Redis's `databases`
   ReadFrom read_from = ReadFrom::Primary;
+  WriteConcern write_concern;
   Health health;
   Admin admin;
   HotKeySettings hotkeys;

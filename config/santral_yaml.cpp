@@ -12,6 +12,7 @@
 #include "config/resharding_yaml.h"
 #include "config/salting_yaml.h"
 #include "config/tls_yaml.h"
+#include "config/write_concern_yaml.h"
 #include "config/yaml_fields.h"
 
 namespace santral::config {
@@ -195,7 +196,7 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
                                                "namespaces",   "hotkeys",    "salting",
                                                "near_cache",   "resharding", "cross_shard_writes",
                                                "tls",          "cluster",    "cluster_endpoint",
-                                               "announce",     "commands"};
+                                               "announce",     "commands",   "write_concern"};
   fields.only_keys(root, "", kKeys);
   Config config;
   config.format = ConfigFormat::Santral;
@@ -222,6 +223,8 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
   if (root["databases"])
     config.databases = static_cast<int>(fields.integer(root["databases"], "databases", 1, 65536));
   if (root["read_from"]) config.read_from = fields.read_from(root["read_from"], "read_from");
+  if (root["write_concern"])
+    read_write_concern(root["write_concern"], fields, config.write_concern);
   if (root["health"]) read_health(root["health"], fields, config.health);
   if (root["admin"]) read_admin(root["admin"], fields, config.admin);
   if (root["tls"]) read_tls_server(root["tls"], fields, config.tls);

@@ -11,14 +11,14 @@ namespace santral::config {
 
 namespace {
 
-constexpr std::array<std::string_view, 15> kSharedKeys = {"hash",       "distribution",
+constexpr std::array<std::string_view, 16> kSharedKeys = {"hash",       "distribution",
                                                           "hash_tag",   "shards",
                                                           "namespaces", "salting",
                                                           "near_cache", "hotkeys",
                                                           "resharding", "users",
                                                           "password",   "databases",
                                                           "read_from",  "cross_shard_writes",
-                                                          "commands"};
+                                                          "commands",   "write_concern"};
 
 }  // namespace
 
@@ -57,6 +57,7 @@ void adopt_shared_map(Config& local, const Config& shared) {
   local.password = shared.password;
   local.databases = shared.databases;
   local.read_from = shared.read_from;
+  local.write_concern = shared.write_concern;
   local.cross_shard_writes = shared.cross_shard_writes;
   local.commands = shared.commands;
 }

@@ -251,6 +251,10 @@ constexpr Entry kMessages[] = {
     {ClientError::ShardProtocolError,
      "ERR santral: shard '{}' ({}) sent a reply that is not valid RESP; its connection was "
      "reset, try again"},
+    {ClientError::WriteNotReplicated,
+     "NOREPLICAS Not enough good replicas to write: shard '{}' ({}) applied the write, but only "
+     "{} of the {} replicas write_concern asks for confirmed it within {} ms; a failover may "
+     "lose it: read it back, or send it again if it is safe to repeat"},
     {ClientError::ShuttingDown, "ERR santral: the router is shutting down; reconnect shortly"},
 };
 

@@ -150,6 +150,7 @@ enum class ClientError : std::uint8_t {
   ShardTimeout,
   ShardConnectionLost,
   ShardProtocolError,
+  WriteNotReplicated,
   ShuttingDown,
 };
 

@@ -21,13 +21,10 @@ json latency_json(const LatencyHistogram& h) {
 }
 
 json shard_stats_json(const ShardStats& s) {
-  return {{"requests", s.requests},
-          {"errors", s.errors},
-          {"timeouts", s.timeouts},
-          {"bytes_sent", s.bytes_sent},
-          {"bytes_received", s.bytes_received},
-          {"in_flight", s.in_flight},
-          {"latency", latency_json(s.latency)}};
+  return {{"requests", s.requests},     {"errors", s.errors},
+          {"timeouts", s.timeouts},     {"writes_unconfirmed", s.writes_unconfirmed},
+          {"bytes_sent", s.bytes_sent}, {"bytes_received", s.bytes_received},
+          {"in_flight", s.in_flight},   {"latency", latency_json(s.latency)}};
 }
 
 json command_stats_json(const WorkerStats& stats) {
@@ -153,6 +150,12 @@ std::string prometheus_text(const ClusterSnapshot& snapshot) {
   for (const auto& [name, s] : total.shards)
     fmt::format_to(std::back_inserter(out), "santral_shard_timeouts_total{{shard=\"{}\"}} {}\n",
                    label(name), s.timeouts);
+  family(out, "santral_shard_writes_unconfirmed_total", "counter",
+         "Writes answered NOREPLICAS: fewer replicas than write_concern.replicas confirmed them.");
+  for (const auto& [name, s] : total.shards)
+    fmt::format_to(std::back_inserter(out),
+                   "santral_shard_writes_unconfirmed_total{{shard=\"{}\"}} {}\n", label(name),
+                   s.writes_unconfirmed);
   family(out, "santral_shard_bytes_total", "counter",
          "Bytes sent to and received from each shard server.");
   for (const auto& [name, s] : total.shards) {
@@ -249,43 +252,46 @@ json config_json(const config::Topology& topology) {
   }
   const char* read_from = config::read_from_name(c.read_from);
   // Passwords and tokens are never shown.
-  return {{"version", topology.shown_version()},
-          {"source", c.source.string()},
-          {"listen", c.listen.text()},
-          {"workers", c.workers},
-          {"hash", c.hash_name},
-          {"distribution", config::distribution_name(c.distribution)},
-          {"hash_tag", c.hash_tag},
-          {"read_from", read_from},
-          {"databases", c.databases},
-          {"password_set", !c.password.empty()},
-          {"cluster", c.cluster.enabled() ? json{{"name", c.cluster.name},
-                                                 {"etcd", c.cluster.etcd},
-                                                 {"lease_ttl_s", c.cluster.lease_ttl.count()}}
-                                          : json(nullptr)},
-          {"users", c.users.size()},
-          {"timeouts",
-           {{"connect_ms", c.timeouts.connect.count()},
-            {"request_ms", c.timeouts.request.count()},
-            {"reconnect_min_ms", c.timeouts.reconnect_min.count()},
-            {"reconnect_max_ms", c.timeouts.reconnect_max.count()}}},
-          {"health", {{"interval_ms", c.health.interval.count()}, {"failures", c.health.failures}}},
-          {"backend",
-           {{"connections_per_shard", c.backend.connections_per_shard},
-            {"database", c.backend.database},
-            {"username", c.backend.username},
-            {"password_set", !c.backend.password.empty()}}},
-          {"limits",
-           {{"max_clients", c.limits.max_clients},
-            {"max_args", c.limits.request.max_args},
-            {"max_bulk_bytes", c.limits.request.max_bulk_bytes},
-            {"max_inline_bytes", c.limits.request.max_inline_bytes},
-            {"max_pending_requests", c.limits.max_pending_requests},
-            {"max_output_bytes", c.limits.max_output_bytes},
-            {"tracking_table_max_keys", c.limits.tracking_table_max_keys}}},
-          {"drain_ms", c.drain.count()},
-          {"watch_file", c.watch_file},
-          {"shards", shards}};
+  return {
+      {"version", topology.shown_version()},
+      {"source", c.source.string()},
+      {"listen", c.listen.text()},
+      {"workers", c.workers},
+      {"hash", c.hash_name},
+      {"distribution", config::distribution_name(c.distribution)},
+      {"hash_tag", c.hash_tag},
+      {"read_from", read_from},
+      {"databases", c.databases},
+      {"password_set", !c.password.empty()},
+      {"cluster", c.cluster.enabled() ? json{{"name", c.cluster.name},
+                                             {"etcd", c.cluster.etcd},
+                                             {"lease_ttl_s", c.cluster.lease_ttl.count()}}
+                                      : json(nullptr)},
+      {"users", c.users.size()},
+      {"timeouts",
+       {{"connect_ms", c.timeouts.connect.count()},
+        {"request_ms", c.timeouts.request.count()},
+        {"reconnect_min_ms", c.timeouts.reconnect_min.count()},
+        {"reconnect_max_ms", c.timeouts.reconnect_max.count()}}},
+      {"health", {{"interval_ms", c.health.interval.count()}, {"failures", c.health.failures}}},
+      {"write_concern",
+       {{"replicas", c.write_concern.replicas}, {"timeout_ms", c.write_concern.timeout.count()}}},
+      {"backend",
+       {{"connections_per_shard", c.backend.connections_per_shard},
+        {"database", c.backend.database},
+        {"username", c.backend.username},
+        {"password_set", !c.backend.password.empty()}}},
+      {"limits",
+       {{"max_clients", c.limits.max_clients},
+        {"max_args", c.limits.request.max_args},
+        {"max_bulk_bytes", c.limits.request.max_bulk_bytes},
+        {"max_inline_bytes", c.limits.request.max_inline_bytes},
+        {"max_pending_requests", c.limits.max_pending_requests},
+        {"max_output_bytes", c.limits.max_output_bytes},
+        {"tracking_table_max_keys", c.limits.tracking_table_max_keys}}},
+      {"drain_ms", c.drain.count()},
+      {"watch_file", c.watch_file},
+      {"shards", shards}};
 }
 
 }  // namespace santral::router

@@ -284,13 +284,50 @@ void BackendConnection::enqueue(std::string_view request, ReplySinkPtr sink, std
   ++stats_->requests;
   stats_->bytes_sent += request.size();
   auto deadline = limit == Clock::duration::max() ? Clock::time_point::max() : now + limit;
-  pending_.push_back({std::move(sink), slot, fragment, Owner::Client, now, deadline});
+  Owner owner = Owner::Client;
+  if (confirms_writes() && writes_.confirms(request)) {
+    owner = Owner::ClientWrite;
+    unconfirmed_writes_ = true;
+  }
+  pending_.push_back({std::move(sink), slot, fragment, owner, now, deadline});
   if (state_ == State::Up) schedule_flush();
+}
+
+void BackendConnection::confirm_writes() {
+  if (!unconfirmed_writes_ || writes_.in_multi()) return;
+  unconfirmed_writes_ = false;
+  auto now = Clock::now();
+  queue().append(wait_command(config_->write_concern));
+  pending_.push_back({nullptr, 0, 0, Owner::WriteConcern, now,
+                      now + config_->write_concern.timeout + config_->timeouts.request});
+}
+
+// WAIT's answer: how many replicas confirmed the writes before it. Each held reply is
+// delivered, or, short of the count, replaced by NOREPLICAS (the write ran on the primary).
+void BackendConnection::writes_confirmed(std::string_view frame) {
+  const auto& concern = config_->write_concern;
+  std::int64_t confirmed = 0;
+  if (frame.size() > 3 && frame.front() == ':')
+    confirmed =
+        protocol::parse_integer<std::int64_t>(frame.substr(1, frame.size() - 3)).value_or(0);
+  bool enough = confirmed >= static_cast<std::int64_t>(concern.replicas);
+  std::string refused;
+  if (!enough) {
+    refused =
+        as_reply(error_message(ClientError::WriteNotReplicated, target_.shard_name, address_text(),
+                               confirmed, concern.replicas, concern.timeout.count()));
+  }
+  for (auto& held : std::exchange(awaiting_, {})) {
+    bool keep = enough || is_error(held.frame);
+    if (!keep) ++stats_->writes_unconfirmed;
+    held.sink->deliver(held.slot, held.fragment, keep ? held.frame : refused);
+  }
 }
 
 void BackendConnection::send_silent(std::string_view request) {
   fence_lifted();
   if (ejected_ || state_ == State::Down || state_ == State::Stopped) return;
+  if (confirms_writes()) writes_.confirms(request);  // the MULTI of a pinned transaction
   auto now = Clock::now();
   queue().append(request);
   pending_.push_back({nullptr, 0, 0, Owner::Silent, now, now + config_->timeouts.request});
@@ -318,6 +355,7 @@ void BackendConnection::schedule_flush() {
 void BackendConnection::flush() {
   while (!write_in_flight_ && state_ == State::Up) {
     if (written_ == writing_.size()) {
+      confirm_writes();
       if (outbox_.empty()) return;
       writing_.clear();
       written_ = 0;
@@ -471,6 +509,15 @@ bool BackendConnection::deliver_frames() {
         if (is_error(frame)) ++stats_->errors;
         owner.sink->deliver(owner.slot, owner.fragment, frame);
         break;
+      case Owner::ClientWrite:
+        stats_->latency.record(now - owner.sent);
+        if (is_error(frame)) ++stats_->errors;
+        awaiting_.push_back(
+            {std::move(owner.sink), owner.slot, owner.fragment, std::string(frame)});
+        break;
+      case Owner::WriteConcern:
+        writes_confirmed(frame);
+        break;
       case Owner::Handshake:
         if (is_error(frame)) {
           handshake_refused(frame);
@@ -507,8 +554,15 @@ void BackendConnection::fail_all(const std::string& reply) {
   outbox_.clear();
   held_.clear();
   handshake_left_ = 0;
+  unconfirmed_writes_ = false;
+  writes_ = {};
+  // Writes that ran but whose WAIT never answered: their outcome is as unknown as the rest.
+  for (auto& held : std::exchange(awaiting_, {})) {
+    ++stats_->errors;
+    held.sink->deliver(held.slot, held.fragment, reply);
+  }
   for (auto& p : failed) {
-    if (p.owner != Owner::Client) continue;
+    if (p.owner != Owner::Client && p.owner != Owner::ClientWrite) continue;
     ++stats_->errors;
     p.sink->deliver(p.slot, p.fragment, reply);
   }
@@ -604,7 +658,9 @@ void BackendConnection::check_deadlines(Clock::time_point now) {
   }
   if (state_ != State::Up) return;
   if (!pending_.empty() && now > pending_.front().deadline) {
-    bool client = pending_.front().owner == Owner::Client;
+    bool client = pending_.front().owner == Owner::Client ||
+                  pending_.front().owner == Owner::ClientWrite ||
+                  pending_.front().owner == Owner::WriteConcern;
     auto limit = std::chrono::duration_cast<std::chrono::milliseconds>(pending_.front().deadline -
                                                                        pending_.front().sent);
     // A script's own limit (send_within), or every other request's.

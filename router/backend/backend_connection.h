@@ -19,6 +19,7 @@
 #include "config/config.h"
 #include "protocol/reply_scanner.h"
 #include "router/backend/reply_sink.h"
+#include "router/backend/write_concern.h"
 #include "router/metrics/stats.h"
 #include "router/transport/stream.h"
 
@@ -62,6 +63,12 @@ enum class ConnectionRole {
 //     (ejected): its requests fail at once with the reason instead of waiting out timeouts;
 //   - a down shard is retried in the background with exponential backoff, and taken back
 //     only when a PING on the new connection is answered.
+//
+// Write concern (config::WriteConcern, on shared and lent connections): behind each batch of
+// writes one `WAIT <replicas> <timeout_ms>` goes down the same connection; the writes' replies
+// are held until it answers, then delivered as they came, or replaced by a NOREPLICAS error
+// when fewer replicas confirmed. Replies to other requests are not held (a request queued
+// behind the WAIT waits for it on the shard, as Redis runs one connection's commands in order).
 //
 //   Connecting --connected--> Up --N failures--> Down --retry--> Connecting --PONG--> Up
 //                                                  ^------------ no PONG ----------'
@@ -137,7 +144,22 @@ class BackendConnection
   std::uint64_t server_client_id() const { return server_client_id_; }
 
  private:
-  enum class Owner : std::uint8_t { Client, Handshake, Silent, Probe, ClientId };
+  // ClientWrite: a client's write, its reply held for the WriteConcern (a WAIT) behind it.
+  enum class Owner : std::uint8_t {
+    Client,
+    ClientWrite,
+    WriteConcern,
+    Handshake,
+    Silent,
+    Probe,
+    ClientId
+  };
+  struct HeldReply {
+    ReplySinkPtr sink;
+    std::uint64_t slot;
+    std::uint32_t fragment;
+    std::string frame;
+  };
   struct Pending {
     ReplySinkPtr sink;
     std::uint64_t slot;
@@ -165,6 +187,12 @@ class BackendConnection
   bool deliver_frames();
   bool is_push(std::string_view frame) const;
   void fail_all(const std::string& reply);
+  bool confirms_writes() const {
+    return config_->write_concern.replicas > 0 &&
+           (role_ == ConnectionRole::Shared || role_ == ConnectionRole::Dedicated);
+  }
+  void confirm_writes();  // a WAIT behind the writes queued since the last one
+  void writes_confirmed(std::string_view frame);
   void connection_failed(const std::string& reply, bool counts_as_failure);
   void go_down(const std::string& reason);
   void fence_lifted();
@@ -198,7 +226,10 @@ class BackendConnection
   std::uint64_t server_client_id_ = 0;
 
   std::deque<Pending> pending_;
-  std::string outbox_;  // queued, not yet handed to the socket
+  WriteConcernTracker writes_;
+  bool unconfirmed_writes_ = false;  // queued since the last WAIT
+  std::vector<HeldReply> awaiting_;  // answered writes waiting for their WAIT
+  std::string outbox_;               // queued, not yet handed to the socket
   // Queued while the handshake is unanswered: sent only once every handshake command has
   // answered OK (a request behind a refused AUTH would run as Redis's `default` user).
   std::string held_;

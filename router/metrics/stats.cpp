@@ -54,6 +54,7 @@ void ShardStats::merge(const ShardStats& other) {
   requests += other.requests;
   errors += other.errors;
   timeouts += other.timeouts;
+  writes_unconfirmed += other.writes_unconfirmed;
   bytes_sent += other.bytes_sent;
   bytes_received += other.bytes_received;
   in_flight += other.in_flight;

@@ -39,6 +39,7 @@ struct ShardStats {
   std::uint64_t requests = 0;
   std::uint64_t errors = 0;  // error replies and failed requests
   std::uint64_t timeouts = 0;
+  std::uint64_t writes_unconfirmed = 0;  // answered NOREPLICAS: too few replicas (write_concern)
   std::uint64_t bytes_sent = 0;
   std::uint64_t bytes_received = 0;
   std::uint64_t in_flight = 0;  // filled in when stats are collected

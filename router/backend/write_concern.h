@@ -1,0 +1,27 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "config/config.h"
+
+namespace santral::router {
+
+// Which requests on one shard connection a write concern (config::WriteConcern) confirms: the
+// commands that write (the table's `write` flag; EVAL, EVALSHA and FCALL, which may), and EXEC,
+// which runs what MULTI queued. Commands between MULTI and EXEC answer QUEUED, and no WAIT is
+// sent inside a transaction; EXEC is confirmed as one write.
+class WriteConcernTracker {
+ public:
+  // `request`: one command's RESP bytes, as the connection sends them, in order.
+  bool confirms(std::string_view request);
+  bool in_multi() const { return in_multi_; }
+
+ private:
+  bool in_multi_ = false;
+};
+
+// WAIT <replicas> <timeout_ms>.
+std::string wait_command(const config::WriteConcern& concern);
+
+}  // namespace santral::router
