@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include <boost/asio/steady_timer.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <boost/asio/steady_timer.hpp>
 
 #include "protocol/errors.h"
 #include "protocol/reply_value.h"
@@ -184,8 +184,8 @@ class UnsaltFold final : public ReplySink {
     mark_ = fold_mark(*worker_.topology().map, key());
     add_unknown_ = false;
     const std::string mark_millis = std::to_string(kMarkSeconds * 1000);
-    std::vector<std::string_view> args = {"EVAL", kAdd, "2", key(), mark_, mark_millis,
-                                          hash_ ? "hash" : "string"};
+    std::vector<std::string_view> args = {
+        "EVAL", kAdd, "2", key(), mark_, mark_millis, hash_ ? "hash" : "string"};
     for (const auto& [field, amount] : taken_) {
       args.push_back(field);
       args.push_back(amount);
@@ -235,9 +235,10 @@ class UnsaltFold final : public ReplySink {
                            "it was if the key '{}' exists (for {} s after the add); if it was, "
                            "delete the sub-key (DEL {}) first, as it still holds the part",
                            taken_text(), mark_, kMarkSeconds, sub_key())
-                     : fmt::format("its part of the count, {}, was not added to the key; the "
-                                   "sub-key still holds it",
-                                   taken_text());
+                     : fmt::format(
+                           "its part of the count, {}, was not added to the key; the "
+                           "sub-key still holds it",
+                           taken_text());
         break;
       case Step::Delete:
       case Step::DropMark:
@@ -316,7 +317,8 @@ class UnsaltFold final : public ReplySink {
     worker_.shared().migrations.leave(claim_);
     pulling_ = false;
     // The step did not run: sent again (pulled again) after a pause.
-    if (!migrated(reply)) return again("moving it to its new shard first failed: " + reply_text(reply));
+    if (!migrated(reply))
+      return again("moving it to its new shard first failed: " + reply_text(reply));
     // The topology changed meanwhile: the step is routed (and pulled) again under the new one.
     if (worker_.topology().version != pull_version_)
       return worker_.after_moves_released(
@@ -352,11 +354,11 @@ class UnsaltFold final : public ReplySink {
   // What was read from the sub-key: one value (field empty), or a hash's fields and values.
   std::vector<std::pair<std::string, std::string>> taken_;
   bool hash_ = false;
-  std::string mark_;  // the add's mark, a key placed with the key
+  std::string mark_;          // the add's mark, a key placed with the key
   bool add_unknown_ = false;  // an add's answer was lost: it may have run, or may yet run
   bool keep_mark_ = false;    // an answer was lost for an add of this sub-key
-  std::uint64_t add_unknown_version_ = 0;  // the topology it was sent under
-  std::uint64_t sent_version_ = 0;         // the topology the last request was sent under
+  std::uint64_t add_unknown_version_ = 0;           // the topology it was sent under
+  std::uint64_t sent_version_ = 0;                  // the topology the last request was sent under
   std::chrono::steady_clock::time_point deadline_;  // of the step under way
   std::chrono::milliseconds pause_length_ = kFirstPause;
   boost::asio::steady_timer pause_;
