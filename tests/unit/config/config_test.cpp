@@ -131,6 +131,11 @@ TEST_CASE("config errors name the file, the line and the key") {
       {"shards:\n  - name: a\n    address: 127.0.0.1:1\n  - name: b\n    address: 127.0.0.1:1\n", 4,
        "shards[1]", "address 127.0.0.1:1 is already used"},
       {"shards: [\n", 2, "", "not valid YAML"},
+      {"write_concern: 1\n" + kShards, 1, "write_concern", "expected a map with replicas"},
+      {"write_concern:\n  replicas: -1\n" + kShards, 2, "write_concern.replicas", "out of range"},
+      {"write_concern:\n  timeout_ms: 0\n" + kShards, 2, "write_concern.timeout_ms",
+       "out of range"},
+      {"write_concern:\n  w: 1\n" + kShards, 2, "write_concern.w", "unknown key"},
   };
   for (const auto& c : cases) {
     INFO(c.text);
@@ -142,6 +147,13 @@ TEST_CASE("config errors name the file, the line and the key") {
     CHECK(what.find("bad.yaml:" + std::to_string(c.line)) != std::string::npos);
     CHECK(what.find(c.says) != std::string::npos);
   }
+}
+
+TEST_CASE("write_concern is off by default and read with its bound") {
+  CHECK(load_text(kShards).write_concern.replicas == 0);
+  Config c = load_text("write_concern: {replicas: 2, timeout_ms: 250}\n" + kShards);
+  CHECK(c.write_concern.replicas == 2);
+  CHECK(c.write_concern.timeout == std::chrono::milliseconds(250));
 }
 
 TEST_CASE("a missing file is a config error naming it") {
