@@ -95,12 +95,13 @@ void Server::take_fleet_map(const EtcdKeyValue& map) {
     // Where the fleet moved keys to a map this router cannot take, its own map no longer says
     // where they are: it serves nothing until it takes one (F14).
     bool stop = !next.topology && next.missed;
-    if (stop) shared_.fleet_map_refused.store(version, std::memory_order_relaxed);
     spdlog::error(
         "fleet '{}': refusing map version {}: {}; {} version {}", fleet_->settings().name, version,
         next.error,
         stop ? "the fleet's keys may have moved: serving nothing, not even" : "still serving",
         topology_->map_version);
+    // Logged before it takes effect: a client told CLUSTERDOWN finds the reason in the log.
+    if (stop) shared_.fleet_map_refused.store(version, std::memory_order_relaxed);
     remember_reload(why, {false, next.error});
     return;
   }
