@@ -141,7 +141,7 @@ Server::Server(ConfigSource source, config::Config config, FleetStart fleet)
         *fleet_, [this] { return fleet_map_text_; }, [this] { return fleet_naming_text_; });
     driver_ = std::make_unique<MoveDriver>(io_, host, *fleet_ledger_, fleet_->router_name());
     fleet_ledger_->on_change(
-        [this](const std::optional<LedgerMove>& move) { driver_->take(move); });
+        [this](const std::optional<LedgerMove>& move) { offer_fleet_move(move); });
   } else {
     local_ = std::make_unique<LocalLedger>(source_.path, topology_->config->resharding.state_file);
     driver_ = std::make_unique<MoveDriver>(io_, host, *local_, "santral");

@@ -105,6 +105,9 @@ class Server final : public ControlPlane, private MoveHost {
   void take_fleet_salting(const EtcdKeyValue& salting);
   // Fleet: the move document changed in etcd (nullopt: there is none any more).
   void take_fleet_move(const std::optional<EtcdKeyValue>& move);
+  // Fleet: a move record (from etcd, or from this router's own write) for the driver, once
+  // this router serves the map the move starts from.
+  void offer_fleet_move(const std::optional<LedgerMove>& move);
   // The topology of `shared_text` (a map's shared part) with this router's own settings.
   std::shared_ptr<config::Topology> fleet_topology(const std::string& shared_text,
                                                    std::string& error) const;
@@ -175,6 +178,7 @@ class Server final : public ControlPlane, private MoveHost {
   // Fleet: back after its lease expired, it serves again (this) once it serves etcd's map.
   std::function<void()> rejoin_;
   std::optional<EtcdKeyValue> joined_move_;  // the move etcd held at start, taken in run()
+  std::optional<LedgerMove> waiting_move_;   // a move from a map this router has not taken yet
   std::optional<ReloadRecord> last_reload_;
   std::size_t next_worker_ = 0;
   bool shutting_down_ = false;

@@ -112,6 +112,11 @@ void Server::take_fleet_map(const EtcdKeyValue& map) {
   fleet_map_text_ = std::move(next.text);
   fleet_naming_text_ = std::move(next.naming_text);
   put_in_force(next.topology);
+  // The move that waited for this map starts before anything is served on it alone (a router
+  // back from an outage serves again below, after the move's topology).
+  if (waiting_move_ && waiting_move_->document.from_version == map.mod_revision)
+    offer_fleet_move(std::exchange(waiting_move_, std::nullopt));
+  waiting_move_.reset();  // one from an earlier map ended: the next read says what follows
   fleet_->acknowledge(map.mod_revision);
   // Back from an outage: it serves again only once it serves the version etcd holds.
   if (rejoin_ && static_cast<std::int64_t>(topology_->map_version) == fleet_->seen_map_version())
@@ -267,6 +272,30 @@ void Server::take_fleet_move(const std::optional<EtcdKeyValue>& kv) {
   if (!move)
     return spdlog::error("fleet '{}': refusing the move document: {}", fleet_->settings().name,
                          error);
+  offer_fleet_move(move);
+}
+
+// A move starts from a map version; a router that has not taken that map yet (its own APPROVE
+// answered before its next read of etcd brought the map, or it is back from an outage) would
+// switch to the move's epoch and then take the map the move starts from as a plain map over
+// the move's topology. It waits for the map instead, and sets aside the move it was still
+// carrying out (the fleet ended it: a later move starts from where it ended): that move's
+// walk stops, and its topology stays in force until the map comes ("pull, then run" stays
+// right for its keys).
+void Server::offer_fleet_move(const std::optional<LedgerMove>& move) {
+  auto serving = static_cast<std::int64_t>(topology_->map_version);
+  if (move && move->document.from_version > serving) {
+    if (!waiting_move_ || waiting_move_->id != move->id)
+      spdlog::info(
+          "fleet '{}': the move proposed by {} starts from map version {}; this router serves "
+          "version {}: it takes that map first",
+          fleet_->settings().name, move->document.proposed_by, move->document.from_version,
+          serving);
+    waiting_move_ = move;
+    driver_->set_aside();
+    return;
+  }
+  waiting_move_.reset();
   driver_->take(move);
 }
 

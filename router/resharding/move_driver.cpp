@@ -277,6 +277,15 @@ void MoveDriver::walked(std::uint64_t epoch) {
   });
 }
 
+void MoveDriver::set_aside() {
+  if (!move_) return;
+  spdlog::info("resharding: the fleet went on past the move proposed by {}; setting it aside",
+               move_->document().proposed_by);
+  last_ = status();
+  last_.state = ReshardState::Idle;
+  move_.reset();
+}
+
 // The ledger holds no move any more: the map in force serves alone, which is where the keys
 // are ("pull, then run" stays correct for requests still routed the moving way: nothing is
 // left to pull).

@@ -72,6 +72,10 @@ class MoveDriver {
 
   // The ledger's record changed (nullopt: there is no move any more).
   void take(const std::optional<LedgerMove>& move);
+  // The fleet went on past the move this router carries out (a later one starts from a map
+  // this router has not taken yet): its walk stops and its record goes; the topology in force
+  // stays until the server puts that map in force.
+  void set_aside();
   // This router became (or stopped being) the one that drives the move.
   void coordinate(bool mine);
   // Something the coordinator waits for may have happened (routers acknowledged); also

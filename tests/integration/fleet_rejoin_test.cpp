@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -206,4 +207,82 @@ TEST_CASE("F11: the rest of a partly written batch does not reach the shard afte
   REQUIRE(wait_until([&] { return frozen.client().command({"PING"}).str == "PONG"; }, 15000));
   INFO("router log:\n" << frozen.log());
   CHECK(dbsize(shard) == landed);
+}
+
+// Issue 26, the loss a 10-minute `fence: acl` chaos run found (seed 966762): a router approved
+// the next move through its own ledger write before its next read of etcd brought the map that
+// move starts from (the end of the move before it). It switched to the new move's epoch, then
+// took that map as a plain map over the move's topology: for the rest of the move it read the
+// keys the move carried away on their old shard (nil) and wrote beside them, where the end of
+// the move hid the writes. The router reads etcd only every 10 s here, so that its APPROVE
+// lands before that read; the walk is slowed so that the move lasts.
+TEST_CASE(
+    "a router that approves a move from a map it has not read yet serves the move, "
+    "not that map") {
+  EtcdCluster etcd(1);
+  RedisServer a, b, c;
+  const std::string shared = "resharding: {max_keys_per_sec: 40, batch_keys: 5}\n";
+  SantralProcess quick(SantralProcess::config_for(
+      {&a, &b}, etcd.cluster_yaml("late", "  lease_ttl_s: 4\n") + shared));
+  SantralProcess slow(SantralProcess::config_for(
+      {&a, &b}, etcd.cluster_yaml("late", "  lease_ttl_s: 4\n  poll_ms: 10000\n") + shared));
+  REQUIRE(wait_until([&] { return routers_listed(quick) == 2; }, 15000));
+  auto writer = quick.client();
+  constexpr int kKeys = 200;
+  for (int i = 0; i < kKeys; ++i)
+    REQUIRE(writer.command({"SET", "k" + std::to_string(i), "v" + std::to_string(i)}).is_ok());
+
+  // The first move (c joins) ends; the slow router has not read its end yet when...
+  auto grow =
+      writer.command({"SANTRAL", "MAP", "PUSH", SantralProcess::config_for({&a, &b, &c}, shared)});
+  INFO(grow.str);
+  REQUIRE(grow.str.find("planned") != std::string::npos);
+  REQUIRE(writer.command({"SANTRAL", "RESHARD", "APPROVE"}).is_ok());
+  REQUIRE(wait_until([&] { return reshard_status(writer)["state"] == "idle"; }, 60000));
+  auto moved = c.client().command({"KEYS", "*"});
+  REQUIRE(moved.elements.size() > 10);
+  // ... the next (c leaves) is proposed through one router and approved through it.
+  auto shrink =
+      writer.command({"SANTRAL", "MAP", "PUSH", SantralProcess::config_for({&a, &b}, shared)});
+  INFO(shrink.str);
+  REQUIRE(shrink.str.find("planned") != std::string::npos);
+  auto reader = slow.client(60000);  // a request may wait for the move's switch
+  REQUIRE(reader.command({"SANTRAL", "RESHARD", "APPROVE"}).is_ok());
+
+  // While that move lasts, the keys it carries away from c read through the slow router as
+  // they were written, and what it writes to them is where the fleet reads it afterwards.
+  std::map<std::string, std::string> expected;
+  for (const auto& key : moved.elements) expected[key.str] = "v" + key.str.substr(1);
+  int rounds = 0, wrong = 0, written = 0;
+  std::string first_wrong;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  auto read = [&](const std::string& key) {
+    for (;;) {
+      auto got = reader.command({"GET", key});
+      if (!got.str.starts_with("TRYAGAIN") || std::chrono::steady_clock::now() > deadline)
+        return got;
+    }
+  };
+  bool ended = false;
+  while (!(ended = reshard_status(writer)["state"] == "idle") &&
+         std::chrono::steady_clock::now() < deadline) {
+    ++rounds;
+    for (auto& [key, value] : expected) {
+      auto got = read(key);
+      if (got.str != value && wrong++ == 0)
+        first_wrong = key + ": " + (got.is_nil() ? "nil" : got.str) + " (" + value + " written)";
+      if ((written++ % 7) == 0) {
+        std::string next = "r" + std::to_string(rounds) + key;
+        if (reader.command({"SET", key, next}).is_ok()) value = next;
+      }
+    }
+  }
+  INFO("the slow router's log:\n" << slow.log());
+  INFO("rounds of reads during the move: " << rounds << "; the first wrong read: " << first_wrong);
+  REQUIRE(ended);  // before the fix, the slow router's walk of c did not end either
+  CHECK(rounds > 0);
+  CHECK(wrong == 0);
+  for (const auto& [key, value] : expected) CHECK(writer.command({"GET", key}).str == value);
+  CHECK(dbsize(c) == 0);
+  CHECK(dbsize(a) + dbsize(b) == kKeys);
 }
