@@ -178,6 +178,9 @@ struct Config {
   std::vector<User> users;  // more users, ACL style; with any, clients must AUTH
   int databases = 16;       // SELECT accepts 0 .. databases-1, as Redis's `databases`
   ReadFrom read_from = ReadFrom::Primary;
+  // read_from.max_lag_ms: a replica further behind its primary gets no reads; 0: no bound
+  // (a replica still syncing never gets any).
+  std::chrono::milliseconds replica_max_lag{0};
   WriteConcern write_concern;
   Health health;
   Admin admin;

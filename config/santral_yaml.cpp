@@ -132,6 +132,19 @@ void read_health(const YAML::Node& node, const YamlFields& fields, Health& out) 
         static_cast<std::uint32_t>(fields.integer(node["failures"], "health.failures", 1, 1000));
 }
 
+// `read_from: prefer-replica`, or `read_from: {mode: prefer-replica, max_lag_ms: 500}`.
+void read_read_from(const YAML::Node& node, const YamlFields& fields, Config& config) {
+  if (!node.IsMap()) {
+    config.read_from = fields.read_from(node, "read_from");
+    return;
+  }
+  static constexpr std::string_view kKeys[] = {"mode", "max_lag_ms"};
+  fields.only_keys(node, "read_from", kKeys);
+  if (node["mode"]) config.read_from = fields.read_from(node["mode"], "read_from.mode");
+  if (node["max_lag_ms"])
+    config.replica_max_lag = fields.millis(node["max_lag_ms"], "read_from.max_lag_ms");
+}
+
 void read_admin(const YAML::Node& node, const YamlFields& fields, Admin& out) {
   static constexpr std::string_view kKeys[] = {"listen", "token", "tls",
                                                "allow_remote_without_token"};
@@ -222,7 +235,7 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
   if (root["users"]) read_users(root["users"], fields, config);
   if (root["databases"])
     config.databases = static_cast<int>(fields.integer(root["databases"], "databases", 1, 65536));
-  if (root["read_from"]) config.read_from = fields.read_from(root["read_from"], "read_from");
+  if (root["read_from"]) read_read_from(root["read_from"], fields, config);
   if (root["write_concern"])
     read_write_concern(root["write_concern"], fields, config.write_concern);
   if (root["health"]) read_health(root["health"], fields, config.health);

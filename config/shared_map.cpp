@@ -57,6 +57,7 @@ void adopt_shared_map(Config& local, const Config& shared) {
   local.password = shared.password;
   local.databases = shared.databases;
   local.read_from = shared.read_from;
+  local.replica_max_lag = shared.replica_max_lag;
   local.write_concern = shared.write_concern;
   local.cross_shard_writes = shared.cross_shard_writes;
   local.commands = shared.commands;

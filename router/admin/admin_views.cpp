@@ -211,7 +211,7 @@ json shards_json(const ClusterSnapshot& snapshot) {
     for (std::size_t w = 0; w < snapshot.workers.size(); ++w) {
       const auto& worker = snapshot.workers[w];
       if (s >= worker.servers.size()) continue;
-      for (const auto& server : worker.servers[s])
+      for (const auto& server : worker.servers[s]) {
         servers.push_back({{"worker", w},
                            {"name", server.name},
                            {"address", server.address},
@@ -219,6 +219,12 @@ json shards_json(const ClusterSnapshot& snapshot) {
                            {"state", server.state_name()},
                            {"reason", server.reason},
                            {"in_flight", server.in_flight}});
+        if (server.replica) {
+          servers.back()["reads"] = server.fresh;
+          servers.back()["lag_ms"] = server.lag_ms;
+          servers.back()["sync"] = server.sync;
+        }
+      }
     }
     json replicas = json::array();
     for (const auto& r : shard.replicas) replicas.push_back(r.text());
@@ -261,6 +267,7 @@ json config_json(const config::Topology& topology) {
       {"distribution", config::distribution_name(c.distribution)},
       {"hash_tag", c.hash_tag},
       {"read_from", read_from},
+      {"replica_max_lag_ms", c.replica_max_lag.count()},
       {"databases", c.databases},
       {"password_set", !c.password.empty()},
       {"cluster", c.cluster.enabled() ? json{{"name", c.cluster.name},

@@ -13,8 +13,9 @@ constexpr std::size_t kMaxIdle = 16;
 
 }  // namespace
 
-ConnectionPool::ConnectionPool(boost::asio::io_context& io, WorkerStats& stats)
-    : io_(io), stats_(stats) {}
+ConnectionPool::ConnectionPool(boost::asio::io_context& io, WorkerStats& stats,
+                               ReplicaFreshness& freshness)
+    : io_(io), stats_(stats), freshness_(freshness) {}
 
 BackendConnectionPtr ConnectionPool::open(std::size_t shard, const Server& server,
                                           const ConnectionProfile& profile, ConnectionRole role) {
@@ -73,6 +74,7 @@ void ConnectionPool::apply(const config::Topology& topology) {
       entry = std::move(it->second);
       by_address_.erase(it);
       retarget(s, entry->primary, shard.name);
+      entry->no_fresh_replica = nullptr;  // made again with this map's names
       for (auto& [profile, idle] : entry->idle)
         for (auto& connection : idle) connection->retarget(s, shard.name, config_);
     } else {
@@ -89,8 +91,11 @@ void ConnectionPool::apply(const config::Topology& topology) {
       for (auto& replica : entry->replicas) retire(replica);
       entry->replicas.clear();
       for (const auto& address_r : shard.replicas)
-        entry->replicas.push_back(
-            {fmt::format("{} replica {}", shard.name, address_r.text()), address_r, {}, {}});
+        entry->replicas.push_back({fmt::format("{} replica {}", shard.name, address_r.text()),
+                                   address_r,
+                                   {},
+                                   {},
+                                   freshness_.state(address_r.text())});
     }
     for (auto& replica : entry->replicas) {
       retarget(s, replica, fmt::format("{} replica {}", shard.name, replica.address.text()));
@@ -177,15 +182,43 @@ BackendConnection& ConnectionPool::for_read(std::size_t shard, const ConnectionP
     return pick(shard, entry.primary, profile, client_id);
   // Start at a replica chosen by the client, so that clients spread over the replicas.
   std::size_t count = entry.replicas.size();
+  bool bounded = config_->replica_max_lag.count() > 0;
+  bool any_up = false;
   for (std::size_t i = 0; i < count; ++i) {
     auto& replica = entry.replicas[(client_id + i) % count];
     BackendConnection& connection = pick(shard, replica, profile, client_id);
-    if (connection.up()) return connection;
+    if (!connection.up()) continue;
+    any_up = true;
+    if (replica.freshness->fresh(bounded)) return connection;
   }
   if (read_from == config::ReadFrom::PreferReplica)
     return pick(shard, entry.primary, profile, client_id);
   // replica only: none is up, so this one fails fast with its reason.
-  return pick(shard, entry.replicas[client_id % count], profile, client_id);
+  if (!any_up) return pick(shard, entry.replicas[client_id % count], profile, client_id);
+  // Up, but none in sync: an error that says why, rather than a stale read.
+  std::string why;
+  for (const auto& replica : entry.replicas)
+    why += fmt::format("{}{}: {}", why.empty() ? "" : "; ", replica.address.text(),
+                       replica.freshness->why());
+  if (!entry.no_fresh_replica)
+    entry.no_fresh_replica = BackendConnectionPtr(new BackendConnection(
+        io_, {shard, entry.primary.name, entry.primary.address, profile}, config_,
+        stats_.shards[entry.primary.name], ConnectionRole::Dedicated));
+  entry.no_fresh_replica->mark_down(
+      fmt::format("read_from is replica and no replica is in sync ({})", why));
+  return *entry.no_fresh_replica;
+}
+
+BackendConnection& ConnectionPool::replica(std::size_t shard, std::size_t r,
+                                           const ConnectionProfile& profile) {
+  return pick(shard, shards_[shard]->replicas.at(r), profile, 0);
+}
+
+std::vector<std::shared_ptr<ReplicaFreshness::State>> ConnectionPool::replica_states(
+    std::size_t shard) const {
+  std::vector<std::shared_ptr<ReplicaFreshness::State>> out;
+  for (const auto& replica : shards_[shard]->replicas) out.push_back(replica.freshness);
+  return out;
 }
 
 BackendConnectionPtr ConnectionPool::lend(std::size_t shard, const ConnectionProfile& profile) {
@@ -272,12 +305,26 @@ std::optional<std::string> ConnectionPool::down_reason(std::size_t shard) const 
 
 std::vector<ConnectionPool::ServerState> ConnectionPool::servers(std::size_t shard) const {
   std::vector<ServerState> out;
-  auto describe = [&out](const Server& server, bool replica) {
+  bool bounded = config_->replica_max_lag.count() > 0;
+  auto describe = [&out, bounded](const Server& server, bool replica) {
     const BackendConnection& connection = *server.shared.front();
     std::size_t in_flight = 0;
     for (const auto& c : server.shared) in_flight += c->in_flight();
-    out.push_back({server.name, server.address.text(), replica, connection.state(),
-                   connection.ejected(), connection.down_reason(), in_flight});
+    out.push_back({server.name,
+                   server.address.text(),
+                   replica,
+                   connection.state(),
+                   connection.ejected(),
+                   connection.down_reason(),
+                   in_flight,
+                   true,
+                   -1,
+                   {}});
+    if (server.freshness) {
+      out.back().fresh = server.freshness->fresh(bounded);
+      out.back().lag_ms = server.freshness->lag_ms.load(std::memory_order_relaxed);
+      out.back().sync = server.freshness->why();
+    }
   };
   const Shard& entry = *shards_[shard];
   describe(entry.primary, false);

@@ -13,6 +13,7 @@
 
 #include "config/topology.h"
 #include "router/backend/backend_connection.h"
+#include "router/backend/replica_freshness.h"
 #include "router/metrics/stats.h"
 
 namespace santral::router {
@@ -30,7 +31,7 @@ namespace santral::router {
 // they carry before closing them.
 class ConnectionPool {
  public:
-  ConnectionPool(boost::asio::io_context& io, WorkerStats& stats);
+  ConnectionPool(boost::asio::io_context& io, WorkerStats& stats, ReplicaFreshness& freshness);
 
   // Brings the connections in line with `topology` (the first call opens them all).
   void apply(const config::Topology& topology);
@@ -43,9 +44,13 @@ class ConnectionPool {
   BackendConnection& shared(std::size_t shard, const ConnectionProfile& profile,
                             std::uint64_t client_id);
   // Where a read-only command for `shard` goes, by `read_from` (the key's namespace's, or the
-  // config's): a replica that is up, or the primary.
+  // config's): a replica that is up and in sync (replica_freshness.h), or the primary.
   BackendConnection& for_read(std::size_t shard, const ConnectionProfile& profile,
                               std::uint64_t client_id, config::ReadFrom read_from);
+  // The shared connection of client 0 to replica `r` of `shard`, and every replica's
+  // freshness (replica_watch.h).
+  BackendConnection& replica(std::size_t shard, std::size_t r, const ConnectionProfile& profile);
+  std::vector<std::shared_ptr<ReplicaFreshness::State>> replica_states(std::size_t shard) const;
   // A connection for one client's exclusive use until give_back() or drop().
   BackendConnectionPtr lend(std::size_t shard, const ConnectionProfile& profile);
   // Takes a lent connection back; it is reused when it is up, else closed.
@@ -75,6 +80,10 @@ class ConnectionPool {
     bool ejected;
     std::string reason;
     std::size_t in_flight;
+    // A replica's: whether it may serve reads, how far behind it is (-1: unknown), and why.
+    bool fresh = true;
+    std::int64_t lag_ms = -1;
+    std::string sync;
 
     std::string_view state_name() const { return BackendConnection::state_name(state, ejected); }
   };
@@ -87,11 +96,13 @@ class ConnectionPool {
     config::Endpoint address;
     std::vector<BackendConnectionPtr> shared;  // default profile
     std::map<Profile, std::vector<BackendConnectionPtr>> profiles;
+    std::shared_ptr<ReplicaFreshness::State> freshness;  // a replica's
   };
   struct Shard {
     Server primary;
     std::vector<Server> replicas;
     std::map<Profile, std::vector<BackendConnectionPtr>> idle;  // dedicated, for lend()
+    BackendConnectionPtr no_fresh_replica;  // read_from: replica with none in sync: fails
   };
 
   BackendConnectionPtr open(std::size_t shard, const Server& server,
@@ -104,6 +115,7 @@ class ConnectionPool {
 
   boost::asio::io_context& io_;
   WorkerStats& stats_;
+  ReplicaFreshness& freshness_;
   std::shared_ptr<const config::Config> config_;
   ConnectionProfile default_profile_;
   std::map<std::string, std::unique_ptr<Shard>> by_address_;  // by primary address

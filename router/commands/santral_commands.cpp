@@ -43,9 +43,14 @@ void santral_shardmap(const Routed& routed) {
   for (std::size_t s = 0; s < topology.map->shard_count(); ++s) {
     const auto& shard = topology.map->shard(s);
     for (const auto& server : worker.pool().servers(s)) {
-      fmt::format_to(std::back_inserter(text), "shard:{} role:{} address:{} weight:{} state:{}\n",
+      fmt::format_to(std::back_inserter(text), "shard:{} role:{} address:{} weight:{} state:{}",
                      shard.name, server.replica ? "replica" : "primary", server.address,
                      shard.weight, server.state_name());
+      // A replica: whether it gets reads (router/backend/replica_freshness.h).
+      if (server.replica)
+        fmt::format_to(std::back_inserter(text), " reads:{} lag_ms:{}", server.fresh ? "yes" : "no",
+                       server.lag_ms);
+      text += '\n';
     }
   }
   text += topology.map->describe();

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "router/acl/acl_log.h"
+#include "router/backend/replica_freshness.h"
 #include "router/catalog/command_catalog.h"
 #include "router/resharding/migration_gate.h"
 #include "router/session/client_directory.h"
@@ -44,6 +45,9 @@ struct SharedState {
   // What the shards know (their versions, the commands Santral's table lacks): read and
   // published by the first worker only (router/catalog/command_catalog.h).
   CommandCatalog catalog;
+  // Which replicas may serve reads: measured by the first worker (router/backend/replica_watch.h),
+  // read by every worker's pool.
+  ReplicaFreshness replica_freshness;
 };
 
 }  // namespace santral::router

@@ -44,7 +44,7 @@ Worker::Worker(unsigned index, config::TopologyPtr topology, SharedState& shared
       shared_(shared),
       work_(io_.get_executor()),
       ticker_(io_),
-      pool_(io_, stats_),
+      pool_(io_, stats_, shared.replica_freshness),
       hotkeys_(std::make_unique<HotKeyDetector>(topology_->config->hotkeys,
                                                 std::chrono::steady_clock::now())),
       salts_(std::make_unique<SaltTable>()),
@@ -385,6 +385,7 @@ void Worker::resume_starved_reader() {
 void Worker::tick() {
   auto now = std::chrono::steady_clock::now();
   pool_.check_deadlines(now);
+  if (index_ == 0) replica_watch_.tick(pool_, *topology_, now);
   expire_held_pulls(now);
   tracking_->check_deadlines(now);
   lanes_->check_deadlines(now);

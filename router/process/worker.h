@@ -17,6 +17,7 @@
 #include "config/topology.h"
 #include "protocol/learned_commands.h"
 #include "router/backend/connection_pool.h"
+#include "router/backend/replica_watch.h"
 #include "router/metrics/stats.h"
 #include "router/process/shared_state.h"
 #include "router/resharding/key_pull.h"
@@ -161,6 +162,7 @@ class Worker {
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
   boost::asio::steady_timer ticker_;
   WorkerStats stats_;
+  ReplicaWatch replica_watch_;  // the first worker's; before pool_, whose replies it takes
   ConnectionPool pool_;
   ScriptCache scripts_;
   std::unique_ptr<HotKeyDetector> hotkeys_;

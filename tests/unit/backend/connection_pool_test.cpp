@@ -64,7 +64,8 @@ struct Worker {
   santral::config::TopologyPtr topology;
   asio::io_context io;
   santral::router::WorkerStats stats;
-  ConnectionPool pool{io, stats};
+  santral::router::ReplicaFreshness freshness;
+  ConnectionPool pool{io, stats, freshness};
 
   explicit Worker(const santral::config::TopologyPtr& t) : topology(t) { pool.apply(*t); }
   ~Worker() {

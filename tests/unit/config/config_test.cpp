@@ -136,6 +136,9 @@ TEST_CASE("config errors name the file, the line and the key") {
       {"write_concern:\n  timeout_ms: 0\n" + kShards, 2, "write_concern.timeout_ms",
        "out of range"},
       {"write_concern:\n  w: 1\n" + kShards, 2, "write_concern.w", "unknown key"},
+      {"read_from:\n  mode: nearest\n" + kShards, 2, "read_from.mode",
+       "expected primary, prefer-replica or replica"},
+      {"read_from:\n  max_lag: 5\n" + kShards, 2, "read_from.max_lag", "unknown key"},
   };
   for (const auto& c : cases) {
     INFO(c.text);
@@ -154,6 +157,16 @@ TEST_CASE("write_concern is off by default and read with its bound") {
   Config c = load_text("write_concern: {replicas: 2, timeout_ms: 250}\n" + kShards);
   CHECK(c.write_concern.replicas == 2);
   CHECK(c.write_concern.timeout == std::chrono::milliseconds(250));
+}
+
+TEST_CASE("read_from is a mode, or a map with the mode and a bound on replica lag") {
+  Config plain = load_text("read_from: replica\n" + kShards);
+  CHECK(plain.read_from == ReadFrom::Replica);
+  CHECK(plain.replica_max_lag.count() == 0);
+  Config bounded = load_text("read_from: {mode: prefer-replica, max_lag_ms: 500}\n" + kShards);
+  CHECK(bounded.read_from == ReadFrom::PreferReplica);
+  CHECK(bounded.replica_max_lag == std::chrono::milliseconds(500));
+  CHECK(load_text("read_from: {max_lag_ms: 50}\n" + kShards).read_from == ReadFrom::Primary);
 }
 
 TEST_CASE("a missing file is a config error naming it") {

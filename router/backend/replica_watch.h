@@ -1,0 +1,42 @@
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/topology.h"
+#include "router/backend/connection_pool.h"
+#include "router/backend/replica_freshness.h"
+
+namespace santral::router {
+
+// Measures how far each replica is behind its primary, for ReplicaFreshness: every 100 ms,
+// INFO replication on each primary that has replicas (its offset, kept over time) and on each
+// of its replicas (link, sync, the offset it applied), over the first worker's shared
+// connections. Used on that worker's thread only.
+class ReplicaWatch {
+ public:
+  static constexpr std::chrono::milliseconds kPeriod{100};
+
+  // Asks again where the last answers are in and kPeriod has passed.
+  void tick(ConnectionPool& pool, const config::Topology& topology,
+            std::chrono::steady_clock::time_point now);
+
+ private:
+  class AnswerSink;
+  struct Watched {
+    OffsetHistory primary;
+    std::vector<std::shared_ptr<ReplicaFreshness::State>> replicas;
+    std::size_t awaited = 0;  // answers of the last ask still to come
+  };
+  void answered(const std::string& primary, std::size_t server, std::string_view reply,
+                std::chrono::milliseconds max_lag);
+
+  std::map<std::string, Watched> watched_;  // by the primary's address
+  std::chrono::steady_clock::time_point last_ask_{};
+};
+
+}  // namespace santral::router
