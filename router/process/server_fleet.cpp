@@ -295,6 +295,9 @@ void Server::offer_fleet_move(const std::optional<LedgerMove>& move) {
     driver_->set_aside();
     return;
   }
+  // The move it waited for is gone (this router aborted it while planned): the topology set
+  // aside stays until the map comes, rather than this router's older map.
+  if (!move && std::exchange(waiting_move_, std::nullopt)) return;
   waiting_move_.reset();
   driver_->take(move);
 }
