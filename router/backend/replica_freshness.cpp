@@ -4,27 +4,15 @@
 
 #include <fmt/format.h>
 
+#include "router/merge/info_text.h"
+
 namespace santral::router {
 
 namespace {
 
-// The value of `field` in an INFO reply ("field:value\r\n"), empty when absent.
-std::string_view info_field(std::string_view info, std::string_view field) {
-  std::size_t at = 0;
-  while ((at = info.find(field, at)) != std::string_view::npos) {
-    bool line_start = at == 0 || info[at - 1] == '\n';
-    std::size_t colon = at + field.size();
-    if (line_start && colon < info.size() && info[colon] == ':') {
-      auto value = info.substr(colon + 1);
-      return value.substr(0, value.find_first_of("\r\n"));
-    }
-    at = colon;
-  }
-  return {};
-}
-
-std::int64_t info_number(std::string_view info, std::string_view field) {
-  auto text = info_field(info, field);
+// A number of INFO's text (router/merge/info_text.h); -1 when absent or not a number.
+std::int64_t info_number(const std::vector<InfoSection>& info, std::string_view field) {
+  auto text = find_info_field(info, field);
   std::int64_t value = -1;
   if (std::from_chars(text.data(), text.data() + text.size(), value).ec != std::errc()) return -1;
   return value;
@@ -60,18 +48,19 @@ std::shared_ptr<ReplicaFreshness::State> ReplicaFreshness::state(const std::stri
   return state;
 }
 
-ReplicaReading read_replica_info(std::string_view info) {
+ReplicaReading read_replica_info(std::string_view text) {
+  auto info = parse_info_text(text);
   ReplicaReading out;
-  out.is_replica = info_field(info, "role") == "slave";
-  out.link_up = info_field(info, "master_link_status") == "up";
-  out.syncing = info_field(info, "master_sync_in_progress") == "1";
+  out.is_replica = find_info_field(info, "role") == "slave";
+  out.link_up = find_info_field(info, "master_link_status") == "up";
+  out.syncing = find_info_field(info, "master_sync_in_progress") == "1";
   out.down_since_s = info_number(info, "master_link_down_since_seconds");
   out.offset = info_number(info, "slave_repl_offset");
   return out;
 }
 
-std::int64_t read_primary_offset(std::string_view info) {
-  return info_number(info, "master_repl_offset");
+std::int64_t read_primary_offset(std::string_view text) {
+  return info_number(parse_info_text(text), "master_repl_offset");
 }
 
 void OffsetHistory::add(Clock::time_point at, std::int64_t offset) {
