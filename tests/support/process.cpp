@@ -21,6 +21,7 @@ Process::Process(std::vector<std::string> argv, std::string log_path)
   args.push_back(nullptr);
   int log = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log < 0) throw std::runtime_error("cannot open " + log_path_);
+  log_start_ = ::lseek(log, 0, SEEK_END);
   pid_ = ::fork();
   if (pid_ == 0) {
     // The child dies with the test, even when the test itself is killed.
@@ -86,6 +87,14 @@ void Process::resume() {
 
 std::string Process::log() const {
   std::ifstream in(log_path_);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string Process::log_of_this_run() const {
+  std::ifstream in(log_path_);
+  in.seekg(log_start_);
   std::stringstream text;
   text << in.rdbuf();
   return text.str();

@@ -3,6 +3,7 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <ios>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,8 @@ class Process {
   void resume();  // SIGCONT
   const std::string& log_path() const { return log_path_; }
   std::string log() const;
+  // What this process wrote: the log without what earlier processes appended to the same file.
+  std::string log_of_this_run() const;
 
  private:
   int wait_exit(int timeout_ms);
@@ -38,6 +41,7 @@ class Process {
   bool exited_ = false;
   int status_ = 0;
   std::string log_path_;
+  std::streamoff log_start_ = 0;
 };
 
 // Polls `ready` every few milliseconds until it returns true or `timeout_ms` passes.

@@ -45,6 +45,10 @@ void RedisServer::start() {
       [&] {
         // Exited (e.g. the port was taken meanwhile): a PONG now would come from someone else.
         if (!process_->running()) return exited = true;
+        // Until this server says it listens, a PONG may come from another test's server that
+        // took the same port first (this one then exits on "Address already in use").
+        if (process_->log_of_this_run().find("Ready to accept connections") == std::string::npos)
+          return false;
         return answers();
       },
       10000);

@@ -49,6 +49,8 @@ void SantralProcess::launch(std::vector<std::string> extra_args) {
   bool up = wait_until(
       [&] {
         if (!process_->running()) return true;
+        // Logged once every listener is bound: before it, a PONG may be another process's.
+        if (process_->log_of_this_run().find(" listening on ") == std::string::npos) return false;
         if (tls_ && !answers_tls_ping(tls_->port, tls_->client)) return false;
         return port_ == -1 || answers_ping(port_);
       },
