@@ -96,6 +96,8 @@ constexpr Entry kMessages[] = {
     {ClientError::DiscardWithoutMulti, "ERR DISCARD without MULTI"},
     {ClientError::WatchInMulti, "ERR WATCH inside MULTI is not allowed"},
     {ClientError::ExecAbort, "EXECABORT Transaction discarded because of previous errors."},
+    // EXEC itself refused before it ran (Redis's execCommandAbort): the transaction is over.
+    {ClientError::ExecRefused, "EXECABORT Transaction discarded because of: {}"},
     {ClientError::TransactionCrossShard,
      "CROSSSLOT Keys in request don't hash to the same shard: this transaction runs on shard "
      "'{}', but '{}' is on shard '{}'. Every key of a transaction must live on one shard: give "

@@ -68,6 +68,7 @@ enum class ClientError : std::uint8_t {
   DiscardWithoutMulti,
   WatchInMulti,
   ExecAbort,
+  ExecRefused,
   TransactionCrossShard,
   NotInTransaction,
   NotAllowedInMulti,

@@ -39,6 +39,9 @@ bool waits_for_earlier_replies(const CommandSpec& spec) {
 // An error found while planning. Inside MULTI it also dooms the transaction: EXEC answers
 // EXECABORT, as Redis does for a command that fails to queue.
 void answer(ClientSession& session, const Plan& plan) {
+  if (session.in_transaction() && plan.spec != nullptr &&
+      plan.spec->verb == protocol::StatefulVerb::Exec)
+    return session.transaction().refuse_exec(session, plan.error);
   if (session.in_transaction() && (plan.spec == nullptr || !runs_inside_multi(*plan.spec)))
     return session.transaction().refuse(session, plan.error);
   session.reply_error(plan.error);

@@ -115,6 +115,11 @@ void Transaction::refuse(ClientSession& session, std::string_view message) {
   session.reply_error(message);
 }
 
+void Transaction::refuse_exec(ClientSession& session, std::string_view message) {
+  abandon(session);
+  session.reply_error(error_message(ClientError::ExecRefused, message));
+}
+
 // The plan says where a queued command runs: its keys' shard, any shard (the transaction's,
 // once it has one), or nowhere, with the reason.
 void Transaction::queue(const Routed& routed) {

@@ -50,6 +50,9 @@ class Transaction {
   void map_changed(ClientSession& session);
   // Answers a command that cannot be queued with `message`; EXEC will answer EXECABORT.
   void refuse(ClientSession& session, std::string_view message);
+  // EXEC refused before it could run (this router is out of touch with its fleet): as Redis
+  // does, the transaction ends with EXECABORT naming why; nothing of it ran.
+  void refuse_exec(ClientSession& session, std::string_view message);
 
  private:
   void send_queued(const Routed& routed);

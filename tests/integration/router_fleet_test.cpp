@@ -322,6 +322,10 @@ TEST_CASE("fleet: etcd out of reach proves nothing: routers stop, unless told to
   std::vector<RedisClient> clients;
   for (const auto& router : fleet.routers) clients.push_back(router->client());
   REQUIRE(clients[0].command({"SET", "k", "v"}).is_ok());
+  // A transaction open on the router that will be cut off: its EXEC, refused, must end it.
+  auto transaction = fleet.routers[1]->client();
+  REQUIRE(transaction.command({"MULTI"}).is_ok());
+  REQUIRE(transaction.command({"SET", "queued", "1"}).str == "QUEUED");
   SECTION("every member gone") {
     fleet.etcd.kill_all();
   }
@@ -356,6 +360,15 @@ TEST_CASE("fleet: etcd out of reach proves nothing: routers stop, unless told to
     }
     INFO(last << "\nrouter log:\n" << fleet.routers[1]->log());
     CHECK(stopped);
+    // As Redis does when EXEC itself is refused: EXECABORT naming why, the transaction over
+    // (a new MULTI is refused as this router's requests are, not as "nested"), nothing of it
+    // run.
+    auto exec = transaction.command({"EXEC"});
+    CHECK(exec.str.rfind("EXECABORT Transaction discarded because of: CLUSTERDOWN", 0) == 0);
+    auto multi = transaction.command({"MULTI"});
+    CHECK(multi.str.find("nested") == std::string::npos);
+    for (auto* shard : {&fleet.a, &fleet.b})
+      CHECK(shard->client().command({"EXISTS", "queued"}).integer == 0);
   }
 }
 
