@@ -6,6 +6,7 @@
 #include "protocol/errors.h"
 #include "router/merge/reply_merge.h"
 #include "router/process/worker.h"
+#include "router/resharding/marked_migrate.h"
 #include "router/resharding/migrate.h"
 #include "router/resharding/migration_gate.h"
 #include "router/session/client_session.h"
@@ -64,9 +65,9 @@ void start_pull(ClientSession& session, const Plan& plan) {
 namespace {
 
 // Sends a pull's MIGRATEs one group after the other, each once the migration gate lets it
-// (migration_gate.h), and hands each reply to the session's pull slot. A switch of direction
-// meanwhile ends what is not sent yet as if nothing moved: the request is pulled again the
-// new way.
+// (migration_gate.h; in a fleet behind a receiving mark too, marked_migrate.h), and hands each
+// reply to the session's pull slot. A switch of direction meanwhile ends what is not sent yet
+// as if nothing moved: the request is pulled again the new way.
 class PullChain final : public ReplySink {
  public:
   PullChain(ClientSession& session, std::uint64_t slot, std::vector<PullGroup> groups)
@@ -103,9 +104,15 @@ class PullChain final : public ReplySink {
     }
     const auto& group = groups_[group_];
     std::vector<std::string_view> keys(group.keys.begin(), group.keys.end());
-    auto bytes = migrate_command(worker.config(), worker.shard_map().shard(group.target).address,
-                                 session_->profile().database, keys);
-    session_->shared_backend(group.source).send(bytes, ReplySinkPtr(this), slot_, group_);
+    auto still_wanted = [session = session_, direction = direction_] {
+      return session->worker().direction() == direction;
+    };
+    send_migrate(
+        worker.io(),
+        plan_migrate(worker.config(), worker.shard_map().shard(group.target).address,
+                     session_->profile().database, keys, session_->shared_backend(group.source),
+                     session_->shared_backend(group.target), still_wanted),
+        ReplySinkPtr(this), slot_, group_);
   }
 
   void give_up() {

@@ -7,12 +7,15 @@
 
 namespace santral::router {
 
-std::string migrate_command(const config::Config& config, const config::Endpoint& target,
-                            int database, std::span<const std::string_view> keys) {
-  std::string port = std::to_string(target.port);
-  std::string db = std::to_string(database);
-  std::string timeout = std::to_string(config.resharding.migrate_timeout.count());
-  std::vector<std::string_view> args = {"MIGRATE", target.host, port, "", db, timeout, "REPLACE"};
+std::vector<std::string> migrate_arguments(const config::Config& config,
+                                           const config::Endpoint& target, int database) {
+  std::vector<std::string> args = {"MIGRATE",
+                                   target.host,
+                                   std::to_string(target.port),
+                                   "",
+                                   std::to_string(database),
+                                   std::to_string(config.resharding.migrate_timeout.count()),
+                                   "REPLACE"};
   auto login = shard_login(config.backend);
   if (!login.password.empty()) {
     if (!login.user.empty()) {
@@ -21,6 +24,13 @@ std::string migrate_command(const config::Config& config, const config::Endpoint
       args.insert(args.end(), {"AUTH", login.password});
     }
   }
+  return args;
+}
+
+std::string migrate_command(const config::Config& config, const config::Endpoint& target,
+                            int database, std::span<const std::string_view> keys) {
+  auto head = migrate_arguments(config, target, database);
+  std::vector<std::string_view> args(head.begin(), head.end());
   args.emplace_back("KEYS");
   args.insert(args.end(), keys.begin(), keys.end());
   std::string out;

@@ -3,6 +3,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "config/config.h"
 
@@ -13,6 +14,10 @@ namespace santral::router {
 // TTL and is deleted there; the others are skipped (NOKEY when none exists). REPLACE because
 // the source's copy is the one in force: a copy already on the target can only be left over
 // from a MIGRATE that failed half-way.
+// MIGRATE's words before KEYS: "MIGRATE", host, port, "", database, timeout, "REPLACE" and the
+// login, if any.
+std::vector<std::string> migrate_arguments(const config::Config& config,
+                                           const config::Endpoint& target, int database);
 std::string migrate_command(const config::Config& config, const config::Endpoint& target,
                             int database, std::span<const std::string_view> keys);
 

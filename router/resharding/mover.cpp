@@ -7,6 +7,7 @@
 
 #include "protocol/reply_value.h"
 #include "router/resharding/migrate.h"
+#include "router/resharding/receiving_mark.h"
 #include "router/resharding/shard_calls.h"
 
 namespace santral::router {
@@ -14,6 +15,8 @@ namespace santral::router {
 namespace {
 
 constexpr auto kRetryAfter = std::chrono::seconds(1);
+// After a MIGRATE refused for another router's receiving mark: long enough for its MIGRATE.
+constexpr auto kRefusedPause = std::chrono::milliseconds(20);
 constexpr auto kDeadlineCheck = std::chrono::milliseconds(200);
 
 // INFO keyspace: "db0:keys=12,expires=0,avg_ttl=0" -> 0, for each database holding keys.
@@ -47,7 +50,8 @@ struct Mover::Source {
   std::string cursor = "0";
   std::uint64_t moved_this_pass = 0;
   bool failed_this_pass = false;
-  bool listed = false;  // databases known
+  bool refused_this_pass = false;  // a MIGRATE met another router's receiving mark
+  bool listed = false;             // databases known
   bool done = false;
   boost::asio::steady_timer timer;
 };
@@ -59,6 +63,7 @@ Mover::Mover(boost::asio::io_context& io, config::TopologyPtr topology, Migratio
       gate_(gate),
       done_(std::move(done)),
       deadlines_(io),
+      marked_(topology_->config->cluster.enabled()),
       alive_(std::make_shared<bool>(true)) {
   // A MIGRATE of a big key may take as long as its own timeout allows: the walk's connections
   // wait that long before they give up on a shard (clients' connections keep theirs).
@@ -90,6 +95,7 @@ void Mover::stop() {
   }
   for (auto& source : sources_)
     if (source->connection) source->connection->stop();
+  for (auto& [shard, connection] : mark_connections_) connection->stop();
 }
 
 // No new batch starts; the batch whose MIGRATEs are out is waited for (its connection stays
@@ -115,6 +121,7 @@ void Mover::check_deadlines() {
   auto now = std::chrono::steady_clock::now();
   for (auto& source : sources_)
     if (source->connection) source->connection->check_deadlines(now);
+  for (auto& [shard, connection] : mark_connections_) connection->check_deadlines(now);
   deadlines_.expires_after(kDeadlineCheck);
   deadlines_.async_wait([this, alive = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
     if (!ec && !alive.expired() && *alive.lock()) check_deadlines();
@@ -171,6 +178,7 @@ void Mover::scanned(Source& source, const std::string& reply) {
   std::vector<std::vector<std::string_view>> groups;
   for (const auto& element : page.elements[1].elements) {
     std::string_view key = element.text;
+    if (key == kReceivingMarkKey) continue;  // the walk's own gate, not data
     std::size_t owner = map.shard_for_key(key);
     if (owner == source.shard || move.source_of(key, owner) != source.shard) continue;
     auto at = std::find(targets.begin(), targets.end(), owner);
@@ -197,31 +205,90 @@ void Mover::scanned(Source& source, const std::string& reply) {
     }
   int database = source.databases[source.db];
   for (std::size_t g = 0; g < groups.size(); ++g)
-    requests.push_back(
-        migrate_command(*topology_->config, map.shard(targets[g]).address, database, groups[g]));
-  std::vector<std::size_t> sizes;  // keys per group
-  sizes.reserve(groups.size());
-  for (const auto& group : groups) sizes.push_back(group.size());
-  MigrationGate::Claim claim{{map.shard(source.shard).address.text()}, {}};
-  for (std::size_t target : targets) claim.targets.push_back(map.shard(target).address.text());
-  std::weak_ptr<bool> alive = alive_;
-  auto* gate = &gate_;
-  auto batches = batches_;
-  gate_.enter(
-      io_, claim,
-      [this, gate, alive, batches, &source, claim, requests = std::move(requests), sizes, keys]() {
-        if (alive.expired() || !*alive.lock()) return gate->leave(claim);
-        ++batches->in_flight;
-        call_shard(*source.connection, requests,
-                   [this, gate, alive, batches, &source, claim, sizes,
-                    keys](const std::vector<std::string>& replies) {
-                     gate->leave(claim);
-                     if (--batches->in_flight == 0 && batches->drained)
-                       return std::exchange(batches->drained, nullptr)();
-                     if (alive.expired() || !*alive.lock()) return;
-                     moved(source, replies, sizes, keys);
-                   });
-      });
+    requests.push_back(marked_ ? migrate_unless_receiving(*topology_->config,
+                                                          map.shard(targets[g]).address, database,
+                                                          groups[g])
+                               : migrate_command(*topology_->config, map.shard(targets[g]).address,
+                                                 database, groups[g]));
+  auto batch = std::make_shared<Batch>();
+  batch->source = &source;
+  batch->targets = std::move(targets);
+  batch->requests = std::move(requests);
+  batch->keys = keys;
+  for (const auto& group : groups) batch->sizes.push_back(group.size());
+  batch->claim.sources = {map.shard(source.shard).address.text()};
+  for (std::size_t target : batch->targets)
+    batch->claim.targets.push_back(map.shard(target).address.text());
+  gate_.enter(io_, batch->claim, [this, alive = std::weak_ptr<bool>(alive_), gate = &gate_, batch] {
+    if (alive.expired() || !*alive.lock()) return gate->leave(batch->claim);
+    ++batches_->in_flight;
+    if (marked_) return mark(batch);
+    send(batch);
+  });
+}
+
+// In a fleet: every target of the batch marked as receiving (receiving_mark.h) before its
+// MIGRATEs go out; a target that cannot be marked fails the batch with its answer. Replies
+// may come after the walk stopped: they touch the mover only while it is alive.
+void Mover::mark(const std::shared_ptr<Batch>& batch) {
+  batch->holder = receiving_mark_holder();
+  auto left = std::make_shared<std::size_t>(batch->targets.size());
+  auto failure = std::make_shared<std::string>();
+  auto request = mark_receiving(batch->holder, topology_->config->resharding.migrate_timeout, 0);
+  auto done = finisher(batch);
+  for (std::size_t target : batch->targets)
+    call_shard(*mark_connection(target), {request},
+               [this, alive = std::weak_ptr<bool>(alive_), done, batch, left,
+                failure](std::vector<std::string> replies) {
+                 if (!replies[0].starts_with(":") && failure->empty()) *failure = replies[0];
+                 if (--*left > 0) return;
+                 bool live = !alive.expired() && *alive.lock();
+                 if (live && failure->empty()) return send(batch);
+                 if (live) unmark(*batch);
+                 done(std::vector<std::string>(batch->requests.size(),
+                                               failure->empty() ? "-ERR stopped" : *failure));
+               });
+}
+
+void Mover::send(const std::shared_ptr<Batch>& batch) {
+  call_shard(*batch->source->connection, batch->requests,
+             [this, alive = std::weak_ptr<bool>(alive_), done = finisher(batch),
+              batch](std::vector<std::string> replies) {
+               if (!alive.expired() && *alive.lock() && marked_) unmark(*batch);
+               done(replies);
+             });
+}
+
+void Mover::unmark(const Batch& batch) {
+  for (std::size_t target : batch.targets)
+    call_shard(*mark_connection(target), {unmark_receiving(batch.holder, 0)},
+               [](const std::vector<std::string>&) {});
+}
+
+// What ends a batch once its replies are in: it leaves the gate, a stop waiting for it goes
+// on, and a walk still alive counts what moved.
+std::function<void(const std::vector<std::string>&)> Mover::finisher(
+    const std::shared_ptr<Batch>& batch) {
+  return [this, alive = std::weak_ptr<bool>(alive_), gate = &gate_, batches = batches_,
+          batch](const std::vector<std::string>& replies) {
+    gate->leave(batch->claim);
+    if (--batches->in_flight == 0 && batches->drained)
+      return std::exchange(batches->drained, nullptr)();
+    if (alive.expired() || !*alive.lock()) return;
+    moved(*batch->source, replies, batch->sizes, batch->keys);
+  };
+}
+
+// The connection receiving marks go down to `shard` (database 0, where they live).
+BackendConnection* Mover::mark_connection(std::size_t shard) {
+  auto& connection = mark_connections_[shard];
+  if (!connection) {
+    const auto& entry = topology_->map->shard(shard);
+    connection = new BackendConnection(io_, BackendTarget{shard, entry.name, entry.address, {0, 2}},
+                                       walk_config_, mark_stats_);
+    connection->start();
+  }
+  return connection.get();
 }
 
 void Mover::moved(Source& source, const std::vector<std::string>& replies,
@@ -246,6 +313,8 @@ void Mover::moved(Source& source, const std::vector<std::string>& replies,
         batch_keys += sizes[g];
         batch_bytes += bytes;
       }
+    } else if (refused_as_receiving(result)) {
+      source.refused_this_pass = true;  // not an error: the next pass sends these again
     } else {
       source.failed_this_pass = true;
       ++progress_.errors;
@@ -260,6 +329,7 @@ void Mover::moved(Source& source, const std::vector<std::string>& replies,
   source.moved_this_pass += batch_keys;
   auto pause = throttle(batch_keys, batch_bytes);
   if (source.failed_this_pass && pause < kRetryAfter) pause = kRetryAfter;  // no hot loop
+  if (source.refused_this_pass && pause < kRefusedPause) pause = kRefusedPause;
   if (source.cursor == "0") {
     if (pause.count() == 0) return pass_done(source);
     source.timer.expires_after(pause);
@@ -316,9 +386,10 @@ void Mover::later(Source& source, std::chrono::steady_clock::duration after) {
 // the fence rules out, but a failed MIGRATE left keys behind); else the next database.
 void Mover::pass_done(Source& source) {
   if (!source.done) {
-    bool again = source.moved_this_pass > 0 || source.failed_this_pass;
+    bool again = source.moved_this_pass > 0 || source.failed_this_pass || source.refused_this_pass;
     source.moved_this_pass = 0;
     source.failed_this_pass = false;
+    source.refused_this_pass = false;
     source.cursor = "0";
     if (again) return scan(source);
     if (++source.db < source.databases.size()) return begin(source);

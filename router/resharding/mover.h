@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,9 +57,24 @@ class Mover {
 
  private:
   struct Source;
+  struct Batch {  // one SCAN page's keys: MEMORY USAGE each, then a MIGRATE per target
+    Source* source = nullptr;
+    std::vector<std::size_t> targets;
+    std::vector<std::string> requests;
+    std::vector<std::size_t> sizes;  // keys per target
+    std::size_t keys = 0;
+    MigrationGate::Claim claim;
+    std::string holder;  // of its receiving marks, in a fleet
+  };
   void begin(Source& source);
   void scan(Source& source);
   void scanned(Source& source, const std::string& reply);
+  void mark(const std::shared_ptr<Batch>& batch);
+  void send(const std::shared_ptr<Batch>& batch);
+  void unmark(const Batch& batch);
+  std::function<void(const std::vector<std::string>&)> finisher(
+      const std::shared_ptr<Batch>& batch);
+  BackendConnection* mark_connection(std::size_t shard);
   void moved(Source& source, const std::vector<std::string>& replies,
              const std::vector<std::size_t>& targets, std::size_t keys);
   void failed(Source& source, const std::string& what);
@@ -77,6 +93,9 @@ class Mover {
   boost::asio::steady_timer deadlines_;
   Progress progress_;
   bool stopped_ = false;
+  bool marked_;  // in a fleet: MIGRATEs behind receiving marks (receiving_mark.h)
+  std::map<std::size_t, BackendConnectionPtr> mark_connections_;
+  ShardStats mark_stats_;
   std::shared_ptr<bool> alive_;
   struct Batches {
     int in_flight = 0;  // batches whose MIGRATEs are out

@@ -63,7 +63,8 @@ std::map<std::string, std::vector<std::size_t>> where(const std::vector<RedisSer
   std::map<std::string, std::vector<std::size_t>> out;
   for (std::size_t s = 0; s < shards.size(); ++s) {
     auto keys = shards[s]->client().command({"KEYS", "*"});
-    for (const auto& key : keys.elements) out[key.str].push_back(s);
+    for (const auto& key : keys.elements)
+      if (key.str != "santral:receiving") out[key.str].push_back(s);  // a MIGRATE's mark
   }
   return out;
 }

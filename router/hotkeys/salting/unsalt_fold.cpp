@@ -16,6 +16,7 @@
 #include "protocol/resp_writer.h"
 #include "router/backend/reply_sink.h"
 #include "router/process/worker.h"
+#include "router/resharding/marked_migrate.h"
 #include "router/resharding/migrate.h"
 
 namespace santral::router {
@@ -308,9 +309,14 @@ class UnsaltFold final : public ReplySink {
           [self = boost::intrusive_ptr<UnsaltFold>(this)] { self->route(); });
     }
     std::string_view keys[] = {step_key_};
-    connection(source).send(migrate_command(*topology.config, topology.map->shard(owner).address,
-                                            target_.profile.database, keys),
-                            ReplySinkPtr(this), 0, 0);
+    auto still_wanted = [self = boost::intrusive_ptr<UnsaltFold>(this), version = pull_version_] {
+      return self->worker_.topology().version == version;
+    };
+    send_migrate(
+        worker_.io(),
+        plan_migrate(*topology.config, topology.map->shard(owner).address, target_.profile.database,
+                     keys, connection(source), connection(owner), still_wanted),
+        ReplySinkPtr(this), 0, 0);
   }
 
   void pulled(std::string_view reply) {
