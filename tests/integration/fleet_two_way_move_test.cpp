@@ -18,9 +18,9 @@
 
 #include "config/config.h"
 #include "config/shard_map.h"
+#include "router/resharding/receiving_mark.h"
 #include "tests/support/etcd_cluster.h"
 #include "tests/support/move_checks.h"
-#include "router/resharding/receiving_mark.h"
 #include "tests/support/process.h"
 #include "tests/support/redis_client.h"
 #include "tests/support/redis_server.h"
@@ -139,14 +139,15 @@ TEST_CASE("fleet: a change of hash moves keys both ways; no MIGRATE waits for an
   }
 }
 
-TEST_CASE("receiving marks: a marked shard migrates to nobody until its mark is taken back or "
-          "expires") {
+TEST_CASE(
+    "receiving marks: a marked shard migrates to nobody until its mark is taken back or "
+    "expires") {
   using namespace santral::router;
   RedisServer a, b;
-  auto config = santral::config::parse_config(
-      "shards:\n  - {name: a, address: " + a.address() + "}\n  - {name: b, address: " +
-          b.address() + "}\n",
-      "marks.yaml");
+  auto config =
+      santral::config::parse_config("shards:\n  - {name: a, address: " + a.address() +
+                                        "}\n  - {name: b, address: " + b.address() + "}\n",
+                                    "marks.yaml");
   santral::config::Endpoint to{"127.0.0.1", static_cast<std::uint16_t>(b.port())};
   // One connection to `a` in database 2, where the key is; the marks live in database 0.
   RawConnection source(a.port());
