@@ -253,7 +253,7 @@ void Mover::mark(const std::shared_ptr<Batch>& batch) {
 void Mover::send(const std::shared_ptr<Batch>& batch) {
   call_shard(*batch->source->connection, batch->requests,
              [this, alive = std::weak_ptr<bool>(alive_), done = finisher(batch),
-              batch](std::vector<std::string> replies) {
+              batch](const std::vector<std::string>& replies) {
                if (!alive.expired() && *alive.lock() && marked_) unmark(*batch);
                done(replies);
              });
