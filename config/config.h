@@ -60,6 +60,19 @@ struct ShardConfig {
   // shard still serves the keys not yet moved off it.
   bool draining = false;
   bool tls = false;  // spoken to over TLS (backend.tls says how it is checked); replicas too
+  // Set: the address and replicas are Sentinel's for this master name (`sentinel:`), asked
+  // when the file is read and followed while serving (router/process/sentinel_follow.h).
+  std::string sentinel_master;
+  int line = 0;  // where the shard is written, for errors found once the sentinels are asked
+};
+
+// `sentinel:` the Redis Sentinels that elect the primaries of the shards that name a
+// `sentinel_master`.
+struct SentinelSettings {
+  std::vector<Endpoint> addresses;
+  std::string username, password;  // AUTH to the sentinels, when they require it
+  int line = 0;
+  bool enabled() const { return !addresses.empty(); }
 };
 
 // How a reload that moves keys is carried out (router/resharding/).
@@ -182,6 +195,7 @@ struct Config {
   // (a replica still syncing never gets any).
   std::chrono::milliseconds replica_max_lag{0};
   WriteConcern write_concern;
+  SentinelSettings sentinel;
   Health health;
   Admin admin;
   HotKeySettings hotkeys;

@@ -11,6 +11,7 @@
 #include "config/near_cache_yaml.h"
 #include "config/resharding_yaml.h"
 #include "config/salting_yaml.h"
+#include "config/sentinel_yaml.h"
 #include "config/tls_yaml.h"
 #include "config/write_concern_yaml.h"
 #include "config/yaml_fields.h"
@@ -168,15 +169,37 @@ std::vector<YAML::Node> read_shards(const YAML::Node& node, const YamlFields& fi
   for (std::size_t i = 0; i < node.size(); ++i) {
     const YAML::Node& item = node[i];
     std::string key = fmt::format("shards[{}]", i);
-    static constexpr std::string_view kKeys[] = {"name", "address", "weight", "replicas", "tls"};
+    static constexpr std::string_view kKeys[] = {"name",     "address", "weight",
+                                                 "replicas", "tls",     "sentinel_master"};
     fields.only_keys(item, key, kKeys);
     if (!item["name"]) fields.errors().at(item, key + ".name", "every shard needs a name");
-    if (!item["address"])
-      fields.errors().at(item, key + ".address", "every shard needs an address (host:port)");
+    if (!item["address"] && !item["sentinel_master"])
+      fields.errors().at(item, key + ".address",
+                         "every shard needs an address (host:port), or a sentinel_master whose "
+                         "primary Sentinel names");
     ShardConfig shard;
+    shard.line = item.Mark().line + 1;
     shard.name = fields.string(item["name"], key + ".name");
     if (shard.name.empty()) fields.errors().at(item["name"], key + ".name", "must not be empty");
-    shard.address = fields.endpoint(item["address"], key + ".address");
+    if (item["sentinel_master"]) {
+      if (item["address"] || item["replicas"])
+        fields.errors().at(item["sentinel_master"], key + ".sentinel_master",
+                           "Sentinel names this shard's primary and replicas: leave out address "
+                           "and replicas");
+      if (config.cluster.enabled())
+        fields.errors().at(item["sentinel_master"], key + ".sentinel_master",
+                           "not available in a fleet (cluster:) yet: the fleet's map names each "
+                           "shard's address; give the address");
+      if (!config.sentinel.enabled())
+        fields.errors().at(item["sentinel_master"], key + ".sentinel_master",
+                           "no sentinel: list the sentinels to ask (sentinel: {addresses: "
+                           "[host:port, ...]}) before the shards");
+      shard.sentinel_master = fields.string(item["sentinel_master"], key + ".sentinel_master");
+      // Unique until Sentinel is asked (router/backend/sentinel_lookup.h).
+      shard.address = Endpoint{"sentinel:" + shard.sentinel_master, 0};
+    } else {
+      shard.address = fields.endpoint(item["address"], key + ".address");
+    }
     if (item["weight"])
       shard.weight =
           static_cast<std::uint32_t>(fields.integer(item["weight"], key + ".weight", 1, 10000));
@@ -209,7 +232,8 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
                                                "namespaces",   "hotkeys",    "salting",
                                                "near_cache",   "resharding", "cross_shard_writes",
                                                "tls",          "cluster",    "cluster_endpoint",
-                                               "announce",     "commands",   "write_concern"};
+                                               "announce",     "commands",   "write_concern",
+                                               "sentinel"};
   fields.only_keys(root, "", kKeys);
   Config config;
   config.format = ConfigFormat::Santral;
@@ -238,6 +262,7 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
   if (root["read_from"]) read_read_from(root["read_from"], fields, config);
   if (root["write_concern"])
     read_write_concern(root["write_concern"], fields, config.write_concern);
+  if (root["sentinel"]) read_sentinel(root["sentinel"], fields, config.sentinel);
   if (root["health"]) read_health(root["health"], fields, config.health);
   if (root["admin"]) read_admin(root["admin"], fields, config.admin);
   if (root["tls"]) read_tls_server(root["tls"], fields, config.tls);

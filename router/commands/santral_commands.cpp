@@ -1,6 +1,7 @@
 #include "router/commands/santral_commands.h"
 
 #include <iterator>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -50,8 +51,15 @@ void santral_shardmap(const Routed& routed) {
       if (server.replica)
         fmt::format_to(std::back_inserter(text), " reads:{} lag_ms:{}", server.fresh ? "yes" : "no",
                        server.lag_ms);
+      else if (!shard.sentinel_master.empty())
+        fmt::format_to(std::back_inserter(text), " sentinel_master:{}", shard.sentinel_master);
       text += '\n';
     }
+  }
+  {
+    auto& shared = worker.shared();
+    std::lock_guard guard(shared.failover_lock);
+    if (!shared.last_failover.empty()) text += "last_failover:" + shared.last_failover + "\n";
   }
   text += topology.map->describe();
   std::string out;

@@ -16,6 +16,7 @@
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
 #include "router/admin/admin_server.h"
+#include "router/backend/sentinel_lookup.h"
 #include "router/backend/write_fence.h"
 #include "router/hotkeys/detection/hot_key_report.h"
 #include "router/hotkeys/salting/salting_change.h"
@@ -71,6 +72,7 @@ std::string ConfigSource::read_text() const {
 
 config::Config ConfigSource::parse(const std::string& text) const {
   config::Config config = config::parse_config(text, path, format, pool);
+  resolve_sentinel_shards(config);  // the primaries and replicas Sentinel names, asked now
   if (workers) config.workers = *workers;
   if (log_level) config.log_level = *log_level;
   auto endpoint = [](const std::string& text, std::string_view option) {
@@ -328,6 +330,7 @@ int Server::run() {
         &shared_.fleet_serve_until_ns);
     if (joined_move_) take_fleet_move(std::exchange(joined_move_, std::nullopt));
   }
+  follow_sentinels();
   wait_for_signals();
   watch_file();
   check_auto_salting();
@@ -637,6 +640,7 @@ void Server::reload_now(std::string why, std::function<void(ReloadResult)> done)
   topology_ = topology;
   shared_.topology_version = version;
   spdlog::set_level(spdlog::level::from_str(topology_->config->log_level));
+  follow_sentinels();
   std::string message =
       fmt::format("version {}: {} shard{}; {}", version, topology_->map->shard_count(),
                   topology_->map->shard_count() == 1 ? "" : "s", change.summary());

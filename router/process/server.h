@@ -17,6 +17,7 @@
 #include "router/hotkeys/salting/auto_salt.h"
 #include "router/process/control_plane.h"
 #include "router/process/fleet_start.h"
+#include "router/process/sentinel_follow.h"
 #include "router/process/shared_state.h"
 #include "router/process/worker.h"
 #include "router/resharding/fleet_ledger.h"
@@ -116,6 +117,10 @@ class Server final : public ControlPlane, private MoveHost {
   void restore_moves(const config::Config& config);
   void check_salt_waiters();
   void put_in_force(config::TopologyPtr topology);
+  // Sentinel (server_sentinel.cpp): asks the sentinels about the masters the config in force
+  // names, and puts the primary and replicas they elect in force.
+  void follow_sentinels();
+  void follow_sentinel(const std::string& master, const SentinelView& view);
   // MoveHost (router/resharding/move_driver.h).
   std::uint64_t next_version() override { return ++last_version_; }
   const config::TopologyPtr& serving() const override { return topology_; }
@@ -164,10 +169,12 @@ class Server final : public ControlPlane, private MoveHost {
   std::uintmax_t file_size_ = 0;
   std::string last_read_text_;  // what the last reload (or the start) read from the file
   std::unique_ptr<AdminServer> admin_;
-  std::unique_ptr<FleetAgent> fleet_;  // in a fleet (`cluster:`): the link to etcd
-  std::string fleet_map_text_;         // the shared part of the map in force (fleet)
-  std::string fleet_naming_text_;      // ... of the map salted counters are named by (empty: it)
-  std::string file_map_text_;          // the shared part of the file, as last read (fleet)
+  std::unique_ptr<FleetAgent> fleet_;         // in a fleet (`cluster:`): the link to etcd
+  std::unique_ptr<SentinelFollow> sentinel_;  // while the config names a sentinel_master
+  bool failover_waits_for_move_ = false;      // logged once per move
+  std::string fleet_map_text_;                // the shared part of the map in force (fleet)
+  std::string fleet_naming_text_;  // ... of the map salted counters are named by (empty: it)
+  std::string file_map_text_;      // the shared part of the file, as last read (fleet)
   // share_salting() calls waiting until every router has acknowledged their salting version.
   struct SaltWaiter {
     std::int64_t version;

@@ -6,6 +6,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <string>
 
 #include "router/acl/acl_log.h"
 #include "router/backend/replica_freshness.h"
@@ -48,6 +49,10 @@ struct SharedState {
   // Which replicas may serve reads: measured by the first worker (router/backend/replica_watch.h),
   // read by every worker's pool.
   ReplicaFreshness replica_freshness;
+  // The last primary Sentinel elected for a shard (router/process/sentinel_follow.h), for
+  // SANTRAL SHARDMAP: "2026-12-04T08:00:00Z shard:s0 from:127.0.0.1:7000 to:127.0.0.1:7100".
+  std::mutex failover_lock;
+  std::string last_failover;
 };
 
 }  // namespace santral::router

@@ -1,0 +1,116 @@
+#include "router/backend/blocking_call.h"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+
+#include "protocol/reply_scanner.h"
+#include "protocol/resp_writer.h"
+
+namespace santral::router {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+bool is_error_reply(const std::string& frame) {
+  return !frame.empty() && (frame.front() == '-' || frame.front() == '!');
+}
+
+bool is_null_reply(const std::string& frame) {
+  return frame == "$-1\r\n" || frame == "*-1\r\n" || frame == "_\r\n";
+}
+
+std::string reply_line(std::string frame) {
+  if (!frame.empty() && (frame.front() == '-' || frame.front() == '+')) frame.erase(0, 1);
+  while (!frame.empty() && (frame.back() == '\n' || frame.back() == '\r')) frame.pop_back();
+  return frame;
+}
+
+std::vector<std::string> blocking_call(const config::Endpoint& shard, const ShardLogin& login,
+                                       const std::vector<std::vector<std::string>>& commands,
+                                       std::chrono::milliseconds timeout) {
+  asio::io_context io;
+  tcp::socket socket(io);
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  boost::system::error_code ec;
+  bool finished = false;
+  // Runs the operation started last until it finishes or the deadline passes.
+  auto wait = [&](const char* doing) {
+    io.restart();
+    io.run_until(deadline);
+    if (!finished) {
+      socket.close(ec);
+      io.restart();
+      io.run();
+      throw std::runtime_error(
+          fmt::format("{} did not answer within {} ms ({})", shard.text(), timeout.count(), doing));
+    }
+    if (ec) throw std::runtime_error(fmt::format("{}: {} ({})", shard.text(), ec.message(), doing));
+    finished = false;
+  };
+  tcp::resolver resolver(io);
+  auto endpoints = resolver.resolve(shard.host, std::to_string(shard.port), ec);
+  if (ec) throw std::runtime_error(fmt::format("{}: {}", shard.text(), ec.message()));
+  asio::async_connect(socket, endpoints, [&](boost::system::error_code e, const tcp::endpoint&) {
+    ec = e;
+    finished = true;
+  });
+  wait("connecting");
+
+  std::string request;
+  protocol::RespWriter writer(request);
+  std::size_t expected = commands.size();
+  if (!login.password.empty()) {
+    std::string_view user = login.user.empty() ? std::string_view("default") : login.user;
+    std::string_view auth[] = {"AUTH", user, login.password};
+    writer.command(auth);
+    ++expected;
+  }
+  for (const auto& command : commands) {
+    std::vector<std::string_view> args(command.begin(), command.end());
+    writer.command(args);
+  }
+  asio::async_write(socket, asio::buffer(request), [&](boost::system::error_code e, std::size_t) {
+    ec = e;
+    finished = true;
+  });
+  wait("sending");
+
+  std::vector<std::string> replies;
+  std::string buffer;
+  char chunk[4096];
+  while (replies.size() < expected) {
+    protocol::ReplyScanner scanner;
+    std::size_t length = 0;
+    auto status = scanner.scan(buffer, length);
+    if (status == protocol::ScanStatus::Complete) {
+      replies.push_back(buffer.substr(0, length));
+      buffer.erase(0, length);
+      continue;
+    }
+    if (status == protocol::ScanStatus::Error)
+      throw std::runtime_error(shard.text() + " answered something that is not RESP");
+    std::size_t got = 0;
+    socket.async_read_some(asio::buffer(chunk), [&](boost::system::error_code e, std::size_t n) {
+      ec = e;
+      got = n;
+      finished = true;
+    });
+    wait("reading");
+    buffer.append(chunk, got);
+  }
+  if (!login.password.empty()) {
+    if (is_error_reply(replies.front()))
+      throw std::runtime_error(fmt::format("{} refused backend.username/password: {}", shard.text(),
+                                           reply_line(replies.front())));
+    replies.erase(replies.begin());
+  }
+  return replies;
+}
+
+}  // namespace santral::router

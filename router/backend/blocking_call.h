@@ -1,0 +1,26 @@
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "router/backend/shard_login.h"
+
+namespace santral::router {
+
+// One short connection to `server`: AUTH as `login` (when it has a password), then `commands`
+// back to back, and their replies (whole RESP frames) in order. Blocking and bounded by
+// `timeout` per step: for control threads and the config loader, never the request path.
+// Throws std::runtime_error saying what failed ("127.0.0.1:26379 did not answer within 500 ms
+// (connecting)", a refused login, ...).
+std::vector<std::string> blocking_call(const config::Endpoint& server, const ShardLogin& login,
+                                       const std::vector<std::vector<std::string>>& commands,
+                                       std::chrono::milliseconds timeout);
+
+bool is_error_reply(const std::string& frame);
+bool is_null_reply(const std::string& frame);
+// A simple or error reply's text: "-ERR x\r\n" -> "ERR x".
+std::string reply_line(std::string frame);
+
+}  // namespace santral::router

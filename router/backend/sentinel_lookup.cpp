@@ -1,0 +1,107 @@
+#include "router/backend/sentinel_lookup.h"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "config/config_error.h"
+#include "protocol/reply_value.h"
+#include "router/backend/blocking_call.h"
+
+namespace santral::router {
+
+namespace {
+
+constexpr auto kLookupTimeout = std::chrono::milliseconds(1000);
+
+// "ip", "port", "flags", ... of one SENTINEL REPLICAS entry (a flat field/value array).
+std::string field(const protocol::ReplyValue& entry, std::string_view name) {
+  for (std::size_t i = 0; i + 1 < entry.elements.size(); i += 2)
+    if (entry.elements[i].text == name) return std::string(entry.elements[i + 1].text);
+  return {};
+}
+
+std::optional<config::Endpoint> endpoint(const std::string& host, const std::string& port) {
+  config::Endpoint out;
+  if (!config::parse_endpoint(
+          host.find(':') != std::string::npos ? "[" + host + "]:" + port : host + ":" + port, out))
+    return std::nullopt;
+  return out;
+}
+
+// One sentinel's view of `master`; throws what went wrong.
+SentinelView ask_one(const config::Endpoint& sentinel, const ShardLogin& login,
+                     const std::string& master, std::chrono::milliseconds timeout) {
+  auto replies = blocking_call(
+      sentinel, login,
+      {{"SENTINEL", "GET-MASTER-ADDR-BY-NAME", master}, {"SENTINEL", "REPLICAS", master}}, timeout);
+  protocol::ReplyValue address, replicas;
+  if (!protocol::parse_reply(replies[0], address) || address.is_error())
+    throw std::runtime_error(reply_line(replies[0]));
+  if (address.type == protocol::ReplyValue::Type::Null)
+    throw std::runtime_error(fmt::format("no master named '{}' is monitored here", master));
+  if (address.elements.size() != 2)
+    throw std::runtime_error("GET-MASTER-ADDR-BY-NAME answered " + reply_line(replies[0]));
+  SentinelView view;
+  view.sentinel = sentinel.text();
+  auto primary =
+      endpoint(std::string(address.elements[0].text), std::string(address.elements[1].text));
+  if (!primary) throw std::runtime_error("GET-MASTER-ADDR-BY-NAME answered an odd address");
+  view.primary = *primary;
+  if (protocol::parse_reply(replies[1], replicas) && !replicas.is_error())
+    for (const auto& entry : replicas.elements) {
+      auto flags = field(entry, "flags");
+      if (flags.find("s_down") != std::string::npos || flags.find("o_down") != std::string::npos ||
+          flags.find("disconnected") != std::string::npos ||
+          field(entry, "master-link-status") != "ok")
+        continue;
+      if (auto replica = endpoint(field(entry, "ip"), field(entry, "port")))
+        view.replicas.push_back(*replica);
+    }
+  return view;
+}
+
+}  // namespace
+
+std::optional<SentinelView> ask_sentinels(const config::SentinelSettings& sentinel,
+                                          const std::string& master,
+                                          const config::BackendOptions& backend,
+                                          std::chrono::milliseconds timeout, std::string& error) {
+  std::string said;
+  for (const auto& address : sentinel.addresses) {
+    try {
+      auto view = ask_one(address, {sentinel.username, sentinel.password}, master, timeout);
+      auto role = blocking_call(view.primary, shard_login(backend), {{"ROLE"}}, timeout);
+      protocol::ReplyValue value;
+      if (!protocol::parse_reply(role[0], value) || value.elements.empty() ||
+          value.elements[0].text != "master")
+        throw std::runtime_error(fmt::format("it names {} as the primary, which answers ROLE {}",
+                                             view.primary.text(), reply_line(role[0])));
+      return view;
+    } catch (const std::exception& e) {
+      said += fmt::format("{}{}: {}", said.empty() ? "" : "; ", address.text(), e.what());
+    }
+  }
+  error = said;
+  return std::nullopt;
+}
+
+void resolve_sentinel_shards(config::Config& config) {
+  for (std::size_t i = 0; i < config.shards.size(); ++i) {
+    auto& shard = config.shards[i];
+    if (shard.sentinel_master.empty()) continue;
+    std::string error;
+    auto view = ask_sentinels(config.sentinel, shard.sentinel_master, config.backend,
+                              kLookupTimeout, error);
+    if (!view)
+      throw config::ConfigError(
+          config.source, shard.line, fmt::format("shards[{}].sentinel_master", i),
+          fmt::format("no sentinel named the primary of '{}' ({}); check the master name and "
+                      "that the sentinels in sentinel.addresses are up",
+                      shard.sentinel_master, error));
+    shard.address = view->primary;
+    shard.replicas = view->replicas;
+  }
+}
+
+}  // namespace santral::router

@@ -1,0 +1,35 @@
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+
+namespace santral::router {
+
+// What Redis Sentinel says of one master: its primary, and the replicas it sees up and linked
+// to that primary.
+struct SentinelView {
+  config::Endpoint primary;
+  std::vector<config::Endpoint> replicas;
+  std::string sentinel;  // the one that answered
+};
+
+// Asks the sentinels in turn until one answers: SENTINEL GET-MASTER-ADDR-BY-NAME and SENTINEL
+// REPLICAS; then the primary itself must answer ROLE as a master (Santral follows Sentinel's
+// elections, it never makes one, and never sends writes to a server that is not a primary
+// yet). nullopt and `error` (what each sentinel said) otherwise. Blocking: for the config
+// loader and the server's Sentinel thread.
+std::optional<SentinelView> ask_sentinels(const config::SentinelSettings& sentinel,
+                                          const std::string& master,
+                                          const config::BackendOptions& backend,
+                                          std::chrono::milliseconds timeout, std::string& error);
+
+// Every shard of `config` naming a sentinel_master gets the primary and replicas Sentinel
+// names for it. A master no sentinel knows, or no sentinel answering, is a ConfigError on the
+// shard's line (key shards[i].sentinel_master), so a reload keeps the old config serving.
+void resolve_sentinel_shards(config::Config& config);
+
+}  // namespace santral::router

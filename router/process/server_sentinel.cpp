@@ -1,0 +1,96 @@
+// The server's side of Redis Sentinel: a shard naming a `sentinel_master` serves from the
+// primary Sentinel elected, and reads from the replicas it lists (router/process/
+// sentinel_follow.h asks; this puts the answers in force). The map names the shard, not its
+// address, so a failover moves no key: it is a new topology with the same placement, and the
+// workers' pools open connections to the new primary (those to the old one fail what they
+// had in flight, as for a dead shard: its outcome unknown).
+#include <chrono>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "router/process/server.h"
+
+namespace santral::router {
+
+namespace {
+
+bool same_endpoints(const std::vector<config::Endpoint>& a,
+                    const std::vector<config::Endpoint>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].text() != b[i].text()) return false;
+  return true;
+}
+
+}  // namespace
+
+void Server::follow_sentinels() {
+  const auto& config = *topology_->config;
+  bool named = false;
+  for (const auto& shard : config.shards) named = named || !shard.sentinel_master.empty();
+  if (!named) {
+    sentinel_.reset();
+    return;
+  }
+  if (!sentinel_)
+    sentinel_ = std::make_unique<SentinelFollow>(
+        io_, [this](const std::string& master, const SentinelView& view) {
+          follow_sentinel(master, view);
+        });
+  sentinel_->watch(config);
+}
+
+void Server::follow_sentinel(const std::string& master, const SentinelView& view) {
+  if (shutting_down_) return;
+  auto next = *topology_->config;
+  std::string elected;  // the shard whose primary changed
+  std::string from;
+  bool changed = false;
+  for (auto& shard : next.shards) {
+    if (shard.sentinel_master != master) continue;
+    if (shard.address.text() != view.primary.text()) {
+      from = shard.address.text();
+      shard.address = view.primary;
+      elected = shard.name;
+      changed = true;
+    }
+    if (!same_endpoints(shard.replicas, view.replicas)) {
+      shard.replicas = view.replicas;
+      changed = true;
+    }
+  }
+  if (!changed) return;
+  // A move's topology holds two maps built from the config it started with: the new primary
+  // is put in force once the move has ended (its walk and pulls to the old one fail meanwhile).
+  if (driver_->under_way()) {
+    if (!std::exchange(failover_waits_for_move_, true))
+      spdlog::warn(
+          "Sentinel ({}) names {} as the primary of '{}'; a move is under way: it is used once "
+          "the move has ended (SANTRAL RESHARD ABORT ends it now)",
+          view.sentinel, view.primary.text(), master);
+    return;
+  }
+  failover_waits_for_move_ = false;
+  auto topology =
+      std::make_shared<config::Topology>(*config::make_topology(std::move(next), next_version()));
+  topology->salt_naming = topology_->salt_naming;
+  put_in_force(topology);
+  if (elected.empty()) {
+    spdlog::info("Sentinel ({}) lists {} replica{} of '{}' in sync", view.sentinel,
+                 view.replicas.size(), view.replicas.size() == 1 ? "" : "s", master);
+    return;
+  }
+  spdlog::warn(
+      "shard '{}': Sentinel ({}) elected {} as the primary of '{}' (it answers ROLE as master); "
+      "was {}; requests go there now",
+      elected, view.sentinel, view.primary.text(), master, from);
+  std::lock_guard guard(shared_.failover_lock);
+  shared_.last_failover = fmt::format(
+      "{:%Y-%m-%dT%H:%M:%SZ} shard:{} from:{} to:{}",
+      fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())), elected,
+      from, view.primary.text());
+}
+
+}  // namespace santral::router

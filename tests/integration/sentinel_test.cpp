@@ -1,0 +1,124 @@
+// Shards that outlive their primary (issue 28): a shard naming a `sentinel_master` serves from
+// the primary Redis Sentinel elects. Real processes: a primary with a replica, three sentinels
+// (quorum 2), Santral in front; the primary is killed and Sentinel promotes the replica.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "config/config.h"
+#include "config/shard_map.h"
+#include "tests/support/process.h"
+#include "tests/support/redis_server.h"
+#include "tests/support/santral_process.h"
+#include "tests/support/sentinel_process.h"
+
+using namespace santral::test;
+
+namespace {
+
+// Keys the config places on shard `index` (placement is by name, whatever the addresses).
+std::vector<std::string> keys_on(const std::string& config_yaml, std::size_t index, int count,
+                                 const std::string& prefix) {
+  santral::config::ShardMap map(santral::config::parse_config(config_yaml, "keys.yaml"));
+  std::vector<std::string> out;
+  for (int n = 0; out.size() < static_cast<std::size_t>(count); ++n) {
+    std::string key = prefix + std::to_string(n);
+    if (map.shard_for_key(key) == index) out.push_back(key);
+  }
+  return out;
+}
+
+std::string shardmap(const SantralProcess& santral) {
+  return santral.client().command({"SANTRAL", "SHARDMAP"}).str;
+}
+
+bool in_sync(const RedisServer& replica) {
+  auto info = replica.client().command({"INFO", "replication"}).str;
+  return info.find("master_link_status:up") != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "sentinel: a shard serves from the primary Sentinel elects, before and after a failover") {
+  RedisServer primary;
+  RedisServer replica({"--replicaof", "127.0.0.1", std::to_string(primary.port())});
+  RedisServer other;
+  REQUIRE(wait_until([&] { return in_sync(replica); }, 10000));
+  SentinelProcess s1("s0", primary.port(), 2), s2("s0", primary.port(), 2),
+      s3("s0", primary.port(), 2);
+  // The sentinels know each other (quorum) and the replica (what they promote).
+  REQUIRE(wait_until(
+      [&] {
+        auto peers = s1.client().command({"SENTINEL", "SENTINELS", "s0"});
+        auto replicas = s1.client().command({"SENTINEL", "REPLICAS", "s0"});
+        return peers.elements.size() == 2 && replicas.elements.size() == 1;
+      },
+      20000));
+
+  const std::string config = "sentinel: {addresses: [" + s1.address() + ", " + s2.address() + ", " +
+                             s3.address() +
+                             "]}\nshards:\n  - {name: s0, sentinel_master: s0}\n"
+                             "  - {name: s1, address: " +
+                             other.address() + "}\n";
+  SantralProcess santral(config);
+  auto map = shardmap(santral);
+  INFO(map);
+  CHECK(map.find("shard:s0 role:primary address:" + primary.address()) != std::string::npos);
+  CHECK(map.find("sentinel_master:s0") != std::string::npos);
+  CHECK(map.find("shard:s0 role:replica address:" + replica.address()) != std::string::npos);
+
+  auto client = santral.client();
+  auto before = keys_on(config, 0, 20, "before:");
+  for (const auto& key : before) REQUIRE(client.command({"SET", key, "1"}).is_ok());
+  CHECK(primary.has_key(before.front()));
+  REQUIRE(wait_until([&] { return replica.has_key(before.back()); }, 5000));
+
+  primary.kill();
+  // Sentinel judges it down after 1 s, agrees, elects, promotes the replica; Santral asks
+  // every 250 ms and confirms the new primary with ROLE.
+  bool followed = wait_until(
+      [&] {
+        return shardmap(santral).find("shard:s0 role:primary address:" + replica.address()) !=
+               std::string::npos;
+      },
+      30000);
+  INFO(santral.log());
+  REQUIRE(followed);
+  map = shardmap(santral);
+  CHECK(map.find("last_failover:") != std::string::npos);
+  CHECK(map.find("shard:s0 from:" + primary.address() + " to:" + replica.address()) !=
+        std::string::npos);
+
+  // Writes go to the new primary, and what was acknowledged before is there.
+  auto after = keys_on(config, 0, 20, "after:");
+  for (const auto& key : after) {
+    auto set = client.command({"SET", key, "2"});
+    INFO(key << ": " << set.str);
+    REQUIRE(set.is_ok());
+    CHECK(replica.has_key(key));
+  }
+  for (const auto& key : before) CHECK(client.command({"GET", key}).str == "1");
+}
+
+TEST_CASE("sentinel: a master no sentinel knows is a config error naming the shard's key") {
+  RedisServer primary;
+  SentinelProcess sentinel("known", primary.port(), 1);
+  TempDir dir;
+  auto file = dir.write("santral.yaml", "sentinel: {addresses: [" + sentinel.address() +
+                                            "]}\nshards:\n  - {name: s0, sentinel_master: "
+                                            "unknown}\n");
+  auto result = run_santral({"--check-config", file.string()});
+  INFO(result.output);
+  CHECK(result.exit_code != 0);
+  CHECK(result.output.find("santral.yaml") != std::string::npos);
+  CHECK(result.output.find("shards[0].sentinel_master") != std::string::npos);
+  CHECK(result.output.find("no master named 'unknown'") != std::string::npos);
+
+  // The known one serves.
+  auto good = dir.write("good.yaml", "sentinel: {addresses: [" + sentinel.address() +
+                                         "]}\nshards:\n  - {name: s0, sentinel_master: known}\n");
+  auto ok = run_santral({"--check-config", good.string()});
+  INFO(ok.output);
+  CHECK(ok.exit_code == 0);
+}
