@@ -233,6 +233,7 @@ json shards_json(const ClusterSnapshot& snapshot) {
                       {"weight", shard.weight},
                       {"replicas", replicas},
                       {"servers", servers}});
+    if (!shard.sentinel_master.empty()) shards.back()["sentinel_master"] = shard.sentinel_master;
   }
   return {{"config_version", snapshot.topology->shown_version()}, {"shards", shards}};
 }

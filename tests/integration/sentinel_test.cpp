@@ -5,8 +5,12 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "config/config.h"
 #include "config/shard_map.h"
+#include "tests/support/free_port.h"
+#include "tests/support/http_client.h"
 #include "tests/support/process.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/santral_process.h"
@@ -61,7 +65,9 @@ TEST_CASE(
                              "]}\nshards:\n  - {name: s0, sentinel_master: s0}\n"
                              "  - {name: s1, address: " +
                              other.address() + "}\n";
-  SantralProcess santral(config);
+  int admin_port = free_loopback_port();
+  SantralProcess santral(config + "admin: {listen: 127.0.0.1:" + std::to_string(admin_port) +
+                         ", token: t0k3n}\n");
   auto map = shardmap(santral);
   INFO(map);
   CHECK(map.find("shard:s0 role:primary address:" + primary.address()) != std::string::npos);
@@ -89,6 +95,9 @@ TEST_CASE(
   CHECK(map.find("last_failover:") != std::string::npos);
   CHECK(map.find("shard:s0 from:" + primary.address() + " to:" + replica.address()) !=
         std::string::npos);
+  auto shards = nlohmann::json::parse(http_request(admin_port, "GET", "/shards", "t0k3n").body);
+  CHECK(shards["shards"][0]["address"] == replica.address());
+  CHECK(shards["shards"][0]["sentinel_master"] == "s0");
 
   // Writes go to the new primary, and what was acknowledged before is there.
   auto after = keys_on(config, 0, 20, "after:");
