@@ -32,6 +32,7 @@ std::string reply_line(std::string frame) {
 }
 
 std::vector<std::string> blocking_call(const config::Endpoint& shard, const ShardLogin& login,
+                                       std::string_view login_key,
                                        const std::vector<std::vector<std::string>>& commands,
                                        std::chrono::milliseconds timeout) {
   asio::io_context io;
@@ -106,8 +107,8 @@ std::vector<std::string> blocking_call(const config::Endpoint& shard, const Shar
   }
   if (!login.password.empty()) {
     if (is_error_reply(replies.front()))
-      throw std::runtime_error(fmt::format("{} refused backend.username/password: {}", shard.text(),
-                                           reply_line(replies.front())));
+      throw std::runtime_error(
+          fmt::format("{} refused {}: {}", shard.text(), login_key, reply_line(replies.front())));
     replies.erase(replies.begin());
   }
   return replies;

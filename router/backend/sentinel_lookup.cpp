@@ -33,7 +33,7 @@ std::optional<config::Endpoint> endpoint(const std::string& host, const std::str
 SentinelView ask_one(const config::Endpoint& sentinel, const ShardLogin& login,
                      const std::string& master, std::chrono::milliseconds timeout) {
   auto replies = blocking_call(
-      sentinel, login,
+      sentinel, login, "sentinel.username/password",
       {{"SENTINEL", "GET-MASTER-ADDR-BY-NAME", master}, {"SENTINEL", "REPLICAS", master}}, timeout);
   protocol::ReplyValue address, replicas;
   if (!protocol::parse_reply(replies[0], address) || address.is_error())
@@ -71,7 +71,8 @@ std::optional<SentinelView> ask_sentinels(const config::SentinelSettings& sentin
   for (const auto& address : sentinel.addresses) {
     try {
       auto view = ask_one(address, {sentinel.username, sentinel.password}, master, timeout);
-      auto role = blocking_call(view.primary, shard_login(backend), {{"ROLE"}}, timeout);
+      auto role = blocking_call(view.primary, shard_login(backend), "backend.username/password",
+                                {{"ROLE"}}, timeout);
       protocol::ReplyValue value;
       if (!protocol::parse_reply(role[0], value) || value.elements.empty() ||
           value.elements[0].text != "master")

@@ -21,7 +21,8 @@ ShardAcl::ShardAcl(ShardAccount admin, std::chrono::milliseconds timeout)
 
 std::vector<std::string> ShardAcl::call(
     const config::Endpoint& shard, const std::vector<std::vector<std::string>>& commands) const {
-  return blocking_call(shard, {admin_.user, admin_.password}, commands, timeout_);
+  return blocking_call(shard, {admin_.user, admin_.password}, "backend.username/password", commands,
+                       timeout_);
 }
 
 std::string ShardAcl::admit(const config::Endpoint& shard, const ShardAccount& account) const {

@@ -44,24 +44,25 @@ void Server::follow_sentinels() {
 
 void Server::follow_sentinel(const std::string& master, const SentinelView& view) {
   if (shutting_down_) return;
+  // Asked every 250 ms: most answers change nothing, and cost no copy of the config.
+  bool news = false;
+  for (const auto& shard : topology_->config->shards)
+    news = news ||
+           (shard.sentinel_master == master && (shard.address.text() != view.primary.text() ||
+                                                !same_endpoints(shard.replicas, view.replicas)));
+  if (!news) return;
   auto next = *topology_->config;
   std::string elected;  // the shard whose primary changed
   std::string from;
-  bool changed = false;
   for (auto& shard : next.shards) {
     if (shard.sentinel_master != master) continue;
     if (shard.address.text() != view.primary.text()) {
       from = shard.address.text();
       shard.address = view.primary;
       elected = shard.name;
-      changed = true;
     }
-    if (!same_endpoints(shard.replicas, view.replicas)) {
-      shard.replicas = view.replicas;
-      changed = true;
-    }
+    shard.replicas = view.replicas;
   }
-  if (!changed) return;
   // A move's topology holds two maps built from the config it started with: the new primary
   // is put in force once the move has ended (its walk and pulls to the old one fail meanwhile).
   if (driver_->under_way()) {

@@ -19,8 +19,8 @@ namespace santral::router {
 // flight and its target not the source of one: no shard is both, so no cycle can form. Every
 // MIGRATE of this process passes it: the requests' pulls on every worker and the walk.
 //
-// Routers of a fleet do not share it: a cycle between two routers' MIGRATEs ends with the
-// MIGRATE timeout (resharding.migrate_timeout_ms), the pull failing with TRYAGAIN.
+// Routers of a fleet keep the same rule together at the shards, with receiving marks
+// (receiving_mark.h), behind this gate.
 class MigrationGate {
  public:
   // The shards (by address) MIGRATEs run on and restore to.
