@@ -75,9 +75,9 @@ void Worker::stop() {
   if (!thread_.joinable()) return;
   asio::post(io_, [this] {
     ticker_.cancel();
-    std::vector<ClientSession*> open;
-    for (auto& [id, session] : sessions_) open.push_back(session);
-    for (ClientSession* session : open) session->close();
+    // Each session is held while it closes: closing drops connections whose replies were the
+    // last to hold it, and it must not go away inside its own close().
+    for_each_session([](ClientSession& session) { session.close(); });
     starved_.clear();
     pool_.stop();
     tracking_->stop();

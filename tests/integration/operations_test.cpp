@@ -9,10 +9,12 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -379,4 +381,38 @@ TEST_CASE("SIGTERM under load answers every request it had read, then exits 0") 
                  << santral.log());
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
+}
+
+// A client still blocked when drain_ms runs out is closed with the rest; closing it drops the
+// connection its BLPOP waits on, and with it what held the session: the session must not go
+// away inside its own close() (a SIGTERM'd router of a chaos run died so at exit).
+TEST_CASE("SIGTERM with clients blocked past drain_ms closes them and exits 0") {
+  RedisServer shard;
+  SantralProcess santral(SantralProcess::config_for({&shard}, "drain_ms: 300\nworkers: 2\n"));
+  std::vector<std::unique_ptr<RawConnection>> blocked;
+  for (int i = 0; i < 8; ++i) {
+    blocked.push_back(std::make_unique<RawConnection>(santral.port()));
+    blocked.back()->send("*3\r\n$5\r\nBLPOP\r\n$5\r\nqueue\r\n$1\r\n0\r\n");
+  }
+  REQUIRE(wait_until(
+      [&] {
+        auto list = shard.client().command({"CLIENT", "LIST"}).str;
+        std::size_t waiting = 0;
+        for (auto at = list.find("cmd=blpop"); at != std::string::npos;
+             at = list.find("cmd=blpop", at + 1))
+          ++waiting;
+        return waiting == blocked.size();
+      },
+      5000));
+  ::kill(santral.process().pid(), SIGTERM);
+  int status = santral.process().wait(10000);
+  INFO("status " << status << " signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0) << ": "
+                 << santral.log());
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(santral.log().find("drain_ms passed") != std::string::npos);
+  for (auto& connection : blocked) {
+    std::string rest;
+    CHECK(connection->wait_closed(rest, 5000));
+  }
 }
