@@ -66,11 +66,13 @@ SentinelView ask_one(const config::Endpoint& sentinel, const ShardLogin& login,
 std::optional<SentinelView> ask_sentinels(const config::SentinelSettings& sentinel,
                                           const std::string& master,
                                           const config::BackendOptions& backend,
-                                          std::chrono::milliseconds timeout, std::string& error) {
+                                          std::chrono::milliseconds timeout, std::string& error,
+                                          const std::string& confirmed) {
   std::string said;
   for (const auto& address : sentinel.addresses) {
     try {
       auto view = ask_one(address, {sentinel.username, sentinel.password}, master, timeout);
+      if (view.primary.text() == confirmed) return view;
       auto role = blocking_call(view.primary, shard_login(backend), "backend.username/password",
                                 {{"ROLE"}}, timeout);
       protocol::ReplyValue value;

@@ -20,12 +20,14 @@ struct SentinelView {
 // Asks the sentinels in turn until one answers: SENTINEL GET-MASTER-ADDR-BY-NAME and SENTINEL
 // REPLICAS; then the primary itself must answer ROLE as a master (Santral follows Sentinel's
 // elections, it never makes one, and never sends writes to a server that is not a primary
-// yet). nullopt and `error` (what each sentinel said) otherwise. Blocking: for the config
-// loader and the server's Sentinel thread.
+// yet), unless it is `confirmed` already (the one asked before, every 250 ms). nullopt and
+// `error` (what each sentinel said) otherwise. Blocking: for the config loader and the
+// server's Sentinel thread.
 std::optional<SentinelView> ask_sentinels(const config::SentinelSettings& sentinel,
                                           const std::string& master,
                                           const config::BackendOptions& backend,
-                                          std::chrono::milliseconds timeout, std::string& error);
+                                          std::chrono::milliseconds timeout, std::string& error,
+                                          const std::string& confirmed = "");
 
 // Every shard of `config` naming a sentinel_master gets the primary and replicas Sentinel
 // names for it. A master no sentinel knows, or no sentinel answering, is a ConfigError on the

@@ -1,5 +1,7 @@
 #include "router/process/sentinel_follow.h"
 
+#include <map>
+
 #include <boost/asio/post.hpp>
 
 namespace santral::router {
@@ -37,6 +39,7 @@ void SentinelFollow::watch(const config::Config& config) {
 }
 
 void SentinelFollow::run() {
+  std::map<std::string, std::string> confirmed;  // master -> the primary ROLE confirmed
   std::unique_lock guard(lock_);
   while (!stopping_) {
     auto sentinel = sentinel_;
@@ -45,8 +48,10 @@ void SentinelFollow::run() {
     guard.unlock();
     for (const auto& master : masters) {
       std::string error;
-      if (auto view = ask_sentinels(sentinel, master, backend, kTimeout, error))
-        boost::asio::post(home_, [heard = heard_, master, view = *view] { heard(master, view); });
+      auto view = ask_sentinels(sentinel, master, backend, kTimeout, error, confirmed[master]);
+      if (!view) continue;
+      confirmed[master] = view->primary.text();
+      boost::asio::post(home_, [heard = heard_, master, view = *view] { heard(master, view); });
     }
     guard.lock();
     wake_.wait_for(guard, kPeriod, [this] { return stopping_; });
