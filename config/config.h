@@ -75,6 +75,14 @@ struct SentinelSettings {
   bool enabled() const { return !addresses.empty(); }
 };
 
+// `failover:` what a request for a shard that follows Sentinel does while its primary is down.
+struct FailoverSettings {
+  // It waits this long for the primary to answer again or for Sentinel's new one to be put in
+  // force (router/backend/backend_connection.h); 0: it fails at once, as for any down shard.
+  std::chrono::milliseconds wait{0};
+  bool operator==(const FailoverSettings&) const = default;
+};
+
 // How a reload that moves keys is carried out (router/resharding/).
 struct ReshardingSettings {
   bool auto_approve = false;            // start a planned move without SANTRAL RESHARD APPROVE
@@ -196,6 +204,7 @@ struct Config {
   std::chrono::milliseconds replica_max_lag{0};
   WriteConcern write_concern;
   SentinelSettings sentinel;
+  FailoverSettings failover;
   Health health;
   Admin admin;
   HotKeySettings hotkeys;

@@ -233,7 +233,7 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
                                                "near_cache",   "resharding", "cross_shard_writes",
                                                "tls",          "cluster",    "cluster_endpoint",
                                                "announce",     "commands",   "write_concern",
-                                               "sentinel"};
+                                               "sentinel",     "failover"};
   fields.only_keys(root, "", kKeys);
   Config config;
   config.format = ConfigFormat::Santral;
@@ -263,6 +263,7 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
   if (root["write_concern"])
     read_write_concern(root["write_concern"], fields, config.write_concern);
   if (root["sentinel"]) read_sentinel(root["sentinel"], fields, config.sentinel);
+  if (root["failover"]) read_failover(root["failover"], fields, config.failover);
   if (root["health"]) read_health(root["health"], fields, config.health);
   if (root["admin"]) read_admin(root["admin"], fields, config.admin);
   if (root["tls"]) read_tls_server(root["tls"], fields, config.tls);

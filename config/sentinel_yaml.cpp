@@ -21,4 +21,16 @@ void read_sentinel(const YAML::Node& node, const YamlFields& fields, SentinelSet
   if (node["password"]) out.password = fields.string(node["password"], "sentinel.password");
 }
 
+void read_failover(const YAML::Node& node, const YamlFields& fields, FailoverSettings& out) {
+  static constexpr std::string_view kKeys[] = {"wait_ms"};
+  if (!node.IsMap())
+    fields.errors().at(node, "failover",
+                       "expected a map with wait_ms (how long a request for a shard whose "
+                       "primary is down waits for Sentinel's new one; 0: it fails at once)");
+  fields.only_keys(node, "failover", kKeys);
+  if (node["wait_ms"])
+    out.wait =
+        std::chrono::milliseconds(fields.integer(node["wait_ms"], "failover.wait_ms", 0, 600'000));
+}
+
 }  // namespace santral::config

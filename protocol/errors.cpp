@@ -244,6 +244,9 @@ constexpr Entry kMessages[] = {
     {ClientError::ShardUnavailable,
      "ERR santral: shard '{}' ({}) is unavailable: {}; Santral keeps retrying in the "
      "background, try again shortly"},
+    {ClientError::FailoverWaitOver,
+     "ERR santral: shard '{}' ({}) is unavailable: {}; no new primary was put in force within "
+     "{} ms (failover.wait_ms), so the command was not sent; try again shortly"},
     {ClientError::ShardTimeout,
      "ERR santral: shard '{}' ({}) did not answer within {} ms ({}); the "
      "command may or may not have run there"},

@@ -148,6 +148,7 @@ enum class ClientError : std::uint8_t {
   MoveSwitchTooSlow,
   // Shards.
   ShardUnavailable,
+  FailoverWaitOver,
   ShardTimeout,
   ShardConnectionLost,
   ShardProtocolError,

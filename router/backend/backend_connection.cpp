@@ -77,7 +77,12 @@ void BackendConnection::stop() {
   resolver_.cancel();
   retry_timer_.cancel();
   push_sink_.reset();
-  fail_all(as_reply(error_message(ClientError::ShuttingDown)));
+  auto reply = as_reply(error_message(ClientError::ShuttingDown));
+  fail_all(reply);
+  for (auto& waiting : std::exchange(waiting_, {})) {
+    ++stats_->errors;
+    waiting.sink->deliver(waiting.slot, waiting.fragment, reply);
+  }
 }
 
 void BackendConnection::mark_down(const std::string& reason) {
@@ -269,6 +274,11 @@ void BackendConnection::send_within(std::string_view request, ReplySinkPtr sink,
 void BackendConnection::enqueue(std::string_view request, ReplySinkPtr sink, std::uint64_t slot,
                                 std::uint32_t fragment, Clock::duration limit) {
   fence_lifted();
+  if (holds_while_down()) {
+    waiting_.push_back({std::string(request), std::move(sink), slot, fragment, limit,
+                        Clock::now() + failover_wait_});
+    return;
+  }
   if (ejected_ || state_ == State::Down || state_ == State::Stopped) {
     std::string reply =
         state_ == State::Stopped
@@ -291,6 +301,36 @@ void BackendConnection::enqueue(std::string_view request, ReplySinkPtr sink, std
   }
   pending_.push_back({std::move(sink), slot, fragment, owner, now, deadline});
   if (state_ == State::Up) schedule_flush();
+}
+
+void BackendConnection::adopt_waiting(std::deque<Waiting> waiting) {
+  if (waiting_.empty() && !holds_while_down()) {
+    for (auto& w : waiting) enqueue(w.request, std::move(w.sink), w.slot, w.fragment, w.limit);
+    return;
+  }
+  // Older than what this connection holds: they go first.
+  waiting.insert(waiting.end(), std::make_move_iterator(waiting_.begin()),
+                 std::make_move_iterator(waiting_.end()));
+  waiting_ = std::move(waiting);
+  if (!holds_while_down()) release_waiting();
+}
+
+// The shard answers again: what waited for it goes, in the order it came.
+void BackendConnection::release_waiting() {
+  for (auto& w : std::exchange(waiting_, {}))
+    enqueue(w.request, std::move(w.sink), w.slot, w.fragment, w.limit);
+}
+
+void BackendConnection::expire_waiting(Clock::time_point now) {
+  while (!waiting_.empty() && waiting_.front().until <= now) {
+    auto waiting = std::move(waiting_.front());
+    waiting_.pop_front();
+    ++stats_->errors;
+    waiting.sink->deliver(
+        waiting.slot, waiting.fragment,
+        as_reply(error_message(ClientError::FailoverWaitOver, target_.shard_name, address_text(),
+                               down_reason_, failover_wait_.count())));
+  }
 }
 
 void BackendConnection::confirm_writes() {
@@ -531,6 +571,7 @@ bool BackendConnection::deliver_frames() {
           backoff_ = std::chrono::milliseconds(0);
           spdlog::info("shard '{}' ({}) is up again", target_.shard_name, address_text());
           down_reason_.clear();
+          release_waiting();
           if (on_ready_) on_ready_();
         }
         break;
@@ -651,6 +692,7 @@ void BackendConnection::go_down(const std::string& reason) {
 }
 
 void BackendConnection::check_deadlines(Clock::time_point now) {
+  expire_waiting(now);
   if (state_ == State::Connecting && now - connect_started_ > config_->timeouts.connect) {
     go_down("no connection within " + std::to_string(config_->timeouts.connect.count()) +
             " ms (timeouts.connect_ms)");

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
@@ -91,6 +92,22 @@ class BackendConnection
   // Instead of start(): a connection to a shard known to be down, whose requests fail at once.
   void mark_down(const std::string& reason);
 
+  // A request that comes while the shard is marked down waits up to `wait` (failover.wait_ms,
+  // for a primary that follows Sentinel) instead of failing at once: until the shard answers
+  // again, or until the pool hands it to the connection of Sentinel's new primary.
+  struct Waiting {
+    std::string request;
+    ReplySinkPtr sink;
+    std::uint64_t slot;
+    std::uint32_t fragment;
+    std::chrono::steady_clock::duration limit;  // its reply's, once sent
+    std::chrono::steady_clock::time_point until;
+  };
+  void wait_while_down(std::chrono::milliseconds wait) { failover_wait_ = wait; }
+  std::deque<Waiting> take_waiting() { return std::exchange(waiting_, {}); }
+  // Requests another connection held: sent in order (or held on, until their own `until`).
+  void adopt_waiting(std::deque<Waiting> waiting);
+
   // Sends one request (complete RESP bytes). Its reply goes to sink->deliver(slot, fragment)
   // later, or at once if the shard is down. An untimed request (a blocking command) may wait
   // for its reply as long as the shard takes.
@@ -139,7 +156,7 @@ class BackendConnection
   }
   const std::string& down_reason() const { return down_reason_; }
   const BackendTarget& target() const { return target_; }
-  std::size_t in_flight() const { return pending_.size(); }
+  std::size_t in_flight() const { return pending_.size() + waiting_.size(); }
   // A lent connection's CLIENT ID on its server (0: not known yet, or refused).
   std::uint64_t server_client_id() const { return server_client_id_; }
 
@@ -187,6 +204,11 @@ class BackendConnection
   bool deliver_frames();
   bool is_push(std::string_view frame) const;
   void fail_all(const std::string& reply);
+  bool holds_while_down() const {
+    return failover_wait_.count() > 0 && ejected_ && !fence_wait_ && state_ != State::Stopped;
+  }
+  void release_waiting();
+  void expire_waiting(std::chrono::steady_clock::time_point now);
   bool confirms_writes() const {
     return config_->write_concern.replicas > 0 &&
            (role_ == ConnectionRole::Shared || role_ == ConnectionRole::Dedicated);
@@ -226,6 +248,8 @@ class BackendConnection
   std::uint64_t server_client_id_ = 0;
 
   std::deque<Pending> pending_;
+  std::chrono::milliseconds failover_wait_{0};
+  std::deque<Waiting> waiting_;  // came while down, not sent (oldest first)
   WriteConcernTracker writes_;
   bool unconfirmed_writes_ = false;  // queued since the last WAIT
   std::vector<HeldReply> awaiting_;  // answered writes waiting for their WAIT

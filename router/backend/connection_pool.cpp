@@ -22,6 +22,7 @@ BackendConnectionPtr ConnectionPool::open(std::size_t shard, const Server& serve
   BackendConnectionPtr connection(
       new BackendConnection(io_, {shard, server.name, server.address, profile}, config_,
                             stats_.shards[server.name], role));
+  if (role == ConnectionRole::Shared) connection->wait_while_down(server.failover_wait);
   connection->start();
   return connection;
 }
@@ -47,9 +48,24 @@ void ConnectionPool::retire(Server& server) {
 
 void ConnectionPool::retarget(std::size_t shard, Server& server, const std::string& name) {
   server.name = name;
-  for (auto& connection : server.shared) connection->retarget(shard, name, config_);
+  auto each = [&](BackendConnection& connection) {
+    connection.retarget(shard, name, config_);
+    connection.wait_while_down(server.failover_wait);
+  };
+  for (auto& connection : server.shared) each(*connection);
   for (auto& [profile, connections] : server.profiles)
-    for (auto& connection : connections) connection->retarget(shard, name, config_);
+    for (auto& connection : connections) each(*connection);
+}
+
+// Sentinel's new primary of a shard: what waited for the old one (failover.wait_ms) goes to
+// it, each client's requests on the connection with the same place, so in their order.
+void ConnectionPool::hand_over_waiting(std::size_t shard, Server& from, Server& to) {
+  for (std::size_t i = 0; i < from.shared.size(); ++i)
+    to.shared[i % to.shared.size()]->adopt_waiting(from.shared[i]->take_waiting());
+  for (auto& [profile, connections] : from.profiles)
+    for (std::size_t i = 0; i < connections.size(); ++i)
+      pick(shard, to, {profile.first, profile.second}, i)
+          .adopt_waiting(connections[i]->take_waiting());
 }
 
 void ConnectionPool::apply(const config::Topology& topology) {
@@ -63,6 +79,8 @@ void ConnectionPool::apply(const config::Topology& topology) {
       for (auto& replica : shard->replicas) retire(replica);
     }
   const auto& map = *topology.map;
+  std::map<std::string, Shard*> before;  // by shard name
+  for (Shard* shard : shards_) before.emplace(shard->primary.name, shard);
   std::map<std::string, std::unique_ptr<Shard>> kept;
   std::vector<Shard*> order;
   for (std::size_t s = 0; s < map.shard_count(); ++s) {
@@ -73,7 +91,6 @@ void ConnectionPool::apply(const config::Topology& topology) {
     if (it != by_address_.end()) {
       entry = std::move(it->second);
       by_address_.erase(it);
-      retarget(s, entry->primary, shard.name);
       entry->no_fresh_replica = nullptr;  // made again with this map's names
       for (auto& [profile, idle] : entry->idle)
         for (auto& connection : idle) connection->retarget(s, shard.name, config_);
@@ -82,7 +99,14 @@ void ConnectionPool::apply(const config::Topology& topology) {
       entry->primary.name = shard.name;
       entry->primary.address = shard.address;
     }
+    entry->primary.failover_wait =
+        shard.sentinel_master.empty() ? std::chrono::milliseconds(0) : config_->failover.wait;
+    retarget(s, entry->primary, shard.name);
     fill(s, entry->primary);
+    // Sentinel elected another primary: the old one is no longer in the map.
+    if (auto old = before.find(shard.name); old != before.end() && old->second != entry.get() &&
+                                            !map.shard_at(old->second->primary.address.text()))
+      hand_over_waiting(s, old->second->primary, entry->primary);
     // Replicas are few; a change in the list reopens them.
     bool same_replicas = entry->replicas.size() == shard.replicas.size();
     for (std::size_t r = 0; same_replicas && r < shard.replicas.size(); ++r)

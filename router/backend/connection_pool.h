@@ -97,6 +97,8 @@ class ConnectionPool {
     std::vector<BackendConnectionPtr> shared;  // default profile
     std::map<Profile, std::vector<BackendConnectionPtr>> profiles;
     std::shared_ptr<ReplicaFreshness::State> freshness;  // a replica's
+    // A primary that follows Sentinel: failover.wait_ms (BackendConnection::wait_while_down).
+    std::chrono::milliseconds failover_wait{0};
   };
   struct Shard {
     Server primary;
@@ -110,6 +112,7 @@ class ConnectionPool {
   void fill(std::size_t shard, Server& server);
   void retire(Server& server);
   void retarget(std::size_t shard, Server& server, const std::string& name);
+  void hand_over_waiting(std::size_t shard, Server& from, Server& to);
   BackendConnection& pick(std::size_t shard, Server& server, const ConnectionProfile& profile,
                           std::uint64_t client_id);
 

@@ -3,6 +3,8 @@
 // (quorum 2), Santral in front; the primary is killed and Sentinel promotes the replica.
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -41,30 +43,51 @@ bool in_sync(const RedisServer& replica) {
   return info.find("master_link_status:up") != std::string::npos;
 }
 
+// A primary with a replica in sync, three sentinels (quorum 2) that know both, and a second
+// shard at a fixed address.
+struct ElectedShard {
+  RedisServer primary;
+  RedisServer replica{{"--replicaof", "127.0.0.1", std::to_string(primary.port())}};
+  RedisServer other;
+  // The sentinels start once the replica is in sync: a sentinel looks at a replica's link
+  // every 10 s, and Santral reads only replicas it calls linked.
+  bool replica_synced = wait_until([this] { return in_sync(replica); }, 10000);
+  SentinelProcess s1{"s0", primary.port(), 2}, s2{"s0", primary.port(), 2},
+      s3{"s0", primary.port(), 2};
+
+  ElectedShard() {
+    REQUIRE(replica_synced);
+    // The sentinels know each other (quorum) and the replica, linked (what they promote).
+    REQUIRE(wait_until(
+        [&] {
+          auto peers = s1.client().command({"SENTINEL", "SENTINELS", "s0"});
+          auto replicas = s1.client().command({"SENTINEL", "REPLICAS", "s0"});
+          if (peers.elements.size() != 2 || replicas.elements.size() != 1) return false;
+          const auto& fields = replicas.elements[0].elements;
+          for (std::size_t i = 0; i + 1 < fields.size(); i += 2)
+            if (fields[i].str == "master-link-status") return fields[i + 1].str == "ok";
+          return false;
+        },
+        20000));
+  }
+  std::string config() const {
+    return "sentinel: {addresses: [" + s1.address() + ", " + s2.address() + ", " + s3.address() +
+           "]}\nshards:\n  - {name: s0, sentinel_master: s0}\n  - {name: s1, address: " +
+           other.address() + "}\n";
+  }
+  // Until SANTRAL SHARDMAP names `address` as s0's primary.
+  static bool primary_is(const SantralProcess& santral, const std::string& address) {
+    return shardmap(santral).find("shard:s0 role:primary address:" + address) != std::string::npos;
+  }
+};
+
 }  // namespace
 
 TEST_CASE(
     "sentinel: a shard serves from the primary Sentinel elects, before and after a failover") {
-  RedisServer primary;
-  RedisServer replica({"--replicaof", "127.0.0.1", std::to_string(primary.port())});
-  RedisServer other;
-  REQUIRE(wait_until([&] { return in_sync(replica); }, 10000));
-  SentinelProcess s1("s0", primary.port(), 2), s2("s0", primary.port(), 2),
-      s3("s0", primary.port(), 2);
-  // The sentinels know each other (quorum) and the replica (what they promote).
-  REQUIRE(wait_until(
-      [&] {
-        auto peers = s1.client().command({"SENTINEL", "SENTINELS", "s0"});
-        auto replicas = s1.client().command({"SENTINEL", "REPLICAS", "s0"});
-        return peers.elements.size() == 2 && replicas.elements.size() == 1;
-      },
-      20000));
-
-  const std::string config = "sentinel: {addresses: [" + s1.address() + ", " + s2.address() + ", " +
-                             s3.address() +
-                             "]}\nshards:\n  - {name: s0, sentinel_master: s0}\n"
-                             "  - {name: s1, address: " +
-                             other.address() + "}\n";
+  ElectedShard cluster;
+  auto &primary = cluster.primary, &replica = cluster.replica;
+  const std::string config = cluster.config();
   int admin_port = free_loopback_port();
   SantralProcess santral(config + "admin: {listen: 127.0.0.1:" + std::to_string(admin_port) +
                          ", token: t0k3n}\n");
@@ -83,12 +106,8 @@ TEST_CASE(
   primary.kill();
   // Sentinel judges it down after 1 s, agrees, elects, promotes the replica; Santral asks
   // every 250 ms and confirms the new primary with ROLE.
-  bool followed = wait_until(
-      [&] {
-        return shardmap(santral).find("shard:s0 role:primary address:" + replica.address()) !=
-               std::string::npos;
-      },
-      30000);
+  bool followed =
+      wait_until([&] { return ElectedShard::primary_is(santral, replica.address()); }, 30000);
   INFO(santral.log());
   REQUIRE(followed);
   map = shardmap(santral);
@@ -108,6 +127,63 @@ TEST_CASE(
     CHECK(replica.has_key(key));
   }
   for (const auto& key : before) CHECK(client.command({"GET", key}).str == "1");
+}
+
+TEST_CASE(
+    "sentinel: with failover.wait_ms a request for a shard whose primary is down waits for "
+    "Sentinel's new one") {
+  ElectedShard cluster;
+  auto &primary = cluster.primary, &replica = cluster.replica;
+  const std::string config = cluster.config() + "failover: {wait_ms: 20000}\n";
+  SantralProcess santral(config);
+  REQUIRE(ElectedShard::primary_is(santral, primary.address()));
+  auto keys = keys_on(config, 0, 3, "wait:");
+  auto client = santral.client();
+  REQUIRE(client.command({"SET", keys[0], "before"}).is_ok());
+  REQUIRE(wait_until([&] { return replica.has_key(keys[0]); }, 5000));
+
+  primary.kill();
+  // Santral has seen it go: the primary's line says down.
+  REQUIRE(wait_until(
+      [&] {
+        return shardmap(santral).find("shard:s0 role:primary address:" + primary.address() +
+                                      " weight:1 state:down") != std::string::npos;
+      },
+      10000));
+  // Without failover.wait_ms this fails at once ("is unavailable"); with it, it waits until
+  // Sentinel has promoted the replica and runs there.
+  auto set = client.command({"SET", keys[1], "during"});
+  INFO(set.str << "\n" << santral.log());
+  REQUIRE(set.is_ok());
+  CHECK(replica.has_key(keys[1]));
+  CHECK(ElectedShard::primary_is(santral, replica.address()));
+  CHECK(client.command({"GET", keys[0]}).str == "before");
+
+  // No primary left to elect: a request waits failover.wait_ms (400 after a reload), then
+  // fails with an error that says the command was not sent.
+  std::stringstream text;
+  text << std::ifstream(santral.config_path()).rdbuf();
+  std::string edited = text.str();
+  edited.replace(edited.find("wait_ms: 20000"), 14, "wait_ms: 400");
+  std::ofstream(santral.config_path()) << edited;
+  auto reload = client.command({"SANTRAL", "RELOAD"});
+  INFO(reload.str);
+  REQUIRE(reload.type == Reply::Type::Status);
+  replica.kill();
+  REQUIRE(wait_until(
+      [&] {
+        return shardmap(santral).find("address:" + replica.address() + " weight:1 state:down") !=
+               std::string::npos;
+      },
+      10000));
+  auto refused = client.command({"SET", keys[2], "nowhere"});
+  INFO(refused.str);
+  CHECK(refused.is_error());
+  CHECK(refused.str.find("failover.wait_ms") != std::string::npos);
+  CHECK(refused.str.find("was not sent") != std::string::npos);
+  // The other shard never waited.
+  auto elsewhere = keys_on(config, 1, 1, "other:");
+  CHECK(client.command({"SET", elsewhere[0], "x"}).is_ok());
 }
 
 TEST_CASE("sentinel: a master no sentinel knows is a config error naming the shard's key") {

@@ -139,6 +139,9 @@ TEST_CASE("config errors name the file, the line and the key") {
       {"read_from:\n  mode: nearest\n" + kShards, 2, "read_from.mode",
        "expected primary, prefer-replica or replica"},
       {"read_from:\n  max_lag: 5\n" + kShards, 2, "read_from.max_lag", "unknown key"},
+      {"failover: 5\n" + kShards, 1, "failover", "expected a map with wait_ms"},
+      {"failover:\n  wait_ms: -1\n" + kShards, 2, "failover.wait_ms", "out of range"},
+      {"failover:\n  wait: 5\n" + kShards, 2, "failover.wait", "unknown key"},
   };
   for (const auto& c : cases) {
     INFO(c.text);
@@ -157,6 +160,12 @@ TEST_CASE("write_concern is off by default and read with its bound") {
   Config c = load_text("write_concern: {replicas: 2, timeout_ms: 250}\n" + kShards);
   CHECK(c.write_concern.replicas == 2);
   CHECK(c.write_concern.timeout == std::chrono::milliseconds(250));
+}
+
+TEST_CASE("failover.wait_ms is 0 (fail at once) by default") {
+  CHECK(load_text(kShards).failover.wait.count() == 0);
+  CHECK(load_text("failover: {wait_ms: 3000}\n" + kShards).failover.wait ==
+        std::chrono::milliseconds(3000));
 }
 
 TEST_CASE("read_from is a mode, or a map with the mode and a bound on replica lag") {
