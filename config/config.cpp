@@ -1,5 +1,6 @@
 #include "config/config.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -54,6 +55,13 @@ Config load_config(const std::filesystem::path& path, ConfigFormat format,
   std::stringstream text;
   text << in.rdbuf();
   return parse_config(text.str(), path, format, pool);
+}
+
+bool Config::confirms_writes() const {
+  return write_concern.replicas > 0 ||
+         std::any_of(namespaces.begin(), namespaces.end(), [](const NamespaceConfig& ns) {
+           return ns.write_concern && ns.write_concern->replicas > 0;
+         });
 }
 
 }  // namespace santral::config

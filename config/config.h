@@ -18,6 +18,7 @@
 #include "config/read_from.h"
 #include "config/salting_config.h"
 #include "config/tls_config.h"
+#include "config/write_concern.h"
 #include "protocol/learned_commands.h"
 #include "protocol/request_parser.h"
 
@@ -98,12 +99,6 @@ struct ReshardingSettings {
 
 // `write_concern:` a write is acknowledged only once `replicas` replicas of its shard confirm
 // it (WAIT behind each batch of writes on a connection), within `timeout`; 0 replicas: off.
-struct WriteConcern {
-  std::uint32_t replicas = 0;
-  std::chrono::milliseconds timeout{100};
-  bool operator==(const WriteConcern&) const = default;
-};
-
 struct Timeouts {
   std::chrono::milliseconds connect{1000};
   std::chrono::milliseconds request{2000};
@@ -232,6 +227,9 @@ struct Config {
   // Settings accepted but not acted on, to be logged at start-up (e.g. twemproxy's
   // auto_eject_hosts, which Santral replaces with clear errors for a down shard's keys).
   std::vector<std::string> warnings;
+
+  // Whether some write is to be confirmed by replicas: write_concern, or a namespace's.
+  bool confirms_writes() const;
 };
 
 // Validates `text`, a config read from `source` (named in error messages). Throws ConfigError.

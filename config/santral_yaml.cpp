@@ -261,7 +261,7 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
     config.databases = static_cast<int>(fields.integer(root["databases"], "databases", 1, 65536));
   if (root["read_from"]) read_read_from(root["read_from"], fields, config);
   if (root["write_concern"])
-    read_write_concern(root["write_concern"], fields, config.write_concern);
+    read_write_concern(root["write_concern"], fields, "write_concern", config.write_concern);
   if (root["sentinel"]) read_sentinel(root["sentinel"], fields, config.sentinel);
   if (root["failover"]) read_failover(root["failover"], fields, config.failover);
   if (root["health"]) read_health(root["health"], fields, config.health);

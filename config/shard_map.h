@@ -68,6 +68,10 @@ class ShardMap {
   std::optional<ReadFrom> read_from_of(const Namespace* ns) const {
     return ns != nullptr ? ns->read_from() : std::nullopt;
   }
+  // A single-key write's write concern when its namespace sets one; nullopt: the config's.
+  std::optional<WriteConcern> write_concern_of(const Namespace* ns) const {
+    return ns != nullptr ? ns->write_concern() : std::nullopt;
+  }
   // Whether GET on `key` may be answered by the near cache: its namespace's near_cache, or
   // the top-level near_cache.enabled.
   bool near_cached(std::string_view key) const;

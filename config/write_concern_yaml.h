@@ -7,7 +7,8 @@
 
 namespace santral::config {
 
-// Reads `write_concern:` (replicas, timeout_ms).
-void read_write_concern(const YAML::Node& node, const YamlFields& fields, WriteConcern& out);
+// Reads `write_concern:` (replicas, timeout_ms); `key` is where it is written.
+void read_write_concern(const YAML::Node& node, const YamlFields& fields, const std::string& key,
+                        WriteConcern& out);
 
 }  // namespace santral::config

@@ -53,6 +53,7 @@ Namespace::Namespace(const NamespaceConfig& config, const std::vector<ShardConfi
     : name_(config.name),
       strategy_(config.strategy),
       read_from_(config.read_from),
+      write_concern_(config.write_concern),
       near_cache_(config.near_cache),
       hashed_(config.hashed),
       fallback_(config.fallback),
@@ -225,6 +226,9 @@ std::string Namespace::describe(const std::vector<ShardConfig>& shards) const {
       break;
   }
   if (read_from_) text += fmt::format("  read_from: {}\n", read_from_name(*read_from_));
+  if (write_concern_)
+    text += fmt::format("  write_concern: replicas {}, timeout_ms {}\n", write_concern_->replicas,
+                        write_concern_->timeout.count());
   return text;
 }
 

@@ -32,6 +32,8 @@ class Namespace {
   int shard_key_field() const { return field_; }  // -1: the whole key
   // Where this namespace's read-only commands go; unset: the config's read_from.
   std::optional<ReadFrom> read_from() const { return read_from_; }
+  // Its single-key writes' write concern; unset: the config's write_concern.
+  std::optional<WriteConcern> write_concern() const { return write_concern_; }
   // Whether its GETs may be near-cached; unset: the config's near_cache.enabled.
   std::optional<bool> near_cache() const { return near_cache_; }
 
@@ -83,6 +85,7 @@ class Namespace {
   int field_ = -1;
   std::string shard_key_;  // the field's name
   std::optional<ReadFrom> read_from_;
+  std::optional<WriteConcern> write_concern_;
   std::optional<bool> near_cache_;
   HashedPlacement hashed_;
   Strategy fallback_ = Strategy::Hashed;

@@ -10,6 +10,7 @@
 
 #include "config/hashkit/hash_functions.h"
 #include "config/read_from.h"
+#include "config/write_concern.h"
 
 namespace santral::config {
 
@@ -55,7 +56,9 @@ struct NamespaceConfig {
   std::string match;                  // "order:{customer}:{id}"
   std::string shard_key;              // a field of `match`; empty: the whole key
   std::optional<ReadFrom> read_from;  // for this namespace's keys; unset: the config's
-  std::optional<bool> near_cache;     // unset: near_cache.enabled
+  // For this namespace's single-key writes; unset: the config's.
+  std::optional<WriteConcern> write_concern;
+  std::optional<bool> near_cache;  // unset: near_cache.enabled
   Strategy strategy = Strategy::Hashed;
   HashedPlacement hashed;        // hashed; zone (within a zone); directory's hashed fallback
   std::vector<SlotRange> slots;  // slots; directory's slots fallback. Sorted, no gaps.

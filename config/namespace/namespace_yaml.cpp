@@ -10,12 +10,13 @@
 
 #include "config/namespace/key_pattern.h"
 #include "config/namespace/range_table.h"
+#include "config/write_concern_yaml.h"
 
 namespace santral::config {
 namespace {
 
-constexpr std::string_view kCommonKeys[] = {"name",     "match",     "shard_key",
-                                            "strategy", "read_from", "near_cache"};
+constexpr std::string_view kCommonKeys[] = {"name",      "match",         "shard_key", "strategy",
+                                            "read_from", "write_concern", "near_cache"};
 
 // Which settings belong to which strategy; a setting of another strategy is an error that
 // says whose it is.
@@ -108,7 +109,7 @@ void NamespaceReader::check_keys(Strategy strategy) const {
       errors_.at(entry.first, at(name),
                  fmt::format("is a setting of the {} strategy, not of {}", owners,
                              strategy_name(strategy)));
-    std::string allowed = "name, match, shard_key, strategy, read_from, near_cache";
+    std::string allowed = "name, match, shard_key, strategy, read_from, write_concern, near_cache";
     for (auto k : own) allowed += ", " + std::string(k);
     errors_.at(entry.first, at(name), "unknown key (expected one of: " + allowed + ")");
   }
@@ -390,6 +391,10 @@ NamespaceConfig NamespaceReader::read() {
       if (s.field && ns.shard_key.empty()) ns.shard_key = s.text;
   }
   if (item_["read_from"]) ns.read_from = fields_.read_from(item_["read_from"], at("read_from"));
+  if (item_["write_concern"]) {
+    ns.write_concern.emplace();
+    read_write_concern(item_["write_concern"], fields_, at("write_concern"), *ns.write_concern);
+  }
   if (item_["near_cache"]) ns.near_cache = fields_.boolean(item_["near_cache"], at("near_cache"));
   if (!item_["strategy"])
     errors_.at(item_, at("strategy"), "missing: one of hashed, slots, range, directory, zone");

@@ -65,6 +65,7 @@ BackendConnection::BackendConnection(asio::io_context& io, BackendTarget target,
       stream_(Stream::Socket(io)),
       resolver_(io),
       retry_timer_(io),
+      confirms_(config_->confirms_writes()),
       inbox_(kInboxInitial) {}
 
 void BackendConnection::start() {
@@ -96,6 +97,7 @@ void BackendConnection::retarget(std::size_t shard_index, std::string shard_name
   target_.shard_index = shard_index;
   target_.shard_name = std::move(shard_name);
   config_ = std::move(config);
+  confirms_ = config_->confirms_writes();
 }
 
 void BackendConnection::close_socket() {
@@ -261,9 +263,10 @@ void BackendConnection::probe() {
 }
 
 void BackendConnection::send(std::string_view request, ReplySinkPtr sink, std::uint64_t slot,
-                             std::uint32_t fragment, bool timed) {
+                             std::uint32_t fragment, bool timed,
+                             const config::WriteConcern* concern) {
   enqueue(request, std::move(sink), slot, fragment,
-          timed ? Clock::duration(config_->timeouts.request) : Clock::duration::max());
+          timed ? Clock::duration(config_->timeouts.request) : Clock::duration::max(), concern);
 }
 
 void BackendConnection::send_within(std::string_view request, ReplySinkPtr sink, std::uint64_t slot,
@@ -272,11 +275,13 @@ void BackendConnection::send_within(std::string_view request, ReplySinkPtr sink,
 }
 
 void BackendConnection::enqueue(std::string_view request, ReplySinkPtr sink, std::uint64_t slot,
-                                std::uint32_t fragment, Clock::duration limit) {
+                                std::uint32_t fragment, Clock::duration limit,
+                                const config::WriteConcern* concern) {
   fence_lifted();
   if (holds_while_down()) {
     waiting_.push_back({std::string(request), std::move(sink), slot, fragment, limit,
-                        Clock::now() + failover_wait_});
+                        Clock::now() + failover_wait_,
+                        concern ? std::optional(*concern) : std::nullopt});
     return;
   }
   if (ejected_ || state_ == State::Down || state_ == State::Stopped) {
@@ -295,17 +300,22 @@ void BackendConnection::enqueue(std::string_view request, ReplySinkPtr sink, std
   stats_->bytes_sent += request.size();
   auto deadline = limit == Clock::duration::max() ? Clock::time_point::max() : now + limit;
   Owner owner = Owner::Client;
-  if (confirms_writes() && writes_.confirms(request)) {
+  const auto& wanted = concern ? *concern : config_->write_concern;
+  if (confirms_writes() && writes_.confirms(request) && wanted.replicas > 0) {
     owner = Owner::ClientWrite;
     unconfirmed_writes_ = true;
+    batch_.replicas = std::max(batch_.replicas, wanted.replicas);
+    batch_.timeout = std::max(batch_.timeout, wanted.timeout);
   }
-  pending_.push_back({std::move(sink), slot, fragment, owner, now, deadline});
+  pending_.push_back({std::move(sink), slot, fragment, owner, now, deadline, wanted});
   if (state_ == State::Up) schedule_flush();
 }
 
 void BackendConnection::adopt_waiting(std::deque<Waiting> waiting) {
   if (waiting_.empty() && !holds_while_down()) {
-    for (auto& w : waiting) enqueue(w.request, std::move(w.sink), w.slot, w.fragment, w.limit);
+    for (auto& w : waiting)
+      enqueue(w.request, std::move(w.sink), w.slot, w.fragment, w.limit,
+              w.concern ? &*w.concern : nullptr);
     return;
   }
   // Older than what this connection holds: they go first.
@@ -318,7 +328,8 @@ void BackendConnection::adopt_waiting(std::deque<Waiting> waiting) {
 // The shard answers again: what waited for it goes, in the order it came.
 void BackendConnection::release_waiting() {
   for (auto& w : std::exchange(waiting_, {}))
-    enqueue(w.request, std::move(w.sink), w.slot, w.fragment, w.limit);
+    enqueue(w.request, std::move(w.sink), w.slot, w.fragment, w.limit,
+            w.concern ? &*w.concern : nullptr);
 }
 
 void BackendConnection::expire_waiting(Clock::time_point now) {
@@ -337,30 +348,32 @@ void BackendConnection::confirm_writes() {
   if (!unconfirmed_writes_ || writes_.in_multi()) return;
   unconfirmed_writes_ = false;
   auto now = Clock::now();
-  queue().append(wait_command(config_->write_concern));
-  pending_.push_back({nullptr, 0, 0, Owner::WriteConcern, now,
-                      now + config_->write_concern.timeout + config_->timeouts.request});
+  queue().append(wait_command(batch_));
+  pending_.push_back(
+      {nullptr, 0, 0, Owner::WriteConcern, now, now + batch_.timeout + config_->timeouts.request});
+  batch_ = {0, std::chrono::milliseconds(0)};
 }
 
 // WAIT's answer: how many replicas confirmed the writes before it. Each held reply is
-// delivered, or, short of the count, replaced by NOREPLICAS (the write ran on the primary).
+// delivered, or, short of the count its write asked for, replaced by NOREPLICAS (the write
+// ran on the primary).
 void BackendConnection::writes_confirmed(std::string_view frame) {
-  const auto& concern = config_->write_concern;
   std::int64_t confirmed = 0;
   if (frame.size() > 3 && frame.front() == ':')
     confirmed =
         protocol::parse_integer<std::int64_t>(frame.substr(1, frame.size() - 3)).value_or(0);
-  bool enough = confirmed >= static_cast<std::int64_t>(concern.replicas);
-  std::string refused;
-  if (!enough) {
-    refused =
-        as_reply(error_message(ClientError::WriteNotReplicated, target_.shard_name, address_text(),
-                               confirmed, concern.replicas, concern.timeout.count()));
-  }
   for (auto& held : std::exchange(awaiting_, {})) {
-    bool keep = enough || is_error(held.frame);
-    if (!keep) ++stats_->writes_unconfirmed;
-    held.sink->deliver(held.slot, held.fragment, keep ? held.frame : refused);
+    bool keep =
+        confirmed >= static_cast<std::int64_t>(held.concern.replicas) || is_error(held.frame);
+    if (keep) {
+      held.sink->deliver(held.slot, held.fragment, held.frame);
+      continue;
+    }
+    ++stats_->writes_unconfirmed;
+    held.sink->deliver(
+        held.slot, held.fragment,
+        as_reply(error_message(ClientError::WriteNotReplicated, target_.shard_name, address_text(),
+                               confirmed, held.concern.replicas, held.concern.timeout.count())));
   }
 }
 
@@ -553,7 +566,7 @@ bool BackendConnection::deliver_frames() {
         stats_->latency.record(now - owner.sent);
         if (is_error(frame)) ++stats_->errors;
         awaiting_.push_back(
-            {std::move(owner.sink), owner.slot, owner.fragment, std::string(frame)});
+            {std::move(owner.sink), owner.slot, owner.fragment, std::string(frame), owner.concern});
         break;
       case Owner::WriteConcern:
         writes_confirmed(frame);
@@ -596,6 +609,7 @@ void BackendConnection::fail_all(const std::string& reply) {
   held_.clear();
   handshake_left_ = 0;
   unconfirmed_writes_ = false;
+  batch_ = {0, std::chrono::milliseconds(0)};
   writes_ = {};
   // Writes that ran but whose WAIT never answered: their outcome is as unknown as the rest.
   for (auto& held : std::exchange(awaiting_, {})) {

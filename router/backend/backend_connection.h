@@ -5,6 +5,7 @@
 #include <deque>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -102,6 +103,7 @@ class BackendConnection
     std::uint32_t fragment;
     std::chrono::steady_clock::duration limit;  // its reply's, once sent
     std::chrono::steady_clock::time_point until;
+    std::optional<config::WriteConcern> concern;  // its namespace's
   };
   void wait_while_down(std::chrono::milliseconds wait) { failover_wait_ = wait; }
   std::deque<Waiting> take_waiting() { return std::exchange(waiting_, {}); }
@@ -110,9 +112,10 @@ class BackendConnection
 
   // Sends one request (complete RESP bytes). Its reply goes to sink->deliver(slot, fragment)
   // later, or at once if the shard is down. An untimed request (a blocking command) may wait
-  // for its reply as long as the shard takes.
+  // for its reply as long as the shard takes. A write is confirmed by `concern` (its
+  // namespace's) when given, else by the config's write_concern.
   void send(std::string_view request, ReplySinkPtr sink, std::uint64_t slot, std::uint32_t fragment,
-            bool timed = true);
+            bool timed = true, const config::WriteConcern* concern = nullptr);
   // As send(), answered within `limit` instead of timeouts.request_ms (a script).
   void send_within(std::string_view request, ReplySinkPtr sink, std::uint64_t slot,
                    std::uint32_t fragment, std::chrono::milliseconds limit);
@@ -176,6 +179,7 @@ class BackendConnection
     std::uint64_t slot;
     std::uint32_t fragment;
     std::string frame;
+    config::WriteConcern concern;  // what the write asked for
   };
   struct Pending {
     ReplySinkPtr sink;
@@ -184,10 +188,12 @@ class BackendConnection
     Owner owner;
     std::chrono::steady_clock::time_point sent;
     std::chrono::steady_clock::time_point deadline;
+    config::WriteConcern concern{};  // a ClientWrite's
   };
 
   void enqueue(std::string_view request, ReplySinkPtr sink, std::uint64_t slot,
-               std::uint32_t fragment, std::chrono::steady_clock::duration limit);
+               std::uint32_t fragment, std::chrono::steady_clock::duration limit,
+               const config::WriteConcern* concern = nullptr);
   void connect();
   void start_tls();
   void on_connected();
@@ -210,8 +216,7 @@ class BackendConnection
   void release_waiting();
   void expire_waiting(std::chrono::steady_clock::time_point now);
   bool confirms_writes() const {
-    return config_->write_concern.replicas > 0 &&
-           (role_ == ConnectionRole::Shared || role_ == ConnectionRole::Dedicated);
+    return confirms_ && (role_ == ConnectionRole::Shared || role_ == ConnectionRole::Dedicated);
   }
   void confirm_writes();  // a WAIT behind the writes queued since the last one
   void writes_confirmed(std::string_view frame);
@@ -251,7 +256,10 @@ class BackendConnection
   std::chrono::milliseconds failover_wait_{0};
   std::deque<Waiting> waiting_;  // came while down, not sent (oldest first)
   WriteConcernTracker writes_;
+  bool confirms_ = false;            // config_->confirms_writes()
   bool unconfirmed_writes_ = false;  // queued since the last WAIT
+  config::WriteConcern batch_{0,
+                              std::chrono::milliseconds(0)};  // the WAIT for them: the most asked
   std::vector<HeldReply> awaiting_;  // answered writes waiting for their WAIT
   std::string outbox_;               // queued, not yet handed to the socket
   // Queued while the handshake is unanswered: sent only once every handshake command has

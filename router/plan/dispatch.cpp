@@ -175,7 +175,7 @@ Dispatched dispatch(ClientSession& session, const protocol::Request& request) {
     session.set_routed_version(worker.topology().version);
   }
   if (pulls_first(session, plan)) return Dispatched::AfterEarlierReplies;
-  session.begin(spec, request.args, plan.read_from);
+  session.begin(spec, request.args, plan.read_from, plan.write_concern);
   Routed routed{session, request, spec, plan};
   if (admitted(plan)) {
     session.state().last_command = spec.name;

@@ -75,6 +75,8 @@ struct Plan {
   std::vector<std::size_t> shards;
   // Read-only commands: the first key's namespace's read_from, if it says.
   std::optional<config::ReadFrom> read_from;
+  // Single-key writes: the key's namespace's write_concern, if it says.
+  std::optional<config::WriteConcern> write_concern;
   bool near_cached = false;  // a GET whose key's namespace caches hot reads
   bool blocks = false;       // a blocking command that will block (XREAD needs BLOCK)
   bool any_shard = false;    // keyless with the same answer everywhere (queued ANY commands)
@@ -111,6 +113,7 @@ struct Plan {
     shard.reset();
     shards.clear();
     read_from.reset();
+    write_concern.reset();
     near_cached = blocks = any_shard = false;
   }
 };

@@ -141,6 +141,10 @@ void place_keys(const PlanContext& context, const protocol::Request& request, Pl
   if (!plan.keys.empty() && spec.has(protocol::kReadonly) && spec.routing != Routing::Split &&
       spec.routing != Routing::Channel)
     plan.read_from = context.map.read_from_of(plan.keys[0].owner.ns);
+  // And its write_concern to its single-key writes (a split's fragments, transactions and
+  // scripts take the config's).
+  if (!plan.keys.empty() && spec.has(protocol::kWrite) && spec.routing != Routing::Split)
+    plan.write_concern = context.map.write_concern_of(plan.keys[0].owner.ns);
 }
 
 // Why the keys cannot run together on one shard, in the words of the error table.

@@ -398,10 +398,12 @@ void ClientSession::reply_protocol_error() {
 
 void ClientSession::begin(const protocol::CommandSpec& command,
                           std::span<const std::string_view> args,
-                          std::optional<config::ReadFrom> read_from) {
+                          std::optional<config::ReadFrom> read_from,
+                          std::optional<config::WriteConcern> write_concern) {
   // The request was read a moment ago: its parse time is its start (one clock read fewer).
   current_ = {&command, state_.last_active, &worker_.stats().called(command), std::nullopt};
   read_from_ = read_from;
+  write_concern_ = write_concern;
   // A tracking client's requests take a RESP3 lane (shared_backend): a RESP2 client gets its
   // replies as Redis would have sent them to it.
   if (state_.protocol == 2 && state_.tracking.on) {
@@ -503,7 +505,8 @@ void ClientSession::send_current(BackendConnection& connection, std::string_view
   if (current_.command != nullptr && protocol::runs_script(*current_.command))
     return connection.send_within(request_bytes, std::move(sink), slot, fragment,
                                   worker_.config().timeouts.script);
-  connection.send(request_bytes, std::move(sink), slot, fragment);
+  connection.send(request_bytes, std::move(sink), slot, fragment, true,
+                  write_concern_ ? &*write_concern_ : nullptr);
 }
 
 void ClientSession::close_after_replies() {

@@ -105,9 +105,11 @@ class ClientSession final : public ReplySink, public TrackingClient {
   BackendConnection& backend(std::size_t shard);
   BackendConnection& shared_backend(std::size_t shard);
   // The command being handled; dispatch sets it before the strategy runs.
-  // `read_from`: the plan's, when the request's key has a namespace with its own.
+  // `read_from` and `write_concern`: the plan's, when the request's key has a namespace with
+  // its own.
   void begin(const protocol::CommandSpec& command, std::span<const std::string_view> args,
-             std::optional<config::ReadFrom> read_from);
+             std::optional<config::ReadFrom> read_from,
+             std::optional<config::WriteConcern> write_concern);
   // After the current reply is written, close the connection (QUIT, protocol errors).
   void close_after_replies();
   // A blocking command of this client waiting on its own lent connection.
@@ -194,7 +196,8 @@ class ClientSession final : public ReplySink, public TrackingClient {
   bool flush_posted_ = false;
   bool silent_ = false;          // the current request's reply is dropped (CLIENT REPLY OFF/SKIP)
   ReplyQueue::Request current_;  // the command being handled, for its slot and statistics
-  std::optional<config::ReadFrom> read_from_;  // the current key's namespace's, if it says
+  std::optional<config::ReadFrom> read_from_;          // the current key's namespace's, if it says
+  std::optional<config::WriteConcern> write_concern_;  // likewise
   WriteCoherence coherence_;
 
   bool reading_ = false;  // a read (or a wait for readability) is in flight

@@ -151,3 +151,56 @@ TEST_CASE("write_concern: a bad setting names its key and the old config keeps s
   CHECK(bad.str.find(santral.config_path().filename().string()) != std::string::npos);
   CHECK(client.command({"GET", "k"}).str == "v");
 }
+
+TEST_CASE("write_concern per namespace: its single-key writes are confirmed, others are not") {
+  ReplicatedShard shard;
+  SantralProcess santral(
+      shard.yaml("namespaces:\n"
+                 "  - name: orders\n"
+                 "    match: \"order:{id}\"\n"
+                 "    strategy: hashed\n"
+                 "    write_concern: {replicas: 1, timeout_ms: 200}\n"
+                 "  - name: cache\n"
+                 "    match: \"cache:{id}\"\n"
+                 "    strategy: hashed\n"));
+  auto client = santral.client();
+  // Healthy: an order's write is confirmed by one WAIT; a cache write adds none.
+  long long waits = shard.primary.command_calls("wait");
+  REQUIRE(client.command({"SET", "order:1", "placed"}).is_ok());
+  CHECK(shard.primary.command_calls("wait") == waits + 1);
+  REQUIRE(client.command({"SET", "cache:1", "x"}).is_ok());
+  REQUIRE(client.command({"SET", "plain", "x"}).is_ok());
+  CHECK(shard.primary.command_calls("wait") == waits + 1);
+
+  shard.replica.pause();  // connected, but confirms nothing
+  auto order = client.command({"SET", "order:2", "placed"});
+  auto cache = client.command({"SET", "cache:2", "x"});
+  auto plain = client.command({"INCR", "counter"});
+  shard.replica.resume();
+  INFO(order.str);
+  CHECK(order.str.starts_with("NOREPLICAS"));
+  CHECK(order.str.find("only 0 of the 1 replicas") != std::string::npos);
+  CHECK(cache.is_ok());
+  CHECK(plain.integer == 1);
+  CHECK(client.command({"SANTRAL", "SHARDMAP"}).str.find("write_concern: replicas 1") !=
+        std::string::npos);
+}
+
+TEST_CASE("write_concern per namespace: a namespace may ask for none under a global one") {
+  ReplicatedShard shard;
+  SantralProcess santral(
+      shard.yaml("write_concern: {replicas: 1, timeout_ms: 200}\n"
+                 "namespaces:\n"
+                 "  - name: cache\n"
+                 "    match: \"cache:{id}\"\n"
+                 "    strategy: hashed\n"
+                 "    write_concern: {replicas: 0}\n"));
+  auto client = santral.client();
+  shard.replica.pause();
+  auto cache = client.command({"SET", "cache:1", "x"});
+  auto other = client.command({"SET", "order:1", "placed"});
+  shard.replica.resume();
+  CHECK(cache.is_ok());
+  INFO(other.str);
+  CHECK(other.str.starts_with("NOREPLICAS"));
+}

@@ -1,6 +1,6 @@
 // config/namespace/namespace.cpp: placement per strategy (hashed, range, directory, zone)
 // through a ShardMap built from YAML, hash tags inside a namespace, keys of no namespace,
-// describe() and read_from per namespace.
+// describe() and read_from and write_concern per namespace.
 #include <catch2/catch.hpp>
 
 #include <map>
@@ -283,4 +283,21 @@ TEST_CASE("read_from per namespace: for its keys only; a bad value names the key
                   .has_value());
   check_error({N + entry("p", "profile:{id}", "hashed", "    read_from: nowhere  #<\n"),
                "namespaces[0].read_from", "expected primary, prefer-replica or replica"});
+}
+
+TEST_CASE("a namespace may set its own write_concern") {
+  auto config = parse_config(
+      header() + N +
+          entry("o", "order:{id}", "hashed", "    write_concern: {replicas: 2, timeout_ms: 50}\n") +
+          entry("s", "session:{id}", "hashed"),
+      "santral.yaml");
+  REQUIRE(config.namespaces[0].write_concern.has_value());
+  CHECK(config.namespaces[0].write_concern->replicas == 2);
+  CHECK(config.namespaces[0].write_concern->timeout.count() == 50);
+  CHECK_FALSE(config.namespaces[1].write_concern.has_value());
+  CHECK(config.confirms_writes());
+  CHECK_FALSE(parse_config(header() + N + entry("s", "session:{id}", "hashed"), "santral.yaml")
+                  .confirms_writes());
+  check_error({N + entry("o", "order:{id}", "hashed", "    write_concern: {replicas: -1}  #<\n"),
+               "namespaces[0].write_concern.replicas", "out of range"});
 }
