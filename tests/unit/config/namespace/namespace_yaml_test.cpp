@@ -61,7 +61,8 @@ TEST_CASE("namespace list and entry errors") {
       {N + entry("s", "x:{id}", "slots", "    order: numeric  #<\n"), "namespaces[0].order",
        "is a setting of the range strategy, not of slots"},
       {N + entry("s", "x:{id}", "hashed", "    color: red  #<\n"), "namespaces[0].color",
-       "unknown key (expected one of: name, match, shard_key, strategy, read_from, write_concern, near_cache, "
+       "unknown key (expected one of: name, match, shard_key, strategy, read_from, write_concern, "
+       "near_cache, "
        "hash, vnodes, shards)"},
       {N + entry("s", "x:{id}", "hashed") + entry("s  #<", "y:{id}", "hashed"),
        "namespaces[1].name", "namespace name 's' is already used by namespaces[0]"},
