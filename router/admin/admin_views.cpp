@@ -234,6 +234,10 @@ json shards_json(const ClusterSnapshot& snapshot) {
                       {"replicas", replicas},
                       {"servers", servers}});
     if (!shard.sentinel_master.empty()) shards.back()["sentinel_master"] = shard.sentinel_master;
+    if (auto failover = snapshot.failovers.find(shard.name); failover != snapshot.failovers.end())
+      shards.back()["last_failover"] = {{"unix_time", failover->second.unix_time},
+                                        {"from", failover->second.from},
+                                        {"to", failover->second.to}};
   }
   return {{"config_version", snapshot.topology->shown_version()}, {"shards", shards}};
 }

@@ -1,8 +1,11 @@
 #include "router/commands/santral_commands.h"
 
+#include <algorithm>
+#include <ctime>
 #include <iterator>
 #include <mutex>
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include "protocol/errors.h"
@@ -59,7 +62,14 @@ void santral_shardmap(const Routed& routed) {
   {
     auto& shared = worker.shared();
     std::lock_guard guard(shared.failover_lock);
-    if (!shared.last_failover.empty()) text += "last_failover:" + shared.last_failover + "\n";
+    // The latest of every shard's last.
+    auto last = std::max_element(
+        shared.failovers.begin(), shared.failovers.end(),
+        [](const auto& a, const auto& b) { return a.second.unix_time < b.second.unix_time; });
+    if (last != shared.failovers.end())
+      text += fmt::format("last_failover:{:%Y-%m-%dT%H:%M:%SZ} shard:{} from:{} to:{}\n",
+                          fmt::gmtime(static_cast<std::time_t>(last->second.unix_time)),
+                          last->first, last->second.from, last->second.to);
   }
   text += topology.map->describe();
   std::string out;

@@ -32,6 +32,10 @@ void take_snapshot(Server& server, std::function<void(ClusterSnapshot)> done) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - server.shared().started)
           .count();
   snapshot.rejected_clients = server.shared().rejected_clients.load();
+  {
+    std::lock_guard guard(server.shared().failover_lock);
+    snapshot.failovers = server.shared().failovers;
+  }
   std::vector<Worker*> workers;
   for (const auto& worker : server.workers()) workers.push_back(worker.get());
   fan_out<WorkerSnapshot, Worker>(server.io(), workers, report_of,

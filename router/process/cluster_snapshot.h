@@ -7,6 +7,7 @@
 #include "router/backend/connection_pool.h"
 #include "router/hotkeys/near_cache/near_cache.h"
 #include "router/metrics/stats.h"
+#include "router/process/shared_state.h"
 
 namespace santral::router {
 
@@ -27,6 +28,7 @@ struct ClusterSnapshot {
   WorkerStats total;  // the workers' stats merged
   double uptime_seconds = 0;
   std::uint64_t rejected_clients = 0;
+  std::map<std::string, Failover> failovers;  // each shard's last, by name
 };
 
 // Asks every worker for its report; `done` runs on the server's thread.

@@ -88,10 +88,9 @@ void Server::follow_sentinel(const std::string& master, const SentinelView& view
       "was {}; requests go there now",
       elected, view.sentinel, view.primary.text(), master, from);
   std::lock_guard guard(shared_.failover_lock);
-  shared_.last_failover = fmt::format(
-      "{:%Y-%m-%dT%H:%M:%SZ} shard:{} from:{} to:{}",
-      fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())), elected,
-      from, view.primary.text());
+  shared_.failovers[elected] = {
+      std::chrono::system_clock::to_time_t(std::chrono::system_clock::now()), from,
+      view.primary.text()};
 }
 
 }  // namespace santral::router

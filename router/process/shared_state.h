@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -18,6 +19,12 @@ namespace santral::router {
 
 class ControlPlane;
 struct SaltOverrides;  // router/hotkeys/salt_table.h
+
+// A switch of a shard's primary that Sentinel made and Santral followed.
+struct Failover {
+  std::int64_t unix_time = 0;
+  std::string from, to;  // the primaries' addresses
+};
 
 // The little that all workers share; touched on connect and disconnect, never per request.
 struct SharedState {
@@ -49,10 +56,10 @@ struct SharedState {
   // Which replicas may serve reads: measured by the first worker (router/backend/replica_watch.h),
   // read by every worker's pool.
   ReplicaFreshness replica_freshness;
-  // The last primary Sentinel elected for a shard (router/process/sentinel_follow.h), for
-  // SANTRAL SHARDMAP: "2026-12-04T08:00:00Z shard:s0 from:127.0.0.1:7000 to:127.0.0.1:7100".
+  // The primaries Sentinel elected (router/process/sentinel_follow.h): the last one of each
+  // shard, for SANTRAL SHARDMAP, GET /shards and the dashboard.
   std::mutex failover_lock;
-  std::string last_failover;
+  std::map<std::string, Failover> failovers;  // by shard name
 };
 
 }  // namespace santral::router

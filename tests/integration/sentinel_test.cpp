@@ -117,6 +117,11 @@ TEST_CASE(
   auto shards = nlohmann::json::parse(http_request(admin_port, "GET", "/shards", "t0k3n").body);
   CHECK(shards["shards"][0]["address"] == replica.address());
   CHECK(shards["shards"][0]["sentinel_master"] == "s0");
+  // The dashboard's line: the last failover Santral followed for this shard.
+  CHECK(shards["shards"][0]["last_failover"]["from"] == primary.address());
+  CHECK(shards["shards"][0]["last_failover"]["to"] == replica.address());
+  CHECK(shards["shards"][0]["last_failover"]["unix_time"].get<std::int64_t>() > 1'700'000'000);
+  CHECK_FALSE(shards["shards"][1].contains("last_failover"));
 
   // Writes go to the new primary, and what was acknowledged before is there.
   auto after = keys_on(config, 0, 20, "after:");

@@ -269,6 +269,15 @@
     return box;
   }
 
+  // A shard that follows Sentinel: its master's name and the last switch Santral followed.
+  function failoverLine(shard) {
+    const f = shard.last_failover;
+    const text = f
+      ? `last failover ${new Date(f.unix_time * 1000).toISOString().replace('.000', '')}: ${f.from} → ${f.to}`
+      : 'no failover since start';
+    return el('p', {class: 'failover muted', text: `Sentinel master ${shard.sentinel_master} · ${text}`});
+  }
+
   function drawShards(shards, info, stats, rates) {
     const cards = [];
     const load = [];
@@ -314,15 +323,18 @@
       const replicaList = el('ul', {class: 'replicas'});
       for (const r of replicas) {
         const rate = rateOf(r).requests;
-        replicaList.append(el('li', {},
+        const lag = r.lag_ms >= 0 ? `, lag ${number(r.lag_ms)} ms` : '';
+        replicaList.append(el('li', {class: 'replica'},
           el('span', {class: `badge ${r.state}`, text: r.state}),
-          ` replica ${r.address}: ${number(rate)} req/s, p99 ${ms(statsOf(r).latency.p99_seconds)}`,
+          ` replica ${r.address}: ${number(rate)} req/s, p99 ${ms(statsOf(r).latency.p99_seconds)}${lag}`,
+          r.reads === false ? el('span', {class: 'reason', text: ` no reads: ${r.sync}`}) : null,
           r.reason ? el('span', {class: 'reason', text: ` ${r.reason}`}) : null));
       }
       if (replicas.length === 0) replicaList.append(el('li', {class: 'muted', text: 'no replicas'}));
       const title = el('h3', {}, el('span', {class: 'name', text: shard.name}), sparkline(past));
       cards.push(card);
       card.append(title, stateLine, figures, replicaList);
+      if (shard.sentinel_master) card.append(failoverLine(shard));
       if (keyspace && !keyspace.answered && keyspace.error)
         card.append(el('p', {class: 'reason', text: `INFO: ${keyspace.error}`}));
     });
