@@ -186,10 +186,6 @@ std::vector<YAML::Node> read_shards(const YAML::Node& node, const YamlFields& fi
         fields.errors().at(item["sentinel_master"], key + ".sentinel_master",
                            "Sentinel names this shard's primary and replicas: leave out address "
                            "and replicas");
-      if (config.cluster.enabled())
-        fields.errors().at(item["sentinel_master"], key + ".sentinel_master",
-                           "not available in a fleet (cluster:) yet: the fleet's map names each "
-                           "shard's address; give the address");
       if (!config.sentinel.enabled())
         fields.errors().at(item["sentinel_master"], key + ".sentinel_master",
                            "no sentinel: list the sentinels to ask (sentinel: {addresses: "

@@ -11,14 +11,15 @@ namespace santral::config {
 
 namespace {
 
-constexpr std::array<std::string_view, 16> kSharedKeys = {"hash",       "distribution",
+constexpr std::array<std::string_view, 17> kSharedKeys = {"hash",       "distribution",
                                                           "hash_tag",   "shards",
                                                           "namespaces", "salting",
                                                           "near_cache", "hotkeys",
                                                           "resharding", "users",
                                                           "password",   "databases",
                                                           "read_from",  "cross_shard_writes",
-                                                          "commands",   "write_concern"};
+                                                          "commands",   "write_concern",
+                                                          "sentinel"};
 
 }  // namespace
 
@@ -59,6 +60,7 @@ void adopt_shared_map(Config& local, const Config& shared) {
   local.read_from = shared.read_from;
   local.replica_max_lag = shared.replica_max_lag;
   local.write_concern = shared.write_concern;
+  local.sentinel = shared.sentinel;
   local.cross_shard_writes = shared.cross_shard_writes;
   local.commands = shared.commands;
 }

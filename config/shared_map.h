@@ -9,8 +9,10 @@ namespace santral::config {
 
 // In a fleet (`cluster:`) the shard map is shared through etcd and the rest stays each
 // router's own. Shared: hash, distribution, hash_tag, shards, namespaces, salting, near_cache,
-// hotkeys, resharding, users, password, databases, read_from, cross_shard_writes. Each router's:
-// listen, workers, tls, admin, timeouts, backend, limits, health, watch_file, drain_ms,
+// hotkeys, resharding, users, password, databases, read_from, cross_shard_writes, commands,
+// write_concern and sentinel (the sentinels to ask: a shard that names a sentinel_master is
+// followed by every router itself, so a failover is not a map change). Each router's: listen,
+// workers, tls, admin, timeouts, backend, limits, health, watch_file, drain_ms, failover,
 // log_level and cluster.
 
 // The shared part of a Santral config file's text, as a YAML document of its own (what is

@@ -86,6 +86,21 @@ void BackendConnection::stop() {
   }
 }
 
+void BackendConnection::abandon(const std::string& why) {
+  if (state_ == State::Stopped) return;
+  close_socket();
+  resolver_.cancel();
+  retry_timer_.cancel();
+  tracking_lost();
+  state_ = State::Down;
+  ejected_ = true;
+  failover_wait_ = std::chrono::milliseconds(0);
+  down_reason_ = why;
+  fail_all(as_reply(
+      error_message(ClientError::ShardConnectionLost, target_.shard_name, address_text(), why)));
+  if (auto sink = std::move(push_sink_)) sink->connection_lost(target_.shard_index);
+}
+
 void BackendConnection::mark_down(const std::string& reason) {
   state_ = State::Down;
   ejected_ = true;

@@ -109,6 +109,11 @@ class BackendConnection
   std::deque<Waiting> take_waiting() { return std::exchange(waiting_, {}); }
   // Requests another connection held: sent in order (or held on, until their own `until`).
   void adopt_waiting(std::deque<Waiting> waiting);
+  // The server is no longer the shard's primary (Sentinel elected another): nothing it answers
+  // from now on may reach a client (a stopped primary that wakes up as a replica would confirm
+  // writes its resync then wipes). What is in flight fails as for a lost connection, its
+  // outcome unknown, and the connection stays down.
+  void abandon(const std::string& why);
 
   // Sends one request (complete RESP bytes). Its reply goes to sink->deliver(slot, fragment)
   // later, or at once if the shard is down. An untimed request (a blocking command) may wait

@@ -68,6 +68,18 @@ void ConnectionPool::hand_over_waiting(std::size_t shard, Server& from, Server& 
           .adopt_waiting(connections[i]->take_waiting());
 }
 
+// Every connection to `demoted`'s primary, lent ones too.
+std::vector<BackendConnectionPtr> ConnectionPool::connections_to(const Shard& demoted) const {
+  std::vector<BackendConnectionPtr> all = demoted.primary.shared;
+  for (const auto& [profile, connections] : demoted.primary.profiles)
+    all.insert(all.end(), connections.begin(), connections.end());
+  for (const auto& [profile, idle] : demoted.idle) all.insert(all.end(), idle.begin(), idle.end());
+  for (const auto& connection : lent_)
+    if (connection->target().address.text() == demoted.primary.address.text())
+      all.push_back(connection);
+  return all;
+}
+
 void ConnectionPool::apply(const config::Topology& topology) {
   config_ = topology.config;
   ConnectionProfile previous = default_profile_;
@@ -83,6 +95,8 @@ void ConnectionPool::apply(const config::Topology& topology) {
   for (Shard* shard : shards_) before.emplace(shard->primary.name, shard);
   std::map<std::string, std::unique_ptr<Shard>> kept;
   std::vector<Shard*> order;
+  // Connections to primaries Sentinel demoted, with who took their place.
+  std::vector<std::pair<BackendConnectionPtr, std::string>> demoted;
   for (std::size_t s = 0; s < map.shard_count(); ++s) {
     const auto& shard = map.shard(s);
     std::string address = shard.address.text();
@@ -105,8 +119,12 @@ void ConnectionPool::apply(const config::Topology& topology) {
     fill(s, entry->primary);
     // Sentinel elected another primary: the old one is no longer in the map.
     if (auto old = before.find(shard.name); old != before.end() && old->second != entry.get() &&
-                                            !map.shard_at(old->second->primary.address.text()))
+                                            !map.shard_at(old->second->primary.address.text())) {
       hand_over_waiting(s, old->second->primary, entry->primary);
+      if (!shard.sentinel_master.empty())
+        for (auto& connection : connections_to(*old->second))
+          demoted.emplace_back(std::move(connection), shard.address.text());
+    }
     // Replicas are few; a change in the list reopens them.
     bool same_replicas = entry->replicas.size() == shard.replicas.size();
     for (std::size_t r = 0; same_replicas && r < shard.replicas.size(); ++r)
@@ -141,6 +159,10 @@ void ConnectionPool::apply(const config::Topology& topology) {
   for (auto& connection : lent_)
     if (auto s = map.shard_at(connection->target().address.text()))
       connection->retarget(*s, map.shard(*s).name, config_);
+  // Once the pool is whole again (their clients hear of it, and may send again at once): no
+  // reply from a demoted primary reaches anyone (BackendConnection::abandon).
+  for (auto& [connection, elected] : demoted)
+    connection->abandon(fmt::format("Sentinel elected {} in its place", elected));
 }
 
 void ConnectionPool::stop() {

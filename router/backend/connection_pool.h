@@ -113,6 +113,7 @@ class ConnectionPool {
   void retire(Server& server);
   void retarget(std::size_t shard, Server& server, const std::string& name);
   void hand_over_waiting(std::size_t shard, Server& from, Server& to);
+  std::vector<BackendConnectionPtr> connections_to(const Shard& demoted) const;
   BackendConnection& pick(std::size_t shard, Server& server, const ConnectionProfile& profile,
                           std::uint64_t client_id);
 

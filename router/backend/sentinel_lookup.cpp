@@ -92,7 +92,7 @@ std::optional<SentinelView> ask_sentinels(const config::SentinelSettings& sentin
 void resolve_sentinel_shards(config::Config& config) {
   for (std::size_t i = 0; i < config.shards.size(); ++i) {
     auto& shard = config.shards[i];
-    if (shard.sentinel_master.empty()) continue;
+    if (shard.sentinel_master.empty() || shard.address.port != 0) continue;  // asked already
     std::string error;
     auto view = ask_sentinels(config.sentinel, shard.sentinel_master, config.backend,
                               kLookupTimeout, error);
@@ -105,6 +105,19 @@ void resolve_sentinel_shards(config::Config& config) {
     shard.address = view->primary;
     shard.replicas = view->replicas;
   }
+}
+
+void keep_sentinel_shards(config::Config& next, const config::Config& current) {
+  for (auto& shard : next.shards) {
+    if (shard.sentinel_master.empty()) continue;
+    for (const auto& known : current.shards)
+      if (known.sentinel_master == shard.sentinel_master && known.address.port != 0) {
+        shard.address = known.address;
+        shard.replicas = known.replicas;
+        break;
+      }
+  }
+  resolve_sentinel_shards(next);
 }
 
 }  // namespace santral::router

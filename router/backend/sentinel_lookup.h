@@ -32,6 +32,12 @@ std::optional<SentinelView> ask_sentinels(const config::SentinelSettings& sentin
 // Every shard of `config` naming a sentinel_master gets the primary and replicas Sentinel
 // names for it. A master no sentinel knows, or no sentinel answering, is a ConfigError on the
 // shard's line (key shards[i].sentinel_master), so a reload keeps the old config serving.
+// Shards already asked (a port other than the placeholder's 0) are left as they are.
 void resolve_sentinel_shards(config::Config& config);
+
+// The same for a map that came from the fleet (etcd): its shards name masters, not addresses.
+// A master `current` serves already keeps the primary and replicas followed so far (no
+// question asked); a new one is asked. Throws ConfigError as resolve_sentinel_shards().
+void keep_sentinel_shards(config::Config& next, const config::Config& current);
 
 }  // namespace santral::router

@@ -9,6 +9,7 @@
 #include "config/placement_change.h"
 #include "config/shard_map.h"
 #include "config/shared_map.h"
+#include "router/backend/sentinel_lookup.h"
 #include "router/cluster/map_document.h"
 #include "router/process/server.h"
 
@@ -101,6 +102,7 @@ FleetStart join_fleet(const ConfigSource& source, config::Config config) {
     }
   }
   config::adopt_shared_map(config, *decoded.shared);
+  resolve_sentinel_shards(config);  // the fleet's map names masters: this router asks
   // With cluster.fence: acl this router's shard user exists before it serves.
   start.agent->use_shards(config.shards);
   start.agent->admit_at_shards();

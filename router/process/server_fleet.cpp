@@ -10,6 +10,7 @@
 #include "config/placement_diff.h"
 #include "config/shared_map.h"
 #include "protocol/errors.h"
+#include "router/backend/sentinel_lookup.h"
 #include "router/cluster/map_document.h"
 #include "router/process/fan_out.h"
 #include "router/process/fence.h"
@@ -43,6 +44,12 @@ Server::FleetMap Server::fleet_map(const std::string& key, const std::string& do
   }
   config::Config next = *topology_->config;
   config::adopt_shared_map(next, *decoded.shared);
+  try {
+    keep_sentinel_shards(next, *topology_->config);
+  } catch (const config::ConfigError& e) {
+    out.error = fmt::format("etcd key {}: {}", key, e.what());
+    return out;
+  }
   auto made = std::make_shared<config::Topology>(*config::make_topology(std::move(next), 0));
   // Every router names salted counters by the map the document says, one that started after
   // the move that made it necessary too.
@@ -260,6 +267,12 @@ std::shared_ptr<config::Topology> Server::fleet_topology(const std::string& shar
   }
   config::Config next = *topology_->config;
   config::adopt_shared_map(next, shared);
+  try {
+    keep_sentinel_shards(next, *topology_->config);
+  } catch (const config::ConfigError& e) {
+    error = e.what();
+    return nullptr;
+  }
   return std::make_shared<config::Topology>(*config::make_topology(std::move(next), 0));
 }
 

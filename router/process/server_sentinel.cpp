@@ -76,6 +76,8 @@ void Server::follow_sentinel(const std::string& master, const SentinelView& view
   failover_waits_for_move_ = false;
   auto topology =
       std::make_shared<config::Topology>(*config::make_topology(std::move(next), next_version()));
+  // The same map: in a fleet, the version etcd holds.
+  topology->map_version = topology_->map_version;
   topology->salt_naming = topology_->salt_naming;
   put_in_force(topology);
   if (elected.empty()) {

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <future>
 #include <sstream>
 #include <string>
 
@@ -11,6 +12,7 @@
 
 #include "config/config.h"
 #include "config/shard_map.h"
+#include "tests/support/etcd_cluster.h"
 #include "tests/support/free_port.h"
 #include "tests/support/http_client.h"
 #include "tests/support/process.h"
@@ -189,6 +191,75 @@ TEST_CASE(
   // The other shard never waited.
   auto elsewhere = keys_on(config, 1, 1, "other:");
   CHECK(client.command({"SET", elsewhere[0], "x"}).is_ok());
+}
+
+TEST_CASE("sentinel: a request in flight to a primary Sentinel demoted never gets its reply") {
+  // A stopped primary holds its connections; Sentinel elects the replica meanwhile. When the
+  // old primary wakes up it would answer the SET it was sent and then, made a replica, wipe
+  // it: the client must hear that the outcome is unknown, never OK.
+  ElectedShard cluster;
+  auto &primary = cluster.primary, &replica = cluster.replica;
+  const std::string config = cluster.config() + "timeouts: {request_ms: 30000}\n";
+  SantralProcess santral(config);
+  REQUIRE(ElectedShard::primary_is(santral, primary.address()));
+  auto keys = keys_on(config, 0, 1, "inflight:");
+  auto client = santral.client();
+  REQUIRE(client.command({"PING"}).str == "PONG");
+
+  primary.pause();
+  auto in_flight = std::async(std::launch::async, [&] {
+    return client.command({"SET", keys[0], "v"});
+  });
+  bool followed =
+      wait_until([&] { return ElectedShard::primary_is(santral, replica.address()); }, 30000);
+  INFO(santral.log());
+  primary.resume();
+  REQUIRE(followed);
+  auto reply = in_flight.get();
+  INFO(reply.str);
+  CHECK(reply.is_error());
+  CHECK(reply.str.find("Sentinel elected " + replica.address()) != std::string::npos);
+  CHECK(reply.str.find("may or may not have run") != std::string::npos);
+  // The connection serves on, on the new primary.
+  CHECK(client.command({"SET", keys[0], "w"}).is_ok());
+  CHECK(replica.client().command({"GET", keys[0]}).str == "w");
+}
+
+TEST_CASE("sentinel in a fleet: every router follows the failover, and the map stays the same") {
+  ElectedShard cluster;
+  auto &primary = cluster.primary, &replica = cluster.replica;
+  EtcdCluster etcd(1);
+  const std::string config =
+      cluster.config() + etcd.cluster_yaml("sentinel-fleet", "  lease_ttl_s: 3\n");
+  SantralProcess first(config), second(config);
+  auto version = shardmap(first).substr(0, shardmap(first).find('\n'));
+  REQUIRE(version.starts_with("version:"));
+  REQUIRE(shardmap(second).starts_with(version + "\n"));
+  REQUIRE(ElectedShard::primary_is(first, primary.address()));
+  REQUIRE(ElectedShard::primary_is(second, primary.address()));
+  auto keys = keys_on(config, 0, 2, "fleet:");
+  REQUIRE(first.client().command({"SET", keys[0], "1"}).is_ok());
+  CHECK(second.client().command({"GET", keys[0]}).str == "1");
+  REQUIRE(wait_until([&] { return replica.has_key(keys[0]); }, 5000));
+
+  primary.kill();
+  bool followed = wait_until(
+      [&] {
+        return ElectedShard::primary_is(first, replica.address()) &&
+               ElectedShard::primary_is(second, replica.address());
+      },
+      30000);
+  INFO(first.log() << "\n" << second.log());
+  REQUIRE(followed);
+  // A failover is not a map change: both serve the version they served.
+  CHECK(shardmap(first).starts_with(version + "\n"));
+  CHECK(shardmap(second).starts_with(version + "\n"));
+  auto set = second.client().command({"SET", keys[1], "2"});
+  INFO(set.str);
+  REQUIRE(set.is_ok());
+  CHECK(replica.has_key(keys[1]));
+  CHECK(first.client().command({"GET", keys[1]}).str == "2");
+  CHECK(first.client().command({"GET", keys[0]}).str == "1");
 }
 
 TEST_CASE("sentinel: a master no sentinel knows is a config error naming the shard's key") {
