@@ -34,18 +34,31 @@
 #                               keys that move during a move of the whole fleet, and with
 #                               cluster.fence: acl the time from a frozen router's lease
 #                               expiry to its shut-out at every shard (scripts/lib/bench_fleet.sh)
+#   scripts/bench.sh failover   shards that Redis Sentinel manages (a primary and 2 replicas
+#                               each, 3 sentinels) under load through Santral while primaries
+#                               are SIGKILLed and SIGSTOPped: how long each shard's requests
+#                               failed, requests acknowledged / failed / unknown, acknowledged
+#                               writes lost, without and with write_concern
+#                               (scripts/lib/bench_failover.sh)
+#   scripts/bench.sh writeconcern  what write_concern {replicas: 1, timeout_ms: 100} costs: SET
+#                               requests/s, CPU per request and p50 at -P 1 and -P 16 of Santral
+#                               with and without it over one primary and its replica
+#                               (scripts/lib/bench_writeconcern.sh)
 # Environment: REQUESTS (default 200000), CLIENTS (50), IDLE ("10000 50000" idle connections),
 # LOADGEN (santral-loadgen for the latency table, built into build-release),
 # REPEAT (3 runs per cell, median shown), SANTRAL (a santral binary to use instead of building
 # build-release). reshard: KEYS (200000), BATCHES ("100 500"), THROTTLE (20000), BIG_ELEMENTS
 # (2000000), BIG_WAIT (25 s before a big-key move is given up on), BEFORE_S (2 s of GETs before
 # the move), GET_RATE (5000: the latency client's GETs a second at most), WORKERS (1).
+# failover: KILLS (10), STOPS (5), DOWN_AFTER_MS (1000, Sentinel's down-after-milliseconds),
+# LOAD_RATE (2000 requests/s in all), FAILOVER_WAIT_MS (unset; when set, Santral's
+# failover.wait_ms).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 mode="${1:-core}"
 case "$mode" in
-  core | hotkey | cpu | syscalls | callgrind | placement | reshard | tls | fleet) ;;
-  *) echo "usage: $0 [hotkey|cpu|syscalls|callgrind|placement|reshard|tls|fleet]" >&2; exit 2 ;;
+  core | hotkey | cpu | syscalls | callgrind | placement | reshard | tls | fleet | failover | writeconcern) ;;
+  *) echo "usage: $0 [hotkey|cpu|syscalls|callgrind|placement|reshard|tls|fleet|failover|writeconcern]" >&2; exit 2 ;;
 esac
 if [ -z "${SANTRAL:-}" ]; then
   "$root/scripts/install-deps.sh"
@@ -74,6 +87,14 @@ if [ "$mode" = placement ]; then  # no shards
 fi
 if [ "$mode" = reshard ]; then  # its own shards, fresh for every run
   source "$root/scripts/lib/bench_reshard.sh"
+  exit 0
+fi
+if [ "$mode" = failover ]; then  # its own shards and sentinels, fresh for every run
+  source "$root/scripts/lib/bench_failover.sh"
+  exit 0
+fi
+if [ "$mode" = writeconcern ]; then  # its own primary and replica
+  source "$root/scripts/lib/bench_writeconcern.sh"
   exit 0
 fi
 
