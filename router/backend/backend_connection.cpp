@@ -178,6 +178,7 @@ void BackendConnection::on_connected() {
   last_reply_ = Clock::now();
   scripts_.clear();  // perhaps a new server process: it has no scripts loaded by us
   handshake();
+  if (!ejected_) release_waiting();  // held while it connected again (behind the handshake)
   // A shard that was marked down is taken back only once it answers: a stopped process
   // still accepts connections in the kernel.
   if (ejected_) probe();

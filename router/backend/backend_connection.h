@@ -215,8 +215,11 @@ class BackendConnection
   bool deliver_frames();
   bool is_push(std::string_view frame) const;
   void fail_all(const std::string& reply);
+  // Marked down, or connecting again after a failure (the connect may be refused, and what
+  // was queued meanwhile would fail with it).
   bool holds_while_down() const {
-    return failover_wait_.count() > 0 && ejected_ && !fence_wait_ && state_ != State::Stopped;
+    return failover_wait_.count() > 0 && !fence_wait_ && state_ != State::Stopped &&
+           (ejected_ || (state_ == State::Connecting && failures_ > 0));
   }
   void release_waiting();
   void expire_waiting(std::chrono::steady_clock::time_point now);
