@@ -29,6 +29,7 @@ struct Endpoint {
   std::uint16_t port = 0;
 
   std::string text() const;  // "host:port", "[::1]:port" for IPv6
+  bool operator==(const Endpoint&) const = default;
 };
 
 // Parses "host:port" or "[v6addr]:port"; false when malformed.
@@ -97,8 +98,6 @@ struct ReshardingSettings {
   std::filesystem::path state_file;  // where a move survives a restart; empty: beside the file
 };
 
-// `write_concern:` a write is acknowledged only once `replicas` replicas of its shard confirm
-// it (WAIT behind each batch of writes on a connection), within `timeout`; 0 replicas: off.
 struct Timeouts {
   std::chrono::milliseconds connect{1000};
   std::chrono::milliseconds request{2000};

@@ -7,6 +7,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/write.hpp>
 
 #include "protocol/reply_scanner.h"
@@ -31,38 +32,45 @@ std::string reply_line(std::string frame) {
   return frame;
 }
 
-std::vector<std::string> blocking_call(const config::Endpoint& shard, const ShardLogin& login,
-                                       std::string_view login_key,
-                                       const std::vector<std::vector<std::string>>& commands,
-                                       std::chrono::milliseconds timeout) {
-  asio::io_context io;
-  tcp::socket socket(io);
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  boost::system::error_code ec;
+namespace {
+
+// One call's operations, run one at a time on `io`, all bounded by `deadline`.
+struct Call {
+  asio::io_context& io;
+  tcp::socket& socket;
+  const config::Endpoint& server;
+  std::chrono::milliseconds timeout;
+  std::chrono::steady_clock::time_point deadline;
+  boost::system::error_code ec{};
   bool finished = false;
+
+  auto done() {
+    return [this](boost::system::error_code e, auto&&...) {
+      ec = e;
+      finished = true;
+    };
+  }
   // Runs the operation started last until it finishes or the deadline passes.
-  auto wait = [&](const char* doing) {
+  void wait(const char* doing) {
     io.restart();
     io.run_until(deadline);
     if (!finished) {
       socket.close(ec);
       io.restart();
       io.run();
-      throw std::runtime_error(
-          fmt::format("{} did not answer within {} ms ({})", shard.text(), timeout.count(), doing));
+      throw std::runtime_error(fmt::format("{} did not answer within {} ms ({})", server.text(),
+                                           timeout.count(), doing));
     }
-    if (ec) throw std::runtime_error(fmt::format("{}: {} ({})", shard.text(), ec.message(), doing));
+    if (ec)
+      throw std::runtime_error(fmt::format("{}: {} ({})", server.text(), ec.message(), doing));
     finished = false;
-  };
-  tcp::resolver resolver(io);
-  auto endpoints = resolver.resolve(shard.host, std::to_string(shard.port), ec);
-  if (ec) throw std::runtime_error(fmt::format("{}: {}", shard.text(), ec.message()));
-  asio::async_connect(socket, endpoints, [&](boost::system::error_code e, const tcp::endpoint&) {
-    ec = e;
-    finished = true;
-  });
-  wait("connecting");
+  }
+};
 
+template <class Stream>
+std::vector<std::string> converse(Call& call, Stream& stream, const ShardLogin& login,
+                                  std::string_view login_key,
+                                  const std::vector<std::vector<std::string>>& commands) {
   std::string request;
   protocol::RespWriter writer(request);
   std::size_t expected = commands.size();
@@ -76,11 +84,8 @@ std::vector<std::string> blocking_call(const config::Endpoint& shard, const Shar
     std::vector<std::string_view> args(command.begin(), command.end());
     writer.command(args);
   }
-  asio::async_write(socket, asio::buffer(request), [&](boost::system::error_code e, std::size_t) {
-    ec = e;
-    finished = true;
-  });
-  wait("sending");
+  asio::async_write(stream, asio::buffer(request), call.done());
+  call.wait("sending");
 
   std::vector<std::string> replies;
   std::string buffer;
@@ -95,23 +100,50 @@ std::vector<std::string> blocking_call(const config::Endpoint& shard, const Shar
       continue;
     }
     if (status == protocol::ScanStatus::Error)
-      throw std::runtime_error(shard.text() + " answered something that is not RESP");
+      throw std::runtime_error(call.server.text() + " answered something that is not RESP");
     std::size_t got = 0;
-    socket.async_read_some(asio::buffer(chunk), [&](boost::system::error_code e, std::size_t n) {
-      ec = e;
+    stream.async_read_some(asio::buffer(chunk), [&](boost::system::error_code e, std::size_t n) {
       got = n;
-      finished = true;
+      call.done()(e);
     });
-    wait("reading");
+    call.wait("reading");
     buffer.append(chunk, got);
   }
   if (!login.password.empty()) {
     if (is_error_reply(replies.front()))
-      throw std::runtime_error(
-          fmt::format("{} refused {}: {}", shard.text(), login_key, reply_line(replies.front())));
+      throw std::runtime_error(fmt::format("{} refused {}: {}", call.server.text(), login_key,
+                                           reply_line(replies.front())));
     replies.erase(replies.begin());
   }
   return replies;
+}
+
+}  // namespace
+
+std::vector<std::string> blocking_call(const config::Endpoint& shard, const ShardLogin& login,
+                                       std::string_view login_key,
+                                       const std::vector<std::vector<std::string>>& commands,
+                                       std::chrono::milliseconds timeout, const TlsContexts* tls) {
+  asio::io_context io;
+  tcp::socket socket(io);
+  Call call{io, socket, shard, timeout, std::chrono::steady_clock::now() + timeout};
+  tcp::resolver resolver(io);
+  auto endpoints = resolver.resolve(shard.host, std::to_string(shard.port), call.ec);
+  if (call.ec) throw std::runtime_error(fmt::format("{}: {}", shard.text(), call.ec.message()));
+  asio::async_connect(socket, endpoints, call.done());
+  call.wait("connecting");
+  if (tls == nullptr || !tls->shards) return converse(call, socket, login, login_key, commands);
+
+  asio::ssl::stream<tcp::socket&> stream(socket, *tls->shards);
+  expect_shard_name(stream.native_handle(), *tls, shard.host);
+  stream.async_handshake(asio::ssl::stream_base::client, call.done());
+  try {
+    call.wait("TLS handshake");
+  } catch (const std::exception& e) {
+    throw std::runtime_error(
+        fmt::format("{} (TLS: {})", e.what(), handshake_failure(stream.native_handle(), call.ec)));
+  }
+  return converse(call, stream, login, login_key, commands);
 }
 
 }  // namespace santral::router

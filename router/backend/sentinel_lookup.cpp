@@ -66,15 +66,15 @@ SentinelView ask_one(const config::Endpoint& sentinel, const ShardLogin& login,
 std::optional<SentinelView> ask_sentinels(const config::SentinelSettings& sentinel,
                                           const std::string& master,
                                           const config::BackendOptions& backend,
-                                          std::chrono::milliseconds timeout, std::string& error,
-                                          const std::string& confirmed) {
+                                          const TlsContexts* tls, std::chrono::milliseconds timeout,
+                                          std::string& error, const std::string& confirmed) {
   std::string said;
   for (const auto& address : sentinel.addresses) {
     try {
       auto view = ask_one(address, {sentinel.username, sentinel.password}, master, timeout);
       if (view.primary.text() == confirmed) return view;
       auto role = blocking_call(view.primary, shard_login(backend), "backend.username/password",
-                                {{"ROLE"}}, timeout);
+                                {{"ROLE"}}, timeout, tls);
       protocol::ReplyValue value;
       if (!protocol::parse_reply(role[0], value) || value.elements.empty() ||
           value.elements[0].text != "master")
@@ -89,13 +89,26 @@ std::optional<SentinelView> ask_sentinels(const config::SentinelSettings& sentin
   return std::nullopt;
 }
 
+TlsContextsPtr sentinel_tls(const config::Config& config) {
+  for (const auto& shard : config.shards) {
+    if (!shard.tls || shard.sentinel_master.empty()) continue;
+    auto made = make_shard_contexts(config.backend.tls);
+    if (!made.contexts)
+      throw config::ConfigError(config.source, shard.line, "backend.tls", made.error);
+    return made.contexts;
+  }
+  return nullptr;
+}
+
 void resolve_sentinel_shards(config::Config& config) {
+  TlsContextsPtr tls;
   for (std::size_t i = 0; i < config.shards.size(); ++i) {
     auto& shard = config.shards[i];
     if (shard.sentinel_master.empty() || shard.address.port != 0) continue;  // asked already
+    if (shard.tls && !tls) tls = sentinel_tls(config);
     std::string error;
     auto view = ask_sentinels(config.sentinel, shard.sentinel_master, config.backend,
-                              kLookupTimeout, error);
+                              shard.tls ? tls.get() : nullptr, kLookupTimeout, error);
     if (!view)
       throw config::ConfigError(
           config.source, shard.line, fmt::format("shards[{}].sentinel_master", i),

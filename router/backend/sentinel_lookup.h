@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "router/transport/tls_contexts.h"
 
 namespace santral::router {
 
@@ -20,14 +21,18 @@ struct SentinelView {
 // Asks the sentinels in turn until one answers: SENTINEL GET-MASTER-ADDR-BY-NAME and SENTINEL
 // REPLICAS; then the primary itself must answer ROLE as a master (Santral follows Sentinel's
 // elections, it never makes one, and never sends writes to a server that is not a primary
-// yet), unless it is `confirmed` already (the one asked before, every 250 ms). nullopt and
-// `error` (what each sentinel said) otherwise. Blocking: for the config loader and the
-// server's Sentinel thread.
+// yet), unless it is `confirmed` already (the one asked before, every 250 ms). ROLE goes over
+// TLS when `tls` is given (the shard has `tls: true`). nullopt and `error` (what each sentinel
+// said) otherwise. Blocking: for the config loader and the server's Sentinel thread.
 std::optional<SentinelView> ask_sentinels(const config::SentinelSettings& sentinel,
                                           const std::string& master,
                                           const config::BackendOptions& backend,
-                                          std::chrono::milliseconds timeout, std::string& error,
-                                          const std::string& confirmed = "");
+                                          const TlsContexts* tls, std::chrono::milliseconds timeout,
+                                          std::string& error, const std::string& confirmed = "");
+
+// The contexts ROLE checks of `config`'s `tls: true` shards that follow Sentinel use; null
+// when there is none. Throws ConfigError naming backend.tls when the files cannot be used.
+TlsContextsPtr sentinel_tls(const config::Config& config);
 
 // Every shard of `config` naming a sentinel_master gets the primary and replicas Sentinel
 // names for it. A master no sentinel knows, or no sentinel answering, is a ConfigError on the

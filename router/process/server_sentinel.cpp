@@ -14,18 +14,6 @@
 
 namespace santral::router {
 
-namespace {
-
-bool same_endpoints(const std::vector<config::Endpoint>& a,
-                    const std::vector<config::Endpoint>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (a[i].text() != b[i].text()) return false;
-  return true;
-}
-
-}  // namespace
-
 void Server::follow_sentinels() {
   const auto& config = *topology_->config;
   bool named = false;
@@ -44,19 +32,19 @@ void Server::follow_sentinels() {
 
 void Server::follow_sentinel(const std::string& master, const SentinelView& view) {
   if (shutting_down_) return;
-  // Asked every 250 ms: most answers change nothing, and cost no copy of the config.
+  // Asked every 250 ms and at each event: most answers change nothing, and cost no copy of
+  // the config.
   bool news = false;
   for (const auto& shard : topology_->config->shards)
-    news = news ||
-           (shard.sentinel_master == master && (shard.address.text() != view.primary.text() ||
-                                                !same_endpoints(shard.replicas, view.replicas)));
+    news = news || (shard.sentinel_master == master &&
+                    (shard.address != view.primary || shard.replicas != view.replicas));
   if (!news) return;
   auto next = *topology_->config;
   std::string elected;  // the shard whose primary changed
   std::string from;
   for (auto& shard : next.shards) {
     if (shard.sentinel_master != master) continue;
-    if (shard.address.text() != view.primary.text()) {
+    if (shard.address != view.primary) {
       from = shard.address.text();
       shard.address = view.primary;
       elected = shard.name;

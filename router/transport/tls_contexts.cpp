@@ -143,6 +143,15 @@ TlsContextsMade make_tls_contexts(const config::Config& config) {
   return {std::move(contexts), {}};
 }
 
+TlsContextsMade make_shard_contexts(const config::TlsClientSettings& settings) {
+  auto contexts = std::make_shared<TlsContexts>();
+  if (auto error = make_shards_context(settings, contexts->shards); !error.empty())
+    return {nullptr, error};
+  contexts->shard_server_name = settings.server_name;
+  contexts->verify_shards = settings.verify;
+  return {std::move(contexts), {}};
+}
+
 namespace {
 std::mutex in_force_lock;
 TlsContextsPtr in_force;
@@ -159,14 +168,11 @@ void put_tls_in_force(TlsContextsPtr contexts) {
 }
 
 bool speaks_tls(const config::Config& config, const config::Endpoint& address) {
-  auto same = [&](const config::Endpoint& other) {
-    return other.port == address.port && other.host == address.host;
-  };
   for (const auto& shard : config.shards) {
     if (!shard.tls) continue;
-    if (same(shard.address)) return true;
+    if (shard.address == address) return true;
     for (const auto& replica : shard.replicas)
-      if (same(replica)) return true;
+      if (replica == address) return true;
   }
   return false;
 }

@@ -25,6 +25,9 @@ struct TlsContextsMade {
   std::string error;        // names the config key and OpenSSL's reason
 };
 TlsContextsMade make_tls_contexts(const config::Config& config);
+// The shards' side alone (backend.tls), for a control thread's short calls to `tls: true`
+// shards (router/backend/blocking_call.h).
+TlsContextsMade make_shard_contexts(const config::TlsClientSettings& settings);
 
 // The contexts in force, process-wide: put by the server at start and by every reload, taken
 // when a connection opens (never on the request path).

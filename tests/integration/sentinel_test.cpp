@@ -12,6 +12,7 @@
 
 #include "config/config.h"
 #include "config/shard_map.h"
+#include "tests/support/certificates.h"
 #include "tests/support/etcd_cluster.h"
 #include "tests/support/free_port.h"
 #include "tests/support/http_client.h"
@@ -34,6 +35,12 @@ std::vector<std::string> keys_on(const std::string& config_yaml, std::size_t ind
     if (map.shard_for_key(key) == index) out.push_back(key);
   }
   return out;
+}
+
+std::size_t occurrences(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
 }
 
 std::string shardmap(const SantralProcess& santral) {
@@ -106,12 +113,23 @@ TEST_CASE(
   REQUIRE(wait_until([&] { return replica.has_key(before.back()); }, 5000));
 
   primary.kill();
-  // Sentinel judges it down after 1 s, agrees, elects, promotes the replica; Santral asks
-  // every 250 ms and confirms the new primary with ROLE.
+  // Sentinel judges it down after 1 s, agrees, elects, promotes the replica; Santral hears
+  // +switch-master (or asks within 250 ms) and confirms the new primary with ROLE.
   bool followed =
       wait_until([&] { return ElectedShard::primary_is(santral, replica.address()); }, 30000);
   INFO(santral.log());
   REQUIRE(followed);
+  // Subscribed on every sentinel; the events of this failover were heard.
+  CHECK(occurrences(santral.log(), "subscribed to +switch-master") == 3);
+  CHECK(santral.log().find("announced +sdown master s0 127.0.0.1 " +
+                           std::to_string(primary.port())) != std::string::npos);
+  REQUIRE(wait_until(
+      [&] {
+        return santral.log().find("announced +switch-master s0 127.0.0.1 " +
+                                  std::to_string(primary.port()) + " 127.0.0.1 " +
+                                  std::to_string(replica.port())) != std::string::npos;
+      },
+      5000));
   map = shardmap(santral);
   CHECK(map.find("last_failover:") != std::string::npos);
   CHECK(map.find("shard:s0 from:" + primary.address() + " to:" + replica.address()) !=
@@ -282,4 +300,27 @@ TEST_CASE("sentinel: a master no sentinel knows is a config error naming the sha
   auto ok = run_santral({"--check-config", good.string()});
   INFO(ok.output);
   CHECK(ok.exit_code == 0);
+}
+
+TEST_CASE("sentinel: a `tls: true` shard's primary is confirmed with ROLE over TLS") {
+  TestCertificates certs;
+  RedisTls tls;
+  tls.cert_file = certs.server.cert_file;
+  tls.key_file = certs.server.key_file;
+  tls.ca_file = certs.ca.cert_file;
+  RedisServer primary(tls);
+  // The sentinel reaches its TLS-only primary over TLS too; clients reach it in plain.
+  SentinelProcess sentinel("s0", primary.port(), 1,
+                           "tls-replication yes\ntls-cert-file " + certs.server.cert_file.string() +
+                               "\ntls-key-file " + certs.server.key_file.string() +
+                               "\ntls-ca-cert-file " + certs.ca.cert_file.string() + "\n");
+  SantralProcess santral("sentinel: {addresses: [" + sentinel.address() +
+                         "]}\nshards:\n  - {name: s0, sentinel_master: s0, tls: true}\n"
+                         "backend:\n  tls: {ca_file: " +
+                         certs.ca.cert_file.string() + ", server_name: localhost}\n");
+  CHECK(ElectedShard::primary_is(santral, primary.address()));
+  auto set = santral.client().command({"SET", "over-tls", "1"});
+  INFO(set.str);
+  REQUIRE(set.is_ok());
+  CHECK(primary.tls_client().command({"GET", "over-tls"}).str == "1");
 }

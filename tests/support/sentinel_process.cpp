@@ -6,7 +6,8 @@
 
 namespace santral::test {
 
-SentinelProcess::SentinelProcess(const std::string& master, int primary_port, int quorum)
+SentinelProcess::SentinelProcess(const std::string& master, int primary_port, int quorum,
+                                 const std::string& extra)
     : port_(free_loopback_port()) {
   // Sentinel rewrites its file as it learns: a file of its own in a directory of its own.
   auto file =
@@ -14,7 +15,7 @@ SentinelProcess::SentinelProcess(const std::string& master, int primary_port, in
                  "port " + std::to_string(port_) + "\nbind 127.0.0.1\ndir " + dir_.path().string() +
                      "\nsentinel monitor " + master + " 127.0.0.1 " + std::to_string(primary_port) +
                      " " + std::to_string(quorum) + "\nsentinel down-after-milliseconds " + master +
-                     " 1000\nsentinel failover-timeout " + master + " 3000\n");
+                     " 1000\nsentinel failover-timeout " + master + " 3000\n" + extra);
   process_ = std::make_unique<Process>(
       std::vector<std::string>{"redis-server", file.string(), "--sentinel"},
       (dir_.path() / "sentinel.log").string());
