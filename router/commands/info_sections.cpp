@@ -91,13 +91,26 @@ std::string santral_info_section(Worker& worker) {
   line("distribution", config::distribution_name(config.distribution));
   line("hash_tag", config.hash_tag);
   line("shards", map.shard_count());
+  std::lock_guard guard(shared.failover_lock);
   for (std::size_t s = 0; s < map.shard_count(); ++s) {
+    const auto& shard = map.shard(s);
     for (const auto& server : worker.pool().servers(s)) {
       fmt::format_to(std::back_inserter(out),
-                     "shard{}:name={},address={},role={},weight={},state={}\r\n", s,
-                     map.shard(s).name, server.address, server.replica ? "replica" : "primary",
-                     map.shard(s).weight, server.state_name());
+                     "shard{}:name={},address={},role={},weight={},state={}", s, shard.name,
+                     server.address, server.replica ? "replica" : "primary", shard.weight,
+                     server.state_name());
+      // As SANTRAL SHARDMAP: a replica's freshness, the master a primary follows.
+      if (server.replica)
+        fmt::format_to(std::back_inserter(out), ",reads={},lag_ms={}", server.fresh ? "yes" : "no",
+                       server.lag_ms);
+      else if (!shard.sentinel_master.empty())
+        fmt::format_to(std::back_inserter(out), ",sentinel_master={}", shard.sentinel_master);
+      out += "\r\n";
     }
+    if (auto failover = shared.failovers.find(shard.name); failover != shared.failovers.end())
+      fmt::format_to(std::back_inserter(out),
+                     "shard{}_last_failover:unix_time={},from={},to={}\r\n", s,
+                     failover->second.unix_time, failover->second.from, failover->second.to);
   }
   return out;
 }

@@ -142,6 +142,14 @@ TEST_CASE(
   CHECK(shards["shards"][0]["last_failover"]["to"] == replica.address());
   CHECK(shards["shards"][0]["last_failover"]["unix_time"].get<std::int64_t>() > 1'700'000'000);
   CHECK_FALSE(shards["shards"][1].contains("last_failover"));
+  // INFO santral: the same, a line per server and one for the failover.
+  auto info = client.command({"INFO", "santral"}).str;
+  INFO(info);
+  CHECK(info.find("shard0:name=s0,address=" + replica.address() +
+                  ",role=primary,weight=1,state=up,sentinel_master=s0") != std::string::npos);
+  CHECK(info.find("shard0_last_failover:unix_time=") != std::string::npos);
+  CHECK(info.find(",from=" + primary.address() + ",to=" + replica.address()) != std::string::npos);
+  CHECK(info.find("shard1_last_failover") == std::string::npos);
 
   // Writes go to the new primary, and what was acknowledged before is there.
   auto after = keys_on(config, 0, 20, "after:");
