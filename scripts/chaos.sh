@@ -11,6 +11,9 @@
 #                                            Santral's back must be reported)
 #   scripts/chaos.sh 120 --fleet --fence acl  fleet mode: 3 routers on a 3-member etcd, 5 shards,
 #                                            router and etcd faults (tests/chaos/fleet.py)
+#   scripts/chaos.sh 90 --failover           failover mode: shards of a primary and a replica that
+#                                            Redis Sentinel manages, write_concern, primaries killed
+#                                            and stopped (tests/chaos/failover.py)
 # Other options: /usr/bin/python3 tests/chaos/chaos.py --help. SANTRAL_BINARY names the binary
 # (default build/router/santral, built here if missing).
 set -euo pipefail

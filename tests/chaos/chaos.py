@@ -22,6 +22,14 @@ The processes (all on loopback, in a temporary directory):
 Workloads (tests/chaos/workloads.py), nemeses (tests/chaos/nemesis.py): see those files.
 Fleet mode (--fleet [--fence acl|lease]): three routers on a three-member etcd, five shards,
 router and etcd faults; see tests/chaos/fleet.py.
+Failover mode (--failover [--write-concern 1:500] [--failover-wait-ms 4000]): three shards of a
+primary and a replica each that three Redis Sentinels manage, Santral following them (shards by
+sentinel_master, write_concern, failover.wait_ms), no moves; faults SIGKILL or SIGSTOP a shard's
+current primary (or kill its replica), one at a time once every shard has settled; the final
+check waits until Santral serves the primary Sentinel names and the replica is in sync, and
+reads placement from the current primaries; see tests/chaos/failover.py.
+
+    scripts/chaos.sh 90 --failover [--seed N] [--faults primary-kill,primary-stop]
 
 The checker, once faults are lifted and no move runs: each workload's end-state conditions;
 then every key on every redis-server (SCAN on each, directly): on exactly one shard, and that
@@ -54,6 +62,7 @@ sys.path.insert(0, HERE)
 
 from client import NOTRUN, NOTSENT, OK, UNKNOWN, Client, ErrorLog  # noqa: E402
 import cluster  # noqa: E402
+import failover as failover_mode  # noqa: E402
 import fleet as fleet_mode  # noqa: E402
 import nemesis  # noqa: E402
 import workloads  # noqa: E402
@@ -98,6 +107,7 @@ class Env:
         self.proxy = None
         self.santral = None
         self.fleet = None  # fleet mode (--fleet): fleet.Fleet, its routers and etcd
+        self.failover = None  # failover mode (--failover): failover.Failover, Sentinel's shards
         self.quiet = args.quiet
         self.final_budget_end = None
         self.walk_rng = random.Random(seed * 13 + 3)
@@ -315,6 +325,8 @@ class Env:
     def close(self):
         if self.fleet is not None:
             self.fleet.close()
+        elif self.failover is not None:
+            self.failover.close()
         elif self.santral is not None:
             self.santral.close()
         if self.proxy is not None:
@@ -371,6 +383,11 @@ def run(args, seed):
             env.event(f"started: shards {', '.join(f'{n}:{s.port}' for n, s in env.shards.items())}; "
                       f"proxy control :{env.proxy.control_port}; {env.fleet.describe()}; "
                       f"fence {args.fence}")
+        elif args.failover:
+            env.failover = failover_mode.Failover(env, args)
+            model = cluster.MapModel(failover_mode.SHARDS)
+            env.failover.start(model)
+            env.event(f"started (failover mode): {env.failover.describe()}")
         else:
             for name in SHARDS:
                 env.shards[name] = cluster.Shard(env.spawner, name, workdir)
@@ -386,6 +403,8 @@ def run(args, seed):
                       f"santral :{env.santral.port}")
 
         wanted = set(args.workloads.split(",")) if args.workloads else None
+        if wanted is None and args.failover:
+            wanted = set(failover_mode.WORKLOADS)
         for cls in workloads.ALL:
             if wanted is None or cls.name.split()[0] in wanted or cls.__name__.lower() in wanted:
                 wls.append(cls(env, seed))
@@ -408,8 +427,16 @@ def run(args, seed):
         for wl in wls:
             for name, fn in wl.threads():
                 threads.append(guarded(name, fn))
+        if env.failover is not None:
+            for name, fn in env.failover.probe_threads():
+                threads.append(guarded(name, fn))
         nemeses = []
-        if not args.no_nemesis:
+        if args.failover and not args.no_nemesis:
+            # No operator: no moves, no map edits; Sentinel's shards fail instead.
+            faults = failover_mode.FailoverFaults(env, seed,
+                                                  args.faults.split(",") if args.faults else None)
+            nemeses = [guarded("faults", faults.run)]
+        elif not args.no_nemesis:
             operator_cls = fleet_mode.FleetOperator if args.fleet else nemesis.Operator
             faults_cls = fleet_mode.FleetFaults if args.fleet else nemesis.Faults
             operator = operator_cls(env, seed, model,
@@ -441,6 +468,8 @@ def run(args, seed):
         _join_all(env, nemeses, 120, "nemesis")
         if env.fleet is not None:
             env.fleet.heal()
+        elif env.failover is not None:
+            env.failover.heal()
         else:
             env.proxy.heal()
             for shard in env.shards.values():
@@ -545,6 +574,8 @@ def run(args, seed):
                   + ", ".join(f"{n} {v}/{s}" for n, (v, s) in seen.items()), flush=True)
 
         report(env, wls)
+        if env.failover is not None:
+            env.failover.report()
         n_passed = sum(env.checks.values())
         n_failed = sum(env.anomalies.values())
         if args.self_test:
@@ -653,7 +684,8 @@ def main(argv=None):
                    + ",".join(a for a, _ in nemesis.OPERATOR_ACTIONS))
     p.add_argument("--faults", default="", help="subset of faults: "
                    + ",".join(f for f, _ in nemesis.FAULTS) + "; with --fleet: "
-                   + ",".join(f for f, _ in fleet_mode.FAULTS) + " ('none' for none)")
+                   + ",".join(f for f, _ in fleet_mode.FAULTS) + "; with --failover: "
+                   + ",".join(f for f, _ in failover_mode.FAULTS) + " ('none' for none)")
     p.add_argument("--no-nemesis", action="store_true", help="no moves, no faults")
     p.add_argument("--self-test", action="store_true",
                    help="damage acknowledged data behind Santral's back and check that every "
@@ -663,10 +695,20 @@ def main(argv=None):
                         "(tests/chaos/fleet.py)")
     p.add_argument("--fence", choices=("lease", "acl"), default="lease",
                    help="fleet mode: the routers' cluster.fence (default lease)")
+    p.add_argument("--failover", action="store_true",
+                   help="failover mode: 3 shards of a primary and a replica each, followed "
+                        "through 3 Redis Sentinels, write_concern, primaries killed and stopped; "
+                        "no moves (tests/chaos/failover.py)")
+    p.add_argument("--write-concern", default="1:500", metavar="REPLICAS[:TIMEOUT_MS]",
+                   help="failover mode: Santral's write_concern (default 1:500; 0 turns it off)")
+    p.add_argument("--failover-wait-ms", type=int, default=4000,
+                   help="failover mode: Santral's failover.wait_ms (default 4000)")
     p.add_argument("--quiet", action="store_true", help="do not print each nemesis event")
     args = p.parse_args(argv)
     if args.faults == "none":
         args.faults = "-"
+    if args.fleet and args.failover:
+        p.error("--fleet and --failover are separate modes")
     if not os.access(args.santral, os.X_OK):
         print(f"chaos: no santral binary at {args.santral} (build it, or set SANTRAL_BINARY)")
         print("chaos: 0 passed, 1 failed")

@@ -5,9 +5,11 @@ Every call answers an Outcome whose `status` is one of:
   ok        the request was answered (`value`); it took effect
   notrun    Santral (or the shard) answered an error that says the request did not run:
             TRYAGAIN ("... did not run, retry it"), EXECABORT, WRONGTYPE, CROSSSLOT, a syntax
-            error; the connection stays usable
+            error, READONLY, a request held past failover.wait_ms ("... so the command was not
+            sent"); the connection stays usable
   unknown   sent, but no answer says whether it ran: a timeout, a broken connection, Santral
-            killed, or an error such as "the command may or may not have run"; a broken or
+            killed, or an error such as "the command may or may not have run", or NOREPLICAS
+            (write_concern: it ran on the primary, a failover may lose it); a broken or
             timed-out connection is dropped (a late reply must not answer a later request) and
             the next call opens a new one
   notsent   there was no connection to send it on (Santral down): it did not run
@@ -26,6 +28,7 @@ from redis.exceptions import (
     BusyLoadingError,
     ConnectionError as RedisConnectionError,
     ExecAbortError,
+    ReadOnlyError,
     ResponseError,
     TimeoutError as RedisTimeoutError,
 )
@@ -46,6 +49,8 @@ _NOT_RUN_PREFIXES = (
     "ERR syntax error",
     "ERR wrong number of arguments",
     "ERR unknown command",
+    # A write refused by a replica (failover mode: a demoted primary): it did not run.
+    "READONLY",
 )
 
 
@@ -73,6 +78,8 @@ def error_text(e):
         return "EXECABORT " + str(e)
     if isinstance(e, BusyLoadingError):
         return "LOADING " + str(e)
+    if isinstance(e, ReadOnlyError):
+        return "READONLY " + str(e)
     text = str(e)
     first = text.split(" ", 1)[0]
     if not (first.isupper() and first.isalpha()):
@@ -81,6 +88,15 @@ def error_text(e):
 
 
 def classify_error(text):
+    # Failover mode (write_concern): "NOREPLICAS ... applied the write, but only 0 of the 1
+    # replicas ... confirmed it": it ran on the primary and a failover may or may not keep it.
+    if text.startswith("NOREPLICAS"):
+        return UNKNOWN
+    # Failover mode (failover.wait_ms): a request held while the shard had no primary, never
+    # sent: "... no new primary was put in force within N ms (failover.wait_ms), so the command
+    # was not sent". (Its reason, the shard's own failure, may quote other words.)
+    if "(failover.wait_ms)" in text and "the command was not sent" in text:
+        return NOTRUN
     for prefix in _NOT_RUN_PREFIXES:
         if text.startswith(prefix):
             return NOTRUN
