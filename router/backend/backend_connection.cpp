@@ -710,7 +710,12 @@ void BackendConnection::go_down(const std::string& reason) {
   }
   backoff_ = backoff_.count() == 0 ? config_->timeouts.reconnect_min
                                    : std::min(backoff_ * 2, config_->timeouts.reconnect_max);
-  if (first)
+  if (first && failover_wait_.count() > 0)
+    spdlog::warn(
+        "shard '{}' ({}) is down: {}; its requests wait up to {} ms (failover.wait_ms) "
+        "for it or for Sentinel's new primary",
+        target_.shard_name, address_text(), reason, failover_wait_.count());
+  else if (first)
     spdlog::warn("shard '{}' ({}) is down: {}; its requests fail at once until it answers again",
                  target_.shard_name, address_text(), reason);
   retry_timer_.expires_after(backoff_);

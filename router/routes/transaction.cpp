@@ -41,9 +41,9 @@ void route_queued(const Routed& routed) {
 }
 
 bool Transaction::pin(ClientSession& session, std::size_t shard) {
-  std::string address = session.worker().shard_map().shard(shard).address.text();
-  if (connection_) return address == address_;
-  address_ = std::move(address);
+  const std::string& name = session.worker().shard_map().shard(shard).name;
+  if (connection_) return name == shard_name_;
+  shard_name_ = name;
   connection_ = session.worker().pool().lend(shard, session.profile());
   return true;
 }

@@ -70,7 +70,9 @@ class Transaction {
   bool scripted_ = false;  // a script is queued: EXEC has timeouts.script_ms
   int queued_ = 0;
   std::vector<std::string> deferred_;  // keyless commands queued before a key chose the shard
-  std::string address_;                // the pinned shard's address, which a reload cannot renumber
+  // The pinned shard, by name: a reload may renumber shards, and Sentinel may give it a new
+  // primary (then connection_ has failed, and so does what is sent down it).
+  std::string shard_name_;
   BackendConnectionPtr connection_;
 };
 

@@ -231,6 +231,10 @@ TEST_CASE("sentinel: a request in flight to a primary Sentinel demoted never get
   auto keys = keys_on(config, 0, 1, "inflight:");
   auto client = santral.client();
   REQUIRE(client.command({"PING"}).str == "PONG");
+  // A transaction under way on the primary that is demoted.
+  auto transaction = santral.client();
+  REQUIRE(transaction.command({"MULTI"}).is_ok());
+  REQUIRE(transaction.command({"SET", keys[0], "in-multi"}).str == "QUEUED");
 
   primary.pause();
   auto in_flight = std::async(std::launch::async, [&] {
@@ -246,6 +250,17 @@ TEST_CASE("sentinel: a request in flight to a primary Sentinel demoted never get
   CHECK(reply.is_error());
   CHECK(reply.str.find("Sentinel elected " + replica.address()) != std::string::npos);
   CHECK(reply.str.find("may or may not have run") != std::string::npos);
+  // The transaction's shard is the same shard (not CROSSSLOT); its connection is gone, so it
+  // ends in an error and nothing of it runs on the new primary.
+  auto queued = transaction.command({"SET", keys[0], "after"});
+  INFO(queued.str);
+  CHECK(queued.str.find("CROSSSLOT") == std::string::npos);
+  auto exec = transaction.command({"EXEC"});
+  INFO(exec.str);
+  CHECK(exec.is_error());
+  CHECK(transaction.command({"PING"}).str == "PONG");
+  CHECK(replica.client().command({"GET", keys[0]}).str != "after");
+  CHECK(replica.client().command({"GET", keys[0]}).str != "in-multi");
   // The connection serves on, on the new primary.
   CHECK(client.command({"SET", keys[0], "w"}).is_ok());
   CHECK(replica.client().command({"GET", keys[0]}).str == "w");
