@@ -15,6 +15,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/container/devector.hpp>
 #include <boost/intrusive_ptr.hpp>
 #include <boost/smart_ptr/intrusive_ref_counter.hpp>
 
@@ -260,7 +261,9 @@ class BackendConnection
   std::unordered_set<std::string> scripts_;
   std::uint64_t server_client_id_ = 0;
 
-  std::deque<Pending> pending_;
+  // A devector: it reuses its room as replies come in (a deque allocates a block every few
+  // requests as it slides).
+  boost::container::devector<Pending> pending_;
   std::chrono::milliseconds failover_wait_{0};
   std::deque<Waiting> waiting_;  // came while down, not sent (oldest first)
   WriteConcernTracker writes_;

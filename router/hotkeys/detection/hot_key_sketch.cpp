@@ -4,6 +4,11 @@
 
 namespace santral::router {
 
+HotKeySketch::HotKeySketch(std::size_t capacity) : capacity_(capacity) {
+  entries_.reserve(capacity_);
+  index_.reserve(capacity_);
+}
+
 void HotKeySketch::add(std::string_view key, std::uint64_t weight, bool write, bool counter) {
   auto found = index_.find(key);
   std::uint32_t at = 0;

@@ -4,8 +4,9 @@
 #include <functional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
+
+#include <boost/unordered/unordered_flat_map.hpp>
 
 namespace santral::router {
 
@@ -24,7 +25,14 @@ class HotKeySketch {
     bool non_counter = false;  // a sampled access was not a counter command (auto-salting)
   };
 
-  explicit HotKeySketch(std::size_t capacity) : capacity_(capacity) {}
+  // Room for `capacity` keys is taken at once: counting allocates nothing after that (but a
+  // key longer than a string holds inline, the first time its entry holds one).
+  explicit HotKeySketch(std::size_t capacity);
+  // index_ views the keys in entries_: moved, never copied.
+  HotKeySketch(HotKeySketch&&) noexcept = default;
+  HotKeySketch& operator=(HotKeySketch&&) noexcept = default;
+  HotKeySketch(const HotKeySketch&) = delete;
+  HotKeySketch& operator=(const HotKeySketch&) = delete;
 
   // `counter`: the access was a counter command (router/hotkeys/salted_route.h).
   void add(std::string_view key, std::uint64_t weight, bool write, bool counter = true);
@@ -33,16 +41,9 @@ class HotKeySketch {
   std::size_t capacity() const { return capacity_; }
 
  private:
-  struct KeyHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view key) const {
-      return std::hash<std::string_view>{}(key);
-    }
-  };
-
   std::size_t capacity_;
-  std::vector<Entry> entries_;
-  std::unordered_map<std::string, std::uint32_t, KeyHash, std::equal_to<>> index_;
+  std::vector<Entry> entries_;  // reserved to capacity_: never moves, so index_ may view it
+  boost::unordered_flat_map<std::string_view, std::uint32_t> index_;  // key -> its entry
 };
 
 }  // namespace santral::router
