@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Santral beside twemproxy (nutcracker) over the same 4 redis-server shards. Ratios come from
-# one run on one machine, so compare them, not the absolute numbers.
+# Santral beside twemproxy (nutcracker) and predixy (../shared/peers/predixy/, or $PREDIXY; left
+# out when missing) over the same 4 redis-server shards. Ratios come from one run on one
+# machine, so compare them, not the absolute numbers.
 #   scripts/bench.sh            the core tables: requests/s and CPU time per request (the same
 #                               runs) of SET/GET/INCR/MSET/MGET at -P 1 and -P 16 for nutcracker
 #                               and Santral with 1 and 2 workers; p50/p99/p99.9 latency at a
@@ -15,11 +16,12 @@
 #                               busiest shard's share of backend commands), GET on one hot
 #                               key with the near cache off and on, and the core rows with
 #                               hot-key detection on and off
-#   scripts/bench.sh cpu        CPU time per request of Santral (workers: 1) beside nutcracker,
-#                               and beside SANTRAL_BEFORE (an earlier santral binary) if set
+#   scripts/bench.sh cpu        CPU time per request of Santral (workers: 1) beside nutcracker
+#                               and predixy, and beside SANTRAL_BEFORE (an earlier santral
+#                               binary) if set
 #   scripts/bench.sh syscalls   system calls per request by call (strace -c -f over
-#                               SYSCALL_REQUESTS GETs at -P 1 and -P 16), nutcracker, Santral
-#                               and SANTRAL_BEFORE if set
+#                               SYSCALL_REQUESTS GETs, SETs and MGETs of 10 at -P 1 and -P 16),
+#                               nutcracker, predixy, Santral and SANTRAL_BEFORE if set
 #   scripts/bench.sh tls        what TLS costs: requests/s and CPU per request with TLS clients
 #                               and/or TLS shards beside plain ones and nutcracker (no TLS)
 #                               (scripts/lib/bench_tls.sh)
@@ -115,6 +117,18 @@ santral_config() {  # <port> <workers>
   echo "shards:"
   for i in 0 1 2 3; do echo "  - {name: shard$i, address: 127.0.0.1:${shard_ports[$i]}}"; done
 }
+# predixy (../shared/peers/predixy/README.md): the same shards; its own hash (placement does
+# not matter to these figures), logging of errors only.
+predixy_config() {  # <port> <threads>
+  printf 'Name bench\nBind 127.0.0.1:%s\nWorkerThreads %s\nClientTimeout 300\n' "$1" "$2"
+  for level in Verb Debug Info Notice Warn; do echo "Log${level}Sample 0"; done
+  printf 'LogErrorSample 1\nAuthority {\n  Auth {\n    Mode admin\n  }\n}\n'
+  printf 'StandaloneServerPool {\n  Hash crc16\n  Distribution modula\n  RefreshMethod fixed\n'
+  printf '  ServerTimeout 1\n  KeepAlive 120\n'
+  for i in 0 1 2 3; do printf '  Group g%s {\n    + 127.0.0.1:%s\n  }\n' "$i" "${shard_ports[$i]}"; done
+  echo "}"
+}
+predixy="$(predixy_binary)"
 nutcracker_config() {  # <port>
   echo "bench:"
   echo "  listen: 127.0.0.1:$1"
@@ -161,6 +175,15 @@ start_santral "$santral" "$work_dir/santral-w2.yaml" "$s2_port"
 nc_port="$(free_port)"
 nutcracker_config "$nc_port" >"$work_dir/nutcracker.yml"
 start_nutcracker "$work_dir/nutcracker.yml" "$nc_port"
+p1_port="" p2_port=""
+if [ -n "$predixy" ]; then
+  p1_port="$(free_port)"
+  predixy_config "$p1_port" 1 >"$work_dir/predixy-t1.conf"
+  start_predixy "$work_dir/predixy-t1.conf" "$p1_port"
+  p2_port="$(free_port)"
+  predixy_config "$p2_port" 2 >"$work_dir/predixy-t2.conf"
+  start_predixy "$work_dir/predixy-t2.conf" "$p2_port"
+fi
 
 # CPU ticks (utime + stime, all threads) of a process so far.
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
@@ -180,6 +203,8 @@ measure() {
     'BEGIN { if (p == "-") print r, "-"; else printf "%s %.2f\n", r, t / hz * 1e6 / n }'
 }
 nc_pid="$(pid_on_port "$nc_port")" s1_pid="$(pid_on_port "$s1_port")" s2_pid="$(pid_on_port "$s2_port")"
+p1_pid="" p2_pid=""
+[ -n "$p1_port" ] && p1_pid="$(pid_on_port "$p1_port")" p2_pid="$(pid_on_port "$p2_port")"
 cpu_rows=""
 # One row of each table: <label> <pipeline> <test or command...>. Each target runs $repeat
 # times, interleaved with the others so that a noisy moment hits all of them; the median is
@@ -187,31 +212,40 @@ cpu_rows=""
 row() {
   local label="$1" pipeline="$2"
   shift 2
-  local direct="" nc="" w1="" w2="" nc_cpu="" w1_cpu="" w2_cpu="" m
+  local direct="" nc="" w1="" w2="" p1="" p2="" nc_cpu="" w1_cpu="" w2_cpu="" p1_cpu="" p2_cpu="" m
   for _ in $(seq 1 "$repeat"); do
     m="$(measure "${shard_ports[0]}" - "$pipeline" "$@")" direct+=" ${m% *}"
     m="$(measure "$nc_port" "$nc_pid" "$pipeline" "$@")" nc+=" ${m% *}" nc_cpu+=" ${m#* }"
+    if [ -n "$p1_port" ]; then
+      m="$(measure "$p1_port" "$p1_pid" "$pipeline" "$@")" p1+=" ${m% *}" p1_cpu+=" ${m#* }"
+      m="$(measure "$p2_port" "$p2_pid" "$pipeline" "$@")" p2+=" ${m% *}" p2_cpu+=" ${m#* }"
+    fi
     m="$(measure "$s1_port" "$s1_pid" "$pipeline" "$@")" w1+=" ${m% *}" w1_cpu+=" ${m#* }"
     m="$(measure "$s2_port" "$s2_pid" "$pipeline" "$@")" w2+=" ${m% *}" w2_cpu+=" ${m#* }"
   done
   direct="$(median <<<"$direct")" nc="$(median <<<"$nc")"
   w1="$(median <<<"$w1")" w2="$(median <<<"$w2")"
   nc_cpu="$(median <<<"$nc_cpu")" w1_cpu="$(median <<<"$w1_cpu")" w2_cpu="$(median <<<"$w2_cpu")"
-  printf "| %-9s | %3s | %15.0f | %12.0f | %14.0f | %8s | %14.0f | %8s |\n" "$label" "$pipeline" \
-    "$direct" "$nc" "$w1" "$(ratio "$w1" "$nc")" "$w2" "$(ratio "$w2" "$nc")"
-  cpu_rows+="$(printf "| %-9s | %3s | %10s | %11s | %8s | %11s | %8s |" "$label" "$pipeline" \
-    "$nc_cpu" "$w1_cpu" "$(ratio "$w1_cpu" "$nc_cpu")" "$w2_cpu" "$(ratio "$w2_cpu" "$nc_cpu")")"$'\n'
+  p1="$(median <<<"$p1")" p2="$(median <<<"$p2")" p1_cpu="$(median <<<"$p1_cpu")" p2_cpu="$(median <<<"$p2_cpu")"
+  printf "| %-9s | %3s | %15.0f | %10.0f | %10s | %10s | %9.0f | %6s | %6s | %9.0f | %6s |\n" "$label" \
+    "$pipeline" "$direct" "$nc" "${p1:--}" "${p2:--}" "$w1" "$(ratio "$w1" "$nc")" \
+    "$(ratio "$w1" "${p1:-0}")" "$w2" "$(ratio "$w2" "${p2:-0}")"
+  cpu_rows+="$(printf "| %-9s | %3s | %10s | %10s | %10s | %9s | %6s | %6s | %9s | %6s |" "$label" \
+    "$pipeline" "$nc_cpu" "${p1_cpu:--}" "${p2_cpu:--}" "$w1_cpu" "$(ratio "$w1_cpu" "$nc_cpu")" \
+    "$(ratio "$w1_cpu" "${p1_cpu:-0}")" "$w2_cpu" "$(ratio "$w2_cpu" "${p2_cpu:-0}")")"$'\n'
 }
 
 echo
-echo "Santral vs twemproxy $(nutcracker --version 2>&1 | head -1 | awk '{print $NF}'), $(date -u +%Y-%m-%d), $(nproc) cores,"
+echo "Santral vs twemproxy $(nutcracker --version 2>&1 | head -1 | awk '{print $NF}') and predixy 1.0.5 (p t=N: N threads), $(date -u +%Y-%m-%d), $(nproc) cores,"
+[ -z "$predixy" ] && echo "(no predixy here: ../shared/peers/predixy/predixy or \$PREDIXY; its columns show -)"
 echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); redis-benchmark -c $clients -n $requests -r 100000,"
 echo "median of $repeat interleaved runs per cell"
 echo
 echo "Requests per second:"
 echo
-printf "| %-9s | %3s | %13s | %12s | %14s | %8s | %14s | %8s |\n" test P "redis (1 shard)" nutcracker "santral w=1" "w=1 / nc" "santral w=2" "w=2 / nc"
-printf "|%s|\n" "-----------|-----|-----------------|--------------|----------------|----------|----------------|----------"
+printf "| %-9s | %3s | %15s | %10s | %10s | %10s | %9s | %6s | %6s | %9s | %6s |\n" test P "redis (1 shard)" \
+  nutcracker "predixy t=1" "predixy t=2" "santral w=1" "w1/nc" "w1/p1" "santral w=2" "w2/p2"
+printf "|%s|\n" "-----------|-----|-----------------|------------|------------|------------|-----------|--------|--------|-----------|-------"
 mget=(MGET)
 for i in $(seq 1 10); do mget+=("key:__rand_int__"); done
 for pipeline in 1 16; do
@@ -223,14 +257,17 @@ done
 echo
 echo "CPU time per request, µs (utime + stime of the proxy process, all its threads, same runs):"
 echo
-printf "| %-9s | %3s | %10s | %11s | %8s | %11s | %8s |\n" test P nutcracker "santral w=1" "w=1 / nc" "santral w=2" "w=2 / nc"
-printf "|%s|\n" "-----------|-----|------------|-------------|----------|-------------|----------"
+printf "| %-9s | %3s | %10s | %10s | %10s | %9s | %6s | %6s | %9s | %6s |\n" test P nutcracker "predixy t=1" \
+  "predixy t=2" "santral w=1" "w1/nc" "w1/p1" "santral w=2" "w2/p2"
+printf "|%s|\n" "-----------|-----|------------|------------|------------|-----------|--------|--------|-----------|-------"
 printf "%s" "$cpu_rows"
 
 # Latency at a fixed offered load (open loop: scripts/lib/bench_latency.sh).
 if [ -x "$loadgen" ]; then
   source "$root/scripts/lib/bench_latency.sh"
-  latency_table nutcracker="$nc_port" "santral w=1"="$s1_port" "santral w=2"="$s2_port"
+  peers=(nutcracker="$nc_port")
+  [ -n "$p1_port" ] && peers+=("predixy t=1"="$p1_port" "predixy t=2"="$p2_port")
+  latency_table "${peers[@]}" "santral w=1"="$s1_port" "santral w=2"="$s2_port"
 else
   echo; echo "(no latency table: $loadgen is not built)"
 fi

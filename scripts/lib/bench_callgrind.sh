@@ -1,6 +1,7 @@
 # scripts/bench.sh callgrind: instructions per proxied GET (valgrind --tool=callgrind, counted
 # only while CALLGRIND_REQUESTS GETs at -P 1 run, not at start-up), Santral (workers: 1) beside
-# nutcracker over the same shards, with each one's top functions by their own instructions.
+# nutcracker and predixy over the same shards, with each one's top functions by their own
+# instructions; then Santral's allocations per GET and per SET (valgrind --tool=dhat).
 # Sourced by bench.sh after the shards are up.
 
 callgrind_requests="${CALLGRIND_REQUESTS:-20000}"
@@ -40,12 +41,17 @@ cg_nc_port="$(free_port)"
 nutcracker_config "$cg_nc_port" >"$work_dir/nutcracker-cg.yml"
 callgrind_proxy "nutcracker" "$cg_nc_port" nutcracker -c "$work_dir/nutcracker-cg.yml" \
   -s "$(free_port)" -a 127.0.0.1 -o "$work_dir/nutcracker-cg.log"
+if [ -n "$predixy" ]; then  # stripped: its totals count, its function names do not show
+  cg_px_port="$(free_port)"
+  predixy_config "$cg_px_port" 1 >"$work_dir/predixy-cg.conf"
+  callgrind_proxy "predixy (WorkerThreads 1)" "$cg_px_port" "$predixy" "$work_dir/predixy-cg.conf"
+fi
 
 # Allocations per proxied GET (valgrind --tool=dhat): two runs that differ only in the number
 # of GETs; the difference of their totals, over the difference of the GETs, is what a request
-# allocates (start-up and the connections cancel out). <requests> -> "<blocks> <bytes>"
+# allocates (start-up and the connections cancel out). <requests> <test> -> "<blocks> <bytes>"
 dhat_totals() {
-  local requests="$1" port log pid
+  local requests="$1" test="$2" port log pid
   port="$(free_port)"
   log="$work_dir/dhat-$requests.log"
   santral_config "$port" 1 >"$work_dir/santral-dhat.yaml"
@@ -54,15 +60,17 @@ dhat_totals() {
   pid=$!
   started_pids+=($pid)
   for _ in $(seq 1 600); do [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && break; sleep 0.1; done
-  redis-benchmark -p "$port" -c 10 -n "$requests" -r 100000 -t get -q >/dev/null 2>&1
+  redis-benchmark -p "$port" -c 10 -n "$requests" -r 100000 -t "$test" -q >/dev/null 2>&1
   kill -INT "$pid"
   wait "$pid" 2>/dev/null || true
   awk '/Total:/ {gsub(",", ""); for (i = 1; i <= NF; i++) { if ($i == "bytes") b = $(i-1); if ($i == "blocks") k = $(i-1) } print k, b; exit}' "$log"
 }
 [ -n "${CALLGRIND_ONLY:-}" ] && return 0
 small=5000 large=25000
-read -r small_blocks small_bytes <<<"$(dhat_totals "$small")"
-read -r large_blocks large_bytes <<<"$(dhat_totals "$large")"
-echo
-awk -v b1="$small_blocks" -v b2="$large_blocks" -v y1="$small_bytes" -v y2="$large_bytes" \
-  -v n="$((large - small))" 'BEGIN { printf "santral (workers: 1): %.3f allocations and %.1f bytes allocated per GET (valgrind --tool=dhat, %d GETs against %d, -c 10)\n", (b2 - b1) / n, (y2 - y1) / n, n + 5000, 5000 }'
+for test in get set; do
+  read -r small_blocks small_bytes <<<"$(dhat_totals "$small" "$test")"
+  read -r large_blocks large_bytes <<<"$(dhat_totals "$large" "$test")"
+  [ "$test" = get ] && echo
+  awk -v b1="$small_blocks" -v b2="$large_blocks" -v y1="$small_bytes" -v y2="$large_bytes" \
+    -v n="$((large - small))" -v t="${test^^}" 'BEGIN { printf "santral (workers: 1): %.3f allocations and %.1f bytes allocated per %s (valgrind --tool=dhat, %d %ss against %d, -c 10)\n", (b2 - b1) / n, (y2 - y1) / n, t, n + 5000, t, 5000 }'
+done

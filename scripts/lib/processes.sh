@@ -114,6 +114,20 @@ start_nutcracker() {
   wait_ping "$port"
 }
 
+# predixy (a peer for benchmarks only: ../shared/peers/predixy/, or $PREDIXY), or nothing.
+predixy_binary() {
+  local candidate="${PREDIXY:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/../shared/peers/predixy/predixy}"
+  [ -x "$candidate" ] && echo "$candidate"
+  return 0
+}
+
+# start_predixy <config> <port>
+start_predixy() {
+  local config="$1" port="$2"
+  spawn "$(predixy_binary)" "$config" >"$work_dir/predixy-$port.log" 2>&1
+  wait_ping "$port"
+}
+
 # The pid of the process listening on a local port.
 pid_on_port() {
   ss -Hltnp "sport = :$1" | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1
