@@ -49,7 +49,7 @@
 # Environment: REQUESTS (default 200000), CLIENTS (50), IDLE ("10000 50000" idle connections),
 # LOADGEN (santral-loadgen for the latency table, built into build-release),
 # REPEAT (3 runs per cell, median shown), SANTRAL (a santral binary to use instead of building
-# build-release). reshard: KEYS (200000), BATCHES ("100 500"), THROTTLE (20000), BIG_ELEMENTS
+# build-release). reshard: KEYS (200000), VALUE_BYTES (100), BATCHES ("100 500"), THROTTLE (20000), BIG_ELEMENTS
 # (2000000), BIG_WAIT (25 s before a big-key move is given up on), BEFORE_S (2 s of GETs before
 # the move), GET_RATE (5000: the latency client's GETs a second at most), WORKERS (1).
 # failover: KILLS (10), STOPS (5), DOWN_AFTER_MS (1000, Sentinel's down-after-milliseconds),

@@ -48,6 +48,9 @@ struct Mover::Source {
   std::size_t db = 0;  // into databases
   BackendConnectionPtr connection;
   std::string cursor = "0";
+  // The next SCAN page, asked behind the last batch's MIGRATEs (same round trip); empty when
+  // none was asked or it failed.
+  std::string next_page;
   std::uint64_t moved_this_pass = 0;
   bool failed_this_pass = false;
   bool refused_this_pass = false;  // a MIGRATE met another router's receiving mark
@@ -155,11 +158,17 @@ void Mover::begin(Source& source) {
              });
 }
 
+std::string Mover::scan_request(const Source& source) const {
+  return command_bytes(
+      {"SCAN", source.cursor, "COUNT", std::to_string(topology_->config->resharding.batch_keys)});
+}
+
 void Mover::scan(Source& source) {
   if (stopped_) return;
-  auto count = std::to_string(topology_->config->resharding.batch_keys);
+  if (auto page = std::exchange(source.next_page, {}); !page.empty() && !page.starts_with("-"))
+    return scanned(source, page);
   std::weak_ptr<bool> alive = alive_;
-  call_shard(*source.connection, {command_bytes({"SCAN", source.cursor, "COUNT", count})},
+  call_shard(*source.connection, {scan_request(source)},
              [this, alive, &source](std::vector<std::string> replies) {
                if (alive.expired() || !*alive.lock()) return;
                scanned(source, replies[0]);
@@ -210,11 +219,16 @@ void Mover::scanned(Source& source, const std::string& reply) {
                                                           groups[g])
                                : migrate_command(*topology_->config, map.shard(targets[g]).address,
                                                  database, groups[g]));
+  // The next page behind the MIGRATEs: it runs once they have (a shard runs one command at a
+  // time), and saves the walk a round trip per batch.
+  bool scan_ahead = next != "0";
+  if (scan_ahead) requests.push_back(scan_request(source));
   auto batch = std::make_shared<Batch>();
   batch->source = &source;
   batch->targets = std::move(targets);
   batch->requests = std::move(requests);
   batch->keys = keys;
+  batch->scan_ahead = scan_ahead;
   for (const auto& group : groups) batch->sizes.push_back(group.size());
   batch->claim.sources = {map.shard(source.shard).address.text()};
   for (std::size_t target : batch->targets)
@@ -275,6 +289,7 @@ std::function<void(const std::vector<std::string>&)> Mover::finisher(
     if (--batches->in_flight == 0 && batches->drained)
       return std::exchange(batches->drained, nullptr)();
     if (alive.expired() || !*alive.lock()) return;
+    if (batch->scan_ahead) batch->source->next_page = replies.back();
     moved(*batch->source, replies, batch->sizes, batch->keys);
   };
 }
@@ -294,6 +309,7 @@ BackendConnection* Mover::mark_connection(std::size_t shard) {
 void Mover::moved(Source& source, const std::vector<std::string>& replies,
                   const std::vector<std::size_t>& sizes, std::size_t keys) {
   std::uint64_t batch_keys = 0, batch_bytes = 0;
+  bool failed = false, refused = false;  // this batch's
   std::size_t first = 0;
   for (std::size_t g = 0; g < sizes.size(); ++g) {
     const std::string& result = replies[keys + g];
@@ -314,9 +330,9 @@ void Mover::moved(Source& source, const std::vector<std::string>& replies,
         batch_bytes += bytes;
       }
     } else if (refused_as_receiving(result)) {
-      source.refused_this_pass = true;  // not an error: the next pass sends these again
+      refused = true;  // not an error: the next pass sends these again
     } else {
-      source.failed_this_pass = true;
+      failed = true;
       ++progress_.errors;
       progress_.last_error =
           fmt::format("MIGRATE from shard '{}': {}", topology_->map->shard(source.shard).name,
@@ -327,9 +343,13 @@ void Mover::moved(Source& source, const std::vector<std::string>& replies,
   progress_.keys_moved += batch_keys;
   progress_.bytes_moved += batch_bytes;
   source.moved_this_pass += batch_keys;
+  source.failed_this_pass = source.failed_this_pass || failed;
+  source.refused_this_pass = source.refused_this_pass || refused;
+  // A pause after a batch that failed (no hot loop against a shard that is down), not after
+  // every batch of the pass: the pages after it go at the walk's pace.
   auto pause = throttle(batch_keys, batch_bytes);
-  if (source.failed_this_pass && pause < kRetryAfter) pause = kRetryAfter;  // no hot loop
-  if (source.refused_this_pass && pause < kRefusedPause) pause = kRefusedPause;
+  if (failed && pause < kRetryAfter) pause = kRetryAfter;
+  if (refused && pause < kRefusedPause) pause = kRefusedPause;
   if (source.cursor == "0") {
     if (pause.count() == 0) return pass_done(source);
     source.timer.expires_after(pause);
@@ -391,6 +411,7 @@ void Mover::pass_done(Source& source) {
     source.failed_this_pass = false;
     source.refused_this_pass = false;
     source.cursor = "0";
+    source.next_page.clear();
     if (again) return scan(source);
     if (++source.db < source.databases.size()) return begin(source);
     source.done = true;

@@ -57,16 +57,20 @@ class Mover {
 
  private:
   struct Source;
-  struct Batch {  // one SCAN page's keys: MEMORY USAGE each, then a MIGRATE per target
+  // One SCAN page's keys: MEMORY USAGE each, then a MIGRATE per target, then (scan_ahead) the
+  // next page's SCAN.
+  struct Batch {
     Source* source = nullptr;
     std::vector<std::size_t> targets;
     std::vector<std::string> requests;
     std::vector<std::size_t> sizes;  // keys per target
     std::size_t keys = 0;
+    bool scan_ahead = false;
     MigrationGate::Claim claim;
     std::string holder;  // of its receiving marks, in a fleet
   };
   void begin(Source& source);
+  std::string scan_request(const Source& source) const;
   void scan(Source& source);
   void scanned(Source& source, const std::string& reply);
   void mark(const std::shared_ptr<Batch>& batch);

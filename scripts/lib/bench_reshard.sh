@@ -1,7 +1,7 @@
 # scripts/bench.sh reshard: sourced by bench.sh (root, santral, repeat, median, and
 # processes.sh's helpers). Every run has its own 4 fresh shards and its own Santral.
 #
-# 1. KEYS keys (100-byte values, one in four with a TTL) are written through Santral
+# 1. KEYS keys (VALUE_BYTES-byte values, default 100, one in four with a TTL) are written through Santral
 #    (workers: 1) to 3 shards; a 4th shard is added by rewriting the config and SANTRAL RELOAD;
 #    SANTRAL RESHARD PLAN is shown, APPROVE starts the move and STATUS is polled until idle.
 #    Keys and MB (by MEMORY USAGE, as STATUS counts them) moved, seconds (STATUS elapsed_s, from
@@ -28,14 +28,16 @@ big_wait="${BIG_WAIT:-25}"
 before_s="${BEFORE_S:-2}"
 reshard_workers="${WORKERS:-1}"
 probe_rate="${GET_RATE:-5000}"
+value_bytes="${VALUE_BYTES:-100}"
 
 # The same key names as redis-benchmark's key:__rand_int__, so the probe reads loaded keys.
-awk -v n="$reshard_keys" 'BEGIN {
-  v = sprintf("%0100d", 0); gsub(/0/, "v", v)
+awk -v n="$reshard_keys" -v size="$value_bytes" 'BEGIN {
+  v = ""; for (j = 0; j < size; j++) v = v "v"  # (mawk: sprintf has an 8 KB limit)
+  ORS = ""
   for (i = 0; i < n; i++) {
     k = sprintf("key:%012d", i)
-    if (i % 4 == 0) printf "*5\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$100\r\n%s\r\n$2\r\nEX\r\n$4\r\n3600\r\n", length(k), k, v
-    else printf "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$100\r\n%s\r\n", length(k), k, v
+    if (i % 4 == 0) print "*5\r\n$3\r\nSET\r\n$" length(k) "\r\n" k "\r\n$" size "\r\n" v "\r\n$2\r\nEX\r\n$4\r\n3600\r\n"
+    else print "*3\r\n$3\r\nSET\r\n$" length(k) "\r\n" k "\r\n$" size "\r\n" v "\r\n"
   }
 }' >"$work_dir/load.resp"
 
@@ -199,7 +201,7 @@ published_row() {  # <label> <keys/s> <MB/s>
 
 echo
 echo "Resharding: add a 4th shard to a ketama ring of 3 (murmur) holding $reshard_keys keys"
-echo "(100-byte values, one in four with a TTL); Santral w=$reshard_workers, redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/'),"
+echo "($value_bytes-byte values, one in four with a TTL); Santral w=$reshard_workers, redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/'),"
 echo "$(date -u +%Y-%m-%d), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //');"
 echo "median of $repeat runs per row. MB by MEMORY USAGE (what STATUS counts), 1 MB = 10^6 bytes."
 echo "GET latency: one client, one GET at a time of a random loaded key through Santral, at most"
