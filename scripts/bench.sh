@@ -226,7 +226,10 @@ row() {
   direct="$(median <<<"$direct")" nc="$(median <<<"$nc")"
   w1="$(median <<<"$w1")" w2="$(median <<<"$w2")"
   nc_cpu="$(median <<<"$nc_cpu")" w1_cpu="$(median <<<"$w1_cpu")" w2_cpu="$(median <<<"$w2_cpu")"
-  p1="$(median <<<"$p1")" p2="$(median <<<"$p2")" p1_cpu="$(median <<<"$p1_cpu")" p2_cpu="$(median <<<"$p2_cpu")"
+  if [ -n "$p1" ]; then  # redis-benchmark gives predixy's rates with decimals
+    p1="$(printf "%.0f" "$(median <<<"$p1")")" p2="$(printf "%.0f" "$(median <<<"$p2")")"
+    p1_cpu="$(median <<<"$p1_cpu")" p2_cpu="$(median <<<"$p2_cpu")"
+  fi
   printf "| %-9s | %3s | %15.0f | %10.0f | %10s | %10s | %9.0f | %6s | %6s | %9.0f | %6s |\n" "$label" \
     "$pipeline" "$direct" "$nc" "${p1:--}" "${p2:--}" "$w1" "$(ratio "$w1" "$nc")" \
     "$(ratio "$w1" "${p1:-0}")" "$w2" "$(ratio "$w2" "${p2:-0}")"

@@ -136,7 +136,7 @@ class SentinelEvents::Subscription : public std::enable_shared_from_this<Subscri
   bool said_subscribed_ = false;
 };
 
-SentinelEvents::SentinelEvents(const config::SentinelSettings& sentinel, Heard heard) {
+SentinelEvents::SentinelEvents(const config::SentinelSettings& sentinel, const Heard& heard) {
   for (const auto& address : sentinel.addresses) {
     subscriptions_.push_back(std::make_shared<Subscription>(io_, address, sentinel, heard));
     subscriptions_.back()->start();

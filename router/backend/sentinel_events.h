@@ -24,7 +24,7 @@ class SentinelEvents {
                                    const std::string& payload)>;
   static constexpr const char* kChannels[] = {"+switch-master", "+sdown", "-sdown", "+odown"};
 
-  SentinelEvents(const config::SentinelSettings& sentinel, Heard heard);
+  SentinelEvents(const config::SentinelSettings& sentinel, const Heard& heard);
   ~SentinelEvents();
   SentinelEvents(const SentinelEvents&) = delete;
   SentinelEvents& operator=(const SentinelEvents&) = delete;
