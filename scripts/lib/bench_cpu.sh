@@ -54,8 +54,9 @@ for pipeline in 1 16; do
       now+=" $(cpu_us "$cpu_port" "$pipeline" "$t")"
       [ -n "$before_port" ] && before+=" $(cpu_us "$before_port" "$pipeline" "$t")"
     done
-    nc="$(median <<<"$nc")" now="$(median <<<"$now")" px="$(median <<<"$px")"
-    before="$(median <<<"$before")"
+    nc="$(median <<<"$nc")" now="$(median <<<"$now")"
+    [ -n "$px" ] && px="$(median <<<"$px")"
+    [ -n "$before" ] && before="$(median <<<"$before")"
     printf "| %-4s | %3s | %10s | %10s | %14s | %13s | %7s | %7s | %9s |\n" "${t^^}" "$pipeline" "$nc" \
       "${px:--}" "${before:--}" "$now" "$(ratio "$now" "$nc")" "$(ratio "$now" "${px:-0}")" \
       "$(ratio "$now" "${before:-0}")"
