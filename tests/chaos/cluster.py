@@ -89,7 +89,33 @@ def _kill(proc):
             pass
 
 
-class Shard:
+class Signalled:
+    """A child process in `self.proc` that faults stop, continue and kill; `stopped` says it
+    is SIGSTOPped. Shards, etcd members and failover mode's servers share this."""
+
+    stopped = False
+
+    def running(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self):
+        """SIGKILL (after SIGCONT: a stopped process dies only once continued) and reap it."""
+        _signal(self.proc, signals.SIGCONT)
+        _signal(self.proc, signals.SIGKILL)
+        if self.proc is not None:
+            self.proc.wait()
+        self.stopped = False
+
+    def pause(self):
+        _signal(self.proc, signals.SIGSTOP)
+        self.stopped = True
+
+    def resume(self):
+        _signal(self.proc, signals.SIGCONT)
+        self.stopped = False
+
+
+class Shard(Signalled):
     """One redis-server with `appendonly yes`, `appendfsync always`, on a fixed port."""
 
     def __init__(self, spawner, name, workdir):
@@ -123,23 +149,9 @@ class Shard:
             time.sleep(0.5)
         raise RuntimeError(f"redis-server {self.name} did not start on port {self.port}")
 
-    def running(self):
-        return self.proc is not None and self.proc.poll() is None
-
     def kill(self):
-        _signal(self.proc, signals.SIGKILL)
-        if self.proc is not None:
-            self.proc.wait()
+        super().kill()
         self.kills += 1
-        self.stopped = False
-
-    def pause(self):
-        _signal(self.proc, signals.SIGSTOP)
-        self.stopped = True
-
-    def resume(self):
-        _signal(self.proc, signals.SIGCONT)
-        self.stopped = False
 
     def client(self, timeout=10.0):
         return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=timeout,

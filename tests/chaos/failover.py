@@ -89,7 +89,7 @@ def _pairs(reply):
 
 
 # ---------------------------------------------------------------------------------------------
-class Server:
+class Server(cluster.Signalled):
     """One redis-server from its own config file (which Sentinel may rewrite)."""
 
     def __init__(self, spawner, name, workdir):
@@ -131,24 +131,6 @@ class Server:
             time.sleep(0.5)
         raise RuntimeError(f"redis-server {self.name} did not start on port {self.port}: "
                            + _read(self.log_path)[-600:])
-
-    def running(self):
-        return self.proc is not None and self.proc.poll() is None
-
-    def kill(self):
-        _signal(self.proc, signal.SIGCONT)
-        _signal(self.proc, signal.SIGKILL)
-        if self.proc is not None:
-            self.proc.wait()
-        self.stopped = False
-
-    def pause(self):
-        _signal(self.proc, signal.SIGSTOP)
-        self.stopped = True
-
-    def resume(self):
-        _signal(self.proc, signal.SIGCONT)
-        self.stopped = False
 
     def client(self, timeout=10.0):
         return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=timeout,

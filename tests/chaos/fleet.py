@@ -53,7 +53,7 @@ import urllib.request
 
 import cluster
 from client import Client, Outcome, UNKNOWN
-from cluster import free_port, _signal
+from cluster import free_port
 import nemesis
 
 now = time.monotonic
@@ -72,7 +72,7 @@ OPERATOR_ACTIONS = nemesis.OPERATOR_ACTIONS
 
 
 # ---------------------------------------------------------------------------------------------
-class EtcdMember:
+class EtcdMember(cluster.Signalled):
     def __init__(self, spawner, name, workdir):
         self.spawner = spawner
         self.name = name
@@ -112,24 +112,6 @@ class EtcdMember:
                 return r.status == 200 and '"true"' in r.read().decode()
         except Exception:
             return False
-
-    def running(self):
-        return self.proc is not None and self.proc.poll() is None
-
-    def kill(self):
-        _signal(self.proc, signal.SIGCONT)
-        _signal(self.proc, signal.SIGKILL)
-        if self.proc is not None:
-            self.proc.wait()
-        self.stopped = False
-
-    def pause(self):
-        _signal(self.proc, signal.SIGSTOP)
-        self.stopped = True
-
-    def resume(self):
-        _signal(self.proc, signal.SIGCONT)
-        self.stopped = False
 
     def close(self):
         cluster._kill(self.proc)
