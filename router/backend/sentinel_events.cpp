@@ -103,9 +103,12 @@ class SentinelEvents::Subscription : public std::enable_shared_from_this<Subscri
         return false;
       }
       if (value.elements.size() == 3 && value.elements[0].text == "subscribe" &&
-          !std::exchange(said_subscribed_, true))
+          !said_subscribed_) {
+        said_subscribed_ = true;
+        last_failure_.clear();
         spdlog::info("Sentinel {}: subscribed to +switch-master, +sdown, -sdown, +odown",
                      sentinel_.text());
+      }
       if (value.elements.size() == 3 && value.elements[0].text == "message")
         heard_(sentinel_.text(), std::string(value.elements[1].text),
                std::string(value.elements[2].text));
@@ -115,9 +118,13 @@ class SentinelEvents::Subscription : public std::enable_shared_from_this<Subscri
   void again(const std::string& why) {
     boost::system::error_code ignored;
     socket_.close(ignored);
-    if (said_subscribed_)
-      spdlog::warn("Sentinel {}: its event subscription ended ({}); it is opened again every {} s",
-                   sentinel_.text(), why, kRetry.count());
+    // Said once per change of reason: a sentinel that stays down is not logged every second.
+    if (said_subscribed_ || why != last_failure_)
+      spdlog::warn(
+          "Sentinel {}: no event subscription ({}); it is tried again every {} s, and the "
+          "sentinels are still asked every 250 ms",
+          sentinel_.text(), why, kRetry.count());
+    last_failure_ = why;
     said_subscribed_ = false;
     retry_.expires_after(kRetry);
     retry_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
@@ -134,6 +141,7 @@ class SentinelEvents::Subscription : public std::enable_shared_from_this<Subscri
   std::string request_, buffer_;
   std::array<char, 4096> chunk_{};
   bool said_subscribed_ = false;
+  std::string last_failure_;  // the last reason logged
 };
 
 SentinelEvents::SentinelEvents(const config::SentinelSettings& sentinel, const Heard& heard) {
