@@ -106,6 +106,25 @@ class Signalled:
             self.proc.wait()
         self.stopped = False
 
+    def spawn_redis(self, spawner, argv, timeout):
+        """Starts redis-server with `argv` until it answers PING on self.port (only once its
+        append-only file is loaded); three tries. False when it never did."""
+        for attempt in range(3):
+            self.proc = spawner.popen(argv, stdin=subprocess.DEVNULL,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            self.stopped = False
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                if self.proc.poll() is not None:
+                    break
+                if answers_ping(self.port):
+                    return True
+                time.sleep(0.05)
+            _signal(self.proc, signals.SIGKILL)
+            self.proc.wait()
+            time.sleep(0.5)
+        return False
+
     def pause(self):
         _signal(self.proc, signals.SIGSTOP)
         self.stopped = True
@@ -132,22 +151,8 @@ class Shard(Signalled):
         argv = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
                 "--save", "", "--appendonly", "yes", "--appendfsync", "always",
                 "--dir", self.dir, "--logfile", "redis.log", "--daemonize", "no"]
-        for attempt in range(3):
-            self.proc = self.spawner.popen(argv, stdin=subprocess.DEVNULL,
-                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            self.stopped = False
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline:
-                if self.proc.poll() is not None:
-                    break
-                # PING answers only once the append-only file is loaded.
-                if answers_ping(self.port):
-                    return
-                time.sleep(0.05)
-            _signal(self.proc, signals.SIGKILL)
-            self.proc.wait()
-            time.sleep(0.5)
-        raise RuntimeError(f"redis-server {self.name} did not start on port {self.port}")
+        if not self.spawn_redis(self.spawner, argv, timeout):
+            raise RuntimeError(f"redis-server {self.name} did not start on port {self.port}")
 
     def kill(self):
         super().kill()

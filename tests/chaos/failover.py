@@ -60,7 +60,7 @@ import redis
 import cluster
 import nemesis
 from client import NOTSENT, OK, UNKNOWN, Client
-from cluster import answers_ping, free_port, _signal
+from cluster import answers_ping, free_port
 
 now = time.monotonic
 SHARDS = ["s0", "s1", "s2"]
@@ -114,21 +114,8 @@ class Server(cluster.Signalled):
             f.write("\n".join(lines) + "\n")
 
     def start(self, timeout=30.0):
-        for attempt in range(3):
-            self.proc = self.spawner.popen(["redis-server", self.conf], stdin=subprocess.DEVNULL,
-                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            self.stopped = False
-            deadline = now() + timeout
-            while now() < deadline:
-                if self.proc.poll() is not None:
-                    break
-                # PING answers only once the append-only file is loaded.
-                if answers_ping(self.port):
-                    return
-                time.sleep(0.05)
-            _signal(self.proc, signal.SIGKILL)
-            self.proc.wait()
-            time.sleep(0.5)
+        if self.spawn_redis(self.spawner, ["redis-server", self.conf], timeout):
+            return
         raise RuntimeError(f"redis-server {self.name} did not start on port {self.port}: "
                            + _read(self.log_path)[-600:])
 
