@@ -254,9 +254,10 @@ class Santral:
         self.starts = 0
         self._lock = threading.Lock()
 
-    def config_text(self, model):
-        lines = [
-            "# written by tests/chaos (the chaos harness)",
+    def common_lines(self, model, mode=""):
+        """The config's lines every mode shares (listen, workers, placement, timeouts)."""
+        return [
+            f"# written by tests/chaos (the chaos harness{mode})",
             f"listen: 127.0.0.1:{self.port}",
             "workers: 2",
             "watch_file: false",
@@ -266,6 +267,10 @@ class Santral:
             "distribution: ketama",
             f'hash_tag: "{model.hash_tag}"',
             "timeouts: {connect_ms: 1000, request_ms: 2000}",
+        ]
+
+    def config_text(self, model):
+        lines = self.common_lines(model) + [
             f"resharding: {{max_keys_per_sec: {self.max_keys_per_sec}, batch_keys: 25}}",
             "shards:",
         ]

@@ -208,17 +208,7 @@ class FailoverSantral(cluster.Santral):
 
     def config_text(self, model):
         addresses = ", ".join(f"127.0.0.1:{s.port}" for s in self.sentinels)
-        lines = [
-            "# written by tests/chaos (the chaos harness, --failover)",
-            f"listen: 127.0.0.1:{self.port}",
-            "workers: 2",
-            "watch_file: false",
-            "cross_shard_writes: allow",
-            "drain_ms: 3000",
-            f"hash: {model.hash}",
-            "distribution: ketama",
-            f'hash_tag: "{model.hash_tag}"',
-            "timeouts: {connect_ms: 1000, request_ms: 2000}",
+        lines = self.common_lines(model, ", --failover") + [
             f"sentinel: {{addresses: [{addresses}]}}",
             f"write_concern: {{replicas: {self.concern[0]}, timeout_ms: {self.concern[1]}}}",
             f"failover: {{wait_ms: {self.wait_ms}}}",
