@@ -87,6 +87,7 @@ enum class LocalHandler : std::uint8_t {
   SantralReload,
   SantralReshard,
   SantralBalance,
+  SantralAnalyze,
   SantralShardmap,
   SantralHotkeys,
   SantralSalt,

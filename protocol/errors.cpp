@@ -212,6 +212,13 @@ constexpr Entry kMessages[] = {
      "[SAMPLES <n>] [WINDOW <ms>]"},
     {ClientError::BalanceWhileMoving,
      "ERR santral: a move is {}; balance once it is over (SANTRAL RESHARD STATUS)"},
+    {ClientError::AnalyzeSyntax,
+     "ERR santral: syntax error; use SANTRAL ANALYZE <namespace | key glob> [SECONDS <n>=10] "
+     "[SAMPLE <rate>=0.05] [KEY <field | regex>] [FORMAT text|json]"},
+    {ClientError::AnalyzeBusy,
+     "ERR santral: an analysis is already running on this router; wait for it (at most its "
+     "SECONDS) and ask again"},
+    {ClientError::AnalyzeTarget, "ERR santral: cannot analyze: {}"},
     {ClientError::NotInFleet,
      "ERR santral: this router is not in a fleet (its config has no cluster:); edit its file "
      "and SANTRAL RELOAD instead"},

@@ -135,6 +135,9 @@ enum class ClientError : std::uint8_t {
   ReshardStateFile,
   BalanceSyntax,
   BalanceWhileMoving,
+  AnalyzeSyntax,
+  AnalyzeBusy,
+  AnalyzeTarget,
   // A fleet of routers sharing one map (router/cluster/).
   NotInFleet,
   MapPushSyntax,

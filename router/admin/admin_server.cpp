@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include <openssl/crypto.h>
@@ -11,10 +12,12 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <boost/url/parse_query.hpp>
 
 #include "router/admin/admin_views.h"
 #include "router/admin/dashboard_assets.h"
 #include "router/admin/placement_view.h"
+#include "router/analysis/shard_key_analysis.h"
 #include "router/hotkeys/detection/hot_key_report.h"
 #include "router/hotkeys/salting/salted_layout.h"
 #include "router/process/cluster_snapshot.h"
@@ -34,20 +37,35 @@ namespace {
 using Request = http::request<http::string_body>;
 using Response = http::response<http::string_body>;
 
+// A query string's parameter `name`, decoded; nullopt when absent.
+std::optional<std::string> query_param(std::string_view query, std::string_view name) {
+  auto params = boost::urls::parse_query(query);
+  if (!params) return std::nullopt;
+  for (const auto& param : *params)
+    if (param.key == name && param.has_value) return std::string(param.value);
+  return std::nullopt;
+}
+
 // `count=N` in a query string, at most `limit`; `limit` when absent or not a number.
 std::size_t count_in(std::string_view query, std::size_t limit) {
-  for (std::size_t at = 0; at <= query.size();) {
-    auto end = std::min(query.find('&', at), query.size());
-    auto pair = query.substr(at, end - at);
-    if (pair.starts_with("count=")) {
-      std::size_t count = 0;
-      auto digits = pair.substr(6);
-      auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), count);
-      if (ec == std::errc() && ptr == digits.data() + digits.size()) return std::min(count, limit);
-    }
-    at = end + 1;
-  }
+  auto digits = query_param(query, "count");
+  if (!digits) return limit;
+  std::size_t count = 0;
+  auto [ptr, ec] = std::from_chars(digits->data(), digits->data() + digits->size(), count);
+  if (ec == std::errc() && ptr == digits->data() + digits->size()) return std::min(count, limit);
   return limit;
+}
+
+// A number in (above, most] from a query parameter; `fallback` when absent, nullopt when bad.
+std::optional<double> number_param(std::string_view query, std::string_view name, double fallback,
+                                   double above, double most) {
+  auto text = query_param(query, name);
+  if (!text) return fallback;
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (ec != std::errc() || ptr != text->data() + text->size() || !(value > above) || value > most)
+    return std::nullopt;
+  return value;
 }
 
 // Whether a request's Authorization header carries the token, in time that does not depend on
@@ -168,11 +186,12 @@ class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
     if (target == "/placement")
       return answer(http::status::ok, placement_json(*server_.topology()).dump() + "\n");
     if (target == "/hotkeys") return hot_keys(count_in(query, 100));
+    if (target == "/analyze") return analyze(query);
     if (target == "/shards/info") return shard_info();
     if (target != "/stats" && target != "/metrics" && target != "/shards")
       return error(http::status::not_found,
                    "no such page; try / (the dashboard), /stats, /metrics, /shards, "
-                   "/shards/info, /config, /placement, /hotkeys, /reshard, /routers");
+                   "/shards/info, /config, /placement, /hotkeys, /analyze, /reshard, /routers");
     take_snapshot(server_, [self, target](const ClusterSnapshot& snapshot) {
       if (target == "/metrics")
         return self->answer(http::status::ok, prometheus_text(snapshot),
@@ -201,6 +220,32 @@ class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
                       self->answer(answer.error.empty() ? http::status::ok : http::status::conflict,
                                    body.dump(2) + "\n");
                     });
+  }
+
+  // GET /analyze?target=<namespace | glob>&seconds=10&sample=0.05&key=<field | regex>: SANTRAL
+  // ANALYZE's report as JSON, with the config that applies its recommendation, once the
+  // sampling window is over.
+  void analyze(std::string_view query) {
+    ControlPlane::AnalyzeRequest request;
+    auto target = query_param(query, "target");
+    auto seconds = number_param(query, "seconds", request.seconds, 0, 3600);
+    auto rate = number_param(query, "sample", request.rate, 0, 1);
+    if (!target || target->empty() || !seconds || !rate)
+      return error(http::status::bad_request,
+                   "use /analyze?target=<namespace or key glob>[&seconds=<n, up to 3600>]"
+                   "[&sample=<rate in (0, 1]>][&key=<field or regex>]");
+    request.target.target = *target;
+    request.target.candidate = query_param(query, "key").value_or("");
+    request.seconds = *seconds;
+    request.rate = *rate;
+    server_.analyze(std::move(request), [self = this->shared_from_this()](
+                                            const ControlPlane::AnalyzeAnswer& answer) {
+      if (!answer.error.empty()) return self->error(http::status::conflict, answer.error);
+      auto body = nlohmann::json::parse(report_json(answer.report));
+      body["config_text"] = answer.config_text;
+      self->answer(http::status::ok,
+                   body.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    });
   }
 
   // The effective config, and how the last reload went.

@@ -292,6 +292,7 @@ constexpr HandlerTable kTable = [] {
   set(LocalHandler::SantralReload, santral_reload);
   set(LocalHandler::SantralReshard, santral_reshard);
   set(LocalHandler::SantralBalance, santral_balance);
+  set(LocalHandler::SantralAnalyze, santral_analyze);
   set(LocalHandler::SantralShardmap, santral_shardmap);
   set(LocalHandler::SantralMap, santral_map);
   set(LocalHandler::SantralRouters, santral_routers);

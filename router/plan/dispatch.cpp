@@ -71,11 +71,14 @@ constexpr Route kRoutes[kRouteKinds] = {
     answer_error,             // Refused
 };
 
-// What a request does besides being routed: hot-key sampling, and evicting the near-cache
-// entries of the keys it may write.
+// What a request does besides being routed: SANTRAL ANALYZE's and hot-key sampling, and
+// evicting the near-cache entries of the keys it may write.
 void observe(const Routed& routed) {
   auto& worker = routed.session.worker();
   const auto& plan = routed.plan;
+  if (auto every = worker.shared().analysis_every.load(std::memory_order_relaxed);
+      every != 0 && worker.sampler().due(every))
+    worker.sampler().sample(routed);
   if (routed.spec.key_specs.empty()) {
     if (routed.spec.has(protocol::kWrite) && worker.shard_map().near_cache_anywhere())
       forget_all_keys(routed);  // FLUSHALL, FLUSHDB

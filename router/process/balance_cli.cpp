@@ -1,14 +1,11 @@
 #include "router/process/balance_cli.h"
 
-#include <fstream>
 #include <iostream>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "config/config.h"
-#include "protocol/reply_value.h"
-#include "router/balance/balance_proposal.h"
 #include "router/process/router_link.h"
 
 namespace santral::router {
@@ -48,39 +45,8 @@ std::optional<int> run_balance_command(int argc, char** argv) {
               << e.what() << "\n";
     return 1;
   }
-  protocol::ReplyValue reply;
-  if (!protocol::parse_reply(frame, reply)) {
-    std::cerr << "santral balance: the router's reply is not RESP\n";
-    return 1;
-  }
-  if (reply.is_error()) {
-    std::cerr << "santral balance: " << reply.text << "\n";
-    return 1;
-  }
-  std::string_view text = reply.text, config_text;
-  if (auto at = text.find(kProposedConfigMarker); at != std::string_view::npos) {
-    config_text = text.substr(at + kProposedConfigMarker.size());
-    text = text.substr(0, at);
-  }
-  std::cout << text;
-  if (write.empty()) {
-    if (!config_text.empty())
-      std::cout << "(santral balance --write FILE saves the proposed config)\n";
-    return 0;
-  }
-  if (config_text.empty()) {
-    std::cout << "nothing to write: the plan changes no config\n";
-    return 0;
-  }
-  std::ofstream out(write);
-  out << config_text;
-  if (!out.flush()) {
-    std::cerr << "santral balance: cannot write " << write << "\n";
-    return 1;
-  }
-  std::cout << "wrote the proposed config to " << write
-            << "; put it in place of the config and reload to plan the move\n";
-  return 0;
+  return print_proposal("santral balance", frame, write,
+                        "put it in place of the config and reload to plan the move");
 }
 
 }  // namespace santral::router

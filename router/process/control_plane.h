@@ -5,6 +5,7 @@
 #include <string>
 
 #include "config/topology.h"
+#include "router/analysis/shard_key_analysis.h"
 #include "router/cluster/fleet_agent.h"
 #include "router/hotkeys/salting/salt_overrides_json.h"
 #include "router/resharding/reshard_state.h"
@@ -57,6 +58,23 @@ class ControlPlane {
     std::string config_text;  // the config with the plan carried out; empty: nothing to do
   };
   virtual void balance(BalanceRequest request, std::function<void(BalanceAnswer)> done) = 0;
+
+  // SANTRAL ANALYZE: samples requests (in a fleet, every router's) and the shards' keys for
+  // `seconds`, then analyzes them; nothing is changed.
+  struct AnalyzeRequest {
+    AnalysisTarget target;
+    double seconds = 10;
+    double rate = 0.05;     // the share of requests sampled
+    unsigned draws = 200;   // RANDOMKEY draws per shard
+    bool raw = false;       // a fleet peer's part: only this router's sampled requests
+  };
+  struct AnalyzeAnswer {
+    std::string error;  // for the client; empty on success
+    AnalysisReport report;
+    std::string config_text;  // the config file with the recommendation applied; may be empty
+    std::vector<SampledRequest> raw;  // AnalyzeRequest::raw: what this router sampled
+  };
+  virtual void analyze(AnalyzeRequest request, std::function<void(AnalyzeAnswer)> done) = 0;
 };
 
 }  // namespace santral::router

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "config/config_error.h"
+#include "router/process/analyze_cli.h"
 #include "router/process/balance_cli.h"
 #include "router/process/cli.h"
 #include "router/process/fleet_start.h"
@@ -15,6 +16,7 @@ int main(int argc, char** argv) {
   using namespace santral;
   if (auto exit_code = router::run_reshard_command(argc, argv)) return *exit_code;
   if (auto exit_code = router::run_balance_command(argc, argv)) return *exit_code;
+  if (auto exit_code = router::run_analyze_command(argc, argv)) return *exit_code;
   if (auto exit_code = router::run_map_command(argc, argv)) return *exit_code;
   router::CommandLine options;
   if (auto exit_code = router::parse_command_line(argc, argv, options)) return *exit_code;

@@ -1,12 +1,20 @@
 #include "router/process/router_link.h"
 
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <iostream>
 #include <stdexcept>
+
+#include <sys/socket.h>
+#include <sys/time.h>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/write.hpp>
 
 #include "protocol/reply_scanner.h"
+#include "protocol/reply_value.h"
+#include "router/balance/balance_proposal.h"
 #include "protocol/resp_writer.h"
 
 namespace santral::router {
@@ -16,6 +24,14 @@ namespace asio = boost::asio;
 RouterLink::RouterLink(const config::Endpoint& router) : socket_(io_) {
   asio::ip::tcp::resolver resolver(io_);
   asio::connect(socket_, resolver.resolve(router.host, std::to_string(router.port)));
+}
+
+void RouterLink::set_timeout(std::chrono::milliseconds timeout) {
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(timeout.count() / 1000);
+  tv.tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000);
+  for (int option : {SO_RCVTIMEO, SO_SNDTIMEO})
+    ::setsockopt(socket_.native_handle(), SOL_SOCKET, option, &tv, sizeof tv);
 }
 
 std::string RouterLink::call(const std::vector<std::string_view>& args) {
@@ -32,9 +48,15 @@ std::string RouterLink::call(const std::vector<std::string_view>& args) {
       return frame;
     }
     if (status == protocol::ScanStatus::Error) throw std::runtime_error("not a RESP reply");
+    // recv itself rather than Asio's blocking read, which would poll past set_timeout's limit.
     char chunk[4096];
-    std::size_t got = socket_.read_some(asio::buffer(chunk));
-    buffer_.append(chunk, got);
+    auto got = ::recv(socket_.native_handle(), chunk, sizeof chunk, 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got == 0) throw std::runtime_error("the router closed the connection");
+    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      throw std::runtime_error("the router did not answer in time");
+    if (got < 0) throw std::runtime_error(std::string("reading the reply: ") + std::strerror(errno));
+    buffer_.append(chunk, static_cast<std::size_t>(got));
   }
 }
 
@@ -54,6 +76,41 @@ std::unique_ptr<RouterLink> RouterOptions::connect(const config::Endpoint& endpo
   auto link = std::make_unique<RouterLink>(endpoint);
   if (!password.empty()) link->call({"AUTH", password});
   return link;
+}
+
+int print_proposal(std::string_view tool, const std::string& frame, const std::string& write,
+                   std::string_view then) {
+  protocol::ReplyValue reply;
+  if (!protocol::parse_reply(frame, reply)) {
+    std::cerr << tool << ": the router's reply is not RESP\n";
+    return 1;
+  }
+  if (reply.is_error()) {
+    std::cerr << tool << ": " << reply.text << "\n";
+    return 1;
+  }
+  std::string_view text = reply.text, config_text;
+  if (auto at = text.find(kProposedConfigMarker); at != std::string_view::npos) {
+    config_text = text.substr(at + kProposedConfigMarker.size());
+    text = text.substr(0, at);
+  }
+  std::cout << text;
+  if (write.empty()) {
+    if (!config_text.empty()) std::cout << "(" << tool << " --write FILE saves the proposed config)\n";
+    return 0;
+  }
+  if (config_text.empty()) {
+    std::cout << "nothing to write: no config change is proposed\n";
+    return 0;
+  }
+  std::ofstream out(write);
+  out << config_text;
+  if (!out.flush()) {
+    std::cerr << tool << ": cannot write " << write << "\n";
+    return 1;
+  }
+  std::cout << "wrote the proposed config to " << write << "; " << then << "\n";
+  return 0;
 }
 
 }  // namespace santral::router

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,7 +22,10 @@ class RouterLink {
  public:
   explicit RouterLink(const config::Endpoint& router);  // throws when it cannot connect
 
-  // The reply's frame (throws on a lost connection or a reply that is not RESP).
+  // A reply not in within `timeout` fails the call (0: wait for ever, the default).
+  void set_timeout(std::chrono::milliseconds timeout);
+
+  // The reply's frame (throws on a lost connection, a timeout or a reply that is not RESP).
   std::string call(const std::vector<std::string_view>& args);
 
  private:
@@ -41,5 +45,11 @@ struct RouterOptions {
   // A link to it, authenticated with --password when one is given; throws when it cannot connect.
   std::unique_ptr<RouterLink> connect(const config::Endpoint& endpoint) const;
 };
+
+// Prints a router's report reply (SANTRAL BALANCE PLAN, SANTRAL ANALYZE) for `tool`: the text
+// before the proposed config's marker; with `write`, saves the proposed config there and tells
+// the operator what to do with it (`then`). Returns the exit code.
+int print_proposal(std::string_view tool, const std::string& frame, const std::string& write,
+                   std::string_view then);
 
 }  // namespace santral::router

@@ -20,6 +20,7 @@
 #include "router/backend/write_fence.h"
 #include "router/hotkeys/detection/hot_key_report.h"
 #include "router/hotkeys/salting/salting_change.h"
+#include "router/process/analyze_run.h"
 #include "router/process/balance_run.h"
 #include "router/process/fan_out.h"
 #include "router/process/fence.h"
@@ -529,6 +530,12 @@ void Server::balance(BalanceRequest request, std::function<void(BalanceAnswer)> 
                    {},
                    {}});
     run_balance(*this, std::move(request), std::move(done));
+  });
+}
+
+void Server::analyze(AnalyzeRequest request, std::function<void(AnalyzeAnswer)> done) {
+  asio::post(io_, [this, request = std::move(request), done = std::move(done)]() mutable {
+    run_analysis(*this, std::move(request), std::move(done));
   });
 }
 

@@ -61,6 +61,7 @@ class Server final : public ControlPlane, private MoveHost {
   void reload(std::function<void(ReloadResult)> done) override;
   void reshard(ReshardVerb verb, std::function<void(ReshardAnswer)> done) override;
   void balance(BalanceRequest request, std::function<void(BalanceAnswer)> done) override;
+  void analyze(AnalyzeRequest request, std::function<void(AnalyzeAnswer)> done) override;
   void push_map(std::string text, std::function<void(ReloadResult)> done) override;
   std::optional<FleetAgent::View> fleet_view() const override;
   void share_salting(SaltChange change, std::function<void(std::string)> done) override;

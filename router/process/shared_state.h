@@ -48,6 +48,9 @@ struct SharedState {
   // In a fleet: the version of a map etcd holds that this router refused although the fleet
   // moved keys to it (or past its own); 0 when none. Nothing is routed while it is set.
   std::atomic<std::uint64_t> fleet_map_refused{0};
+  // SANTRAL ANALYZE: while an analysis runs, every worker samples one request in this many
+  // (router/analysis/request_sampler.h); 0 when none runs. Read once per request.
+  std::atomic<std::uint32_t> analysis_every{0};
   // Every MIGRATE of this process (pulls, the walk) waits here while it would make a cycle.
   MigrationGate migrations;
   // What the shards know (their versions, the commands Santral's table lacks): read and

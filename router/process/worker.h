@@ -16,6 +16,7 @@
 
 #include "config/topology.h"
 #include "protocol/learned_commands.h"
+#include "router/analysis/request_sampler.h"
 #include "router/backend/connection_pool.h"
 #include "router/backend/replica_watch.h"
 #include "router/metrics/stats.h"
@@ -82,6 +83,8 @@ class Worker {
   ScriptCache& scripts() { return scripts_; }
   // Hot-key sampling (router/hotkeys/hotkey_detector.h).
   HotKeyDetector& hotkeys() { return *hotkeys_; }
+  // SANTRAL ANALYZE: the requests this worker sampled (router/analysis/request_sampler.h).
+  RequestSampler& sampler() { return sampler_; }
   // Which keys are salted counters here: the config's rules with SANTRAL SALT/UNSALT applied.
   SaltTable& salts() { return *salts_; }
   // Hot reads answered here, and the connections that keep them coherent (near_cache:).
@@ -166,6 +169,7 @@ class Worker {
   ConnectionPool pool_;
   ScriptCache scripts_;
   std::unique_ptr<HotKeyDetector> hotkeys_;
+  RequestSampler sampler_;
   std::unique_ptr<SaltTable> salts_;
   std::unique_ptr<NearCache> near_cache_;
   std::unique_ptr<TrackingConnections> tracking_;

@@ -8,13 +8,15 @@
 
 #include "config/config.h"
 #include "config/shard_map.h"
-#include "tools/strategy_report/grow.h"
-#include "tools/strategy_report/metrics.h"
-#include "tools/strategy_report/replay.h"
+#include "config/whatif/grow.h"
+#include "config/whatif/metrics.h"
+#include "config/whatif/replay.h"
 #include "tools/strategy_report/table.h"
-#include "tools/strategy_report/trace.h"
+#include "config/whatif/trace.h"
 
 namespace santral::strategy_report {
+
+using namespace whatif;  // the what-if replay (config/whatif/) this tool reports on
 namespace {
 
 std::vector<std::size_t> shards_of(const config::ShardMap& map, std::int16_t space) {

@@ -6,9 +6,11 @@
 #include <vector>
 
 #include "config/config.h"
-#include "tools/strategy_report/trace.h"
+#include "config/whatif/trace.h"
 
 namespace santral::strategy_report {
+
+using whatif::Trace;
 
 // The seed lesson "Bolumleme Stratejileri" (bolum/strateji.mjs), its assumptions by their codes.
 struct LessonModel {

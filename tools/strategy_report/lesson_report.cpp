@@ -12,14 +12,16 @@
 #include <fmt/format.h>
 
 #include "config/shard_map.h"
-#include "tools/strategy_report/grow.h"
+#include "config/whatif/grow.h"
 #include "tools/strategy_report/lesson_model.h"
-#include "tools/strategy_report/metrics.h"
+#include "config/whatif/metrics.h"
 #include "tools/strategy_report/rebalance_report.h"
-#include "tools/strategy_report/replay.h"
+#include "config/whatif/replay.h"
 #include "tools/strategy_report/table.h"
 
 namespace santral::strategy_report {
+
+using namespace whatif;  // the what-if replay (config/whatif/) this tool reports on
 namespace {
 
 using config::Strategy;

@@ -6,16 +6,17 @@
 
 #include "config/balance/planner.h"
 #include "config/shard_map.h"
-#include "tools/strategy_report/group_balance.h"
-#include "tools/strategy_report/grow.h"
+#include "config/whatif/group_balance.h"
+#include "config/whatif/grow.h"
 #include "tools/strategy_report/lesson_model.h"
 #include "tools/strategy_report/lesson_rebalance.h"
-#include "tools/strategy_report/metrics.h"
-#include "tools/strategy_report/replay.h"
-#include "tools/strategy_report/trace.h"
+#include "config/whatif/metrics.h"
+#include "config/whatif/replay.h"
+#include "config/whatif/trace.h"
 
 using namespace santral;
 using namespace santral::strategy_report;
+using namespace santral::whatif;
 
 namespace {
 

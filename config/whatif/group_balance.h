@@ -5,7 +5,7 @@
 #include <span>
 #include <vector>
 
-namespace santral::strategy_report {
+namespace santral::whatif {
 
 // The lesson's first placement of a directory (ilkAtama): groups in order of falling load, each
 // to the least loaded shard (the lowest index on a tie). Returns the shard of each group.
@@ -23,4 +23,4 @@ std::size_t fill_new_shard(std::span<const std::uint64_t> group_loads,
                            std::vector<std::size_t>& group_shard,
                            std::vector<std::uint64_t>& shard_loads, std::size_t new_shard);
 
-}  // namespace santral::strategy_report
+}  // namespace santral::whatif

@@ -1,9 +1,9 @@
-#include "tools/strategy_report/metrics.h"
+#include "config/whatif/metrics.h"
 
 #include <algorithm>
 #include <numeric>
 
-namespace santral::strategy_report {
+namespace santral::whatif {
 
 double hot_spot_ratio(std::span<const std::uint64_t> loads, std::span<const std::size_t> shards,
                       std::span<const std::uint32_t> weights) {
@@ -66,4 +66,4 @@ ScanCost scan_cost(std::span<const std::size_t> touched,
   return cost;
 }
 
-}  // namespace santral::strategy_report
+}  // namespace santral::whatif

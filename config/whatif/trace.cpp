@@ -1,4 +1,4 @@
-#include "tools/strategy_report/trace.h"
+#include "config/whatif/trace.h"
 
 #include <charconv>
 #include <fstream>
@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-namespace santral::strategy_report {
+namespace santral::whatif {
 namespace {
 
 bool blank(char c) {
@@ -77,4 +77,4 @@ void write_trace(std::ostream& out, const Trace& trace) {
   }
 }
 
-}  // namespace santral::strategy_report
+}  // namespace santral::whatif

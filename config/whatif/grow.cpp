@@ -1,4 +1,4 @@
-#include "tools/strategy_report/grow.h"
+#include "config/whatif/grow.h"
 
 #include <algorithm>
 #include <map>
@@ -9,10 +9,10 @@
 #include <fmt/format.h>
 
 #include "config/namespace/range_table.h"
-#include "tools/strategy_report/group_balance.h"
-#include "tools/strategy_report/metrics.h"
+#include "config/whatif/group_balance.h"
+#include "config/whatif/metrics.h"
 
-namespace santral::strategy_report {
+namespace santral::whatif {
 namespace {
 
 using config::Strategy;
@@ -192,4 +192,4 @@ config::Config with_added_shard(const config::Config& config, const config::Shar
   return grown;
 }
 
-}  // namespace santral::strategy_report
+}  // namespace santral::whatif

@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "config/namespace/namespace_config.h"
-#include "tools/strategy_report/replay.h"
-#include "tools/strategy_report/trace.h"
+#include "config/whatif/replay.h"
+#include "config/whatif/trace.h"
 
-namespace santral::strategy_report {
+namespace santral::whatif {
 
 // Replay keys of one namespace, or of every namespace and the default placement.
 constexpr std::int16_t kEverySpace = -2;
@@ -46,4 +46,4 @@ struct ScanCost {
 ScanCost scan_cost(std::span<const std::size_t> touched,
                    std::span<const std::uint64_t> keys_per_shard);
 
-}  // namespace santral::strategy_report
+}  // namespace santral::whatif

@@ -1,10 +1,10 @@
-#include "tools/strategy_report/replay.h"
+#include "config/whatif/replay.h"
 
 #include <stdexcept>
 
 #include <fmt/format.h>
 
-namespace santral::strategy_report {
+namespace santral::whatif {
 
 std::int16_t namespace_of(const config::ShardMap& map, std::string_view key,
                           std::string_view& shard_key) {
@@ -50,4 +50,4 @@ Replay replay(const config::ShardMap& map, const Trace& trace) {
   return out;
 }
 
-}  // namespace santral::strategy_report
+}  // namespace santral::whatif

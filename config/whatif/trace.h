@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace santral::strategy_report {
+namespace santral::whatif {
 
 // The keys a report replays, each with how often it was accessed. A count of 0 is a key that is
 // stored but not read or written in the traced period (it still counts for scans and moves).
@@ -39,4 +39,4 @@ Trace read_trace(const std::filesystem::path& path);
 Trace parse_trace(std::istream& in, const std::string& source);
 void write_trace(std::ostream& out, const Trace& trace);
 
-}  // namespace santral::strategy_report
+}  // namespace santral::whatif

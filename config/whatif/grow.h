@@ -2,10 +2,10 @@
 
 #include "config/config.h"
 #include "config/shard_map.h"
-#include "tools/strategy_report/replay.h"
-#include "tools/strategy_report/trace.h"
+#include "config/whatif/replay.h"
+#include "config/whatif/trace.h"
 
-namespace santral::strategy_report {
+namespace santral::whatif {
 
 // The config after one more shard joins, each namespace growing by its strategy's natural rule
 // (loads are the trace's accesses, as placed by `replay` under `map`, built from `config`):
@@ -22,4 +22,4 @@ namespace santral::strategy_report {
 config::Config with_added_shard(const config::Config& config, const config::ShardMap& map,
                                 const Trace& trace, const Replay& replay);
 
-}  // namespace santral::strategy_report
+}  // namespace santral::whatif

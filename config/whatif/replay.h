@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "config/shard_map.h"
-#include "tools/strategy_report/trace.h"
+#include "config/whatif/trace.h"
 
-namespace santral::strategy_report {
+namespace santral::whatif {
 
 // A key of no namespace: the map's default placement.
 constexpr std::int16_t kDefaultPlacement = -1;
@@ -30,4 +30,4 @@ std::int16_t namespace_of(const config::ShardMap& map, std::string_view key,
 // Throws std::logic_error if namespace_of and ShardMap::place disagree on a sampled key.
 Replay replay(const config::ShardMap& map, const Trace& trace);
 
-}  // namespace santral::strategy_report
+}  // namespace santral::whatif

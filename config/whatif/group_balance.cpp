@@ -1,10 +1,10 @@
-#include "tools/strategy_report/group_balance.h"
+#include "config/whatif/group_balance.h"
 
 #include <algorithm>
 #include <numeric>
 #include <optional>
 
-namespace santral::strategy_report {
+namespace santral::whatif {
 namespace {
 
 template <class Load>
@@ -66,4 +66,4 @@ std::size_t fill_new_shard(std::span<const std::uint64_t> group_loads,
   return moves;
 }
 
-}  // namespace santral::strategy_report
+}  // namespace santral::whatif

@@ -1,0 +1,264 @@
+#include "router/process/analyze_run.h"
+
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <thread>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "protocol/errors.h"
+#include "protocol/reply_value.h"
+#include "protocol/resp_writer.h"
+#include "router/analysis/recommended_config.h"
+#include "router/cluster/router_record.h"
+#include "router/process/fan_out.h"
+#include "router/process/router_link.h"
+#include "router/process/server.h"
+#include "router/resharding/shard_sampler.h"
+
+namespace santral::router {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A peer that has not answered this long after the window closed is left out.
+constexpr auto kPeerGrace = std::chrono::seconds(10);
+
+struct AnalyzeRun : std::enable_shared_from_this<AnalyzeRun> {
+  AnalyzeRun(Server& server, ControlPlane::AnalyzeRequest request,
+             std::function<void(ControlPlane::AnalyzeAnswer)> done)
+      : server(server),
+        request(std::move(request)),
+        done(std::move(done)),
+        topology(server.topology()),
+        window(server.io()),
+        grace(server.io()) {}
+
+  Server& server;
+  ControlPlane::AnalyzeRequest request;
+  std::function<void(ControlPlane::AnalyzeAnswer)> done;
+  config::TopologyPtr topology;
+  boost::asio::steady_timer window;
+  boost::asio::steady_timer grace;
+  AnalysisSamples samples;
+  std::vector<std::string> peers_waited;  // peers not in yet, by name
+  std::size_t waiting = 0;
+  bool finished = false;
+  Clock::time_point started;
+
+  void start() {
+    std::uint32_t every = static_cast<std::uint32_t>(std::max(1.0, std::round(1 / request.rate)));
+    std::uint32_t idle = 0;
+    if (!server.shared().analysis_every.compare_exchange_strong(idle, every))
+      return done({protocol::error_message(protocol::ClientError::AnalyzeBusy), {}, {}, {}});
+    auto self = shared_from_this();
+    started = Clock::now();
+    samples.rate = 1.0 / every;
+    samples.routers.push_back(own_record(*topology->config).name);
+    waiting = 1;  // the window
+    if (!request.raw) {
+      ask_peers();
+      ++waiting;
+      std::vector<std::size_t> shards;
+      for (std::size_t s = 0; s < topology->map->placed_count(); ++s) shards.push_back(s);
+      sample_shards(server.io(), topology, shards, request.draws,
+                    [self](std::vector<ShardSample> drawn) {
+                      for (auto& shard : drawn) {
+                        if (shard.draws.empty()) continue;
+                        double weight = static_cast<double>(shard.keys) /
+                                        static_cast<double>(shard.draws.size());
+                        for (auto& key : shard.draws)
+                          self->samples.stored.push_back({std::move(key.key), weight, key.bytes});
+                      }
+                      self->one_done();
+                    });
+    }
+    window.expires_after(std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(request.seconds)));
+    window.async_wait([self](boost::system::error_code) { self->close_window(); });
+  }
+
+  // In a fleet, every other live router samples its own requests over the same window.
+  void ask_peers() {
+    auto view = server.fleet_view();
+    if (!view) return;
+    auto self = shared_from_this();
+    const std::string own = samples.routers.front();
+    std::string password = topology->config->password;
+    for (const auto& router : view->routers) {
+      if (router.name == own || router.leaving) continue;
+      config::Endpoint endpoint;
+      const std::string& address = router.announce.empty() ? router.listen : router.announce;
+      if (!config::parse_endpoint(address, endpoint)) {
+        samples.missing.push_back(fmt::format("router {}: its address '{}' is not host:port",
+                                              router.name, address));
+        continue;
+      }
+      ++waiting;
+      peers_waited.push_back(router.name);
+      std::vector<std::string> args{"SANTRAL", "ANALYZE", request.target.target, "SECONDS",
+                                    fmt::format("{}", request.seconds), "SAMPLE",
+                                    fmt::format("{}", request.rate), "RAW"};
+      // The call blocks for the window: a thread of its own, which posts what it got home. It
+      // holds no share of this run (its timers belong to the server's thread), and gives up on
+      // a peer that does not answer by the grace period's end.
+      std::weak_ptr<AnalyzeRun> run = self;
+      auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::duration<double>(request.seconds) + kPeerGrace);
+      std::thread([run, io = &server.io(), endpoint, password, args, timeout,
+                   name = router.name]() {
+        std::vector<SampledRequest> got;
+        std::string error;
+        try {
+          RouterLink link(endpoint);
+          link.set_timeout(timeout);
+          if (!password.empty()) link.call({"AUTH", password});
+          std::vector<std::string_view> views(args.begin(), args.end());
+          read_raw_samples(link.call(views), got, error);
+        } catch (const std::exception& e) {
+          error = e.what();
+        }
+        boost::asio::post(*io, [run, name, got = std::move(got), error]() mutable {
+          if (auto self = run.lock()) self->peer_answered(name, std::move(got), error);
+        });
+      }).detach();
+    }
+  }
+
+  void peer_answered(const std::string& name, std::vector<SampledRequest> got,
+                     const std::string& error) {
+    auto it = std::find(peers_waited.begin(), peers_waited.end(), name);
+    if (finished || it == peers_waited.end()) return;  // too late: already left out
+    peers_waited.erase(it);
+    if (!error.empty()) {
+      samples.missing.push_back(fmt::format("router {}: {}", name, error));
+    } else {
+      samples.routers.push_back(name);
+      for (auto& s : got) samples.requests.push_back(std::move(s));
+    }
+    one_done();
+  }
+
+  void close_window() {
+    server.shared().analysis_every.store(0);
+    samples.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    std::vector<Worker*> workers;
+    for (const auto& worker : server.workers()) workers.push_back(worker.get());
+    auto self = shared_from_this();
+    fan_out<std::vector<SampledRequest>, Worker>(
+        server.io(), workers, [](Worker& worker) { return worker.sampler().take(); },
+        [self](std::vector<std::vector<SampledRequest>> taken) {
+          for (auto& worker : taken)
+            for (auto& s : worker) self->samples.requests.push_back(std::move(s));
+          self->one_done();
+        });
+    if (!peers_waited.empty()) {
+      grace.expires_after(kPeerGrace);
+      grace.async_wait([self](boost::system::error_code) {
+        if (self->finished) return;
+        for (const auto& name : self->peers_waited)
+          self->samples.missing.push_back(
+              fmt::format("router {}: did not answer within {} s of the window's end", name,
+                          std::chrono::duration_cast<std::chrono::seconds>(kPeerGrace).count()));
+        self->waiting -= self->peers_waited.size();
+        self->peers_waited.clear();
+        if (self->waiting == 0) self->finish();
+      });
+    }
+  }
+
+  void one_done() {
+    if (--waiting == 0) finish();
+  }
+
+  void finish() {
+    if (finished) return;
+    finished = true;
+    grace.cancel();
+    ControlPlane::AnalyzeAnswer answer;
+    if (request.raw) {
+      answer.raw = std::move(samples.requests);
+      return done(std::move(answer));
+    }
+    const auto& config = *topology->config;
+    try {
+      answer.report = analyze(config, *topology->map, request.target, samples);
+    } catch (const std::invalid_argument& e) {
+      answer.error = protocol::error_message(protocol::ClientError::AnalyzeTarget, e.what());
+      return done(std::move(answer));
+    }
+    if (answer.report.recommended && !answer.report.config_lines.empty())
+      answer.config_text = recommended_config_text(
+          server.config_text(), answer.report.whatifs[*answer.report.recommended].table, config);
+    spdlog::info("SANTRAL ANALYZE {}: {} requests sampled ({} routers), {} keys drawn; {}",
+                 request.target.target, answer.report.sampled, answer.report.routers.size(),
+                 answer.report.stored, answer.report.recommendation);
+    done(std::move(answer));
+  }
+};
+
+}  // namespace
+
+void run_analysis(Server& server, ControlPlane::AnalyzeRequest request,
+                  std::function<void(ControlPlane::AnalyzeAnswer)> done) {
+  std::make_shared<AnalyzeRun>(server, std::move(request), std::move(done))->start();
+}
+
+std::string raw_samples_reply(const std::vector<SampledRequest>& samples) {
+  std::string out;
+  protocol::RespWriter w(out);
+  w.array_header(samples.size());
+  for (const auto& s : samples) {
+    w.array_header(7);
+    w.bulk(s.key);
+    w.bulk(s.pattern);
+    w.bulk(s.command);
+    w.integer(s.write ? 1 : 0);
+    w.integer(s.shards);
+    w.integer(s.of);
+    w.integer(s.at_us);
+  }
+  return out;
+}
+
+bool read_raw_samples(std::string_view frame, std::vector<SampledRequest>& out,
+                      std::string& error) {
+  protocol::ReplyValue reply;
+  if (!protocol::parse_reply(frame, reply)) {
+    error = "its reply is not RESP";
+    return false;
+  }
+  if (reply.is_error()) {
+    error = std::string(reply.text);
+    return false;
+  }
+  using Type = protocol::ReplyValue::Type;
+  if (reply.type != Type::Array) {
+    error = "its reply is not an array of samples";
+    return false;
+  }
+  for (const auto& row : reply.elements) {
+    const auto& f = row.elements;
+    if (row.type != Type::Array || f.size() != 7) {
+      error = "a sample is not [key, pattern, command, write, shards, of, at_us]";
+      return false;
+    }
+    SampledRequest s;
+    s.key = f[0].text;
+    s.pattern = f[1].text;
+    s.command = f[2].text;
+    s.write = f[3].integer != 0;
+    s.shards = static_cast<std::uint16_t>(f[4].integer);
+    s.of = static_cast<std::uint16_t>(f[5].integer);
+    s.at_us = f[6].integer;
+    out.push_back(std::move(s));
+  }
+  return true;
+}
+
+}  // namespace santral::router

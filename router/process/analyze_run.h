@@ -1,0 +1,23 @@
+#pragma once
+
+#include <functional>
+
+#include "router/process/control_plane.h"
+
+namespace santral::router {
+
+class Server;
+
+// SANTRAL ANALYZE on the server's thread: every worker samples one request in 1/rate for the
+// request's seconds while the shards' keys are drawn (RANDOMKEY, MEMORY USAGE) and, in a fleet,
+// every other live router samples its own requests (SANTRAL ANALYZE ... RAW, asked over the
+// routers' own port); then the samples are analyzed (router/analysis/) and `done` runs on the
+// server's thread. One analysis at a time per router.
+void run_analysis(Server& server, ControlPlane::AnalyzeRequest request,
+                  std::function<void(ControlPlane::AnalyzeAnswer)> done);
+
+// The RAW reply's rows, and back: [key, pattern, command, write, shards, of, at_us] each.
+std::string raw_samples_reply(const std::vector<SampledRequest>& samples);
+bool read_raw_samples(std::string_view frame, std::vector<SampledRequest>& out, std::string& error);
+
+}  // namespace santral::router
