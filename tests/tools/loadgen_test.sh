@@ -56,6 +56,17 @@ check_counts get 4000
 check_percentiles get
 [ "$(field get errors)" = 0 ] || fail "get: errors"
 
+echo "--- --until-eof: phases named on standard input, every answered request in --log"
+{ echo one; sleep 0.5; echo two; sleep 0.5; } |
+  run_ok phases "$port" --rate 2000 --warmup 0 --connections 10 --command get --keys 1000 \
+    --until-eof --log "$work_dir/phases.log"
+[ "$(grep -c '^phase ' "$work_dir/phases.log")" = 2 ] || fail "phases: $(grep '^phase ' "$work_dir/phases.log")"
+logged="$(grep -vc '^phase ' "$work_dir/phases.log")"
+[ "$logged" = "$(field phases received)" ] || fail "phases: $logged requests logged, $(field phases received) received"
+awk -v n="$logged" 'BEGIN { exit !(n >= 1800 && n <= 2400) }' || fail "phases: $logged requests in about 1 s at 2000 req/s"
+awk '$1 != "phase" && ($2 >= 1000 || $3 < 0) { bad = 1 } END { exit bad }' "$work_dir/phases.log" ||
+  fail "phases: a logged key out of range or a negative latency"
+
 echo "--- nothing listening: the run fails"
 refused="$(free_port)"
 if "$loadgen" --port "$refused" --rate 100 --duration 1 >"$work_dir/refused.out" 2>&1; then

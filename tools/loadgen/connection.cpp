@@ -30,8 +30,8 @@ void Connection::start_reading() {
       [this](const boost::system::error_code& ec, std::size_t bytes) { on_read(ec, bytes); });
 }
 
-void Connection::queued(Clock::time_point intended, bool measured) {
-  in_flight_.push_back(intended);
+void Connection::queued(Clock::time_point intended, bool measured, std::uint64_t tag) {
+  in_flight_.push_back({intended, tag});
   ++pending_requests_;
   if (measured) ++pending_measured_;
 }
@@ -70,10 +70,11 @@ void Connection::on_read(const boost::system::error_code& ec, std::size_t bytes)
       return fail(fmt::format("not a RESP reply: {:?}", unread.substr(0, 40)));
     if (in_flight_.empty())
       return fail(fmt::format("a reply that answers no request: {:?}", unread.substr(0, 40)));
-    const auto intended = in_flight_.front();
+    const auto request = in_flight_.front();
     in_flight_.pop_front();
     read_begin_ += reply.size;
-    events_.on_reply(intended, arrived, reply.error, unread.substr(0, reply.size));
+    events_.on_reply(request.intended, arrived, reply.error, unread.substr(0, reply.size),
+                     request.tag);
     if (closed_) return;  // that reply finished the run
   }
   // Keep the unread start of a reply at the front; grow only for a reply bigger than the buffer.

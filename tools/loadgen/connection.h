@@ -19,8 +19,9 @@ namespace santral::loadgen {
 struct ConnectionEvents {
   // One reply, matched in order with the request it answers (intended: that request's
   // scheduled send time; arrived: when the read that completed it returned).
+  // tag: what the run gave queued() with that request.
   std::function<void(Clock::time_point intended, Clock::time_point arrived, bool error,
-                     std::string_view reply)>
+                     std::string_view reply, std::uint64_t tag)>
       on_reply;
   // The connection cannot go on (a read or write failed, the peer closed, a reply was not RESP
   // or answered no request).
@@ -39,9 +40,10 @@ class Connection {
   void connect(const boost::asio::ip::tcp::resolver::results_type& endpoints,
                boost::system::error_code& ec);
   void start_reading();
-  // Adds a request (its bytes already appended to pending()) with its intended send time.
+  // Adds a request (its bytes already appended to pending()) with its intended send time and a
+  // tag handed back with its reply.
   std::string& pending() { return pending_; }
-  void queued(Clock::time_point intended, bool measured);
+  void queued(Clock::time_point intended, bool measured, std::uint64_t tag = 0);
   // Starts writing what is pending unless a write is already under way (it then follows that).
   void flush();
   void close();
@@ -67,7 +69,11 @@ class Connection {
   bool write_under_way_ = false;
   std::uint64_t sent_ = 0, sent_measured_ = 0;
 
-  std::deque<Clock::time_point> in_flight_;  // intended send times, oldest first
+  struct InFlight {
+    Clock::time_point intended;
+    std::uint64_t tag;
+  };
+  std::deque<InFlight> in_flight_;  // intended send times and tags, oldest first
   std::vector<char> read_buffer_;
   std::size_t read_begin_ = 0, read_end_ = 0;
 };

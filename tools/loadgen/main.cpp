@@ -43,6 +43,13 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000'000'000}));
   app.add_option("--seed", options.seed, "Seed of the key choice")->capture_default_str();
+  app.add_flag("--until-eof", options.until_eof,
+               "Send until standard input ends (instead of for --duration); each line read "
+               "before then names a phase that starts when it is read (see --log)");
+  app.add_option("--log", options.log,
+                 "Write the phases and every answered request to this file at the end: 'phase "
+                 "<name> <ns>' lines, then '<intended ns> <key number> <latency µs> <error 0/1>' "
+                 "lines, ns from the schedule's start");
   CLI11_PARSE(app, argc, argv);
   for (auto& c : command) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   options.command = commands.at(command);

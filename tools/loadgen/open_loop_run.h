@@ -19,6 +19,12 @@ struct RunOptions {
   std::uint64_t keys = 100000;
   std::uint64_t seed = 1;
   double drain_seconds = 5;  // how long replies may trail the schedule's end
+  // Send until standard input ends instead of for `duration`; each line read from it before
+  // then names a phase, starting when it is read (written to `log`).
+  bool until_eof = false;
+  // When set: a file written at the end with the phases and one line per answered request
+  // (scripts/lib/phase_latency.py reads it).
+  std::string log;
 };
 
 // What a run measured. Counts and latencies cover the measured requests only (those scheduled
@@ -38,6 +44,9 @@ struct RunResult {
   std::string failure;          // why the run stopped early (a connection failed), or empty
 };
 
+// The log's format, times in ns from the schedule's start:
+//   phase <name> <ns>
+//   <intended send ns> <key number> <latency µs> <1 if an error reply, else 0>
 // Sends options.rate requests a second, round-robin over the connections, each at its due time
 // whether or not earlier ones were answered, on one thread (one io_context).
 RunResult run_open_loop(const RunOptions& options);

@@ -23,13 +23,15 @@ const char* command_name(Command command) {
 
 std::string human_line(const RunOptions& options, const RunResult& result) {
   const auto& h = result.latencies;
+  const std::string length = options.until_eof ? std::string("until its input ended")
+                                               : fmt::format("for {:g} s", options.duration);
   std::string line = fmt::format(
-      "{} at {:.0f} req/s over {} connections for {:g} s (after {:g} s warm-up): {} sent, {} "
+      "{} at {:.0f} req/s over {} connections {} (after {:g} s warm-up): {} sent, {} "
       "received, {} errors, {:.0f} req/s achieved; µs from intended send time: p50 {} p90 {} "
       "p99 {} p99.9 {} max {}",
-      command_name(options.command), options.rate, options.connections, options.duration,
-      options.warmup, result.sent, result.received, result.errors, result.achieved_rate,
-      h.percentile(50), h.percentile(90), h.percentile(99), h.percentile(99.9), h.max());
+      command_name(options.command), options.rate, options.connections, length, options.warmup,
+      result.sent, result.received, result.errors, result.achieved_rate, h.percentile(50),
+      h.percentile(90), h.percentile(99), h.percentile(99.9), h.max());
   if (result.behind_ms > kBehindMs)
     line += fmt::format(
         "; THE GENERATOR FELL BEHIND its schedule by up to {:.1f} ms ({} requests sent more than "

@@ -15,7 +15,8 @@ class RequestEncoder {
  public:
   RequestEncoder(Command command, std::uint64_t keys, std::uint64_t seed);
 
-  void append(std::string& out);
+  // Returns the key number it chose.
+  std::uint64_t append(std::string& out);
 
  private:
   Command command_;

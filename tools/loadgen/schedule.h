@@ -20,6 +20,8 @@ class Schedule {
 
   Clock::time_point start() const { return start_; }
   std::uint64_t total() const { return total_; }
+  // Ends the schedule early: requests from `total` on are not sent (--until-eof).
+  void end_at(std::uint64_t total) { total_ = total; }
 
  private:
   Clock::time_point start_;
