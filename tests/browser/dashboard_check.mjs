@@ -7,6 +7,7 @@
 //   SALTED_KEY     a key that was salted with SANTRAL SALT and is being incremented
 //   IDLE_SALTED_KEY a key salted with SANTRAL SALT (3 sub-keys) that no request touches
 //   CACHED_KEY     a key read hot enough for the near cache
+//   RISING_NAMESPACE a range namespace (numeric order) whose new keys' shard key rises with time
 //   CHROMIUM       the browser binary
 //   OUT_DIR        where the screenshots go
 // Prints one line per check; exits 1 if any failed.
@@ -22,6 +23,7 @@ const shards = env('SHARDS').split(',');
 const salted = env('SALTED_KEY');
 const idleSalted = env('IDLE_SALTED_KEY');
 const cached = env('CACHED_KEY');
+const rising = env('RISING_NAMESPACE');
 const outDir = env('OUT_DIR');
 
 const failures = [];
@@ -41,7 +43,8 @@ async function openWithToken(context, { tryWrongToken }) {
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   page.on('console', (m) => {
     // The 401s and 404s the page expects are logged by Chromium as failed loads; not errors.
-    if (m.type() === 'error' && !/status of (401|404)/.test(m.text())) problems.push(`console: ${m.text()}`);
+    // Nor is the 409 of the analysis started while another runs, which the check provokes.
+    if (m.type() === 'error' && !/status of (401|404|409)/.test(m.text())) problems.push(`console: ${m.text()}`);
   });
   const apiRequests = [];
   page.on('request', (r) => {
@@ -172,6 +175,79 @@ try {
   // Resharding and the fleet: hidden while the router does not serve them (404).
   check(await page.locator('#reshard-panel').isHidden(), 'the resharding panel is hidden while /reshard is not served');
   check(await page.locator('#fleet-panel').isHidden(), 'the fleet panel is hidden while /routers is not served');
+
+  // Analyzing a shard key: the form, a refusal shown in the panel, then a real analysis of the
+  // range namespace whose numeric key rises, over 2 s of the load.
+  const targets = await page.$$eval('#analyze-targets option', (els) => els.map((e) => e.value));
+  check(targets.includes(rising) && targets.includes('users'),
+    `the analysis form offers the namespaces as targets (${targets.join(', ')})`);
+  const defaults = [await page.inputValue('#analyze-seconds'), await page.inputValue('#analyze-sample')];
+  check(defaults[0] === '5' && defaults[1] === '0.05', `the form defaults to 5 seconds, sampling 0.05 (${defaults.join(', ')})`);
+  const panelState = () => page.getAttribute('#analyze-panel', 'data-state');
+
+  // An analysis already runs (started here, outside the page): the page's is refused with 409,
+  // and the panel says why.
+  const other = fetch(`${url}analyze?target=users&seconds=3`, {headers: {Authorization: `Bearer ${token}`}});
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  await page.fill('#analyze-target', rising);
+  await page.fill('#analyze-seconds', '2');
+  await page.click('#analyze-submit');
+  await page.waitForSelector('#analyze-panel[data-state="error"]', {timeout: 10000}).catch(() => {});
+  const refusal = await page.textContent('#analyze-status');
+  check(await panelState() === 'error' && /already running/.test(refusal) &&
+        await page.locator('#analyze-status.error').isVisible(),
+    `an analysis refused (409, one already runs) says so in the panel (${refusal})`);
+  check(!await page.locator('#analyze-submit').isDisabled(), 'after a refusal the form can be submitted again');
+  check((await other).status === 200, 'the analysis that was running meanwhile finished');
+
+  const analysisStarted = Date.now();
+  await page.click('#analyze-submit');
+  const running = {state: await panelState(), status: await page.textContent('#analyze-status'),
+    disabled: await page.locator('#analyze-submit').isDisabled()};
+  check(running.state === 'running' && /^running…/.test(running.status) && running.disabled,
+    `while the window runs the panel says so and the button waits (${running.status})`);
+  await page.waitForSelector('#analyze-panel[data-state="done"], #analyze-panel[data-state="error"]', {timeout: 30000}).catch(() => {});
+  const took = (Date.now() - analysisStarted) / 1000;
+  const state = await panelState();
+  check(state === 'done', `the analysis of ${rising} finished with a report (${state}: ${await page.textContent('#analyze-status')})`);
+  check(took >= 1.9, `the report came after the 2 s window (${took.toFixed(1)} s)`);
+  const analyzeRequest = apiRequests.filter((r) => r.url.includes('/analyze?')).pop();
+  check(analyzeRequest !== undefined && analyzeRequest.url.endsWith(`/analyze?target=${rising}&seconds=2&sample=0.05`) &&
+        analyzeRequest.authorization === `Bearer ${token}`,
+    `the page asked /analyze with the form's values and the token (${analyzeRequest && analyzeRequest.url})`);
+
+  const whatIf = await page.$$eval('#analyze-report table.whatif tbody tr', (rows) => rows.map((r) => ({
+    strategy: r.dataset.strategy, cls: r.className, note: r.querySelector('.note').textContent,
+    background: getComputedStyle(r.cells[0]).backgroundColor, colour: getComputedStyle(r.cells[0]).color})));
+  console.log(`     what-if: ${whatIf.map((w) => `${w.strategy} [${w.cls}]`).join('; ')}`);
+  check(whatIf.length >= 4, `the what-if table has a row per strategy (${whatIf.length} rows)`);
+  const recommended = whatIf.filter((w) => w.cls.split(' ').includes('recommended'));
+  check(recommended.length === 1, `exactly one row is marked recommended (${recommended.length})`);
+  const best = recommended[0] || {};
+  check(/recommended/.test(best.note || '') && best.background === 'rgb(232, 245, 233)',
+    `the recommended row (${best.strategy}) says so and is highlighted (${best.background})`);
+  check(best.strategy !== undefined && !/range/.test(best.strategy) && !best.cls.includes('excluded'),
+    `for a rising key the recommendation is not range placement (${best.strategy})`);
+  const current = whatIf.find((w) => w.cls.split(' ').includes('current')) || {};
+  check(/^current \(range\)/.test(current.strategy || '') && current.cls.includes('excluded') &&
+        /excluded: .*rises with time/.test(current.note) && current.colour === 'rgb(154, 164, 175)',
+    `the current range placement is greyed out with why (${current.note})`);
+  const recommendation = (await page.textContent('#analyze-report .recommendation').catch(() => '')).trim();
+  check(recommendation.length > 0 && !/^Nothing to recommend/.test(recommendation),
+    `the recommendation is given (${recommendation})`);
+  const configLines = await page.textContent('#analyze-report pre.config-lines').catch(() => '');
+  check(configLines.includes(rising) && configLines.includes('strategy'),
+    `the config lines that apply it are shown (${configLines.split('\n').slice(0, 3).join(' | ')})`);
+  const badges = await page.$$eval('#analyze-report .analysis-keys tbody tr', (rows) => rows.map((r) => ({
+    key: r.dataset.key, badges: [...r.querySelectorAll('.badge')].map((b) => b.textContent)})));
+  const seq = badges[0] || {key: '', badges: []};
+  check(seq.badges.includes('MONOTONIC') && !seq.badges.includes('LOW CARDINALITY'),
+    `the rising numeric key ${seq.key} carries the MONOTONIC badge (${JSON.stringify(badges)})`);
+  const warnings = await page.$$eval('#analyze-report .warnings li', (els) => els.map((e) => e.textContent));
+  check(warnings.some((w) => /monotonic/.test(w)), `the warnings say the key is monotonic (${warnings.length} warnings)`);
+  const kinds = await page.$$eval('#analyze-report .analysis-distribution tbody tr', (els) => els.map((e) => e.dataset.kind));
+  check(kinds.length > 0, `the read/write distribution has a row per command kind (${kinds.join(', ')})`);
+  await page.locator('#analyze-panel').screenshot({path: `${outDir}/dashboard-analyze.png`});
 
   await page.screenshot({path: `${outDir}/dashboard.png`, fullPage: true});
   const cost = await page.textContent('#cost');

@@ -3,8 +3,9 @@
 
 Starts 4 redis-server shards and a Santral with admin.token set and a namespace of every
 strategy, puts load on it (SETs and GETs spread over the shards, and SANTRAL SALT of a counter
-that is then INCRed hard, and of one nobody touches), and runs dashboard_check.mjs (playwright-core driving Debian's
-chromium) against the dashboard. Screenshots go to --out.
+that is then INCRed hard, and of one nobody touches; and new keys of a range namespace whose
+numeric shard key rises, for the shard-key analysis panel), and runs dashboard_check.mjs
+(playwright-core driving Debian's chromium) against the dashboard. Screenshots go to --out.
 
   dashboard_test.py --santral build/router/santral --out build/tests/browser-output
 
@@ -29,6 +30,7 @@ SKIP = 77
 SALTED = "likes:viral"
 IDLE_SALTED = "likes:quiet"  # salted, and never requested
 NEAR_CACHED = "post:hot"
+RISING = "events"  # a range namespace whose new keys' numeric shard key rises with time
 
 
 def free_port():
@@ -129,15 +131,27 @@ shards:
     zones: {{eu: [shard0, shard1], us: [shard2, shard3]}}
     groups: {{de: eu, fr: eu, ny: us}}
     default_zone: us
+  - name: {RISING}
+    match: "event:{{seq}}"
+    strategy: range
+    order: numeric
+    ranges:
+      - {{shard: shard0, to: 1000000}}
+      - {{shard: shard1, from: 1000000, to: 2000000}}
+      - {{shard: shard2, from: 2000000, to: 3000000}}
+      - {{shard: shard3, from: 3000000}}
 """
 
 
 def load(port, stop, errors):
-    """Keys on every shard, the salted counter INCRed hard, and (from a client that does not
-    write, so that the near cache may answer it) a key everyone reads."""
+    """Keys on every shard, the salted counter INCRed hard, new event keys numbered in order (a
+    rising shard key), and (from a client that does not write, so that the near cache may answer
+    it) a key everyone reads."""
     writer = redis.Redis(port=port, decode_responses=True)
     reader = redis.Redis(port=port, decode_responses=True)
+    events = redis.Redis(port=port, decode_responses=True)
     n = 0
+    event = 0
     try:
         while not stop.is_set():
             pipe = writer.pipeline(transaction=False)
@@ -147,6 +161,11 @@ def load(port, stop, errors):
                 n += 1
             for _ in range(100):
                 pipe.execute_command("INCR", SALTED)
+            pipe.execute()
+            pipe = events.pipeline(transaction=False)
+            for _ in range(25):
+                pipe.set(f"event:{event}", "x")
+                event += 1
             pipe.execute()
             pipe = reader.pipeline(transaction=False)
             for _ in range(50):
@@ -202,6 +221,7 @@ def main():
         time.sleep(1)  # some traffic before the page's first look
         env = dict(os.environ, DASHBOARD_URL=f"http://127.0.0.1:{admin_port}/",
                    ADMIN_TOKEN=token, SHARDS="shard0,shard1,shard2,shard3", SALTED_KEY=SALTED, IDLE_SALTED_KEY=IDLE_SALTED, CACHED_KEY=NEAR_CACHED,
+                   RISING_NAMESPACE=RISING,
                    CHROMIUM=chromium, OUT_DIR=str(out))
         started = time.monotonic()
         result = subprocess.run(["node", str(HERE / "dashboard_check.mjs")], env=env,

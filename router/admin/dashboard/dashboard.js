@@ -4,7 +4,9 @@
 //   every REFRESH_MS: /stats /shards /shards/info /hotkeys /config, and /reshard /routers
 //   (panels shown only where the router answers them) ──► rates from the change since the
 //   last sample ──► shard cards, load bars, hot keys, header
-//   when the map version changes: /placement ──► one drawing per namespace
+//   when the map version changes: /placement ──► one drawing per namespace, and the
+//   namespaces offered as analysis targets
+//   on Analyze: /analyze (answers once its window is over) ──► the shard-key report
 'use strict';
 
 (() => {
@@ -31,7 +33,21 @@
 
   class NotServed extends Error {}
 
-  async function api(path) {
+  // A page that answered an error: its status, and the {"error": ...} it said, if it did.
+  class Refused extends Error {
+    constructor(path, status, text) {
+      super(`${path}: HTTP ${status} ${text}`);
+      this.status = status;
+      try {
+        this.reason = JSON.parse(text).error || text;
+      } catch {
+        this.reason = text;
+      }
+    }
+  }
+
+  // `counted`: whether the answer's bytes go into this refresh's cost (an analysis's do not).
+  async function api(path, counted = true) {
     for (;;) {
       const headers = token === null ? {} : {Authorization: 'Bearer ' + token};
       const response = await fetch(path, {headers, cache: 'no-store'});
@@ -41,8 +57,8 @@
       }
       if (response.status === 404) throw new NotServed(path);
       const text = await response.text();
-      costBytes += text.length;
-      if (!response.ok) throw new Error(`${path}: HTTP ${response.status} ${text}`);
+      if (counted) costBytes += text.length;
+      if (!response.ok) throw new Refused(path, response.status, text);
       return JSON.parse(text);
     }
   }
@@ -401,6 +417,8 @@
   function drawPlacement(placement) {
     shardNames = placement.shards;
     replace($('legend'), ...placement.shards.map((name) => chip(name)));
+    replace($('analyze-targets'), ...placement.namespaces.map((ns) =>
+      el('option', {value: ns.name, label: `${ns.match} · ${ns.strategy}`})));
     const cards = [];
     for (const ns of placement.namespaces) cards.push(namespaceCard(ns, placement));
     cards.push(defaultCard(placement));
@@ -580,5 +598,156 @@
       el('td', {text: r.lease_ttl_s === undefined ? '–' : `${number(r.lease_ttl_s)} s`}))));
   }
 
+  // ---- analyzing a shard key (SANTRAL ANALYZE) --------------------------------------------
+
+  let analyzing = false;
+
+  // A query value as this router reads it: its parser takes only RFC 3986's query characters
+  // and does not decode percent escapes, so whatever is legal in a query goes as it is (a
+  // glob's * and :, a regex's ( ) + $) and only the rest is escaped.
+  const queryValue = (text) => text.replace(/[^A-Za-z0-9\-._~!$'()*+,;=:@\/?]/gu, (c) => encodeURIComponent(c));
+
+  const percent = (part, whole) => (whole > 0 ? `${(100 * part / whole).toFixed(1)}%` : '–');
+
+  // The form's fields stay as they were while an analysis runs, and the button says why it waits.
+  function analyzeRunning(running) {
+    analyzing = running;
+    $('analyze-panel').dataset.state = running ? 'running' : $('analyze-panel').dataset.state;
+    for (const field of $('analyze-form').elements) field.disabled = running;
+    $('analyze-submit').textContent = running ? 'Running…' : 'Analyze';
+  }
+
+  // Asks /analyze, which answers once its window is over; counts the window down meanwhile.
+  async function analyze(event) {
+    event.preventDefault();
+    if (analyzing) return;
+    const target = $('analyze-target').value.trim();
+    const seconds = Number($('analyze-seconds').value);
+    const sample = Number($('analyze-sample').value);
+    const key = $('analyze-key').value.trim();
+    let query = `target=${queryValue(target)}&seconds=${seconds}&sample=${sample}`;
+    if (key) query += `&key=${queryValue(key)}`;
+    const status = $('analyze-status');
+    const ends = performance.now() + seconds * 1000;
+    const tick = () => {
+      const left = (ends - performance.now()) / 1000;
+      status.textContent = left > 0
+        ? `running… sampling ${(sample * 100).toLocaleString('en-US')}% of the requests to ${target}: ${Math.ceil(left)} s left of ${number(seconds)} s`
+        : 'running… the window is over; drawing keys from the shards and comparing placements';
+    };
+    analyzeRunning(true);
+    status.hidden = false;
+    status.className = 'muted running';
+    tick();
+    const timer = setInterval(tick, 250);
+    try {
+      const report = await api(`/analyze?${query}`, false);
+      drawAnalysis(report);
+      $('analyze-panel').dataset.state = 'done';
+      status.className = 'muted';
+      status.textContent = `analysis of ${report.target} finished at ${new Date().toLocaleTimeString()}`;
+    } catch (e) {
+      // The report of an earlier analysis, if any, stays below: it says what it was of.
+      $('analyze-panel').dataset.state = 'error';
+      status.className = 'error analyze-error';
+      status.textContent = e instanceof Refused ? e.reason
+        : e instanceof NotServed ? 'this router does not serve /analyze (a Santral older than SANTRAL ANALYZE)'
+          : `cannot reach the admin API: ${e.message}`;
+    } finally {
+      clearInterval(timer);
+      analyzeRunning(false);
+    }
+  }
+
+  function drawAnalysis(r) {
+    const what = r.namespace ? `namespace ${r.namespace}` : `keys matching ${r.target}`;
+    const summary = el('p', {class: 'analysis-summary', text: `${what} · ${number(r.seconds)} s, ` +
+      `sampling ${(r.rate * 100).toLocaleString('en-US')}% of requests · ${number(r.sampled)} requests of the ` +
+      `target sampled (of ${number(r.sampled_all)}) · ${number(r.stored)} keys drawn from ${r.shards} shards · ` +
+      `routers: ${r.routers.join(', ')}`});
+    const parts = [summary,
+      el('h3', {text: 'Key characteristics'}), keysTable(r.keys),
+      el('h3', {text: 'Read/write distribution'}, el('span', {class: 'muted', text: 'the shards a sampled request reached'})),
+      distributionTable(r.distribution),
+      r.scatter.length ? el('ul', {class: 'scatter'}, ...r.scatter.map((c) =>
+        el('li', {}, 'scatter-gather: ', el('code', {text: c.what}), ` (${number(c.requests)} requests)`))) : null,
+      el('h3', {text: 'What-if per strategy'}, el('span', {class: 'muted',
+        text: `${r.shards} shards · SCAN MATCH ${r.scan_pattern || '–'}`})),
+      whatIfTable(r.whatif)];
+    if (r.warnings.length) parts.push(el('h3', {text: 'Warnings'}),
+      el('ul', {class: 'warnings'}, ...r.warnings.map((w) => el('li', {text: w}))));
+    parts.push(el('h3', {text: 'Recommendation'}), el('p', {class: 'recommendation', text: r.recommendation}));
+    if (r.config_lines) parts.push(el('h4', {text: 'config lines that apply it'}),
+      el('pre', {class: 'config-lines', text: r.config_lines}));
+    if (r.config_text) parts.push(el('details', {class: 'config-text'},
+      el('summary', {text: "this router's whole config with them"}), el('pre', {text: r.config_text})));
+    replace($('analyze-report'), ...parts);
+  }
+
+  function keysTable(keys) {
+    return el('table', {class: 'analysis-keys'},
+      el('thead', {}, el('tr', {}, ...['shard key', 'accesses', 'distinct (est.)', 'most frequent', 'monotonicity']
+        .map((h) => el('th', {text: h})))),
+      el('tbody', {}, ...keys.map((k) => el('tr', {'data-key': k.name},
+        el('td', {}, el('span', {class: 'key-name', text: k.name}),
+          k.monotonic ? el('span', {class: 'badge monotonic', text: 'MONOTONIC'}) : null,
+          k.low_cardinality ? el('span', {class: 'badge low-cardinality', text: 'LOW CARDINALITY'}) : null,
+          k.numeric ? el('span', {class: 'muted', text: ' numeric'}) : null),
+        el('td', {text: number(k.accesses)}),
+        el('td', {text: `~${number(k.distinct)}`}),
+        el('td', {class: 'top'}, ...(k.top.length ? k.top.map((t) =>
+          el('span', {class: 'top-value'}, el('code', {text: t.value}), ` ${(t.share * 100).toFixed(1)}%`))
+          : [el('span', {class: 'muted', text: 'none sampled'})])),
+        el('td', {text: k.monotonicity === null ? `unknown (${number(k.new_keys)} new keys)`
+          : `r = ${k.monotonicity.toFixed(2)} over ${number(k.new_keys)} new keys`})))));
+  }
+
+  // Per command kind: how many sampled requests reached one shard, several, all, or none.
+  function distributionTable(rows) {
+    if (rows.length === 0) return el('p', {class: 'muted', text: 'No request of the target was sampled.'});
+    const kinds = ['one', 'several', 'all', 'none'];
+    return el('table', {class: 'analysis-distribution'},
+      el('thead', {}, el('tr', {}, ...['kind', 'requests', 'one shard', 'several', 'all', 'none (Santral answered)', '']
+        .map((h) => el('th', {text: h})))),
+      el('tbody', {}, ...rows.map((d) => {
+        const total = kinds.reduce((a, k) => a + d[k], 0);
+        const split = el('div', {class: 'split'});
+        for (const k of kinds) {
+          if (d[k] === 0) continue;
+          const part = el('span', {class: `split-${k}`, title: `${k}: ${percent(d[k], total)}`});
+          part.style.width = percent(d[k], total);
+          split.append(part);
+        }
+        return el('tr', {'data-kind': d.kind}, el('td', {text: d.kind}), el('td', {text: number(total)}),
+          ...kinds.map((k) => el('td', {text: percent(d[k], total)})), el('td', {}, split));
+      })));
+  }
+
+  // One row per strategy and shard key: the recommended one stands out, excluded ones are
+  // greyed with why.
+  function whatIfTable(rows) {
+    if (rows.length === 0) return el('p', {class: 'muted', text: 'Nothing to compare: no request or key of the target was sampled.'});
+    const headings = [['strategy'], ['shard key'], ['hot-spot', "the busiest shard's accesses over the mean"],
+      ['SCAN shards', 'shards a SCAN MATCH of the pattern visits'], ['store touches', 'stores read per access'],
+      ['moved +1', 'share of keys that move when a shard is added'], ['hot-spot +1', 'hot-spot once a shard is added'],
+      ['floor', 'the least hot-spot the largest unsplittable group allows'], ['']];
+    const fixed = (n, digits = 2) => (typeof n === 'number' ? n.toFixed(digits) : '–');
+    return el('table', {class: 'whatif'},
+      el('thead', {}, el('tr', {}, ...headings.map(([h, title]) => el('th', title ? {text: h, title} : {text: h})))),
+      el('tbody', {}, ...rows.map((w) => {
+        const blank = w.excluded && w.hot_spot === 0;
+        const figures = blank ? Array(6).fill('–') : [fixed(w.hot_spot), String(w.scan_shards), String(w.store_touches),
+          `${fixed(w.moved * 100, 1)}%`, fixed(w.hot_spot_grown), fixed(w.floor)];
+        const note = el('td', {class: 'note'},
+          w.recommended ? el('span', {class: 'badge recommended', text: 'recommended'}) : null,
+          w.excluded ? el('span', {class: 'excluded-reason', text: `excluded: ${w.excluded}`}) : null);
+        const cls = [w.recommended ? 'recommended' : '', w.excluded ? 'excluded' : '', w.current ? 'current' : '']
+          .filter((c) => c).join(' ');
+        return el('tr', {class: cls, 'data-strategy': w.strategy, 'data-key': w.key},
+          el('td', {text: w.strategy}), el('td', {text: w.key}), ...figures.map((f) => el('td', {text: f})), note);
+      })));
+  }
+
+  $('analyze-form').addEventListener('submit', analyze);
   refresh();
 })();
