@@ -1,7 +1,9 @@
 #include "tools/strategy_report/lesson_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <ostream>
 #include <random>
 #include <string>
 
@@ -49,6 +51,26 @@ LessonTrace make_lesson_trace(std::uint64_t seed) {
     }
   }
   return out;
+}
+
+void write_lesson_trace(const LessonTrace& lesson, std::uint64_t seed, std::size_t every,
+                        std::ostream& out) {
+  using M = LessonModel;
+  every = std::max<std::size_t>(every, 1);
+  out << fmt::format(
+      "# the seed lesson's trace (santral-strategy-report --lesson --seed {}): one shipment in {} "
+      "of its {}; count 1: accessed in the last {} days, 0: only stored\n"
+      "# seed {}\n# every {}\n# retention_numbers {}\n# sellers {}\n# daily {}\n",
+      seed, every, lesson.trace.size(), M::kActiveDays, seed, every,
+      std::uint64_t{M::kRetentionDays} * M::kDaily, M::kSellers, M::kDaily);
+  std::string line;
+  for (std::size_t i = 0; i < lesson.trace.size(); i += every) {
+    line.assign(lesson.trace.key(i));
+    line += ' ';
+    line += std::to_string(lesson.trace.count(i));
+    line += '\n';
+    out << line;
+  }
 }
 
 config::Config lesson_config(config::Strategy strategy, std::size_t shards,

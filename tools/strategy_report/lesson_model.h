@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <span>
 #include <vector>
 
@@ -37,6 +38,13 @@ struct LessonTrace {
   std::vector<std::uint64_t> seller_accesses;  // per seller
 };
 LessonTrace make_lesson_trace(std::uint64_t seed);
+
+// The lesson's trace as a trace file (whatif::write_trace's format: "key count" a line), every
+// `every`-th shipment of it only (1: all twelve million), for replaying it elsewhere (a live
+// Santral: scripts/analyze-lesson). Its header comment lines name the seed, the thinning and the
+// constants a replay needs ("# retention_numbers 292000000": the numbers range placement slices).
+void write_lesson_trace(const LessonTrace& lesson, std::uint64_t seed, std::size_t every,
+                        std::ostream& out);
 
 // One namespace, "ship:{seller}:{number}", over `shards` shards by the lesson's rule:
 //   Range      {number}, numeric: equal slices of the retention's numbers (the lesson's dilim)

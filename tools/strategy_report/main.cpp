@@ -1,11 +1,14 @@
 #include <exception>
+#include <fstream>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "config/config_error.h"
 #include "tools/strategy_report/config_report.h"
+#include "tools/strategy_report/lesson_model.h"
 #include "tools/strategy_report/lesson_report.h"
 
 int main(int argc, char** argv) {
@@ -32,6 +35,17 @@ int main(int argc, char** argv) {
                  "rebalancing (Santral's balancer on the lesson's grown seller), or all")
       ->check(CLI::IsMember({"all", "strategies", "rebalancing"}))
       ->needs(lesson_opt);
+  std::string write_trace;
+  std::size_t trace_every = 1;
+  auto* write_trace_opt =
+      app.add_option("--write-trace", write_trace,
+                     "Write the --lesson trace (\"key count\" a line) to this file instead of "
+                     "printing the report, to replay it elsewhere (scripts/analyze-lesson)")
+          ->needs(lesson_opt);
+  app.add_option("--trace-every", trace_every,
+                 "With --write-trace: keep one shipment in this many (1: all 12,000,000)")
+      ->check(CLI::Range(1, 1000000))
+      ->needs(write_trace_opt);
   auto* config_opt =
       app.add_option("-c,--config", mine.config, "A Santral config (YAML) to measure")
           ->check(CLI::ExistingFile)
@@ -55,7 +69,13 @@ int main(int argc, char** argv) {
                    : section == "rebalancing" ? LessonSection::Rebalancing
                                               : LessonSection::All;
   try {
-    if (lesson_mode)
+    if (!write_trace.empty()) {
+      std::ofstream file(write_trace);
+      if (!file) throw std::runtime_error("cannot write " + write_trace);
+      write_lesson_trace(make_lesson_trace(lesson.seed), lesson.seed, trace_every, file);
+      file.close();
+      if (!file) throw std::runtime_error("cannot write " + write_trace);
+    } else if (lesson_mode)
       print_lesson_report(lesson, std::cout);
     else
       print_config_report(mine, std::cout);
