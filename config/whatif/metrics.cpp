@@ -54,6 +54,18 @@ double moved_share(const Replay& before, const Replay& after, std::int16_t space
   return keys == 0 ? 0 : static_cast<double>(moved) / static_cast<double>(keys);
 }
 
+double moved_share(const Replay& before, const Replay& after, std::int16_t space,
+                   std::span<const double> weights) {
+  double keys = 0;
+  double moved = 0;
+  for (std::size_t i = 0; i < before.shard.size(); ++i) {
+    if (space != kEverySpace && before.space[i] != space) continue;
+    keys += weights[i];
+    if (after.shard[i] != before.shard[i]) moved += weights[i];
+  }
+  return keys == 0 ? 0 : moved / keys;
+}
+
 int store_touches(std::optional<config::Strategy> strategy) {
   return strategy == config::Strategy::Directory || strategy == config::Strategy::Zone ? 2 : 1;
 }

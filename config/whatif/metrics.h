@@ -31,6 +31,10 @@ std::vector<std::uint64_t> shard_keys(const Replay& replay, std::int16_t space =
 
 // The share of the keys of `space` (as placed `before`) whose shard differs `after`.
 double moved_share(const Replay& before, const Replay& after, std::int16_t space = kEverySpace);
+// The same with a weight per trace key (keys drawn from a shard stand for many, a key only seen
+// in requests for none): the weighted share of the keys of `space` whose shard differs.
+double moved_share(const Replay& before, const Replay& after, std::int16_t space,
+                   std::span<const double> weights);
 
 // Store touches per access in the lesson's model: a strategy that looks the group up in a table
 // (directory, zone) reads the table, then the data: 2; a rule computed from the key: 1. Santral

@@ -37,12 +37,16 @@ namespace {
 using Request = http::request<http::string_body>;
 using Response = http::response<http::string_body>;
 
-// A query string's parameter `name`, decoded; nullopt when absent.
+// Whether a query string is one (RFC 3986: ^ [ ] { } | and backslash must be percent-encoded).
+bool valid_query(std::string_view query) { return boost::urls::parse_query(query).has_value(); }
+
+// A query string's parameter `name`, percent-decoded ('+' stays '+': a regex may hold one);
+// nullopt when absent or when the query is not valid.
 std::optional<std::string> query_param(std::string_view query, std::string_view name) {
   auto params = boost::urls::parse_query(query);
   if (!params) return std::nullopt;
   for (const auto& param : *params)
-    if (param.key == name && param.has_value) return std::string(param.value);
+    if (param.key.decode() == name && param.has_value) return param.value.decode();
   return std::nullopt;
 }
 
@@ -227,6 +231,10 @@ class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
   // sampling window is over.
   void analyze(std::string_view query) {
     ControlPlane::AnalyzeRequest request;
+    if (!valid_query(query))
+      return error(http::status::bad_request,
+                   "the query string is not valid: percent-encode characters such as ^ [ ] \\ "
+                   "{ } | (encodeURIComponent, curl --data-urlencode with -G)");
     auto target = query_param(query, "target");
     auto seconds = number_param(query, "seconds", request.seconds, 0, 3600);
     auto rate = number_param(query, "sample", request.rate, 0, 1);

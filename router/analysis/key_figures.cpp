@@ -86,17 +86,20 @@ KeyFigures key_figures(const KeyValues& values, std::span<const SampledRequest* 
     numeric = numeric && whole_number(*value).has_value();
     any = true;
   }
+  bool stored_values = false;
   for (const auto* key : stored) {
     auto value = values.of(key->key);
     if (!value) continue;
+    stored_values = true;
     distinct.add(*value);
     numeric = numeric && whole_number(*value).has_value();
     any = true;
   }
   out.numeric = numeric && any;
-  // The sketch's estimate, but never fewer than the values seen among the requests (exact).
-  out.distinct = std::max(distinct.estimate(), static_cast<double>(counts.size()));
-  if (!any) out.distinct = 0;
+  // Exact when only requests had values (they are counted anyway); with the shards' keys, the
+  // sketch's estimate, never fewer than the requests' own values.
+  out.distinct = stored_values ? std::max(distinct.estimate(), static_cast<double>(counts.size()))
+                               : static_cast<double>(counts.size());
 
   std::vector<std::pair<std::string_view, std::uint64_t>> ranked(counts.begin(), counts.end());
   auto top = std::min(kTopValues, ranked.size());

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <span>
 #include <regex>
 #include <stdexcept>
 #include <unordered_map>
@@ -78,6 +79,10 @@ struct Space {
   config::Config base;  // the config the variants replace one namespace of
   std::size_t index = 0;
   whatif::Trace trace;
+  // Per trace key, the stored keys it stands for: a key drawn from a shard its draw's weight
+  // (the shard's keys over its draws), a key only requested none. Without draws every key
+  // counts once. The share of keys a new shard takes is a share of what is stored.
+  std::vector<double> weights;
   bool real_keys = false;  // the trace holds the keys themselves (else value + kJoin + key)
 };
 
@@ -162,8 +167,10 @@ struct Replayed {
   std::size_t scan_shards = 0;
 };
 
+// `weights`: per trace key, what it stands for among the stored keys (see Space::weights).
 Replayed replay_config(const config::Config& config, const whatif::Trace& trace,
-                       std::int16_t space, const std::string& scan_pattern) {
+                       std::span<const double> weights, std::int16_t space,
+                       const std::string& scan_pattern) {
   config::ShardMap map(config);
   auto placed = whatif::replay(map, trace);
   Replayed out;
@@ -171,7 +178,7 @@ Replayed replay_config(const config::Config& config, const whatif::Trace& trace,
   auto grown_config = whatif::with_added_shard(config, map, trace, placed);
   config::ShardMap grown_map(grown_config);
   auto grown = whatif::replay(grown_map, trace);
-  out.moved = whatif::moved_share(placed, grown, space);
+  out.moved = whatif::moved_share(placed, grown, space, weights);
   out.hot_spot_grown = whatif::hot_spot_ratio(whatif::shard_loads(grown, trace, space));
   out.scan_shards = scan_pattern.empty() ? map.placed_count()
                                          : map.shards_for_pattern(scan_pattern).size();
@@ -271,12 +278,22 @@ AnalysisReport analyze(const config::Config& config, const config::ShardMap& map
   for (const auto& values : keys)
     report.keys.push_back(key_figures(values, requests, stored, shards));
 
-  // The trace of the target's keys: accesses per key, drawn keys with none.
+  // The trace of the target's keys: accesses per key, drawn keys with none; and what each
+  // stands for among the stored keys (Space::weights).
   std::unordered_map<std::string_view, std::uint32_t> accesses;
+  std::unordered_map<std::string_view, double> drawn;
   for (const auto* request : requests) ++accesses[request->key];
-  for (const auto* key : stored) accesses.try_emplace(key->key, 0);
+  for (const auto* key : stored) {
+    accesses.try_emplace(key->key, 0);
+    drawn[key->key] += key->weight;
+  }
   std::vector<std::pair<std::string_view, std::uint32_t>> lines(accesses.begin(), accesses.end());
   std::sort(lines.begin(), lines.end());
+  auto weight_of = [&](std::string_view key) {
+    if (drawn.empty()) return 1.0;
+    auto it = drawn.find(key);
+    return it == drawn.end() ? 0.0 : it->second;
+  };
 
   // The SCAN MATCH a what-if counts shards for: the namespace's pattern with the candidate's
   // (else the shard key's) most frequent value; for a glob, the glob.
@@ -292,10 +309,14 @@ AnalysisReport analyze(const config::Config& config, const config::ShardMap& map
   // The current placement.
   if (!lines.empty()) {
     whatif::Trace trace;
-    for (const auto& [key, count] : lines) trace.add(key, count);
+    std::vector<double> weights;
+    for (const auto& [key, count] : lines) {
+      trace.add(key, count);
+      weights.push_back(weight_of(key));
+    }
     WhatIf row;
     auto space = ns ? static_cast<std::int16_t>(*ns) : whatif::kEverySpace;
-    auto figures = replay_config(config, trace, space, report.scan_pattern);
+    auto figures = replay_config(config, trace, weights, space, report.scan_pattern);
     row.current = true;
     row.key = keys.front().name();
     row.strategy = ns ? fmt::format("current ({})", strategy_label(config.namespaces[*ns].strategy))
@@ -335,7 +356,10 @@ AnalysisReport analyze(const config::Config& config, const config::ShardMap& map
       table = config.namespaces[*ns];
       table.shard_key = field_name(*pattern, values.field_index());
       space.index = *ns;
-      for (const auto& [key, count] : lines) space.trace.add(key, count);
+      for (const auto& [key, count] : lines) {
+        space.trace.add(key, count);
+        space.weights.push_back(weight_of(key));
+      }
     } else {
       table.name = ns ? config.namespaces[*ns].name : std::string("analyzed");
       table.match = std::string("{value}") + kJoin + "{key}";
@@ -343,8 +367,10 @@ AnalysisReport analyze(const config::Config& config, const config::ShardMap& map
       space.base.namespaces = {};
       space.index = 0;
       for (const auto& [key, count] : lines)
-        if (auto value = values.of(key))
+        if (auto value = values.of(key)) {
           space.trace.add(std::string(*value) + kJoin + std::string(key), count);
+          space.weights.push_back(weight_of(key));
+        }
     }
     for (std::size_t i = 0; i < space.trace.size(); ++i) {
       auto key = space.trace.key(i);
@@ -367,7 +393,8 @@ AnalysisReport analyze(const config::Config& config, const config::ShardMap& map
         variant.namespaces[space.index] = row.table;
       else
         variant.namespaces = {row.table};
-      auto replayed = replay_config(variant, space.trace, static_cast<std::int16_t>(space.index),
+      auto replayed = replay_config(variant, space.trace, space.weights,
+                                    static_cast<std::int16_t>(space.index),
                                     space.real_keys ? report.scan_pattern : std::string());
       row.hot_spot = replayed.hot_spot;
       row.hot_spot_grown = replayed.hot_spot_grown;
@@ -441,18 +468,22 @@ AnalysisReport analyze(const config::Config& config, const config::ShardMap& map
   const WhatIf* now = report.whatifs.empty() || !report.whatifs.front().current
                           ? nullptr
                           : &report.whatifs.front();
-  if (!best) {
+  if (report.sampled == 0) {
+    report.recommended.reset();
+    report.recommendation = fmt::format(
+        "Nothing to recommend: no request of {} was sampled in the window (the what-if's moved "
+        "shares come from the keys drawn from the shards); analyze while it has traffic, or "
+        "raise SECONDS or SAMPLE.",
+        target.target);
+  } else if (!best) {
     std::string why;
     for (const auto& w : report.whatifs)
       if (!w.excluded.empty() && why.find(w.excluded) == std::string::npos)
         why += (why.empty() ? "" : "; ") + w.excluded;
-    report.recommendation =
-        report.whatifs.empty()
-            ? "Nothing to recommend: no request or stored key of the target was sampled."
-            : fmt::format("No placement by these keys balances {}: {}. Choose a shard key with "
-                          "more distinct values that do not rise with time, or salt the hottest "
-                          "values (SANTRAL SALT).",
-                          target.target, why);
+    report.recommendation = fmt::format(
+        "No placement by these keys balances {}: {}. Choose a shard key with more distinct "
+        "values that do not rise with time, or salt the hottest values (SANTRAL SALT).",
+        target.target, why);
   } else {
     const auto& w = report.whatifs[*best];
     if (w.current) {

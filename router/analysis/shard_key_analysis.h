@@ -44,7 +44,9 @@ struct WhatIf {
   double hot_spot = 0;   // busiest shard's sampled accesses over the mean
   std::size_t scan_shards = 0;  // shards SCAN MATCH <scan_pattern> visits
   int store_touches = 1;        // stores read per access (a directory: table, then data)
-  double moved = 0;             // share of keys that move when one shard is added
+  // The share of the stored keys (as drawn from the shards; the requested keys when none were
+  // drawn) that move when one shard is added.
+  double moved = 0;
   double hot_spot_grown = 0;    // the hot-spot ratio after that shard is added
   double floor = 1;  // the least hot-spot any placement by this key can reach (largest value)
   std::string excluded;  // why it cannot be recommended ("" when it can)

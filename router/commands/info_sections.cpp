@@ -91,6 +91,9 @@ std::string santral_info_section(Worker& worker) {
   line("distribution", config::distribution_name(config.distribution));
   line("hash_tag", config.hash_tag);
   line("shards", map.shard_count());
+  // SANTRAL ANALYZE: the share of requests sampled now (0: no analysis runs).
+  auto every = shared.analysis_every.load(std::memory_order_relaxed);
+  line("analysis_sample_rate", every == 0 ? 0.0 : 1.0 / every);
   std::lock_guard guard(shared.failover_lock);
   for (std::size_t s = 0; s < map.shard_count(); ++s) {
     const auto& shard = map.shard(s);

@@ -61,23 +61,7 @@ struct AnalyzeRun : std::enable_shared_from_this<AnalyzeRun> {
     samples.rate = 1.0 / every;
     samples.routers.push_back(own_record(*topology->config).name);
     waiting = 1;  // the window
-    if (!request.raw) {
-      ask_peers();
-      ++waiting;
-      std::vector<std::size_t> shards;
-      for (std::size_t s = 0; s < topology->map->placed_count(); ++s) shards.push_back(s);
-      sample_shards(server.io(), topology, shards, request.draws,
-                    [self](std::vector<ShardSample> drawn) {
-                      for (auto& shard : drawn) {
-                        if (shard.draws.empty()) continue;
-                        double weight = static_cast<double>(shard.keys) /
-                                        static_cast<double>(shard.draws.size());
-                        for (auto& key : shard.draws)
-                          self->samples.stored.push_back({std::move(key.key), weight, key.bytes});
-                      }
-                      self->one_done();
-                    });
-    }
+    if (!request.raw) ask_peers();
     window.expires_after(std::chrono::duration_cast<Clock::duration>(
         std::chrono::duration<double>(request.seconds)));
     window.async_wait([self](boost::system::error_code) { self->close_window(); });
@@ -147,6 +131,7 @@ struct AnalyzeRun : std::enable_shared_from_this<AnalyzeRun> {
   void close_window() {
     server.shared().analysis_every.store(0);
     samples.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    if (!request.raw) draw_stored_keys();
     std::vector<Worker*> workers;
     for (const auto& worker : server.workers()) workers.push_back(worker.get());
     auto self = shared_from_this();
@@ -170,6 +155,25 @@ struct AnalyzeRun : std::enable_shared_from_this<AnalyzeRun> {
         if (self->waiting == 0) self->finish();
       });
     }
+  }
+
+  // The shards' keys as they are once the window is over (keys written in it included).
+  void draw_stored_keys() {
+    ++waiting;
+    auto self = shared_from_this();
+    std::vector<std::size_t> shards;
+    for (std::size_t s = 0; s < topology->map->placed_count(); ++s) shards.push_back(s);
+    sample_shards(server.io(), topology, shards, request.draws,
+                  [self](std::vector<ShardSample> drawn) {
+                    for (auto& shard : drawn) {
+                      if (shard.draws.empty()) continue;
+                      double weight = static_cast<double>(shard.keys) /
+                                      static_cast<double>(shard.draws.size());
+                      for (auto& key : shard.draws)
+                        self->samples.stored.push_back({std::move(key.key), weight, key.bytes});
+                    }
+                    self->one_done();
+                  });
   }
 
   void one_done() {

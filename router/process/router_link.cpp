@@ -38,8 +38,8 @@ std::string RouterLink::call(const std::vector<std::string_view>& args) {
   std::string request;
   protocol::RespWriter(request).command(args);
   asio::write(socket_, asio::buffer(request));
+  protocol::ReplyScanner scanner;  // resumes where it stopped: a large reply is scanned once
   for (;;) {
-    protocol::ReplyScanner scanner;
     std::size_t length = 0;
     auto status = scanner.scan(buffer_, length);
     if (status == protocol::ScanStatus::Complete) {
@@ -49,7 +49,7 @@ std::string RouterLink::call(const std::vector<std::string_view>& args) {
     }
     if (status == protocol::ScanStatus::Error) throw std::runtime_error("not a RESP reply");
     // recv itself rather than Asio's blocking read, which would poll past set_timeout's limit.
-    char chunk[4096];
+    char chunk[65536];
     auto got = ::recv(socket_.native_handle(), chunk, sizeof chunk, 0);
     if (got < 0 && errno == EINTR) continue;
     if (got == 0) throw std::runtime_error("the router closed the connection");
