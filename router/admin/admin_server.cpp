@@ -38,7 +38,9 @@ using Request = http::request<http::string_body>;
 using Response = http::response<http::string_body>;
 
 // Whether a query string is one (RFC 3986: ^ [ ] { } | and backslash must be percent-encoded).
-bool valid_query(std::string_view query) { return boost::urls::parse_query(query).has_value(); }
+bool valid_query(std::string_view query) {
+  return boost::urls::parse_query(query).has_value();
+}
 
 // A query string's parameter `name`, percent-decoded ('+' stays '+': a regex may hold one);
 // nullopt when absent or when the query is not valid.

@@ -103,8 +103,8 @@ KeyFigures key_figures(const KeyValues& values, std::span<const SampledRequest* 
 
   std::vector<std::pair<std::string_view, std::uint64_t>> ranked(counts.begin(), counts.end());
   auto top = std::min(kTopValues, ranked.size());
-  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(top),
-                    ranked.end(), [](const auto& a, const auto& b) {
+  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(top), ranked.end(),
+                    [](const auto& a, const auto& b) {
                       return a.second != b.second ? a.second > b.second : a.first < b.first;
                     });
   for (std::size_t i = 0; i < top; ++i)

@@ -8,8 +8,8 @@ namespace {
 
 // Every key a strategy's table may use (config/namespace/namespace_yaml.cpp): what a new
 // strategy does not use is removed.
-constexpr const char* kTableKeys[] = {"hash",   "vnodes", "shards",   "slots",        "ranges",
-                                      "order",  "groups", "fallback", "default_zone", "zones"};
+constexpr const char* kTableKeys[] = {"hash",  "vnodes", "shards",   "slots",        "ranges",
+                                      "order", "groups", "fallback", "default_zone", "zones"};
 
 void write_table(YAML::Node entry, const config::NamespaceConfig& table,
                  const config::Config& config) {

@@ -11,8 +11,8 @@ namespace {
 
 std::string percent(std::uint64_t part, std::uint64_t whole) {
   return whole == 0 ? std::string("-")
-                    : fmt::format("{:.1f}%", 100.0 * static_cast<double>(part) /
-                                                 static_cast<double>(whole));
+                    : fmt::format("{:.1f}%",
+                                  100.0 * static_cast<double>(part) / static_cast<double>(whole));
 }
 
 }  // namespace
@@ -21,8 +21,8 @@ std::string report_text(const AnalysisReport& r) {
   std::string out;
   auto line = std::back_inserter(out);
   fmt::format_to(line, "analysis of {}{} over {:.1f} s, sampling {:.2f}% of requests\n", r.target,
-                 r.namespace_name.empty() ? " (keys matching the glob)" : " (namespace)",
-                 r.seconds, r.rate * 100);
+                 r.namespace_name.empty() ? " (keys matching the glob)" : " (namespace)", r.seconds,
+                 r.rate * 100);
   fmt::format_to(line, "routers: {}\n", fmt::join(r.routers, ", "));
   fmt::format_to(line,
                  "sampled: {} requests of the target (of {} sampled), {} keys drawn from the "
@@ -38,18 +38,21 @@ std::string report_text(const AnalysisReport& r) {
     else
       fmt::format_to(line, ", monotonicity unknown ({} new keys)", k.new_keys);
     out += "\n  most frequent:";
-    for (const auto& [value, share] : k.top) fmt::format_to(line, " {} {:.1f}%", value, share * 100);
+    for (const auto& [value, share] : k.top)
+      fmt::format_to(line, " {} {:.1f}%", value, share * 100);
     out += "\n";
   }
   out += "\n# read/write distribution (shards a request reached)\n";
   for (const auto& d : r.distribution) {
     auto total = d.one + d.several + d.all + d.none;
-    fmt::format_to(line, "{}: {} requests, one shard {}, several {}, all {}, none (answered by "
-                         "Santral) {}\n",
+    fmt::format_to(line,
+                   "{}: {} requests, one shard {}, several {}, all {}, none (answered by "
+                   "Santral) {}\n",
                    d.kind, total, percent(d.one, total), percent(d.several, total),
                    percent(d.all, total), percent(d.none, total));
   }
-  for (const auto& c : r.scatter) fmt::format_to(line, "  scatter-gather: {} ({})\n", c.what, c.requests);
+  for (const auto& c : r.scatter)
+    fmt::format_to(line, "  scatter-gather: {} ({})\n", c.what, c.requests);
   fmt::format_to(line, "\n# what-if per strategy ({} shards; SCAN MATCH {})\n", r.shards,
                  r.scan_pattern.empty() ? "-" : r.scan_pattern);
   fmt::format_to(line, "{:<22} {:<28} {:>8} {:>5} {:>8} {:>9} {:>11} {:>6}  {}\n", "strategy",
@@ -57,8 +60,8 @@ std::string report_text(const AnalysisReport& r) {
                  "note");
   for (std::size_t i = 0; i < r.whatifs.size(); ++i) {
     const auto& w = r.whatifs[i];
-    std::string note = w.excluded.empty() ? (r.recommended == i ? "recommended" : "")
-                                          : "excluded: " + w.excluded;
+    std::string note =
+        w.excluded.empty() ? (r.recommended == i ? "recommended" : "") : "excluded: " + w.excluded;
     if (w.hot_spot == 0 && !w.excluded.empty())
       fmt::format_to(line, "{:<22} {:<28} {:>8} {:>5} {:>8} {:>9} {:>11} {:>6}  {}\n", w.strategy,
                      w.key, "-", "-", "-", "-", "-", "-", note);

@@ -8,10 +8,10 @@ namespace santral::router {
 
 // One request an analysis sampled (SANTRAL ANALYZE), as the plan routed it.
 struct SampledRequest {
-  std::string key;          // its first key; empty for a keyless request
-  std::string pattern;      // a keyless request's MATCH (SCAN) or KEYS pattern, if any
-  std::string command;      // the command table's name: "get", "scan", "client|list"
-  bool write = false;       // the command may write
+  std::string key;           // its first key; empty for a keyless request
+  std::string pattern;       // a keyless request's MATCH (SCAN) or KEYS pattern, if any
+  std::string command;       // the command table's name: "get", "scan", "client|list"
+  bool write = false;        // the command may write
   std::uint16_t shards = 0;  // the shards the plan sends it to (0: Santral answered it)
   std::uint16_t of = 0;      // the shards keys were placed on then
   std::int64_t at_us = 0;    // when, on the system clock (microseconds since the epoch)
@@ -29,8 +29,8 @@ struct StoredKey {
 struct AnalysisSamples {
   std::vector<SampledRequest> requests;
   std::vector<StoredKey> stored;
-  double seconds = 0;              // how long requests were sampled
-  double rate = 0;                 // the share of requests sampled
+  double seconds = 0;                // how long requests were sampled
+  double rate = 0;                   // the share of requests sampled
   std::vector<std::string> routers;  // the routers whose requests are in (this one first)
   std::vector<std::string> missing;  // routers of the fleet that did not answer, and why
 };

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <map>
 #include <numeric>
-#include <span>
 #include <regex>
+#include <span>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -149,10 +149,12 @@ void fill_table(config::NamespaceConfig& ns, Strategy strategy, std::size_t shar
         return;
       }
       std::vector<std::uint64_t> weights;
+      weights.reserve(loads.size());
       for (const auto& [group, load] : loads) weights.push_back(load);
       auto placed = whatif::greedy_assign(weights, shards);
       std::size_t i = 0;
-      for (const auto& [group, load] : loads) ns.groups.emplace_back(std::string(group), placed[i++]);
+      for (const auto& [group, load] : loads)
+        ns.groups.emplace_back(std::string(group), placed[i++]);
       ns.fallback = Strategy::Hashed;
       break;
     }
@@ -180,12 +182,14 @@ Replayed replay_config(const config::Config& config, const whatif::Trace& trace,
   auto grown = whatif::replay(grown_map, trace);
   out.moved = whatif::moved_share(placed, grown, space, weights);
   out.hot_spot_grown = whatif::hot_spot_ratio(whatif::shard_loads(grown, trace, space));
-  out.scan_shards = scan_pattern.empty() ? map.placed_count()
-                                         : map.shards_for_pattern(scan_pattern).size();
+  out.scan_shards =
+      scan_pattern.empty() ? map.placed_count() : map.shards_for_pattern(scan_pattern).size();
   return out;
 }
 
-std::string strategy_label(Strategy strategy) { return std::string(config::strategy_name(strategy)); }
+std::string strategy_label(Strategy strategy) {
+  return std::string(config::strategy_name(strategy));
+}
 
 }  // namespace
 
@@ -217,7 +221,8 @@ AnalysisReport analyze(const config::Config& config, const config::ShardMap& map
   // The shard keys: the current one, and the candidate.
   std::vector<KeyValues> keys;
   if (ns && !config.namespaces[*ns].shard_key.empty())
-    keys.push_back(KeyValues::field(*pattern, pattern->field_index(config.namespaces[*ns].shard_key)));
+    keys.push_back(
+        KeyValues::field(*pattern, pattern->field_index(config.namespaces[*ns].shard_key)));
   else
     keys.push_back(KeyValues::hashed_part(map));
   if (!target.candidate.empty()) {
@@ -326,15 +331,16 @@ AnalysisReport analyze(const config::Config& config, const config::ShardMap& map
     row.hot_spot_grown = figures.hot_spot_grown;
     row.moved = figures.moved;
     row.scan_shards = figures.scan_shards;
-    row.store_touches = whatif::store_touches(ns ? std::optional(config.namespaces[*ns].strategy)
-                                                 : std::nullopt);
+    row.store_touches =
+        whatif::store_touches(ns ? std::optional(config.namespaces[*ns].strategy) : std::nullopt);
     const auto& current = report.keys.front();
     if (!current.top.empty())
       row.floor = std::max(1.0, current.top.front().second * static_cast<double>(shards));
     if (ns && config.namespaces[*ns].strategy == Strategy::Range && current.monotonic)
-      row.excluded = fmt::format("{} rises with time (r = {:.2f}): every new key goes to the last "
-                                 "range's shard",
-                                 current.name, *current.monotonicity);
+      row.excluded = fmt::format(
+          "{} rises with time (r = {:.2f}): every new key goes to the last "
+          "range's shard",
+          current.name, *current.monotonicity);
     else if (current.low_cardinality)
       row.excluded = fmt::format("only about {:.0f} distinct values of {} for {} shards",
                                  current.distinct, current.name, shards);
@@ -351,7 +357,8 @@ AnalysisReport analyze(const config::Config& config, const config::ShardMap& map
     config::NamespaceConfig table;
     std::vector<std::string> joined;  // the synthetic keys' storage
     std::vector<Weighted> weighted;
-    bool accessed = std::any_of(lines.begin(), lines.end(), [](const auto& l) { return l.second > 0; });
+    bool accessed =
+        std::any_of(lines.begin(), lines.end(), [](const auto& l) { return l.second > 0; });
     if (space.real_keys) {
       table = config.namespaces[*ns];
       table.shard_key = field_name(*pattern, values.field_index());
@@ -378,7 +385,8 @@ AnalysisReport analyze(const config::Config& config, const config::ShardMap& map
       if (value) weighted.push_back({*value, accessed ? space.trace.count(i) : 1});
     }
     if (space.trace.size() == 0) continue;
-    for (auto strategy : {Strategy::Hashed, Strategy::Slots, Strategy::Range, Strategy::Directory}) {
+    for (auto strategy :
+         {Strategy::Hashed, Strategy::Slots, Strategy::Range, Strategy::Directory}) {
       WhatIf row;
       row.key = values.name();
       row.strategy = strategy_label(strategy);
@@ -393,9 +401,9 @@ AnalysisReport analyze(const config::Config& config, const config::ShardMap& map
         variant.namespaces[space.index] = row.table;
       else
         variant.namespaces = {row.table};
-      auto replayed = replay_config(variant, space.trace, space.weights,
-                                    static_cast<std::int16_t>(space.index),
-                                    space.real_keys ? report.scan_pattern : std::string());
+      auto replayed =
+          replay_config(variant, space.trace, space.weights, static_cast<std::int16_t>(space.index),
+                        space.real_keys ? report.scan_pattern : std::string());
       row.hot_spot = replayed.hot_spot;
       row.hot_spot_grown = replayed.hot_spot_grown;
       row.moved = replayed.moved;
@@ -404,15 +412,17 @@ AnalysisReport analyze(const config::Config& config, const config::ShardMap& map
       if (!figures.top.empty())
         row.floor = std::max(1.0, figures.top.front().second * static_cast<double>(shards));
       if (strategy == Strategy::Range && figures.monotonic)
-        row.excluded = fmt::format("{} rises with time (r = {:.2f}): every new key would go to "
-                                   "the last range's shard",
-                                   figures.name, *figures.monotonicity);
+        row.excluded = fmt::format(
+            "{} rises with time (r = {:.2f}): every new key would go to "
+            "the last range's shard",
+            figures.name, *figures.monotonicity);
       else if (figures.low_cardinality)
         row.excluded = fmt::format("only about {:.0f} distinct values of {} for {} shards",
                                    figures.distinct, figures.name, shards);
       else if (!space.real_keys)
-        row.excluded = "a regular expression cannot be a shard key: name it as a field of the "
-                       "namespace's match: pattern to apply this";
+        row.excluded =
+            "a regular expression cannot be a shard key: name it as a field of the "
+            "namespace's match: pattern to apply this";
       report.whatifs.push_back(std::move(row));
     }
   }
@@ -440,8 +450,7 @@ AnalysisReport analyze(const config::Config& config, const config::ShardMap& map
     report.warnings.push_back(fmt::format(
         "only {} requests of the target were sampled: raise SECONDS or SAMPLE for firmer figures",
         report.sampled));
-  for (const auto& missing : report.missing)
-    report.warnings.push_back("not covered: " + missing);
+  for (const auto& missing : report.missing) report.warnings.push_back("not covered: " + missing);
 
   // The recommendation: the most even placement that is not excluded; among those within 10%
   // of it, the one whose SCAN visits fewest shards, reads fewest stores, keeps the current
@@ -465,9 +474,8 @@ AnalysisReport analyze(const config::Config& config, const config::ShardMap& map
     }
   }
   report.recommended = best;
-  const WhatIf* now = report.whatifs.empty() || !report.whatifs.front().current
-                          ? nullptr
-                          : &report.whatifs.front();
+  const WhatIf* now =
+      report.whatifs.empty() || !report.whatifs.front().current ? nullptr : &report.whatifs.front();
   if (report.sampled == 0) {
     report.recommended.reset();
     report.recommendation = fmt::format(

@@ -23,9 +23,9 @@ struct AnalysisTarget {
 
 // One shard key's characteristics over the sampled traffic (MongoDB's keyCharacteristics).
 struct KeyFigures {
-  std::string name;              // "{number}", "regex ...", "the key's hashed part"
-  std::uint64_t accesses = 0;    // sampled requests whose key has a value for it
-  double distinct = 0;           // distinct values (a HyperLogLog estimate, requests and stored)
+  std::string name;            // "{number}", "regex ...", "the key's hashed part"
+  std::uint64_t accesses = 0;  // sampled requests whose key has a value for it
+  double distinct = 0;         // distinct values (a HyperLogLog estimate, requests and stored)
   std::vector<std::pair<std::string, double>> top;  // most frequent values, share of accesses
   // New keys' values against their arrival: Pearson's r over the first write of each key
   // (numbers by value, other text by its rank); nullopt with fewer than 16 new keys.
@@ -47,8 +47,8 @@ struct WhatIf {
   // The share of the stored keys (as drawn from the shards; the requested keys when none were
   // drawn) that move when one shard is added.
   double moved = 0;
-  double hot_spot_grown = 0;    // the hot-spot ratio after that shard is added
-  double floor = 1;  // the least hot-spot any placement by this key can reach (largest value)
+  double hot_spot_grown = 0;  // the hot-spot ratio after that shard is added
+  double floor = 1;      // the least hot-spot any placement by this key can reach (largest value)
   std::string excluded;  // why it cannot be recommended ("" when it can)
   config::NamespaceConfig table;  // the namespace it stands for
 };
@@ -73,14 +73,14 @@ struct AnalysisReport {
   std::uint64_t sampled_all = 0;  // sampled requests of every key
   std::uint64_t stored = 0;       // keys drawn from the shards that belong to the target
   std::size_t shards = 0;
-  std::vector<KeyFigures> keys;   // the current shard key, then the candidate
+  std::vector<KeyFigures> keys;  // the current shard key, then the candidate
   std::vector<Distribution> distribution;
   std::vector<ScatterCause> scatter;
   std::string scan_pattern;  // the SCAN MATCH the what-if counts shards for
   std::vector<WhatIf> whatifs;
-  std::string recommendation;  // one sentence
+  std::string recommendation;              // one sentence
   std::optional<std::size_t> recommended;  // index into whatifs
-  std::string config_lines;    // the namespace entry that applies it (YAML)
+  std::string config_lines;                // the namespace entry that applies it (YAML)
   std::vector<std::string> warnings;
 };
 

@@ -3,8 +3,8 @@
 #include <iostream>
 #include <string>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "router/process/router_link.h"
 
@@ -12,8 +12,9 @@ namespace santral::router {
 
 std::optional<int> run_analyze_command(int argc, char** argv) {
   if (argc < 2 || std::string_view(argv[1]) != "analyze") return std::nullopt;
-  CLI::App app{"Santral's shard-key analyzer: how a namespace's keys are used, and how each "
-               "placement would spread them (SANTRAL ANALYZE)"};
+  CLI::App app{
+      "Santral's shard-key analyzer: how a namespace's keys are used, and how each "
+      "placement would spread them (SANTRAL ANALYZE)"};
   RouterOptions options;
   std::string target, key, write;
   double seconds = 10, sample = 0.05;
@@ -22,7 +23,8 @@ std::optional<int> run_analyze_command(int argc, char** argv) {
   app.add_option("target", target, "A namespace's name, or a glob of keys")->required();
   app.add_option("--seconds", seconds, "How long live requests are sampled")
       ->check(CLI::Range(0.001, 3600.0));
-  app.add_option("--sample", sample, "The share of requests sampled")->check(CLI::Range(0.0001, 1.0));
+  app.add_option("--sample", sample, "The share of requests sampled")
+      ->check(CLI::Range(0.0001, 1.0));
   app.add_option("-k,--key", key,
                  "A candidate shard key: a field of the namespace's match: pattern, or a regex");
   app.add_flag("--json", json, "Print the report as JSON");
@@ -38,8 +40,8 @@ std::optional<int> run_analyze_command(int argc, char** argv) {
   try {
     auto link = options.connect(*endpoint);
     std::string seconds_text = fmt::format("{}", seconds), sample_text = fmt::format("{}", sample);
-    std::vector<std::string_view> args{"SANTRAL", "ANALYZE", target, "SECONDS", seconds_text,
-                                       "SAMPLE", sample_text};
+    std::vector<std::string_view> args{"SANTRAL",    "ANALYZE", target,     "SECONDS",
+                                       seconds_text, "SAMPLE",  sample_text};
     if (!key.empty()) args.insert(args.end(), {"KEY", key});
     if (json) args.insert(args.end(), {"FORMAT", "json"});
     frame = link->call(args);

@@ -5,10 +5,10 @@
 #include <memory>
 #include <thread>
 
-#include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "protocol/errors.h"
 #include "protocol/reply_value.h"
@@ -79,15 +79,20 @@ struct AnalyzeRun : std::enable_shared_from_this<AnalyzeRun> {
       config::Endpoint endpoint;
       const std::string& address = router.announce.empty() ? router.listen : router.announce;
       if (!config::parse_endpoint(address, endpoint)) {
-        samples.missing.push_back(fmt::format("router {}: its address '{}' is not host:port",
-                                              router.name, address));
+        samples.missing.push_back(
+            fmt::format("router {}: its address '{}' is not host:port", router.name, address));
         continue;
       }
       ++waiting;
       peers_waited.push_back(router.name);
-      std::vector<std::string> args{"SANTRAL", "ANALYZE", request.target.target, "SECONDS",
-                                    fmt::format("{}", request.seconds), "SAMPLE",
-                                    fmt::format("{}", request.rate), "RAW"};
+      std::vector<std::string> args{"SANTRAL",
+                                    "ANALYZE",
+                                    request.target.target,
+                                    "SECONDS",
+                                    fmt::format("{}", request.seconds),
+                                    "SAMPLE",
+                                    fmt::format("{}", request.rate),
+                                    "RAW"};
       // The call blocks for the window: a thread of its own, which posts what it got home. It
       // holds no share of this run (its timers belong to the server's thread), and gives up on
       // a peer that does not answer by the grace period's end.
@@ -167,8 +172,8 @@ struct AnalyzeRun : std::enable_shared_from_this<AnalyzeRun> {
                   [self](std::vector<ShardSample> drawn) {
                     for (auto& shard : drawn) {
                       if (shard.draws.empty()) continue;
-                      double weight = static_cast<double>(shard.keys) /
-                                      static_cast<double>(shard.draws.size());
+                      double weight =
+                          static_cast<double>(shard.keys) / static_cast<double>(shard.draws.size());
                       for (auto& key : shard.draws)
                         self->samples.stored.push_back({std::move(key.key), weight, key.bytes});
                     }

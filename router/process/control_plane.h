@@ -64,9 +64,9 @@ class ControlPlane {
   struct AnalyzeRequest {
     AnalysisTarget target;
     double seconds = 10;
-    double rate = 0.05;     // the share of requests sampled
-    unsigned draws = 200;   // RANDOMKEY draws per shard
-    bool raw = false;       // a fleet peer's part: only this router's sampled requests
+    double rate = 0.05;    // the share of requests sampled
+    unsigned draws = 200;  // RANDOMKEY draws per shard
+    bool raw = false;      // a fleet peer's part: only this router's sampled requests
   };
   struct AnalyzeAnswer {
     std::string error;  // for the client; empty on success

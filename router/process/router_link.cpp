@@ -14,8 +14,8 @@
 
 #include "protocol/reply_scanner.h"
 #include "protocol/reply_value.h"
-#include "router/balance/balance_proposal.h"
 #include "protocol/resp_writer.h"
+#include "router/balance/balance_proposal.h"
 
 namespace santral::router {
 
@@ -55,7 +55,8 @@ std::string RouterLink::call(const std::vector<std::string_view>& args) {
     if (got == 0) throw std::runtime_error("the router closed the connection");
     if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
       throw std::runtime_error("the router did not answer in time");
-    if (got < 0) throw std::runtime_error(std::string("reading the reply: ") + std::strerror(errno));
+    if (got < 0)
+      throw std::runtime_error(std::string("reading the reply: ") + std::strerror(errno));
     buffer_.append(chunk, static_cast<std::size_t>(got));
   }
 }
@@ -96,7 +97,8 @@ int print_proposal(std::string_view tool, const std::string& frame, const std::s
   }
   std::cout << text;
   if (write.empty()) {
-    if (!config_text.empty()) std::cout << "(" << tool << " --write FILE saves the proposed config)\n";
+    if (!config_text.empty())
+      std::cout << "(" << tool << " --write FILE saves the proposed config)\n";
     return 0;
   }
   if (config_text.empty()) {

@@ -97,16 +97,17 @@ const json* row(const json& report, const std::string& strategy, const std::stri
 TEST_CASE("analyze: live writes of rising ids are flagged monotonic and hashing is advised") {
   RedisServer a, b, c, d;
   int admin_port = free_loopback_port();
-  SantralProcess santral(SantralProcess::config_for({&a, &b, &c, &d}, kEvents +
-                                                                          "admin:\n  listen: "
-                                                                          "127.0.0.1:" +
-                                                                          std::to_string(admin_port) +
-                                                                          "\n"));
+  SantralProcess santral(
+      SantralProcess::config_for({&a, &b, &c, &d}, kEvents +
+                                                       "admin:\n  listen: "
+                                                       "127.0.0.1:" +
+                                                       std::to_string(admin_port) + "\n"));
   auto client = santral.client(30000);
   EventWriters writers(santral.port(), 2);
   REQUIRE(wait_until([&] { return writers.batches() > 20; }, 10000));
 
-  auto report = analyze_json(client, {"events", "SECONDS", "1.5", "SAMPLE", "0.2", "KEY", "tenant"});
+  auto report =
+      analyze_json(client, {"events", "SECONDS", "1.5", "SAMPLE", "0.2", "KEY", "tenant"});
   INFO(report.dump(2));
   CHECK(report["namespace"] == "events");
   CHECK(report["routers"].size() == 1);
@@ -168,9 +169,9 @@ TEST_CASE("analyze: live writes of rising ids are flagged monotonic and hashing 
   // santral analyze --write: the proposed config loads, with events placed as advised.
   TempDir dir;
   auto proposal = dir.path() / "proposed.yaml";
-  auto cli = run_santral({"analyze", "events", "--router",
-                          "127.0.0.1:" + std::to_string(santral.port()), "--seconds", "0.5",
-                          "--write", proposal.string()});
+  auto cli =
+      run_santral({"analyze", "events", "--router", "127.0.0.1:" + std::to_string(santral.port()),
+                   "--seconds", "0.5", "--write", proposal.string()});
   INFO(cli.output);
   REQUIRE(cli.exit_code == 0);
   CHECK(cli.output.find("# what-if per strategy") != std::string::npos);
@@ -215,12 +216,12 @@ TEST_CASE("analyze: nothing is sampled outside a window; one window at a time; b
   CHECK(second.command({"INFO", "santral"}).str.find("analysis_sample_rate:0\r\n") !=
         std::string::npos);
 
-  for (auto args : std::vector<std::vector<std::string>>{
-           {"SANTRAL", "ANALYZE", "events", "SECONDS", "0"},
-           {"SANTRAL", "ANALYZE", "events", "SAMPLE", "1.5"},
-           {"SANTRAL", "ANALYZE", "events", "FORMAT", "xml"},
-           {"SANTRAL", "ANALYZE", "events", "SECONDS"},
-           {"SANTRAL", "ANALYZE", "events", "BOGUS", "1"}}) {
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"SANTRAL", "ANALYZE", "events", "SECONDS", "0"},
+                                             {"SANTRAL", "ANALYZE", "events", "SAMPLE", "1.5"},
+                                             {"SANTRAL", "ANALYZE", "events", "FORMAT", "xml"},
+                                             {"SANTRAL", "ANALYZE", "events", "SECONDS"},
+                                             {"SANTRAL", "ANALYZE", "events", "BOGUS", "1"}}) {
     auto reply = client.command(args);
     CHECK(reply.is_error());
     CHECK(reply.str.find("use SANTRAL ANALYZE <namespace | key glob>") != std::string::npos);
@@ -236,7 +237,8 @@ TEST_CASE("analyze: nothing is sampled outside a window; one window at a time; b
 TEST_CASE("analyze: through one router of a fleet, the traffic of the other is covered") {
   EtcdCluster etcd(1);
   RedisServer a, b, c, d;
-  SantralProcess first(SantralProcess::config_for({&a, &b, &c, &d}, kEvents + etcd.cluster_yaml("analyze")));
+  SantralProcess first(
+      SantralProcess::config_for({&a, &b, &c, &d}, kEvents + etcd.cluster_yaml("analyze")));
   SantralProcess second(etcd.cluster_yaml("analyze"));
   auto asker = first.client(30000);
   REQUIRE(wait_until(

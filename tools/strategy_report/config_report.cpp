@@ -11,8 +11,8 @@
 #include "config/whatif/grow.h"
 #include "config/whatif/metrics.h"
 #include "config/whatif/replay.h"
-#include "tools/strategy_report/table.h"
 #include "config/whatif/trace.h"
+#include "tools/strategy_report/table.h"
 
 namespace santral::strategy_report {
 

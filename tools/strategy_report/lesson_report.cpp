@@ -13,10 +13,10 @@
 
 #include "config/shard_map.h"
 #include "config/whatif/grow.h"
-#include "tools/strategy_report/lesson_model.h"
 #include "config/whatif/metrics.h"
-#include "tools/strategy_report/rebalance_report.h"
 #include "config/whatif/replay.h"
+#include "tools/strategy_report/lesson_model.h"
+#include "tools/strategy_report/rebalance_report.h"
 #include "tools/strategy_report/table.h"
 
 namespace santral::strategy_report {

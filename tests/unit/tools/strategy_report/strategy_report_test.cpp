@@ -8,11 +8,11 @@
 #include "config/shard_map.h"
 #include "config/whatif/group_balance.h"
 #include "config/whatif/grow.h"
-#include "tools/strategy_report/lesson_model.h"
-#include "tools/strategy_report/lesson_rebalance.h"
 #include "config/whatif/metrics.h"
 #include "config/whatif/replay.h"
 #include "config/whatif/trace.h"
+#include "tools/strategy_report/lesson_model.h"
+#include "tools/strategy_report/lesson_rebalance.h"
 
 using namespace santral;
 using namespace santral::strategy_report;
