@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "router/analysis/recommended_config.h"
+#include "config/namespace/table_yaml.h"
 
 namespace santral::router {
 
@@ -108,7 +108,8 @@ void recommend(AnalysisReport& report, const config::Config& config, std::string
       report.namespace_name.empty() ? target : report.namespace_name, w.strategy, w.key, w.hot_spot,
       against, because, report.scan_pattern.empty() ? "*" : report.scan_pattern, w.scan_shards,
       report.shards, w.moved * 100);
-  if (!report.namespace_name.empty()) report.config_lines = namespace_yaml(w.table, config);
+  if (!report.namespace_name.empty())
+    report.config_lines = config::namespace_entry_yaml(w.table, config);
 }
 
 }  // namespace santral::router

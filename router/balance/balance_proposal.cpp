@@ -5,7 +5,8 @@
 #include <optional>
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
+
+#include "config/namespace/table_yaml.h"
 
 namespace santral::router {
 
@@ -130,48 +131,10 @@ std::vector<ProposedNamespace> proposed_namespaces(const config::Config& config,
 
 std::string proposed_config_text(std::string_view text, const config::Config& config,
                                  const std::vector<ProposedNamespace>& proposed) {
-  YAML::Node root = YAML::Load(std::string(text));
-  YAML::Node namespaces = root["namespaces"];
-  if (!namespaces || !namespaces.IsSequence()) return {};
-  auto shard_name = [&](std::size_t s) { return config.shards.at(s).name; };
-  for (const auto& change : proposed) {
-    const auto& table = change.table;
-    for (std::size_t i = 0; i < namespaces.size(); ++i) {
-      YAML::Node entry = namespaces[i];
-      if (!entry["name"] || entry["name"].as<std::string>() != table.name) continue;
-      if (table.strategy == config::Strategy::Directory) {
-        YAML::Node groups(YAML::NodeType::Map);
-        for (const auto& [group, shard] : table.groups) groups[group] = shard_name(shard);
-        entry["groups"] = groups;
-        continue;
-      }
-      YAML::Node list(YAML::NodeType::Sequence);
-      if (table.strategy == config::Strategy::Range) {
-        for (const auto& r : table.ranges) {
-          YAML::Node item(YAML::NodeType::Map);
-          item.SetStyle(YAML::EmitterStyle::Flow);
-          item["shard"] = shard_name(r.shard);
-          if (r.from) item["from"] = *r.from;
-          if (r.to) item["to"] = *r.to;
-          list.push_back(item);
-        }
-        entry["ranges"] = list;
-      } else {
-        for (const auto& r : table.slots) {
-          YAML::Node item(YAML::NodeType::Map);
-          item.SetStyle(YAML::EmitterStyle::Flow);
-          item["shard"] = shard_name(r.shard);
-          item["from"] = r.from;
-          item["to"] = r.to;
-          list.push_back(item);
-        }
-        entry["slots"] = list;
-      }
-    }
-  }
-  YAML::Emitter out;
-  out << root;
-  return std::string(out.c_str()) + "\n";
+  std::vector<config::NamespaceConfig> tables;
+  tables.reserve(proposed.size());
+  for (const auto& change : proposed) tables.push_back(change.table);
+  return config::with_tables(text, config, tables, config::TableScope::Table);
 }
 
 std::string describe_balance(const config::Config& config, const balance::Plan& plan,

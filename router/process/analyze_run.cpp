@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <span>
 #include <thread>
 
 #include <fmt/format.h>
@@ -10,10 +11,10 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "config/namespace/table_yaml.h"
 #include "protocol/errors.h"
 #include "protocol/reply_value.h"
 #include "protocol/resp_writer.h"
-#include "router/analysis/recommended_config.h"
 #include "router/cluster/router_record.h"
 #include "router/process/fan_out.h"
 #include "router/process/router_link.h"
@@ -202,8 +203,10 @@ struct AnalyzeRun : std::enable_shared_from_this<AnalyzeRun> {
       return done(std::move(answer));
     }
     if (answer.report.recommended && !answer.report.config_lines.empty())
-      answer.config_text = recommended_config_text(
-          server.config_text(), answer.report.whatifs[*answer.report.recommended].table, config);
+      answer.config_text = config::with_tables(
+          server.config_text(), config,
+          std::span(&answer.report.whatifs[*answer.report.recommended].table, 1),
+          config::TableScope::Placement);
     spdlog::info("SANTRAL ANALYZE {}: {} requests sampled ({} routers), {} keys drawn; {}",
                  request.target.target, answer.report.sampled, answer.report.routers.size(),
                  answer.report.stored, answer.report.recommendation);

@@ -4,15 +4,16 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <span>
 #include <string>
 
 #include "config/config.h"
+#include "config/namespace/table_yaml.h"
 #include "config/shard_map.h"
 #include "config/whatif/metrics.h"
 #include "config/whatif/replay.h"
 #include "config/whatif/trace.h"
 #include "router/analysis/key_figures.h"
-#include "router/analysis/recommended_config.h"
 #include "router/analysis/request_sampler.h"
 #include "router/analysis/shard_key_analysis.h"
 #include "router/process/analyze_run.h"
@@ -135,7 +136,8 @@ TEST_CASE("analyze: a rising numeric key under range placement is monotonic; has
       "namespaces:\n  - name: events\n    match: \"event:{tenant}:{id}\"\n    shard_key: id\n"
       "    strategy: range\n    order: numeric\n    ranges:\n      - {shard: s0, to: 1000000}\n"
       "      - {shard: s1, from: 1000000}\n";
-  auto proposed = recommended_config_text(text, chosen.table, config);
+  auto proposed =
+      config::with_tables(text, config, std::span(&chosen.table, 1), config::TableScope::Placement);
   REQUIRE_FALSE(proposed.empty());
   auto loaded = config::parse_config(proposed, "proposed.yaml");
   REQUIRE(loaded.namespaces.size() == 1);
