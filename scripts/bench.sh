@@ -28,7 +28,9 @@
 #   scripts/bench.sh reshard    online resharding: a 4th shard added to 3 holding KEYS keys;
 #                               keys/s and MB/s moved (unthrottled with each batch_keys of
 #                               BATCHES, and at max_keys_per_sec THROTTLE), GET p50/p99 before
-#                               and during the move, and one big hash (BIG_ELEMENTS fields)
+#                               and during the move (open loop, santral-loadgen), of all keys,
+#                               of the keys the move does not touch (with during/before) and
+#                               of the keys it moves, and one big hash (BIG_ELEMENTS fields)
 #                               moved with the default and with raised timeouts
 #                               (scripts/lib/bench_reshard.sh)
 #   scripts/bench.sh fleet      a fleet of three routers on a three-member etcd: the time from
@@ -42,6 +44,11 @@
 #                               failed, requests acknowledged / failed / unknown, acknowledged
 #                               writes lost, without and with write_concern
 #                               (scripts/lib/bench_failover.sh)
+#   scripts/bench.sh pathcost   what the request path pays for a move in progress (the plan's
+#                               moving_from, for keys that do not move) and for a fleet with
+#                               fencing (lease, acl): CPU per request and requests/s of GET/SET
+#                               at -P 1 and -P 16 beside plain Santral and predixy
+#                               (scripts/lib/bench_pathcost.sh)
 #   scripts/bench.sh writeconcern  what write_concern {replicas: 1, timeout_ms: 100} costs: SET
 #                               requests/s, CPU per request and p50 at -P 1 and -P 16 of Santral
 #                               with and without it over one primary and its replica
@@ -50,8 +57,11 @@
 # LOADGEN (santral-loadgen for the latency table, built into build-release),
 # REPEAT (3 runs per cell, median shown), SANTRAL (a santral binary to use instead of building
 # build-release). reshard: KEYS (200000), VALUE_BYTES (100), BATCHES ("100 500"), THROTTLE (20000), BIG_ELEMENTS
-# (2000000), BIG_WAIT (25 s before a big-key move is given up on), BEFORE_S (2 s of GETs before
-# the move), GET_RATE (5000: the latency client's GETs a second at most), WORKERS (1).
+# (2000000; 0: no big key), BIG_WAIT (25 s before a big-key move is given up on), BEFORE_S (2 s
+# of GETs before the move), GET_RATE (5000: santral-loadgen's GETs a second), GET_CONNECTIONS
+# (50), SOURCE_RATE (1000: GETs a second read from a source shard directly; 0: none),
+# WORKERS (1). pathcost: PATHCOST_KEYS (30000 keys of the namespace that moves),
+# PATHCOST_THROTTLE (5: its max_keys_per_sec), PATHCOST_IDLE (10 s of no requests).
 # failover: KILLS (10), STOPS (5), DOWN_AFTER_MS (1000, Sentinel's down-after-milliseconds),
 # LOAD_RATE (2000 requests/s in all), FAILOVER_WAIT_MS (unset; when set, Santral's
 # failover.wait_ms).
@@ -59,8 +69,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 mode="${1:-core}"
 case "$mode" in
-  core | hotkey | cpu | syscalls | callgrind | placement | reshard | tls | fleet | failover | writeconcern) ;;
-  *) echo "usage: $0 [hotkey|cpu|syscalls|callgrind|placement|reshard|tls|fleet|failover|writeconcern]" >&2; exit 2 ;;
+  core | hotkey | cpu | syscalls | callgrind | placement | reshard | tls | fleet | failover | writeconcern | pathcost) ;;
+  *) echo "usage: $0 [hotkey|cpu|syscalls|callgrind|placement|reshard|tls|fleet|failover|writeconcern|pathcost]" >&2; exit 2 ;;
 esac
 if [ -z "${SANTRAL:-}" ]; then
   "$root/scripts/install-deps.sh"
@@ -147,6 +157,10 @@ if [ "$mode" = hotkey ]; then
 fi
 if [ "$mode" = cpu ]; then
   source "$root/scripts/lib/bench_cpu.sh"
+  exit 0
+fi
+if [ "$mode" = pathcost ]; then
+  source "$root/scripts/lib/bench_pathcost.sh"
   exit 0
 fi
 if [ "$mode" = callgrind ]; then

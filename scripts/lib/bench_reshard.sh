@@ -7,14 +7,21 @@
 #    Keys and MB (by MEMORY USAGE, as STATUS counts them) moved, seconds (STATUS elapsed_s, from
 #    GET /reshard), keys/s and MB/s: unthrottled with each batch_keys of BATCHES, and with
 #    max_keys_per_sec THROTTLE. Beside them, other tools' published figures (not measured here).
-# 2. All along, one client GETs random loaded keys through Santral, one at a time
-#    (latency_probe.py): p50/p99 before the move and during it.
+# 2. All along, santral-loadgen GETs random loaded keys through Santral at a fixed rate (open
+#    loop: GET_RATE a second over GET_CONNECTIONS connections, each request timed from its
+#    intended send time), phase by phase (--until-eof, --log). Afterwards each request is
+#    classed by its key (scripts/lib/phase_latency.py): "moving" when the key is on the added
+#    shard after the move, "unrelated" when the move did not touch it (its owner stayed). p50/p99
+#    of all, of unrelated keys before and during the move (and their ratio, per run), and of
+#    moving keys during it. Beside them, a second generator reading shard0 directly (SOURCE_RATE a
+#    second; 0: none): the source shard's own latency before and during the move.
 # 3. One big hash (BIG_ELEMENTS fields) whose owner changes is moved along with the keys of 1:
 #    its MEMORY USAGE and DUMP size, what happened, how long the move took, and how long its
 #    source was blocked (the slowest GET of a client reading that shard directly); with the
 #    default timeouts (resharding.migrate_timeout_ms 1000, timeouts.request_ms 2000), with
 #    migrate_timeout_ms 30000 alone, and with migrate_timeout_ms 30000 and request_ms 60000. A
-#    move not idle after BIG_WAIT seconds is reported as it stands and left.
+#    move not idle after BIG_WAIT seconds is reported as it stands and left. BIG_ELEMENTS=0
+#    leaves this part out.
 
 # set -e stops silently; say where.
 set -o errtrace
@@ -28,6 +35,8 @@ big_wait="${BIG_WAIT:-25}"
 before_s="${BEFORE_S:-2}"
 reshard_workers="${WORKERS:-1}"
 probe_rate="${GET_RATE:-5000}"
+probe_connections="${GET_CONNECTIONS:-50}"
+source_rate="${SOURCE_RATE:-1000}"
 value_bytes="${VALUE_BYTES:-100}"
 
 # The same key names as redis-benchmark's key:__rand_int__, so the probe reads loaded keys.
@@ -142,6 +151,44 @@ probe_stop() {  # <name>: closes its input and waits for its summary
 # <name> <phase> -> requests p50 p99 p99.9 max (ms), the second of the slowest, errors
 probe_result() { awk -v p="$2" '$1 == p { $1 = ""; print substr($0, 2) }' "$work_dir/probe-$1.out"; }
 
+# santral-loadgen GETting random loaded keys at a fixed rate until its input ends; each line
+# written to it starts a phase (move_once). "santral" reads through Santral; "source" reads
+# shard0 (a source of the move) directly: what the shard itself does to latency.
+declare -A lg_fd
+lg_start() {  # <name> <port> <rate> <connections>
+  [ -x "$loadgen" ] || { echo "bench.sh reshard needs santral-loadgen ($loadgen)" >&2; exit 1; }
+  rm -f "$work_dir/lg-$1.out" "$work_dir/lg-$1.log"
+  local fd
+  # Without the other generators' inputs: each sees the end of its own when bench.sh closes it.
+  exec {fd}> >(
+    for other in "${lg_fd[@]}"; do eval "exec $other>&-"; done
+    exec "$loadgen" --port "$2" --command get --rate "$3" --connections "$4" --keys "$reshard_keys" \
+      --warmup 0 --until-eof --log "$work_dir/lg-$1.log" >"$work_dir/lg-$1.out" 2>"$work_dir/lg-$1.err"
+  )
+  lg_fd[$1]=$fd
+}
+lg_phase() { local fd; for fd in "${lg_fd[@]}"; do echo "$1" >&"$fd"; done; }
+lg_stop() {  # closes their inputs, waits for their logs, and classes requests by the keys moved
+  local name
+  for name in "${!lg_fd[@]}"; do eval "exec ${lg_fd[$name]}>&-"; done
+  redis-cli -p "${ports[3]}" --scan --pattern 'key:*' >"$work_dir/moved.keys"
+  for name in "${!lg_fd[@]}"; do
+    for _ in $(seq 1 300); do grep -q '^loadgen: ' "$work_dir/lg-$name.out" 2>/dev/null && break; sleep 0.1; done
+    grep -q '^loadgen: ' "$work_dir/lg-$name.out" 2>/dev/null ||
+      { echo "santral-loadgen ($name) did not finish: $(cat "$work_dir/lg-$name.err")" >&2; exit 1; }
+    # (its exit status is not waited for: error replies show in the classes' error counts)
+    /usr/bin/python3 "$root/scripts/lib/phase_latency.py" "$work_dir/lg-$name.log" "$work_dir/moved.keys" \
+      >"$work_dir/classes-$name.out"
+    unset "lg_fd[$name]"
+  done
+}
+# <name> <phase> <class> -> requests p50 p99 p99.9 max (ms), errors
+lg_result() {
+  awk -v p="$2" -v c="$3" '$1 == p && $2 == c { $1 = ""; $2 = ""; print substr($0, 3) }' "$work_dir/classes-$1.out"
+}
+# The send loop's worst lateness in ms (santral-loadgen's behind_ms) of <name>'s whole run.
+lg_behind() { sed -n 's/.* behind_ms=\([0-9.]*\).*/\1/p' "$work_dir/lg-$1.out"; }
+
 mb() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1e6 }'; }
 per_s() { awk -v a="$1" -v s="$2" -v d="${3:-1}" -v f="${4:-%.0f}" 'BEGIN { if (s > 0) printf f, a / d / s; else print "-" }'; }
 
@@ -149,33 +196,49 @@ plan_text=""
 checks=()
 
 # One move of the loaded keys to the added shard with <resharding yaml>; appends to the
-# run_* lists (keys, bytes, seconds, GET p50/p99 before and during, max during) and to checks.
+# run_* lists (keys, bytes, seconds, GET p50/p99 before and during, max during, and by key
+# class) and to checks.
 move_once() {  # <resharding yaml> <label>
   start_cluster "$1"
   load_keys
-  probe_start get "$sp"
-  probe_phase get before
+  lg_start santral "$sp" "$probe_rate" "$probe_connections"
+  [ "$source_rate" -gt 0 ] && lg_start source "${ports[0]}" "$source_rate" 10
+  lg_phase before
   sleep "$before_s"
-  probe_phase get planning
+  lg_phase planning
   reshard_config 4 "$1" >"$cfg"
   redis-cli -p "$sp" santral reload >/dev/null
   wait_planned
   [ -n "$plan_text" ] || plan_text="$(redis-cli -p "$sp" santral reshard plan | tr -d '\r')"
-  probe_phase get during
+  lg_phase during
   local started ended
   started="$(date +%s%N)"
   redis-cli -p "$sp" santral reshard approve >/dev/null
   wait_idle 300 || echo "the move did not end in 300 s" >&2
   ended="$(date +%s%N)"
-  probe_phase get after
-  probe_stop get
+  lg_phase after
+  lg_stop
   local keys bytes seconds errors
   read -r keys bytes seconds errors < <(reshard_json keys_moved bytes_moved elapsed_s errors)
-  read -r _ p50b p99b _ <<<"$(probe_result get before)"
+  read -r _ p50b p99b _ <<<"$(lg_result santral before all)"
   local gets get_errors
-  read -r gets p50d p99d _ maxd _ get_errors <<<"$(probe_result get during)"
+  read -r gets p50d p99d _ maxd get_errors <<<"$(lg_result santral during all)"
+  local n_ub p50_ub p99_ub n_ud p50_ud p99_ud n_md p50_md p99_md max_md p99_sb=- p99_sd=-
+  read -r n_ub p50_ub p99_ub _ <<<"$(lg_result santral before unrelated)"
+  read -r n_ud p50_ud p99_ud _ <<<"$(lg_result santral during unrelated)"
+  read -r n_md p50_md p99_md _ max_md _ <<<"$(lg_result santral during moving)"
+  if [ "$source_rate" -gt 0 ]; then
+    read -r _ _ p99_sb _ <<<"$(lg_result source before all)"
+    read -r _ _ p99_sd _ <<<"$(lg_result source during all)"
+  fi
+  run_behind+=" $(lg_behind santral)"
   run_keys+=" $keys" run_bytes+=" $bytes" run_seconds+=" $seconds"
   run_p50b+=" $p50b" run_p99b+=" $p99b" run_p50d+=" $p50d" run_p99d+=" $p99d" run_maxd+=" $maxd"
+  run_n_ub+=" $n_ub" run_p50_ub+=" $p50_ub" run_p99_ub+=" $p99_ub"
+  run_n_ud+=" $n_ud" run_p50_ud+=" $p50_ud" run_p99_ud+=" $p99_ud"
+  run_ratio+=" $(awk -v a="$p99_ud" -v b="$p99_ub" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print 0 }')"
+  run_n_md+=" $n_md" run_p50_md+=" $p50_md" run_p99_md+=" $p99_md" run_max_md+=" $max_md"
+  run_p99_sb+=" $p99_sb" run_p99_sd+=" $p99_sd"
   local total on_new expires
   total="$(total_keys)" on_new="$(dbsize "${ports[3]}")" expires="$(expires_on "${ports[3]}")"
   checks+=("$(printf '%s: %s of %s keys after the move, %s on shard3 (STATUS keys_moved %s), %s of them with their TTL; STATUS errors %s; %s of %s GETs during the move answered with an error; approve to idle %.2f s (elapsed_s %.2f)' \
@@ -185,9 +248,21 @@ move_once() {  # <resharding yaml> <label>
 }
 
 # A table row: the median of $repeat moves with <resharding yaml>.
+class_rows=""
 move_row() {  # <label> <resharding yaml>
   run_keys="" run_bytes="" run_seconds="" run_p50b="" run_p99b="" run_p50d="" run_p99d="" run_maxd=""
+  run_n_ub="" run_p50_ub="" run_p99_ub="" run_n_ud="" run_p50_ud="" run_p99_ud="" run_ratio=""
+  run_n_md="" run_p50_md="" run_p99_md="" run_max_md="" run_p99_sb="" run_p99_sd="" run_behind=""
   for _ in $(seq 1 "$repeat"); do move_once "$2" "$1"; done
+  local source_p99=-
+  [ "$source_rate" -gt 0 ] &&
+    source_p99="$(printf "%5.3f / %6.3f" "$(median <<<"$run_p99_sb")" "$(median <<<"$run_p99_sd")")"
+  class_rows+="$(printf "| %-36s | %5.3f / %6.3f | %5.3f / %6.3f | %5s | %-20s | %6.3f / %6.3f | %7.1f | %11s | %14s | %6s |" "$1" \
+    "$(median <<<"$run_p50_ub")" "$(median <<<"$run_p99_ub")" "$(median <<<"$run_p50_ud")" \
+    "$(median <<<"$run_p99_ud")" "$(median <<<"$run_ratio")" "$(tr ' ' '\n' <<<"$run_ratio" | grep . | paste -sd, -)" \
+    "$(median <<<"$run_p50_md")" "$(median <<<"$run_p99_md")" "$(median <<<"$run_max_md")" \
+    "$(median <<<"$run_n_ud")/$(median <<<"$run_n_md")" "$source_p99" "$(median <<<"$run_behind")")"$'\n'
+
   local keys bytes seconds
   keys="$(median <<<"$run_keys")" bytes="$(median <<<"$run_bytes")" seconds="$(median <<<"$run_seconds")"
   printf "| %-36s | %10s | %9s | %7.2f | %8s | %6s | %5.3f / %6.3f | %5.3f / %6.3f | %8.1f |\n" "$1" \
@@ -204,8 +279,8 @@ echo "Resharding: add a 4th shard to a ketama ring of 3 (murmur) holding $reshar
 echo "($value_bytes-byte values, one in four with a TTL); Santral w=$reshard_workers, redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/'),"
 echo "$(date -u +%Y-%m-%d), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //');"
 echo "median of $repeat runs per row. MB by MEMORY USAGE (what STATUS counts), 1 MB = 10^6 bytes."
-echo "GET latency: one client, one GET at a time of a random loaded key through Santral, at most"
-echo "$probe_rate a second, in ms (a Python client: about 0.05 ms above redis-benchmark's figures)."
+echo "GET latency: santral-loadgen, open loop, $probe_rate GETs a second of random loaded keys over"
+echo "$probe_connections connections through Santral, each timed from its intended send time, in ms."
 echo
 printf "| %-36s | %10s | %9s | %7s | %8s | %6s | %14s | %14s | %8s |\n" move "keys moved" "MB moved" seconds "keys/s" "MB/s" \
   "GET p50 / p99" "p50 / p99" "max"
@@ -221,6 +296,21 @@ published_row "Valkey 9 atomic slot migration *" - "~1000"
 echo
 echo "\* published figures, not measured here (Valkey's on its own hardware)."
 echo
+echo "GET latency by key class, the same runs (ms, median of $repeat): unrelated keys (their owner does"
+echo "not change: about 3/4 of them, on the 3 shards the move reads from) before the move and during"
+echo "it, with during/before of their p99 (the median of each run's ratio, and each run's); keys"
+echo "that move (each request for one pulls it first: a MIGRATE from its old owner) during it;"
+echo "requests during the move, unrelated/moving (the p99's depth); GET p99 of a second generator"
+echo "reading shard0, a source, directly ($source_rate a second, 10 connections): what the shard (MIGRATE"
+echo "blocks its source until the target answered) and the machine do to latency without Santral;"
+echo "the Santral generator's worst lateness over its run (its own delay is in its latencies)."
+echo
+printf "| %-36s | %14s | %14s | %5s | %-20s | %15s | %7s | %11s | %14s | %6s |\n" move "unrelated p50 /" "unrelated p50 /" "p99" \
+  "p99 ratio," "moving p50 /" "moving" "requests" "shard0 direct" "behind"
+printf "| %-36s | %14s | %14s | %5s | %-20s | %15s | %7s | %11s | %14s | %6s |\n" "" "p99 before" "p99 during" "ratio" "each run" "p99 during" "max" "during u/m" "p99 bef / dur" "ms"
+printf "|%s|\n" "--------------------------------------|----------------|----------------|-------|----------------------|-----------------|---------|-------------|----------------|--------"
+printf "%s" "$class_rows"
+echo
 echo "The plan (SANTRAL RESHARD PLAN after SANTRAL RELOAD, first run):"
 echo
 echo '```'
@@ -231,6 +321,7 @@ echo "Checks:"
 for check in "${checks[@]}"; do echo "- $check"; done
 
 # --- 3. The big key ---
+[ "$big_elements" -gt 0 ] || exit 0
 
 big_key=""
 big_notes=()
