@@ -4,7 +4,6 @@
 #include <cmath>
 #include <memory>
 #include <span>
-#include <thread>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -17,8 +16,9 @@
 #include "protocol/resp_writer.h"
 #include "router/cluster/router_record.h"
 #include "router/process/fan_out.h"
-#include "router/process/router_link.h"
+#include "router/process/router_call.h"
 #include "router/process/server.h"
+#include "router/resharding/shard_calls.h"
 #include "router/resharding/shard_sampler.h"
 
 namespace santral::router {
@@ -27,7 +27,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A peer that has not answered this long after the window closed is left out.
+// A peer that has not answered this long after its window should have closed is left out.
 constexpr auto kPeerGrace = std::chrono::seconds(10);
 
 struct AnalyzeRun : std::enable_shared_from_this<AnalyzeRun> {
@@ -37,19 +37,15 @@ struct AnalyzeRun : std::enable_shared_from_this<AnalyzeRun> {
         request(std::move(request)),
         done(std::move(done)),
         topology(server.topology()),
-        window(server.io()),
-        grace(server.io()) {}
+        window(server.io()) {}
 
   Server& server;
   ControlPlane::AnalyzeRequest request;
   std::function<void(ControlPlane::AnalyzeAnswer)> done;
   config::TopologyPtr topology;
   boost::asio::steady_timer window;
-  boost::asio::steady_timer grace;
   AnalysisSamples samples;
-  std::vector<std::string> peers_waited;  // peers not in yet, by name
-  std::size_t waiting = 0;
-  bool finished = false;
+  std::size_t waiting = 0;  // the window, the draws and each peer asked
   Clock::time_point started;
 
   void start() {
@@ -85,46 +81,26 @@ struct AnalyzeRun : std::enable_shared_from_this<AnalyzeRun> {
         continue;
       }
       ++waiting;
-      peers_waited.push_back(router.name);
-      std::vector<std::string> args{"SANTRAL",
-                                    "ANALYZE",
-                                    request.target.target,
-                                    "SECONDS",
-                                    fmt::format("{}", request.seconds),
-                                    "SAMPLE",
-                                    fmt::format("{}", request.rate),
-                                    "RAW"};
-      // The call blocks for the window: a thread of its own, which posts what it got home. It
-      // holds no share of this run (its timers belong to the server's thread), and gives up on
-      // a peer that does not answer by the grace period's end.
-      std::weak_ptr<AnalyzeRun> run = self;
+      std::vector<std::string> requests;
+      if (!password.empty()) requests.push_back(command_bytes({"AUTH", password}));
+      requests.push_back(command_bytes({"SANTRAL", "ANALYZE", request.target.target, "SECONDS",
+                                        fmt::format("{}", request.seconds), "SAMPLE",
+                                        fmt::format("{}", request.rate), "RAW"}));
+      // It answers once its own window is over; one that has not within the grace period after
+      // that is left out, named in the report.
       auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
           std::chrono::duration<double>(request.seconds) + kPeerGrace);
-      std::thread([run, io = &server.io(), endpoint, password, args, timeout,
-                   name = router.name]() {
-        std::vector<SampledRequest> got;
-        std::string error;
-        try {
-          RouterLink link(endpoint);
-          link.set_timeout(timeout);
-          if (!password.empty()) link.call({"AUTH", password});
-          std::vector<std::string_view> views(args.begin(), args.end());
-          read_raw_samples(link.call(views), got, error);
-        } catch (const std::exception& e) {
-          error = e.what();
-        }
-        boost::asio::post(*io, [run, name, got = std::move(got), error]() mutable {
-          if (auto self = run.lock()) self->peer_answered(name, std::move(got), error);
-        });
-      }).detach();
+      call_router(server.io(), endpoint, std::move(requests), timeout,
+                  [self, name = router.name](std::string frame, std::string error) {
+                    std::vector<SampledRequest> got;
+                    if (error.empty()) read_raw_samples(frame, got, error);
+                    self->peer_answered(name, std::move(got), error);
+                  });
     }
   }
 
   void peer_answered(const std::string& name, std::vector<SampledRequest> got,
                      const std::string& error) {
-    auto it = std::find(peers_waited.begin(), peers_waited.end(), name);
-    if (finished || it == peers_waited.end()) return;  // too late: already left out
-    peers_waited.erase(it);
     if (!error.empty()) {
       samples.missing.push_back(fmt::format("router {}: {}", name, error));
     } else {
@@ -148,19 +124,6 @@ struct AnalyzeRun : std::enable_shared_from_this<AnalyzeRun> {
             for (auto& s : worker) self->samples.requests.push_back(std::move(s));
           self->one_done();
         });
-    if (!peers_waited.empty()) {
-      grace.expires_after(kPeerGrace);
-      grace.async_wait([self](boost::system::error_code) {
-        if (self->finished) return;
-        for (const auto& name : self->peers_waited)
-          self->samples.missing.push_back(
-              fmt::format("router {}: did not answer within {} s of the window's end", name,
-                          std::chrono::duration_cast<std::chrono::seconds>(kPeerGrace).count()));
-        self->waiting -= self->peers_waited.size();
-        self->peers_waited.clear();
-        if (self->waiting == 0) self->finish();
-      });
-    }
   }
 
   // The shards' keys as they are once the window is over (keys written in it included).
@@ -187,9 +150,6 @@ struct AnalyzeRun : std::enable_shared_from_this<AnalyzeRun> {
   }
 
   void finish() {
-    if (finished) return;
-    finished = true;
-    grace.cancel();
     ControlPlane::AnalyzeAnswer answer;
     if (request.raw) {
       answer.raw = std::move(samples.requests);

@@ -1,13 +1,8 @@
 #include "router/process/router_link.h"
 
-#include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
-
-#include <sys/socket.h>
-#include <sys/time.h>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/write.hpp>
@@ -26,14 +21,6 @@ RouterLink::RouterLink(const config::Endpoint& router) : socket_(io_) {
   asio::connect(socket_, resolver.resolve(router.host, std::to_string(router.port)));
 }
 
-void RouterLink::set_timeout(std::chrono::milliseconds timeout) {
-  timeval tv{};
-  tv.tv_sec = static_cast<time_t>(timeout.count() / 1000);
-  tv.tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000);
-  for (int option : {SO_RCVTIMEO, SO_SNDTIMEO})
-    ::setsockopt(socket_.native_handle(), SOL_SOCKET, option, &tv, sizeof tv);
-}
-
 std::string RouterLink::call(const std::vector<std::string_view>& args) {
   std::string request;
   protocol::RespWriter(request).command(args);
@@ -48,16 +35,9 @@ std::string RouterLink::call(const std::vector<std::string_view>& args) {
       return frame;
     }
     if (status == protocol::ScanStatus::Error) throw std::runtime_error("not a RESP reply");
-    // recv itself rather than Asio's blocking read, which would poll past set_timeout's limit.
     char chunk[65536];
-    auto got = ::recv(socket_.native_handle(), chunk, sizeof chunk, 0);
-    if (got < 0 && errno == EINTR) continue;
-    if (got == 0) throw std::runtime_error("the router closed the connection");
-    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-      throw std::runtime_error("the router did not answer in time");
-    if (got < 0)
-      throw std::runtime_error(std::string("reading the reply: ") + std::strerror(errno));
-    buffer_.append(chunk, static_cast<std::size_t>(got));
+    std::size_t got = socket_.read_some(asio::buffer(chunk));
+    buffer_.append(chunk, got);
   }
 }
 

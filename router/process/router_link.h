@@ -1,6 +1,5 @@
 #pragma once
 
-#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,10 +21,7 @@ class RouterLink {
  public:
   explicit RouterLink(const config::Endpoint& router);  // throws when it cannot connect
 
-  // A reply not in within `timeout` fails the call (0: wait for ever, the default).
-  void set_timeout(std::chrono::milliseconds timeout);
-
-  // The reply's frame (throws on a lost connection, a timeout or a reply that is not RESP).
+  // The reply's frame (throws on a lost connection or a reply that is not RESP).
   std::string call(const std::vector<std::string_view>& args);
 
  private:

@@ -255,4 +255,19 @@ TEST_CASE("analyze: through one router of a fleet, the traffic of the other is c
   CHECK(report["missing"].empty());
   CHECK(report["sampled"].get<long>() > 50);
   CHECK(report["keys"][0]["monotonic"] == true);
+  writers.stop();
+
+  // A router that does not answer (stopped) is named as not covered; the rest is reported.
+  second.process().pause();
+  auto partial = analyze_json(asker, {"events", "SECONDS", "0.2"});
+  second.process().resume();
+  INFO(partial.dump(2));
+  CHECK(partial["routers"].size() == 1);
+  REQUIRE(partial["missing"].size() == 1);
+  CHECK(partial["missing"][0].get<std::string>().find("no answer within 10 s") !=
+        std::string::npos);
+  bool warned = false;
+  for (const auto& w : partial["warnings"])
+    warned = warned || w.get<std::string>().starts_with("not covered: router");
+  CHECK(warned);
 }
