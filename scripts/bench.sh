@@ -49,6 +49,10 @@
 #                               fencing (lease, acl): CPU per request and requests/s of GET/SET
 #                               at -P 1 and -P 16 beside plain Santral and predixy
 #                               (scripts/lib/bench_pathcost.sh)
+#   scripts/bench.sh analyze    what SANTRAL ANALYZE costs the request path: CPU per request
+#                               and requests/s of GET/SET at -P 1 and -P 16 of Santral idle and
+#                               with an analysis running (SAMPLE 0.05), beside predixy
+#                               (scripts/lib/bench_analyze.sh)
 #   scripts/bench.sh writeconcern  what write_concern {replicas: 1, timeout_ms: 100} costs: SET
 #                               requests/s, CPU per request and p50 at -P 1 and -P 16 of Santral
 #                               with and without it over one primary and its replica
@@ -69,8 +73,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 mode="${1:-core}"
 case "$mode" in
-  core | hotkey | cpu | syscalls | callgrind | placement | reshard | tls | fleet | failover | writeconcern | pathcost) ;;
-  *) echo "usage: $0 [hotkey|cpu|syscalls|callgrind|placement|reshard|tls|fleet|failover|writeconcern|pathcost]" >&2; exit 2 ;;
+  core | hotkey | cpu | syscalls | callgrind | placement | reshard | tls | fleet | failover | writeconcern | pathcost | analyze) ;;
+  *) echo "usage: $0 [hotkey|cpu|syscalls|callgrind|placement|reshard|tls|fleet|failover|writeconcern|pathcost|analyze]" >&2; exit 2 ;;
 esac
 if [ -z "${SANTRAL:-}" ]; then
   "$root/scripts/install-deps.sh"
@@ -161,6 +165,10 @@ if [ "$mode" = cpu ]; then
 fi
 if [ "$mode" = pathcost ]; then
   source "$root/scripts/lib/bench_pathcost.sh"
+  exit 0
+fi
+if [ "$mode" = analyze ]; then
+  source "$root/scripts/lib/bench_analyze.sh"
   exit 0
 fi
 if [ "$mode" = callgrind ]; then
