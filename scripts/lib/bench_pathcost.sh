@@ -217,14 +217,14 @@ cg_instructions() {
     sleep "${PATHCOST_SETTLE:-3}"  # the walk's first pages go by
   fi
   redis-benchmark -p "$port" -c 10 -n 2000 -r 100000 -t get -q >/dev/null 2>&1  # warm up
-  callgrind_control -i on "$pid" >/dev/null
+  callgrind_control -i on "$pid" >/dev/null 2>&1
   t0="$(date +%s%N)"
   redis-benchmark -p "$port" -c 10 -n "$cg_requests" -r 100000 -t get -q >/dev/null 2>&1
   t1="$(date +%s%N)"
-  callgrind_control -d "$pid" >/dev/null  # -> $out.1: the GETs
+  callgrind_control -d "$pid" >/dev/null 2>&1  # -> $out.1: the GETs
   sleep "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print (b - a) / 1e9 }')"
-  callgrind_control -d "$pid" >/dev/null  # -> $out.2: as long with no requests
-  callgrind_control -i off "$pid" >/dev/null
+  callgrind_control -d "$pid" >/dev/null 2>&1  # -> $out.2: as long with no requests
+  callgrind_control -i off "$pid" >/dev/null 2>&1
   [ "${3:-}" = move ] && state="$(pc_status "$port" state)"
   kill "$pid"
   wait "$pid" 2>/dev/null || true
@@ -240,8 +240,18 @@ read -r cg_ns cg_ns_bg _ < <(cg_instructions "$work_dir/pc-cg-ns.yaml" "$p")
 p="$(free_port)"
 ns_config "$p" "shard0, shard1" >"$work_dir/pc-cg-move.yaml"
 read -r cg_move cg_move_bg cg_state < <(cg_instructions "$work_dir/pc-cg-move.yaml" "$p" move)
+cg_etcd="$(free_port)"
+start_etcd "$cg_etcd"
+declare -A cg_fleet=() cg_fleet_bg=()
+for fence in lease acl; do
+  p="$(free_port)"
+  fleet_config "$p" "$cg_etcd" "$fence" >"$work_dir/pc-cg-fleet-$fence.yaml"
+  read -r "cg_fleet[$fence]" "cg_fleet_bg[$fence]" _ < <(cg_instructions "$work_dir/pc-cg-fleet-$fence.yaml" "$p")
+done
 echo
 echo "Instructions per GET (valgrind --tool=callgrind, $cg_requests GETs, -c 10, -P 1, the Santral process only,"
 echo "less what it ran in as long again with no requests, shown after the +):"
 echo "santral $cg_plain (+$cg_plain_bg), santral ns $cg_ns (+$cg_ns_bg; $(ratio "$cg_ns" "$cg_plain")x santral)," \
-  "santral move $cg_move (+$cg_move_bg; $(ratio "$cg_move" "$cg_ns")x santral ns; the move after the GETs: $cg_state)."
+  "santral move $cg_move (+$cg_move_bg; $(ratio "$cg_move" "$cg_ns")x santral ns; the move after the GETs: $cg_state)," \
+  "fleet lease ${cg_fleet[lease]} (+${cg_fleet_bg[lease]}; $(ratio "${cg_fleet[lease]}" "$cg_plain")x santral)," \
+  "fleet acl ${cg_fleet[acl]} (+${cg_fleet_bg[acl]}; $(ratio "${cg_fleet[acl]}" "$cg_plain")x santral)."
