@@ -177,6 +177,16 @@ TEST_CASE("read_from per namespace: its reads go to the replica, other keys' to 
   REQUIRE(client.command({"SET", "cart:1", "x"}).is_ok());
   REQUIRE(
       wait_until([&] { return replica.has_key("profile:1") && replica.has_key("cart:1"); }, 10000));
+  // Santral reads from the replica once it has seen it in sync (it asks every health interval):
+  // until then read_from: replica answers that no replica is in sync.
+  REQUIRE(wait_until(
+      [&] {
+        return client.command({"SANTRAL", "SHARDMAP"})
+                       .str.find("role:replica address:" + replica.address()) !=
+                   std::string::npos &&
+               client.command({"SANTRAL", "SHARDMAP"}).str.find("reads:yes") != std::string::npos;
+      },
+      10000));
   long long primary_reads = primary.command_calls("get");
   long long replica_reads = replica.command_calls("get");
   for (int i = 0; i < 5; ++i) CHECK(client.command({"GET", "profile:1"}).str == "ada");
