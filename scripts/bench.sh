@@ -155,6 +155,24 @@ nutcracker_config() {  # <port>
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 
+# CPU ticks (utime + stime, all threads) of a process so far.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# "<requests/s> <µs of the proxy's CPU per request>" of one redis-benchmark run:
+# <port> <proxy pid, or - for none> <pipeline> <test or command...>
+measure() {
+  local port="$1" pid="$2" pipeline="$3"
+  shift 3
+  local what=(-t "$1") before=0 after=0 rate
+  [ $# -gt 1 ] && what=("$@")
+  [ "$pid" != - ] && before="$(cpu_ticks "$pid")"
+  rate="$(redis-benchmark -p "$port" -c "$clients" -n "$requests" -r 100000 -P "$pipeline" -q "${what[@]}" 2>/dev/null |
+    tr '\r' '\n' | awk '/requests per second/ {for (i = 1; i <= NF; i++) if ($i == "requests") print $(i-1)}' | tail -1)"
+  [ "$pid" != - ] && after="$(cpu_ticks "$pid")"
+  awk -v r="$rate" -v t="$((after - before))" -v hz="$(getconf CLK_TCK)" -v n="$requests" -v p="$pid" \
+    'BEGIN { if (p == "-") print r, "-"; else printf "%s %.2f\n", r, t / hz * 1e6 / n }'
+}
+
 if [ "$mode" = hotkey ]; then
   source "$root/scripts/lib/bench_hotkey.sh"
   exit 0
@@ -207,23 +225,6 @@ if [ -n "$predixy" ]; then
   start_predixy "$work_dir/predixy-t2.conf" "$p2_port"
 fi
 
-# CPU ticks (utime + stime, all threads) of a process so far.
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-
-# "<requests/s> <µs of the proxy's CPU per request>" of one redis-benchmark run:
-# <port> <proxy pid, or - for none> <pipeline> <test or command...>
-measure() {
-  local port="$1" pid="$2" pipeline="$3"
-  shift 3
-  local what=(-t "$1") before=0 after=0 rate
-  [ $# -gt 1 ] && what=("$@")
-  [ "$pid" != - ] && before="$(cpu_ticks "$pid")"
-  rate="$(redis-benchmark -p "$port" -c "$clients" -n "$requests" -r 100000 -P "$pipeline" -q "${what[@]}" 2>/dev/null |
-    tr '\r' '\n' | awk '/requests per second/ {for (i = 1; i <= NF; i++) if ($i == "requests") print $(i-1)}' | tail -1)"
-  [ "$pid" != - ] && after="$(cpu_ticks "$pid")"
-  awk -v r="$rate" -v t="$((after - before))" -v hz="$(getconf CLK_TCK)" -v n="$requests" -v p="$pid" \
-    'BEGIN { if (p == "-") print r, "-"; else printf "%s %.2f\n", r, t / hz * 1e6 / n }'
-}
 nc_pid="$(pid_on_port "$nc_port")" s1_pid="$(pid_on_port "$s1_port")" s2_pid="$(pid_on_port "$s2_port")"
 p1_pid="" p2_pid=""
 [ -n "$p1_port" ] && p1_pid="$(pid_on_port "$p1_port")" p2_pid="$(pid_on_port "$p2_port")"

@@ -14,7 +14,7 @@ struct SampledRequest {
   bool write = false;        // the command may write
   std::uint16_t shards = 0;  // the shards the plan sends it to (0: Santral answered it)
   std::uint16_t of = 0;      // the shards keys were placed on then
-  std::int64_t at_us = 0;    // when, on the system clock (microseconds since the epoch)
+  std::int64_t at_us = 0;    // when, on the coarse system clock (microseconds since the epoch)
 };
 
 // One key a shard's RANDOMKEY drew, standing for `weight` of that shard's keys.
