@@ -73,3 +73,48 @@ echo
 echo "ratio: CPU per request with the analysis running over idle (the goal: at most 1.03);"
 echo "idle/px: idle Santral's CPU per request over predixy's. The analysis still sampled at $sampled."
 kill "$analysis_client" 2>/dev/null || true
+
+# Instructions per GET (valgrind --tool=callgrind, counted only while ANALYZE_CG_REQUESTS GETs
+# run at -P 1): the same cost without the machine's noise. One Santral under callgrind, the
+# GETs counted first with no analysis, then with one running at SAMPLE 0.05.
+# ANALYZE_CALLGRIND=0 leaves it out.
+[ "${ANALYZE_CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null || exit 0
+kill "$idle_pid" "$busy_pid" 2>/dev/null || true
+cg_requests="${ANALYZE_CG_REQUESTS:-20000}"
+cg_port="$(free_port)"
+santral_config "$cg_port" 1 >"$work_dir/santral-cg.yaml"
+cg_out="$work_dir/analyze-cg.out"
+valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$cg_out" "$santral" \
+  --config "$work_dir/santral-cg.yaml" >"$work_dir/analyze-cg.log" 2>&1 &
+cg_pid=$!
+started_pids+=("$cg_pid")
+for _ in $(seq 1 600); do [ "$(redis-cli -p "$cg_port" ping 2>/dev/null)" = PONG ] && break; sleep 0.1; done
+cg_total() { callgrind_annotate "$1" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}'; }
+# Instructions per GET of one counted run: <dump number>
+cg_count() {
+  callgrind_control -z "$cg_pid" >/dev/null 2>&1
+  callgrind_control -i on "$cg_pid" >/dev/null 2>&1
+  redis-benchmark -p "$cg_port" -c 10 -n "$cg_requests" -r 100000 -t get -q >/dev/null 2>&1
+  callgrind_control -i off "$cg_pid" >/dev/null 2>&1
+  callgrind_control -d "$cg_pid" >/dev/null 2>&1
+  for _ in $(seq 1 100); do [ -s "$cg_out.$1" ] && break; sleep 0.1; done
+  awk -v a="$(cg_total "$cg_out.$1")" -v n="$cg_requests" 'BEGIN { printf "%.0f\n", a / n }'
+}
+# Starts an analysis at SAMPLE 0.05 on the callgrind Santral and waits until it samples.
+cg_analyze() {
+  redis-cli -p "$cg_port" SANTRAL ANALYZE 'key:*' SECONDS 3600 >/dev/null 2>&1 &
+  for _ in $(seq 1 300); do
+    redis-cli -p "$cg_port" info santral | grep -q '^analysis_sample_rate:0.05' && return
+    sleep 0.1
+  done
+  echo "the analysis did not start under callgrind" >&2
+  exit 1
+}
+redis-benchmark -p "$cg_port" -c 10 -n 2000 -r 100000 -t get -q >/dev/null 2>&1  # warm up
+cg_idle="$(cg_count 1)"
+cg_analyze
+cg_busy="$(cg_count 2)"
+echo
+echo "Instructions per GET (valgrind --tool=callgrind, $cg_requests GETs, -c 10, -P 1, the Santral process):"
+echo "idle $cg_idle, analyzing at SAMPLE 0.05 $cg_busy ($(ratio "$cg_busy" "$cg_idle")x idle)."
+kill "$cg_pid" 2>/dev/null || true
