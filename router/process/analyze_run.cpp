@@ -91,7 +91,7 @@ struct AnalyzeRun : std::enable_shared_from_this<AnalyzeRun> {
       auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
           std::chrono::duration<double>(request.seconds) + kPeerGrace);
       call_router(server.io(), endpoint, std::move(requests), timeout,
-                  [self, name = router.name](std::string frame, std::string error) {
+                  [self, name = router.name](const std::string& frame, std::string error) {
                     std::vector<SampledRequest> got;
                     if (error.empty()) read_raw_samples(frame, got, error);
                     self->peer_answered(name, std::move(got), error);

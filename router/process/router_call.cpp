@@ -37,11 +37,12 @@ struct RouterCall : std::enable_shared_from_this<RouterCall> {
       if (!ec)
         self->finish({}, "no answer within " + std::to_string(timeout.count() / 1000) + " s");
     });
-    resolver.async_resolve(router.host, std::to_string(router.port),
-                           [self](boost::system::error_code ec, tcp::resolver::results_type at) {
-                             if (ec) return self->finish({}, "cannot resolve it: " + ec.message());
-                             self->connect(at);
-                           });
+    resolver.async_resolve(
+        router.host, std::to_string(router.port),
+        [self](boost::system::error_code ec, const tcp::resolver::results_type& at) {
+          if (ec) return self->finish({}, "cannot resolve it: " + ec.message());
+          self->connect(at);
+        });
   }
 
   void connect(const tcp::resolver::results_type& at) {
