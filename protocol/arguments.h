@@ -33,4 +33,11 @@ std::optional<Integer> parse_integer(std::string_view text) {
   return value;
 }
 
+// The whole text as a decimal number in (above, most]; nullopt when it is not one, or outside.
+inline std::optional<double> parse_number_in(std::string_view text, double above, double most) {
+  auto value = parse_integer<double>(text);
+  if (!value || !(*value > above) || *value > most) return std::nullopt;
+  return value;
+}
+
 }  // namespace santral::protocol

@@ -14,6 +14,7 @@
 #include <boost/beast/ssl.hpp>
 #include <boost/url/parse_query.hpp>
 
+#include "protocol/arguments.h"
 #include "router/admin/admin_views.h"
 #include "router/admin/dashboard_assets.h"
 #include "router/admin/placement_view.h"
@@ -67,11 +68,7 @@ std::optional<double> number_param(std::string_view query, std::string_view name
                                    double above, double most) {
   auto text = query_param(query, name);
   if (!text) return fallback;
-  double value = 0;
-  auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
-  if (ec != std::errc() || ptr != text->data() + text->size() || !(value > above) || value > most)
-    return std::nullopt;
-  return value;
+  return protocol::parse_number_in(*text, above, most);
 }
 
 // Whether a request's Authorization header carries the token, in time that does not depend on

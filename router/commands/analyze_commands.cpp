@@ -1,4 +1,3 @@
-#include <charconv>
 #include <optional>
 #include <string>
 
@@ -19,14 +18,6 @@ namespace {
 
 constexpr double kLongestSeconds = 3600;
 
-std::optional<double> parse_number(std::string_view text, double above, double most) {
-  double value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc{} || end != text.data() + text.size() || !(value > above) || value > most)
-    return std::nullopt;
-  return value;
-}
-
 struct AnalyzeCommand {
   ControlPlane::AnalyzeRequest request;
   bool json = false;
@@ -45,11 +36,11 @@ std::optional<AnalyzeCommand> read_command(std::span<const std::string_view> arg
     if (i + 1 >= args.size()) return std::nullopt;
     std::string_view value = args[++i];
     if (protocol::equals_nocase(option, "SECONDS")) {
-      auto seconds = parse_number(value, 0, kLongestSeconds);
+      auto seconds = protocol::parse_number_in(value, 0, kLongestSeconds);
       if (!seconds) return std::nullopt;
       out.request.seconds = *seconds;
     } else if (protocol::equals_nocase(option, "SAMPLE")) {
-      auto rate = parse_number(value, 0, 1);
+      auto rate = protocol::parse_number_in(value, 0, 1);
       if (!rate) return std::nullopt;
       out.request.rate = *rate;
     } else if (protocol::equals_nocase(option, "KEY")) {
