@@ -38,7 +38,7 @@ enum class Merge : std::uint8_t {
   AnyOk,       // SCRIPT KILL: OK if any shard had something to kill
 };
 
-// Commands Santral answers itself, dispatched through router/local_commands.cpp.
+// Commands Santral answers itself, dispatched through router/commands/local_commands.cpp.
 enum class LocalHandler : std::uint8_t {
   None,
   Ok,

@@ -163,4 +163,10 @@ void ReplyScanner::reset() {
   top_type_ = 0;
 }
 
+std::string line_text(std::string_view frame) {
+  if (!frame.empty() && (frame.front() == '-' || frame.front() == '+')) frame.remove_prefix(1);
+  while (!frame.empty() && (frame.back() == '\n' || frame.back() == '\r')) frame.remove_suffix(1);
+  return std::string(frame);
+}
+
 }  // namespace santral::protocol

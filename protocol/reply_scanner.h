@@ -2,10 +2,19 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
 namespace santral::protocol {
+
+// Whether a whole reply frame is an error: a simple error (-) or a RESP3 blob error (!).
+constexpr bool is_error_frame(std::string_view frame) {
+  return !frame.empty() && (frame.front() == '-' || frame.front() == '!');
+}
+
+// A simple or error reply's text: "-ERR x\r\n" -> "ERR x", "+OK\r\n" -> "OK".
+std::string line_text(std::string_view frame);
 
 enum class ScanStatus {
   Complete,  // frame_size bytes starting at input[0] are one whole reply

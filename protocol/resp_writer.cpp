@@ -70,4 +70,15 @@ void RespWriter::command(std::span<const std::string_view> args) {
   for (std::string_view arg : args) bulk(arg);
 }
 
+void RespWriter::fields(std::span<const Field> fields) {
+  map_header(fields.size());
+  for (const auto& field : fields) {
+    bulk(field.name);
+    if (const auto* text = std::get_if<std::string_view>(&field.value))
+      bulk(*text);
+    else
+      integer(std::get<std::int64_t>(field.value));
+  }
+}
+
 }  // namespace santral::protocol

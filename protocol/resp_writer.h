@@ -1,9 +1,11 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
+#include <variant>
 
 namespace santral::protocol {
 
@@ -23,6 +25,15 @@ class RespWriter {
   void null_array();                     // *-1
   void null();                           // $-1, or _ in RESP3
   void map_header(std::size_t pairs);    // *2n, or %n in RESP3
+  // One field of a map reply Santral composes (ROUTERS, ACL LOG, HOTKEYS, EXPLAIN): its name
+  // and a text or a number.
+  struct Field {
+    std::string_view name;
+    std::variant<std::string_view, std::int64_t> value;
+  };
+  // A map of `fields`, in their order.
+  void fields(std::initializer_list<Field> fields) { this->fields(std::span(fields)); }
+  void fields(std::span<const Field> fields);
   // A command as a multibulk array, as a backend expects it.
   void command(std::span<const std::string_view> args);
 

@@ -92,7 +92,7 @@ clients="${CLIENTS:-50}"
 idle="${IDLE:-10000 50000}"
 loadgen="${LOADGEN:-$root/build-release/tools/loadgen/santral-loadgen}"
 repeat="${REPEAT:-3}"
-santral="${SANTRAL:-$root/build-release/router/santral}"
+santral="${SANTRAL:-$root/build-release/app/santral}"
 
 # Median of numbers on one line or several.
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }

@@ -15,7 +15,7 @@
 #                                            Redis Sentinel manages, write_concern, primaries killed
 #                                            and stopped (tests/chaos/failover.py)
 # Other options: /usr/bin/python3 tests/chaos/chaos.py --help. SANTRAL_BINARY names the binary
-# (default build/router/santral, built here if missing).
+# (default build/app/santral, built here if missing).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/install-deps.sh"
@@ -26,7 +26,7 @@ if [ $# -gt 0 ] && [[ "$1" =~ ^[0-9]+(\.[0-9]+)?$ ]]; then
   shift
 fi
 
-export SANTRAL_BINARY="${SANTRAL_BINARY:-$root/build/router/santral}"
+export SANTRAL_BINARY="${SANTRAL_BINARY:-$root/build/app/santral}"
 if [ ! -x "$SANTRAL_BINARY" ]; then
   echo "chaos: building $SANTRAL_BINARY"
   cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null

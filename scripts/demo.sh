@@ -36,7 +36,7 @@ done
 santral="${SANTRAL:-}"
 if [ -z "$santral" ]; then
   "$root/scripts/build.sh" "$root/build-release" Release santral-only
-  santral="$root/build-release/router/santral"
+  santral="$root/build-release/app/santral"
 fi
 source "$root/scripts/lib/processes.sh"
 

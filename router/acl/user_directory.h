@@ -5,7 +5,7 @@
 
 #include "config/acl/permissions.h"
 #include "config/config.h"
-#include "router/session/client_state.h"
+#include "router/runtime/client_state.h"
 
 namespace santral::router {
 

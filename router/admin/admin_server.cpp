@@ -16,14 +16,15 @@
 
 #include "protocol/arguments.h"
 #include "router/admin/admin_views.h"
+#include "router/admin/cluster_snapshot.h"
 #include "router/admin/dashboard_assets.h"
 #include "router/admin/placement_view.h"
+#include "router/admin/shard_info.h"
 #include "router/analysis/shard_key_analysis.h"
 #include "router/hotkeys/detection/hot_key_report.h"
 #include "router/hotkeys/salting/salted_layout.h"
-#include "router/process/cluster_snapshot.h"
-#include "router/process/server.h"
-#include "router/process/shard_info.h"
+#include "router/runtime/control_plane.h"
+#include "router/runtime/worker_services.h"
 #include "router/transport/tls_contexts.h"
 
 namespace santral::router {
@@ -91,7 +92,7 @@ template <typename Stream>
 class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
  public:
   template <typename... Transport>
-  AdminSession(Server& server, const std::string& token, tcp::socket socket,
+  AdminSession(ControlPlane& server, const std::string& token, tcp::socket socket,
                Transport&... transport)
       : stream_(std::move(socket), transport...), server_(server), token_(token) {}
 
@@ -271,34 +272,34 @@ class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
   // The hottest keys all workers see and every salted counter, as SANTRAL HOTKEYS COUNT 100
   // lists them; a salted counter also with its sub-keys and their shards.
   void hot_keys(std::size_t count) {
-    std::vector<Worker*> workers;
-    for (const auto& worker : server_.workers()) workers.push_back(worker.get());
-    list_hot_keys(workers, server_.io(), count, [self = this->shared_from_this()](auto rates) {
-      auto topology = self->server_.topology();
-      const auto& map = *topology->map;
-      nlohmann::json keys = nlohmann::json::array();
-      for (const HotKeyRate& rate : rates) {
-        nlohmann::json sub_keys = nlohmann::json::array();
-        if (rate.salts > 0) {
-          // The layout is the map's to decide, the same on every worker.
-          auto counter = lay_out_counter(rate.key, rate.salts, config::SaltReply::Estimate,
-                                         topology->naming_map());
-          for (const auto& sub_key : counter.sub_keys)
-            sub_keys.push_back(
-                {{"key", sub_key}, {"shard", map.shard(map.shard_for_key(sub_key)).name}});
-        }
-        keys.push_back({{"key", rate.key},
-                        {"ops_per_sec", rate.ops},
-                        {"reads_per_sec", rate.reads},
-                        {"writes_per_sec", rate.writes},
-                        {"shard", rate.shard},
-                        {"salted", rate.salts},
-                        {"cached", rate.cached},
-                        {"salted_by", rate.salts > 0 ? salted_by_name(rate.salted_by) : ""},
-                        {"sub_keys", sub_keys}});
-      }
-      self->answer(http::status::ok, nlohmann::json{{"hotkeys", keys}}.dump(2) + "\n");
-    });
+    list_hot_keys(
+        server_.worker_services(), server_.io(), count,
+        [self = this->shared_from_this()](auto rates) {
+          auto topology = self->server_.topology();
+          const auto& map = *topology->map;
+          nlohmann::json keys = nlohmann::json::array();
+          for (const HotKeyRate& rate : rates) {
+            nlohmann::json sub_keys = nlohmann::json::array();
+            if (rate.salts > 0) {
+              // The layout is the map's to decide, the same on every worker.
+              auto counter = lay_out_counter(rate.key, rate.salts, config::SaltReply::Estimate,
+                                             topology->naming_map());
+              for (const auto& sub_key : counter.sub_keys)
+                sub_keys.push_back(
+                    {{"key", sub_key}, {"shard", map.shard(map.shard_for_key(sub_key)).name}});
+            }
+            keys.push_back({{"key", rate.key},
+                            {"ops_per_sec", rate.ops},
+                            {"reads_per_sec", rate.reads},
+                            {"writes_per_sec", rate.writes},
+                            {"shard", rate.shard},
+                            {"salted", rate.salts},
+                            {"cached", rate.cached},
+                            {"salted_by", rate.salts > 0 ? salted_by_name(rate.salted_by) : ""},
+                            {"sub_keys", sub_keys}});
+          }
+          self->answer(http::status::ok, nlohmann::json{{"hotkeys", keys}}.dump(2) + "\n");
+        });
   }
 
   // Each shard's keys and memory, from its primary's INFO.
@@ -322,13 +323,13 @@ class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
   Stream stream_;
   beast::flat_buffer buffer_;
   Request request_;
-  Server& server_;
+  ControlPlane& server_;
   const std::string& token_;
 };
 
 }  // namespace
 
-AdminServer::AdminServer(asio::io_context& io, Server& server)
+AdminServer::AdminServer(asio::io_context& io, ControlPlane& server)
     : io_(io), server_(server), acceptor_(io) {}
 
 AdminServer::~AdminServer() = default;

@@ -9,7 +9,7 @@
 
 namespace santral::router {
 
-class Server;
+class ControlPlane;
 
 // The admin HTTP API (Boost.Beast), on the server's thread:
 //   GET /             the operator's dashboard (router/admin/dashboard/, compiled in), which
@@ -26,7 +26,7 @@ class Server;
 // "Authorization: Bearer <token>" (compared in constant time). With admin.tls it is HTTPS.
 class AdminServer {
  public:
-  AdminServer(boost::asio::io_context& io, Server& server);
+  AdminServer(boost::asio::io_context& io, ControlPlane& server);
   ~AdminServer();
 
   // Starts listening; an empty string, or what went wrong.
@@ -37,7 +37,7 @@ class AdminServer {
   void accept();
 
   boost::asio::io_context& io_;
-  Server& server_;
+  ControlPlane& server_;
   boost::asio::ip::tcp::acceptor acceptor_;
   std::string token_;
   bool tls_ = false;  // HTTPS with the certificate of `tls:` (admin.tls)

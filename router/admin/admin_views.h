@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "router/admin/cluster_snapshot.h"
 #include "router/cluster/fleet_agent.h"
-#include "router/process/cluster_snapshot.h"
 
 namespace santral::router {
 

@@ -10,6 +10,7 @@
 
 #include "protocol/arguments.h"
 #include "protocol/errors.h"
+#include "protocol/reply_scanner.h"
 #include "protocol/resp_writer.h"
 #include "router/backend/shard_login.h"
 #include "router/backend/write_fence.h"
@@ -32,10 +33,6 @@ std::string as_reply(std::string_view message) {
   std::string reply;
   protocol::RespWriter(reply).error(message);
   return reply;
-}
-
-bool is_error(std::string_view frame) {
-  return !frame.empty() && (frame.front() == '-' || frame.front() == '!');
 }
 
 }  // namespace
@@ -99,6 +96,27 @@ void BackendConnection::abandon(const std::string& why) {
   fail_all(as_reply(
       error_message(ClientError::ShardConnectionLost, target_.shard_name, address_text(), why)));
   if (auto sink = std::move(push_sink_)) sink->connection_lost(target_.shard_index);
+}
+
+BackendConnectionPtr BackendConnection::open(boost::asio::io_context& io, BackendTarget target,
+                                             std::shared_ptr<const config::Config> config,
+                                             ShardStats& stats, Options options) {
+  BackendConnectionPtr connection(
+      new BackendConnection(io, std::move(target), std::move(config), stats, options.role));
+  if (options.push_sink) connection->set_push_sink(std::move(options.push_sink));
+  connection->wait_while_down(options.wait_while_down);
+  connection->start();
+  return connection;
+}
+
+BackendConnectionPtr BackendConnection::down(boost::asio::io_context& io, BackendTarget target,
+                                             std::shared_ptr<const config::Config> config,
+                                             ShardStats& stats, ConnectionRole role,
+                                             const std::string& reason) {
+  BackendConnectionPtr connection(
+      new BackendConnection(io, std::move(target), std::move(config), stats, role));
+  connection->mark_down(reason);
+  return connection;
 }
 
 void BackendConnection::mark_down(const std::string& reason) {
@@ -379,8 +397,8 @@ void BackendConnection::writes_confirmed(std::string_view frame) {
     confirmed =
         protocol::parse_integer<std::int64_t>(frame.substr(1, frame.size() - 3)).value_or(0);
   for (auto& held : std::exchange(awaiting_, {})) {
-    bool keep =
-        confirmed >= static_cast<std::int64_t>(held.concern.replicas) || is_error(held.frame);
+    bool keep = confirmed >= static_cast<std::int64_t>(held.concern.replicas) ||
+                protocol::is_error_frame(held.frame);
     if (keep) {
       held.sink->deliver(held.slot, held.fragment, held.frame);
       continue;
@@ -575,12 +593,12 @@ bool BackendConnection::deliver_frames() {
     switch (owner.owner) {
       case Owner::Client:
         stats_->latency.record(now - owner.sent);
-        if (is_error(frame)) ++stats_->errors;
+        if (protocol::is_error_frame(frame)) ++stats_->errors;
         owner.sink->deliver(owner.slot, owner.fragment, frame);
         break;
       case Owner::ClientWrite:
         stats_->latency.record(now - owner.sent);
-        if (is_error(frame)) ++stats_->errors;
+        if (protocol::is_error_frame(frame)) ++stats_->errors;
         awaiting_.push_back(
             {std::move(owner.sink), owner.slot, owner.fragment, std::string(frame), owner.concern});
         break;
@@ -588,7 +606,7 @@ bool BackendConnection::deliver_frames() {
         writes_confirmed(frame);
         break;
       case Owner::Handshake:
-        if (is_error(frame)) {
+        if (protocol::is_error_frame(frame)) {
           handshake_refused(frame);
           return false;
         }

@@ -54,6 +54,9 @@ enum class ConnectionRole {
   TrackingBroadcast,  // the same with BCAST: pushes for every key written on the shard
 };
 
+class BackendConnection;
+using BackendConnectionPtr = boost::intrusive_ptr<BackendConnection>;
+
 // One connection from a worker to a shard. Requests are written back to back; replies come
 // back in the same order, so the oldest in-flight request owns the next reply. Everything
 // queued in one event-loop turn leaves in one write.
@@ -82,17 +85,36 @@ class BackendConnection
   // deliver()'s slot for a pub/sub message pushed by a Subscriber connection.
   static constexpr std::uint64_t kPushSlot = std::numeric_limits<std::uint64_t>::max();
 
+  // Every owner (the pool, the near cache's and the tracking clients' lanes, the mover, the
+  // shard sampler) makes its connections here. `push_sink` takes what the shard sends unasked
+  // (invalidations); `wait_while_down`: see Waiting.
+  struct Options {
+    ConnectionRole role = ConnectionRole::Shared;
+    ReplySinkPtr push_sink;
+    std::chrono::milliseconds wait_while_down{0};
+  };
+  // A connection that starts connecting now.
+  static BackendConnectionPtr open(boost::asio::io_context& io, BackendTarget target,
+                                   std::shared_ptr<const config::Config> config, ShardStats& stats,
+                                   Options options);
+  static BackendConnectionPtr open(boost::asio::io_context& io, BackendTarget target,
+                                   std::shared_ptr<const config::Config> config,
+                                   ShardStats& stats) {
+    return open(io, std::move(target), std::move(config), stats, Options{});
+  }
+  // A connection to a shard known to be down, whose requests fail at once with `reason`.
+  static BackendConnectionPtr down(boost::asio::io_context& io, BackendTarget target,
+                                   std::shared_ptr<const config::Config> config, ShardStats& stats,
+                                   ConnectionRole role, const std::string& reason);
+
   BackendConnection(boost::asio::io_context& io, BackendTarget target,
                     std::shared_ptr<const config::Config> config, ShardStats& stats,
                     ConnectionRole role = ConnectionRole::Shared);
   BackendConnection(const BackendConnection&) = delete;
   BackendConnection& operator=(const BackendConnection&) = delete;
 
-  void start();
   // Closes the connection; everything in flight fails with a shutting-down error.
   void stop();
-  // Instead of start(): a connection to a shard known to be down, whose requests fail at once.
-  void mark_down(const std::string& reason);
 
   // A request that comes while the shard is marked down waits up to `wait` (failover.wait_ms,
   // for a primary that follows Sentinel) instead of failing at once: until the shard answers
@@ -170,6 +192,10 @@ class BackendConnection
   std::uint64_t server_client_id() const { return server_client_id_; }
 
  private:
+  void start();
+  // Instead of start(): requests fail at once with `reason`.
+  void mark_down(const std::string& reason);
+
   // ClientWrite: a client's write, its reply held for the WriteConcern (a WAIT) behind it.
   enum class Owner : std::uint8_t {
     Client,
@@ -290,8 +316,6 @@ class BackendConnection
   std::size_t inbox_end_ = 0;
   protocol::ReplyScanner scanner_;
 };
-
-using BackendConnectionPtr = boost::intrusive_ptr<BackendConnection>;
 
 // Connections taken out of service (a removed shard, a pool that is full, a reload): each one
 // closes once it has answered everything it was sent (one still connecting has yet to send

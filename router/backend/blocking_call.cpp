@@ -18,18 +18,8 @@ namespace santral::router {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
-bool is_error_reply(const std::string& frame) {
-  return !frame.empty() && (frame.front() == '-' || frame.front() == '!');
-}
-
 bool is_null_reply(const std::string& frame) {
   return frame == "$-1\r\n" || frame == "*-1\r\n" || frame == "_\r\n";
-}
-
-std::string reply_line(std::string frame) {
-  if (!frame.empty() && (frame.front() == '-' || frame.front() == '+')) frame.erase(0, 1);
-  while (!frame.empty() && (frame.back() == '\n' || frame.back() == '\r')) frame.pop_back();
-  return frame;
 }
 
 namespace {
@@ -110,9 +100,9 @@ std::vector<std::string> converse(Call& call, Stream& stream, const ShardLogin& 
     buffer.append(chunk, got);
   }
   if (!login.password.empty()) {
-    if (is_error_reply(replies.front()))
+    if (protocol::is_error_frame(replies.front()))
       throw std::runtime_error(fmt::format("{} refused {}: {}", call.server.text(), login_key,
-                                           reply_line(replies.front())));
+                                           protocol::line_text(replies.front())));
     replies.erase(replies.begin());
   }
   return replies;

@@ -25,9 +25,6 @@ std::vector<std::string> blocking_call(const config::Endpoint& server, const Sha
                                        std::chrono::milliseconds timeout,
                                        const TlsContexts* tls = nullptr);
 
-bool is_error_reply(const std::string& frame);
 bool is_null_reply(const std::string& frame);
-// A simple or error reply's text: "-ERR x\r\n" -> "ERR x".
-std::string reply_line(std::string frame);
 
 }  // namespace santral::router

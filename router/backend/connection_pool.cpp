@@ -19,12 +19,10 @@ ConnectionPool::ConnectionPool(boost::asio::io_context& io, WorkerStats& stats,
 
 BackendConnectionPtr ConnectionPool::open(std::size_t shard, const Server& server,
                                           const ConnectionProfile& profile, ConnectionRole role) {
-  BackendConnectionPtr connection(
-      new BackendConnection(io_, {shard, server.name, server.address, profile}, config_,
-                            stats_.shards[server.name], role));
-  if (role == ConnectionRole::Shared) connection->wait_while_down(server.failover_wait);
-  connection->start();
-  return connection;
+  BackendConnection::Options options{.role = role};
+  if (role == ConnectionRole::Shared) options.wait_while_down = server.failover_wait;
+  return BackendConnection::open(io_, {shard, server.name, server.address, profile}, config_,
+                                 stats_.shards[server.name], std::move(options));
 }
 
 // Opens or closes default-profile connections until there are connections_per_shard.
@@ -247,11 +245,10 @@ BackendConnection& ConnectionPool::for_read(std::size_t shard, const ConnectionP
     why += fmt::format("{}{}: {}", why.empty() ? "" : "; ", replica.address.text(),
                        replica.freshness->why());
   if (!entry.no_fresh_replica)
-    entry.no_fresh_replica = BackendConnectionPtr(new BackendConnection(
+    entry.no_fresh_replica = BackendConnection::down(
         io_, {shard, entry.primary.name, entry.primary.address, profile}, config_,
-        stats_.shards[entry.primary.name], ConnectionRole::Dedicated));
-  entry.no_fresh_replica->mark_down(
-      fmt::format("read_from is replica and no replica is in sync ({})", why));
+        stats_.shards[entry.primary.name], ConnectionRole::Dedicated,
+        fmt::format("read_from is replica and no replica is in sync ({})", why));
   return *entry.no_fresh_replica;
 }
 
@@ -272,10 +269,9 @@ BackendConnectionPtr ConnectionPool::lend(std::size_t shard, const ConnectionPro
   // A shard marked down: a connection that fails at once, rather than one that waits out
   // timeouts.connect_ms.
   if (auto reason = down_reason(shard)) {
-    BackendConnectionPtr connection(new BackendConnection(
+    auto connection = BackendConnection::down(
         io_, {shard, entry.primary.name, entry.primary.address, profile}, config_,
-        stats_.shards[entry.primary.name], ConnectionRole::Dedicated));
-    connection->mark_down(*reason);
+        stats_.shards[entry.primary.name], ConnectionRole::Dedicated, *reason);
     lent_.push_back(connection);
     return connection;
   }

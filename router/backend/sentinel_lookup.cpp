@@ -1,4 +1,5 @@
 #include "router/backend/sentinel_lookup.h"
+#include "protocol/reply_scanner.h"
 
 #include <stdexcept>
 
@@ -37,11 +38,11 @@ SentinelView ask_one(const config::Endpoint& sentinel, const ShardLogin& login,
       {{"SENTINEL", "GET-MASTER-ADDR-BY-NAME", master}, {"SENTINEL", "REPLICAS", master}}, timeout);
   protocol::ReplyValue address, replicas;
   if (!protocol::parse_reply(replies[0], address) || address.is_error())
-    throw std::runtime_error(reply_line(replies[0]));
+    throw std::runtime_error(protocol::line_text(replies[0]));
   if (address.type == protocol::ReplyValue::Type::Null)
     throw std::runtime_error(fmt::format("no master named '{}' is monitored here", master));
   if (address.elements.size() != 2)
-    throw std::runtime_error("GET-MASTER-ADDR-BY-NAME answered " + reply_line(replies[0]));
+    throw std::runtime_error("GET-MASTER-ADDR-BY-NAME answered " + protocol::line_text(replies[0]));
   SentinelView view;
   view.sentinel = sentinel.text();
   auto primary =
@@ -79,7 +80,7 @@ std::optional<SentinelView> ask_sentinels(const config::SentinelSettings& sentin
       if (!protocol::parse_reply(role[0], value) || value.elements.empty() ||
           value.elements[0].text != "master")
         throw std::runtime_error(fmt::format("it names {} as the primary, which answers ROLE {}",
-                                             view.primary.text(), reply_line(role[0])));
+                                             view.primary.text(), protocol::line_text(role[0])));
       return view;
     } catch (const std::exception& e) {
       said += fmt::format("{}{}: {}", said.empty() ? "" : "; ", address.text(), e.what());

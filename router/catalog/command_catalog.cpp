@@ -8,6 +8,7 @@
 
 #include "protocol/command_table.h"
 #include "protocol/errors.h"
+#include "protocol/reply_scanner.h"
 #include "protocol/reply_value.h"
 #include "protocol/resp_writer.h"
 #include "router/backend/reply_sink.h"
@@ -64,7 +65,7 @@ class CommandCatalog::ReadingSink final : public ReplySink {
 
   void deliver(std::uint64_t /*slot*/, std::uint32_t step, std::string_view reply) override {
     if (failed_) return;
-    if (!reply.empty() && (reply.front() == '-' || reply.front() == '!') && step != kDocs) {
+    if (protocol::is_error_frame(reply) && step != kDocs) {
       failed_ = true;
       return catalog_.failed(address_, asked_, reply);
     }

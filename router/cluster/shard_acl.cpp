@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "protocol/reply_scanner.h"
 #include "router/backend/blocking_call.h"
 
 namespace santral::router {
@@ -28,14 +29,15 @@ std::vector<std::string> ShardAcl::call(
 std::string ShardAcl::admit(const config::Endpoint& shard, const ShardAccount& account) const {
   try {
     auto found = call(shard, {{"ACL", "GETUSER", account.user}});
-    if (is_error_reply(found[0]))
+    if (protocol::is_error_frame(found[0]))
       return fmt::format("{}: ACL GETUSER {}: {}", shard.text(), account.user,
-                         reply_line(found[0]));
+                         protocol::line_text(found[0]));
     if (!is_null_reply(found[0])) return "";  // made before, or shut out: left as it is
     auto made = call(shard, {{"ACL", "SETUSER", account.user, "reset", "on", ">" + account.password,
                               "~*", "&*", "+@all"}});
-    if (is_error_reply(made[0]))
-      return fmt::format("{}: ACL SETUSER {}: {}", shard.text(), account.user, reply_line(made[0]));
+    if (protocol::is_error_frame(made[0]))
+      return fmt::format("{}: ACL SETUSER {}: {}", shard.text(), account.user,
+                         protocol::line_text(made[0]));
     return "";
   } catch (const std::exception& e) {
     return e.what();
@@ -46,7 +48,8 @@ std::string ShardAcl::shut_out(const config::Endpoint& shard, const std::string&
   try {
     auto replies = call(shard, {{"ACL", "SETUSER", user, "off"}, {"CLIENT", "KILL", "USER", user}});
     for (const auto& reply : replies)
-      if (is_error_reply(reply)) return fmt::format("{}: {}", shard.text(), reply_line(reply));
+      if (protocol::is_error_frame(reply))
+        return fmt::format("{}: {}", shard.text(), protocol::line_text(reply));
     return "";
   } catch (const std::exception& e) {
     return e.what();

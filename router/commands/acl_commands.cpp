@@ -15,8 +15,8 @@
 #include "router/acl/access_check.h"
 #include "router/acl/user_directory.h"
 #include "router/commands/local_reply.h"
-#include "router/process/worker.h"
-#include "router/session/client_session.h"
+#include "router/runtime/request_context.h"
+#include "router/runtime/worker_services.h"
 
 namespace santral::router {
 
@@ -68,21 +68,14 @@ AclLogReason reason_of(AccessDenial denial) {
 
 void write_entry(RespWriter& w, const AclLogEntry& entry,
                  std::chrono::steady_clock::time_point now) {
-  w.map_header(7);
-  w.bulk("count");
-  w.integer(static_cast<std::int64_t>(entry.count));
-  w.bulk("reason");
-  w.bulk(reason_name(entry.reason));
-  w.bulk("context");
-  w.bulk(context_name(entry.context));
-  w.bulk("object");
-  w.bulk(entry.object);
-  w.bulk("username");
-  w.bulk(entry.username);
-  w.bulk("age-seconds");
-  w.bulk(fmt::format("{:.17g}", std::chrono::duration<double>(now - entry.created).count()));
-  w.bulk("client-info");
-  w.bulk(entry.client_info);
+  auto age = fmt::format("{:.17g}", std::chrono::duration<double>(now - entry.created).count());
+  w.fields({{"count", static_cast<std::int64_t>(entry.count)},
+            {"reason", reason_name(entry.reason)},
+            {"context", context_name(entry.context)},
+            {"object", entry.object},
+            {"username", entry.username},
+            {"age-seconds", age},
+            {"client-info", entry.client_info}});
 }
 
 }  // namespace
@@ -215,7 +208,7 @@ bool denied_by_acl(const Plan& plan) {
           plan.error_code == ClientError::NoPermChannel);
 }
 
-void log_denial(ClientSession& session, const protocol::Request& request, const Plan& plan) {
+void log_denial(RequestContext& session, const protocol::Request& request, const Plan& plan) {
   const auto& state = session.state();
   if (state.permissions == nullptr || plan.spec == nullptr) return;
   AccessVerdict verdict = check_access(*state.permissions, *plan.spec, request.args);
@@ -231,7 +224,7 @@ void log_denial(ClientSession& session, const protocol::Request& request, const 
   session.worker().shared().acl_log.add(std::move(entry));
 }
 
-void log_auth_failure(ClientSession& session, std::string_view user) {
+void log_auth_failure(RequestContext& session, std::string_view user) {
   AclLogEntry entry;
   entry.reason = AclLogReason::Auth;
   entry.context = session.in_transaction() ? AclLogContext::Multi : AclLogContext::Toplevel;

@@ -4,13 +4,13 @@
 #include "protocol/arguments.h"
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
+#include "router/analysis/raw_samples.h"
 #include "router/balance/balance_proposal.h"
 #include "router/commands/santral_commands.h"
-#include "router/process/analyze_run.h"
-#include "router/process/control_plane.h"
-#include "router/process/fan_out.h"
-#include "router/process/worker.h"
-#include "router/session/client_session.h"
+#include "router/runtime/control_plane.h"
+#include "router/runtime/fan_out.h"
+#include "router/runtime/request_context.h"
+#include "router/runtime/worker_services.h"
 
 namespace santral::router {
 
@@ -69,7 +69,7 @@ void santral_analyze(const Routed& routed) {
   if (!command)
     return session.reply_error(protocol::error_message(protocol::ClientError::AnalyzeSyntax));
   auto slot = session.open_slot();
-  boost::intrusive_ptr<ClientSession> keep(&session);
+  boost::intrusive_ptr<RequestContext> keep(&session);
   int resp = session.state().protocol;
   bool json = command->json;
   bool raw = command->request.raw;

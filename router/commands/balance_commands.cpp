@@ -7,10 +7,10 @@
 #include "protocol/resp_writer.h"
 #include "router/balance/balance_proposal.h"
 #include "router/commands/santral_commands.h"
-#include "router/process/control_plane.h"
-#include "router/process/fan_out.h"
-#include "router/process/worker.h"
-#include "router/session/client_session.h"
+#include "router/runtime/control_plane.h"
+#include "router/runtime/fan_out.h"
+#include "router/runtime/request_context.h"
+#include "router/runtime/worker_services.h"
 
 namespace santral::router {
 
@@ -66,7 +66,7 @@ void santral_balance(const Routed& routed) {
   if (!request)
     return session.reply_error(protocol::error_message(protocol::ClientError::BalanceSyntax));
   auto slot = session.open_slot();
-  boost::intrusive_ptr<ClientSession> keep(&session);
+  boost::intrusive_ptr<RequestContext> keep(&session);
   int resp = session.state().protocol;
   session.worker().shared().control->balance(
       *request,

@@ -5,9 +5,9 @@
 #include "protocol/arguments.h"
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
-#include "router/process/fan_out.h"
-#include "router/process/worker.h"
-#include "router/session/client_session.h"
+#include "router/runtime/fan_out.h"
+#include "router/runtime/request_context.h"
+#include "router/runtime/worker_services.h"
 
 namespace santral::router {
 
@@ -19,11 +19,11 @@ using protocol::RespWriter;
 
 namespace {
 
-void reply_syntax_error(ClientSession& session) {
+void reply_syntax_error(RequestContext& session) {
   session.reply_error(error_message(ClientError::SyntaxError));
 }
 
-void reply_bulk(ClientSession& session, std::string_view text) {
+void reply_bulk(RequestContext& session, std::string_view text) {
   std::string out;
   RespWriter(out).bulk(text);
   session.reply(out);
@@ -36,7 +36,7 @@ struct ClientFilter {
   std::optional<long long> max_age;
   std::uint64_t skip = 0;  // SKIPME: the caller's id, or 0
 
-  bool matches(ClientSession& session) const {
+  bool matches(RequestContext& session) const {
     const auto& state = session.state();
     if (state.id == skip) return false;
     if (!ids.empty() && std::find(ids.begin(), ids.end(), state.id) == ids.end()) return false;
@@ -58,16 +58,16 @@ struct ClientFilter {
 // Answers the current request later, on this worker, once `collect` has run on every worker.
 // Only `collect`'s plain data goes to the other workers; the session stays here (fan_out.h).
 template <typename T>
-void across_workers(const Routed& routed, std::function<T(Worker&)> collect,
+void across_workers(const Routed& routed, std::function<T(WorkerServices&)> collect,
                     std::function<std::string(std::vector<T>)> answer) {
   auto& session = routed.session;
   auto slot = session.open_slot();
-  boost::intrusive_ptr<ClientSession> keep(&session);
+  boost::intrusive_ptr<RequestContext> keep(&session);
   auto& worker = session.worker();
-  fan_out<T, Worker>(worker.io(), worker.peers(), std::move(collect),
-                     [keep, slot, answer = std::move(answer)](std::vector<T> results) {
-                       keep->deliver(slot, 0, answer(std::move(results)));
-                     });
+  fan_out<T, WorkerServices>(worker.io(), worker.peers(), std::move(collect),
+                             [keep, slot, answer = std::move(answer)](std::vector<T> results) {
+                               keep->deliver(slot, 0, answer(std::move(results)));
+                             });
 }
 
 }  // namespace
@@ -156,9 +156,9 @@ void client_list(const Routed& r) {
   }
   across_workers<std::string>(
       r,
-      [filter](Worker& worker) {
+      [filter](WorkerServices& worker) {
         std::string lines;
-        worker.for_each_session([&](ClientSession& session) {
+        worker.for_each_client([&](RequestContext& session) {
           if (!session.closed() && filter->matches(session)) lines += session.describe() + "\n";
         });
         return lines;
@@ -219,9 +219,9 @@ void client_kill(const Routed& r) {
   std::uint64_t self = r.session.state().id;
   across_workers<long long>(
       r,
-      [filter, self](Worker& worker) {
+      [filter, self](WorkerServices& worker) {
         long long killed = 0;
-        worker.for_each_session([&](ClientSession& session) {
+        worker.for_each_client([&](RequestContext& session) {
           if (session.closed() || !filter->matches(session)) return;
           ++killed;
           // The caller itself is closed once its reply is out.
@@ -266,9 +266,9 @@ void client_unblock(const Routed& r) {
   auto target = static_cast<std::uint64_t>(*id);
   across_workers<long long>(
       r,
-      [target, with_error](Worker& worker) {
+      [target, with_error](WorkerServices& worker) {
         long long unblocked = 0;
-        worker.for_each_session([&](ClientSession& session) {
+        worker.for_each_client([&](RequestContext& session) {
           if (session.state().id == target && session.unblock(with_error)) unblocked = 1;
         });
         return unblocked;

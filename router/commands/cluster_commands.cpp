@@ -8,8 +8,8 @@
 #include "protocol/resp_writer.h"
 #include "router/commands/cluster_topology.h"
 #include "router/commands/local_reply.h"
-#include "router/process/control_plane.h"
-#include "router/process/worker.h"
+#include "router/runtime/control_plane.h"
+#include "router/runtime/worker_services.h"
 
 namespace santral::router {
 
@@ -18,7 +18,7 @@ using protocol::RespWriter;
 namespace {
 
 // The routers now: the fleet's live ones as this router last read them from etcd, or itself.
-std::vector<ClusterNode> nodes_now(Worker& worker) {
+std::vector<ClusterNode> nodes_now(WorkerServices& worker) {
   std::vector<RouterRecord> routers;
   if (const ControlPlane* control = worker.shared().control)
     if (auto view = control->fleet_view()) routers = std::move(view->routers);

@@ -18,8 +18,8 @@
 #include "router/backend/reply_sink.h"
 #include "router/commands/cluster_commands.h"
 #include "router/commands/cluster_topology.h"
-#include "router/process/worker.h"
-#include "router/session/client_session.h"
+#include "router/runtime/request_context.h"
+#include "router/runtime/worker_services.h"
 
 namespace santral::router {
 
@@ -32,7 +32,7 @@ constexpr std::string_view kScanCount = "1000";
 
 class SlotScan final : public ReplySink {
  public:
-  SlotScan(ClientSession& session, std::uint32_t slot, std::optional<std::uint64_t> max_keys)
+  SlotScan(RequestContext& session, std::uint32_t slot, std::optional<std::uint64_t> max_keys)
       : session_(&session),
         reply_slot_(session.open_slot()),
         slot_(slot),
@@ -88,7 +88,7 @@ class SlotScan final : public ReplySink {
     session_->deliver(reply_slot_, 0, out);
   }
 
-  boost::intrusive_ptr<ClientSession> session_;
+  boost::intrusive_ptr<RequestContext> session_;
   std::uint64_t reply_slot_;
   std::uint32_t slot_;
   std::optional<std::uint64_t> max_keys_;  // GETKEYSINSLOT's count; none: COUNTKEYSINSLOT

@@ -5,10 +5,10 @@
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
 #include "router/commands/santral_commands.h"
-#include "router/process/control_plane.h"
-#include "router/process/fan_out.h"
-#include "router/process/worker.h"
-#include "router/session/client_session.h"
+#include "router/runtime/control_plane.h"
+#include "router/runtime/fan_out.h"
+#include "router/runtime/request_context.h"
+#include "router/runtime/worker_services.h"
 
 namespace santral::router {
 
@@ -20,7 +20,7 @@ void santral_map(const Routed& routed) {
   if (args.size() != 4 || !protocol::equals_nocase(args[2], "PUSH"))
     return session.reply_error(protocol::error_message(protocol::ClientError::MapPushSyntax));
   auto slot = session.open_slot();
-  boost::intrusive_ptr<ClientSession> keep(&session);
+  boost::intrusive_ptr<RequestContext> keep(&session);
   session.worker().shared().control->push_map(
       std::string(args[3]),
       answer_on<ControlPlane::ReloadResult>(
@@ -44,25 +44,17 @@ void santral_routers(const Routed& routed) {
   protocol::RespWriter writer(out, session.state().protocol);
   writer.array_header(view->routers.size());
   for (const auto& router : view->routers) {
-    writer.map_header(9);
-    writer.bulk("name");
-    writer.bulk(router.name);
-    writer.bulk("listen");
-    writer.bulk(router.listen);
-    writer.bulk("admin");
-    writer.bulk(router.admin);
-    writer.bulk("map_version");
-    writer.integer(router.map_version);
-    writer.bulk("salting_version");
-    writer.integer(router.salting_version);
-    writer.bulk("lease");
-    writer.bulk(std::to_string(router.lease));
-    writer.bulk("lease_ttl_s");
-    writer.integer(router.lease_ttl_s);
-    writer.bulk("started");
-    writer.bulk(router.started);
-    writer.bulk("fence_user");  // cluster.fence: acl: its Redis user on the shards
-    writer.bulk(router.fence_user);
+    auto lease = std::to_string(router.lease);
+    writer.fields({{"name", router.name},
+                   {"listen", router.listen},
+                   {"admin", router.admin},
+                   {"map_version", static_cast<std::int64_t>(router.map_version)},
+                   {"salting_version", static_cast<std::int64_t>(router.salting_version)},
+                   {"lease", lease},
+                   {"lease_ttl_s", static_cast<std::int64_t>(router.lease_ttl_s)},
+                   {"started", router.started},
+                   // cluster.fence: acl: its Redis user on the shards
+                   {"fence_user", router.fence_user}});
   }
   session.reply(out);
 }

@@ -14,11 +14,12 @@
 #include "router/commands/local_reply.h"
 #include "router/commands/santral_commands.h"
 #include "router/hotkeys/detection/hot_key_commands.h"
-#include "router/process/worker.h"
 #include "router/routes/routing.h"
+#include "router/routes/script_cache.h"
 #include "router/routes/subscriptions.h"
 #include "router/routes/transaction.h"
-#include "router/session/client_session.h"
+#include "router/runtime/request_context.h"
+#include "router/runtime/worker_services.h"
 #include "santral/version.h"
 
 namespace santral::router {
@@ -125,7 +126,7 @@ void auth(const Routed& r) {
 // The version is the lowest the shards run (INFO server's redis_version, read at connect by
 // router/catalog/): what a client may count on; before any shard answered, the version of the
 // Redis Santral's table was generated from.
-std::string_view shards_version(const Worker& worker) {
+std::string_view shards_version(const WorkerServices& worker) {
   const auto& lowest = worker.learned().lowest_version();
   return lowest.empty() ? protocol::generated_from_version() : std::string_view(lowest);
 }

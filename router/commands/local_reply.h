@@ -4,7 +4,7 @@
 
 #include "protocol/resp_writer.h"
 #include "router/routes/routing.h"
-#include "router/session/client_session.h"
+#include "router/runtime/request_context.h"
 
 namespace santral::router {
 

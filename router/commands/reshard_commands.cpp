@@ -4,10 +4,10 @@
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
 #include "router/commands/santral_commands.h"
-#include "router/process/control_plane.h"
-#include "router/process/fan_out.h"
-#include "router/process/worker.h"
-#include "router/session/client_session.h"
+#include "router/runtime/control_plane.h"
+#include "router/runtime/fan_out.h"
+#include "router/runtime/request_context.h"
+#include "router/runtime/worker_services.h"
 
 namespace santral::router {
 
@@ -65,7 +65,7 @@ void santral_reshard(const Routed& routed) {
   if (!verb)
     return session.reply_error(protocol::error_message(protocol::ClientError::ReshardSyntax));
   auto slot = session.open_slot();
-  boost::intrusive_ptr<ClientSession> keep(&session);
+  boost::intrusive_ptr<RequestContext> keep(&session);
   int resp = session.state().protocol;
   session.worker().shared().control->reshard(
       *verb, answer_on<ControlPlane::ReshardAnswer>(

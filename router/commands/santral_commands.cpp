@@ -10,10 +10,10 @@
 
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
-#include "router/process/control_plane.h"
-#include "router/process/fan_out.h"
-#include "router/process/worker.h"
-#include "router/session/client_session.h"
+#include "router/runtime/control_plane.h"
+#include "router/runtime/fan_out.h"
+#include "router/runtime/request_context.h"
+#include "router/runtime/worker_services.h"
 
 namespace santral::router {
 
@@ -22,7 +22,7 @@ namespace santral::router {
 void santral_reload(const Routed& routed) {
   auto& session = routed.session;
   auto slot = session.open_slot();
-  boost::intrusive_ptr<ClientSession> keep(&session);
+  boost::intrusive_ptr<RequestContext> keep(&session);
   session.worker().shared().control->reload(answer_on<ControlPlane::ReloadResult>(
       session.worker().io(), [keep, slot](const ControlPlane::ReloadResult& result) {
         std::string message = protocol::one_line(result.message);

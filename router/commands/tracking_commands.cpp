@@ -9,8 +9,8 @@
 #include "protocol/resp_writer.h"
 #include "router/commands/client_commands.h"
 #include "router/merge/collecting_merge.h"
-#include "router/process/worker.h"
-#include "router/session/client_session.h"
+#include "router/runtime/request_context.h"
+#include "router/runtime/worker_services.h"
 #include "router/tracking/tracking_lanes.h"
 
 namespace santral::router {

@@ -33,7 +33,7 @@ struct MergePlan {
   } info;
 
   // Scan: the shard this SCAN call went to, of how many; the reply's cursor is rewritten so
-  // that it names that shard (see router/scan_cursor.h).
+  // that it names that shard (see router/merge/scan_cursor.h).
   std::uint32_t scan_shard = 0;
   std::uint32_t scan_shards = 1;
 };

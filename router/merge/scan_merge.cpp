@@ -1,5 +1,5 @@
 // SCAN goes to one shard at a time; its reply's cursor is rewritten to also name the shard
-// (router/scan_cursor.h), so the client's next call continues there, then on the next shard.
+// (router/merge/scan_cursor.h), so the client's next call continues there, then on the next shard.
 
 #include "protocol/arguments.h"
 #include "protocol/reply_encoder.h"

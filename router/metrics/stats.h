@@ -1,6 +1,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -79,6 +80,24 @@ struct WorkerStats {
     if (error) ++stats.errors;
   }
   void merge(const WorkerStats& other);
+};
+
+// Totals a worker republishes on every tick, for INFO on any worker to read without a lock
+// (at most one tick old).
+struct WorkerTotals {
+  std::atomic<std::uint64_t> commands{0};
+  std::atomic<std::uint64_t> command_errors{0};
+  std::atomic<std::uint64_t> shard_requests{0};
+  std::atomic<std::uint64_t> shard_errors{0};
+  std::atomic<std::uint64_t> shard_timeouts{0};
+  std::atomic<std::uint64_t> client_bytes_in{0};
+  std::atomic<std::uint64_t> client_bytes_out{0};
+  std::atomic<std::uint64_t> near_cache_hits{0};
+  std::atomic<std::uint64_t> near_cache_misses{0};
+  std::atomic<std::uint64_t> near_cache_evictions{0};
+  std::atomic<std::uint64_t> near_cache_invalidations{0};
+  std::atomic<std::uint64_t> near_cache_bytes{0};
+  std::atomic<std::uint64_t> near_cache_keys{0};
 };
 
 }  // namespace santral::router

@@ -7,16 +7,18 @@
 #include "router/hotkeys/detection/hot_key_detector.h"
 #include "router/hotkeys/detection/hot_key_observer.h"
 #include "router/hotkeys/near_cache/near_cache_route.h"
+#include "router/hotkeys/near_cache/write_coherence.h"
 #include "router/hotkeys/salting/salt_table.h"
 #include "router/hotkeys/salting/salted_route.h"
 #include "router/plan/planner.h"
-#include "router/process/worker.h"
-#include "router/resharding/key_pull.h"
+#include "router/plan/request_sampler.h"
+#include "router/routes/key_pull.h"
 #include "router/routes/routing.h"
 #include "router/routes/staged_writes.h"
 #include "router/routes/tracked_requests.h"
 #include "router/routes/transaction.h"
-#include "router/session/client_session.h"
+#include "router/runtime/request_context.h"
+#include "router/runtime/worker_services.h"
 
 namespace santral::router {
 
@@ -38,7 +40,7 @@ bool waits_for_earlier_replies(const CommandSpec& spec) {
 
 // An error found while planning. Inside MULTI it also dooms the transaction: EXEC answers
 // EXECABORT, as Redis does for a command that fails to queue.
-void answer(ClientSession& session, const Plan& plan) {
+void answer(RequestContext& session, const Plan& plan) {
   if (session.in_transaction() && plan.spec != nullptr &&
       plan.spec->verb == protocol::StatefulVerb::Exec)
     return session.transaction().refuse_exec(session, plan.error);
@@ -92,11 +94,11 @@ void observe(const Routed& routed) {
 }
 
 // A move is under way and some of the plan's keys may still be on their old shard: the plan
-// says which (Plan::pulls); they are pulled over first (router/resharding/key_pull.h) and the
+// says which (Plan::pulls); they are pulled over first (router/routes/key_pull.h) and the
 // request waits. When it comes round again under the same topology it runs, or answers why
 // its keys could not be moved; under another one it is planned and pulled again. The outcome
 // names its request, so no other request can take it. False: run it now.
-bool pulls_first(ClientSession& session, Plan& plan) {
+bool pulls_first(RequestContext& session, Plan& plan) {
   if (plan.pulls.empty() || plan.kind == RouteKind::Answered) return false;
   auto& pull = session.pull_outcome();
   if (!pull.answers(session.requests_dispatched(), plan.topology_version)) {
@@ -116,7 +118,7 @@ bool pulls_first(ClientSession& session, Plan& plan) {
 
 // In a fleet, a router that has not confirmed its lease lately may have been left out of a
 // move; until it has, nothing it routes reaches a shard (router/cluster/).
-void out_of_touch(ClientSession& session, Plan& plan) {
+void out_of_touch(RequestContext& session, Plan& plan) {
   const auto& shared = session.worker().shared();
   auto until = shared.fleet_serve_until_ns.load(std::memory_order_relaxed);
   if (until == std::numeric_limits<std::int64_t>::max()) return;
@@ -140,7 +142,7 @@ bool admitted(const Plan& plan) {
 
 }  // namespace
 
-Dispatched dispatch(ClientSession& session, const protocol::Request& request) {
+Dispatched dispatch(RequestContext& session, const protocol::Request& request) {
   auto& worker = session.worker();
   Plan& plan = session.plan();
   refresh_permissions(session.state(), worker.config(), worker.topology().version);

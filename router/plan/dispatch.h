@@ -4,7 +4,7 @@
 
 namespace santral::router {
 
-class ClientSession;
+class RequestContext;
 
 enum class Dispatched {
   Done,
@@ -16,6 +16,6 @@ enum class Dispatched {
 // Routes one request of `session` by the command table: finds the command (and subcommand),
 // checks its arity and the client's authentication and mode (MULTI, subscribed), then hands
 // it to the strategy its routing rule names.
-Dispatched dispatch(ClientSession& session, const protocol::Request& request);
+Dispatched dispatch(RequestContext& session, const protocol::Request& request);
 
 }  // namespace santral::router

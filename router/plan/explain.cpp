@@ -13,8 +13,9 @@
 #include "router/hotkeys/salting/salted_route.h"
 #include "router/merge/gathered/gather_rules.h"
 #include "router/plan/planner.h"
-#include "router/process/worker.h"
-#include "router/session/client_session.h"
+#include "router/routes/subscriptions.h"
+#include "router/runtime/request_context.h"
+#include "router/runtime/worker_services.h"
 
 namespace santral::router {
 
@@ -162,7 +163,7 @@ void explain_staged_write(Explanation& e, const config::ShardMap& map,
       "other, not atomically; the client's later requests wait for it";
 }
 
-Explanation explain(ClientSession& session, const protocol::Request& request, const Plan& plan) {
+Explanation explain(RequestContext& session, const protocol::Request& request, const Plan& plan) {
   const auto& map = session.worker().shard_map();
   const auto& spec = *plan.spec;
   Explanation e;
@@ -240,11 +241,15 @@ Explanation explain(ClientSession& session, const protocol::Request& request, co
       if (patterns) {
         add_every_shard(e, map);
       } else {
+        bool sharded = spec.verb == protocol::StatefulVerb::ShardSubscribe ||
+                       spec.verb == protocol::StatefulVerb::ShardUnsubscribe;
         for (std::size_t i = 1; i < request.args.size(); ++i)
-          add_shard(e, map.owner(request.args[i]).shard);
+          for (std::size_t shard : channel_shards(map, request.args[i], sharded))
+            add_shard(e, shard);
       }
       e.note = patterns ? "patterns listen on every shard"
-                        : "each channel on the shard that owns its name";
+                        : "each channel on the shard that owns its name; a key's notifications "
+                          "(__keyspace@N__:key) on the key's shard, key events on every shard";
       return e;
     }
     case RouteKind::Salted:

@@ -6,8 +6,8 @@
 #include "config/topology.h"
 #include "protocol/learned_commands.h"
 #include "protocol/request.h"
-#include "router/plan/plan.h"
-#include "router/session/client_state.h"
+#include "router/runtime/client_state.h"
+#include "router/runtime/plan.h"
 
 namespace santral::router {
 

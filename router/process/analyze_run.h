@@ -2,7 +2,7 @@
 
 #include <functional>
 
-#include "router/process/control_plane.h"
+#include "router/runtime/control_plane.h"
 
 namespace santral::router {
 
@@ -15,9 +15,5 @@ class Server;
 // server's thread. One analysis at a time per router.
 void run_analysis(Server& server, ControlPlane::AnalyzeRequest request,
                   std::function<void(ControlPlane::AnalyzeAnswer)> done);
-
-// The RAW reply's rows, and back: [key, pattern, command, write, shards, of, at_us] each.
-std::string raw_samples_reply(const std::vector<SampledRequest>& samples);
-bool read_raw_samples(std::string_view frame, std::vector<SampledRequest>& out, std::string& error);
 
 }  // namespace santral::router

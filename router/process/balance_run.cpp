@@ -6,10 +6,10 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "config/balance/planner.h"
+#include "router/admin/cluster_snapshot.h"
 #include "router/balance/balance_proposal.h"
 #include "router/balance/live_units.h"
 #include "router/hotkeys/detection/hot_key_report.h"
-#include "router/process/cluster_snapshot.h"
 #include "router/process/server.h"
 #include "router/resharding/shard_sampler.h"
 
@@ -81,9 +81,7 @@ struct BalanceRun : std::enable_shared_from_this<BalanceRun> {
           ops = (after[sample.shard] - self->requests_before[sample.shard]) / seconds;
         measures.push_back({std::move(sample), std::max(0.0, ops)});
       }
-      std::vector<Worker*> workers;
-      for (const auto& worker : self->server.workers()) workers.push_back(worker.get());
-      collect_hot_keys(workers, self->server.io(),
+      collect_hot_keys(self->server.worker_services(), self->server.io(),
                        [self, seconds, measures = std::move(measures)](auto rates) {
                          std::vector<HotKeyMeasure> hot;
                          for (const auto& rate : rates)

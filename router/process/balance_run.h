@@ -2,7 +2,7 @@
 
 #include <functional>
 
-#include "router/process/control_plane.h"
+#include "router/runtime/control_plane.h"
 
 namespace santral::router {
 

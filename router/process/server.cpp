@@ -22,9 +22,9 @@
 #include "router/hotkeys/salting/salting_change.h"
 #include "router/process/analyze_run.h"
 #include "router/process/balance_run.h"
-#include "router/process/fan_out.h"
-#include "router/process/fence.h"
 #include "router/resharding/moving_topology.h"
+#include "router/routes/in_flight_fence.h"
+#include "router/runtime/fan_out.h"
 #include "router/transport/tls_contexts.h"
 #include "santral/version.h"
 
@@ -486,6 +486,12 @@ std::vector<Worker*> Server::worker_list() const {
   return workers;
 }
 
+std::vector<WorkerServices*> Server::worker_services() const {
+  std::vector<WorkerServices*> services;
+  for (const auto& worker : workers_) services.push_back(worker.get());
+  return services;
+}
+
 void Server::switch_topology(config::TopologyPtr topology, std::function<void()> done) {
   if (fleet_) fleet_->use_shards(shards_of(*topology));
   topology_ = topology;
@@ -707,9 +713,7 @@ void Server::check_auto_salting() {
     auto_salting_.clear();
     return rearm(kWatchPeriod);
   }
-  std::vector<Worker*> workers;
-  for (auto& worker : workers_) workers.push_back(worker.get());
-  collect_hot_keys(workers, io_, [this, rearm](const std::vector<HotKeyRate>& rates) {
+  collect_hot_keys(worker_services(), io_, [this, rearm](const std::vector<HotKeyRate>& rates) {
     const auto& settings = topology_->config->hotkeys.auto_salt;
     Worker* home = workers_.front().get();
     if (settings.enabled && !shutting_down_) {

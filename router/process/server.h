@@ -15,14 +15,15 @@
 #include "config/config.h"
 #include "config/topology.h"
 #include "router/hotkeys/salting/auto_salt.h"
-#include "router/process/control_plane.h"
+#include "router/hotkeys/salting/salt_overrides_json.h"
 #include "router/process/fleet_start.h"
 #include "router/process/sentinel_follow.h"
-#include "router/process/shared_state.h"
 #include "router/process/worker.h"
 #include "router/resharding/fleet_ledger.h"
 #include "router/resharding/local_ledger.h"
 #include "router/resharding/move_driver.h"
+#include "router/runtime/control_plane.h"
+#include "router/runtime/shared_state.h"
 
 namespace santral::router {
 
@@ -66,20 +67,15 @@ class Server final : public ControlPlane, private MoveHost {
   std::optional<FleetAgent::View> fleet_view() const override;
   void share_salting(SaltChange change, std::function<void(std::string)> done) override;
 
-  // The last reload's outcome, for the admin API (nullopt: none since start).
-  struct ReloadRecord {
-    ReloadResult result;
-    std::string trigger;  // "SIGHUP", "SANTRAL RELOAD", "the file changed"
-    std::chrono::system_clock::time_point at;
-  };
-  const std::optional<ReloadRecord>& last_reload() const { return last_reload_; }
+  const std::optional<ReloadRecord>& last_reload() const override { return last_reload_; }
 
   const std::vector<std::unique_ptr<Worker>>& workers() const { return workers_; }
-  config::TopologyPtr topology() const { return topology_; }
-  SharedState& shared() { return shared_; }
+  std::vector<WorkerServices*> worker_services() const override;
+  config::TopologyPtr topology() const override { return topology_; }
+  SharedState& shared() override { return shared_; }
   // The text of the config in force (what the last reload that took effect read).
   std::string config_text() const { return local_ ? local_->in_force_text() : last_read_text_; }
-  boost::asio::io_context& io() { return io_; }
+  boost::asio::io_context& io() override { return io_; }
 
  private:
   void reload_now(std::string why, std::function<void(ReloadResult)> done);

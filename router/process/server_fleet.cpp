@@ -12,9 +12,9 @@
 #include "protocol/errors.h"
 #include "router/backend/sentinel_lookup.h"
 #include "router/cluster/map_document.h"
-#include "router/process/fan_out.h"
-#include "router/process/fence.h"
 #include "router/process/server.h"
+#include "router/routes/in_flight_fence.h"
+#include "router/runtime/fan_out.h"
 #include "router/transport/tls_contexts.h"
 
 namespace santral::router {

@@ -9,7 +9,7 @@
 #include "router/hotkeys/near_cache/near_cache.h"
 #include "router/hotkeys/near_cache/tracking_connections.h"
 #include "router/hotkeys/salting/salt_table.h"
-#include "router/process/fan_out.h"
+#include "router/runtime/fan_out.h"
 #include "router/session/client_session.h"
 #include "router/tracking/tracking_lanes.h"
 #include "router/transport/handshake_log.h"
@@ -49,7 +49,7 @@ Worker::Worker(unsigned index, config::TopologyPtr topology, SharedState& shared
                                                 std::chrono::steady_clock::now())),
       salts_(std::make_unique<SaltTable>()),
       near_cache_(std::make_unique<NearCache>(topology_->config->near_cache.max_bytes)),
-      tracking_(std::make_unique<TrackingConnections>(io_, stats_, *near_cache_)),
+      near_cache_connections_(std::make_unique<TrackingConnections>(io_, stats_, *near_cache_)),
       lanes_(std::make_unique<TrackingLanes>(io_, stats_, [this](std::uint64_t id) {
         return static_cast<TrackingClient*>(find_session(id));
       })) {
@@ -64,7 +64,7 @@ Worker::~Worker() {
 void Worker::start() {
   asio::post(io_, [this] {
     pool_.apply(*topology_);
-    tracking_->apply(*topology_);
+    near_cache_connections_->apply(*topology_);
     follow_catalog();
     tick();
   });
@@ -80,7 +80,7 @@ void Worker::stop() {
     for_each_session([](ClientSession& session) { session.close(); });
     starved_.clear();
     pool_.stop();
-    tracking_->stop();
+    near_cache_connections_->stop();
     lanes_->stop();
     work_.reset();
     io_.stop();
@@ -100,7 +100,7 @@ void Worker::apply(config::TopologyPtr topology) {
   // A new map may move keys and change what is cached: start the near cache afresh.
   near_cache_->invalidate_all();
   near_cache_->set_max_bytes(topology_->config->near_cache.max_bytes);
-  tracking_->apply(*topology_);
+  near_cache_connections_->apply(*topology_);
   lanes_->apply(topology_);
   if (direction_changed) change_direction();
   if (!placement_changed) return;
@@ -135,12 +135,12 @@ void Worker::change_direction() {
   holding_moves_ = topology_->move != nullptr;
   for (auto& held : std::exchange(held_pulls_, {}))
     for (std::uint32_t i = 0; i < held.groups.size(); ++i)
-      held.session->deliver(held.slot, i, "+NOKEY\r\n");
+      held.client->deliver(held.slot, i, "+NOKEY\r\n");
   for_each_session([this](ClientSession& session) { session.map_changed(*topology_); });
 }
 
-void Worker::hold_pull(ClientSession& session, std::uint64_t slot, std::vector<PullGroup> groups) {
-  held_pulls_.push_back({&session, slot, std::move(groups), std::chrono::steady_clock::now()});
+void Worker::hold_pull(RequestContext& client, std::uint64_t slot, std::vector<PullGroup> groups) {
+  held_pulls_.push_back({&client, slot, std::move(groups), std::chrono::steady_clock::now()});
 }
 
 // resharding.hold_timeout_ms: a pull held that long (a router of the fleet does not switch:
@@ -159,7 +159,7 @@ void Worker::expire_held_pulls(std::chrono::steady_clock::time_point now) {
   });
   for (auto& held : expired)
     for (std::uint32_t i = 0; i < held.groups.size(); ++i)
-      held.session->deliver(held.slot, i, reply);
+      held.client->deliver(held.slot, i, reply);
 }
 
 void Worker::after_moves_released(std::function<void()> then) {
@@ -169,8 +169,7 @@ void Worker::after_moves_released(std::function<void()> then) {
 
 void Worker::release_moves() {
   holding_moves_ = false;
-  for (auto& held : std::exchange(held_pulls_, {}))
-    send_pull(*held.session, held.slot, held.groups);
+  for (auto& held : std::exchange(held_pulls_, {})) send_pull(*held.client, held.slot, held.groups);
   for (auto& then : std::exchange(after_release_, {})) then();
 }
 
@@ -195,12 +194,12 @@ void Worker::drain(std::function<void()> drained) {
   if (drained_ && sessions_.empty()) std::exchange(drained_, nullptr)();
 }
 
-void Worker::forget(ClientSession& session) {
-  if (sessions_.erase(session.state().id) > 0) {
+void Worker::forget(RequestContext& client) {
+  if (sessions_.erase(client.state().id) > 0) {
     shared_.connected_clients.fetch_sub(1);
-    shared_.clients.remove(session.state().id);
+    shared_.clients.remove(client.state().id);
   }
-  lanes_->forget_client(session.state().id);
+  lanes_->forget_client(client.state().id);
   if (drained_ && sessions_.empty()) asio::post(io_, std::exchange(drained_, nullptr));
 }
 
@@ -230,6 +229,15 @@ void Worker::for_each_session(const std::function<void(ClientSession&)>& visit) 
   all.reserve(sessions_.size());
   for (auto& [id, session] : sessions_) all.emplace_back(session);
   for (auto& session : all) visit(*session);
+}
+
+void Worker::for_each_client(const std::function<void(RequestContext&)>& visit) {
+  for_each_session(visit);
+}
+
+void Worker::set_peers(std::vector<Worker*> peers) {
+  peers_ = std::move(peers);
+  peer_services_.assign(peers_.begin(), peers_.end());
 }
 
 void Worker::remember_script(std::string_view body) {
@@ -387,7 +395,7 @@ void Worker::tick() {
   pool_.check_deadlines(now);
   if (index_ == 0) replica_watch_.tick(pool_, *topology_, now);
   expire_held_pulls(now);
-  tracking_->check_deadlines(now);
+  near_cache_connections_->check_deadlines(now);
   lanes_->check_deadlines(now);
   hotkeys_->rotate(now);
   admit_hot_reads(now);

@@ -16,13 +16,14 @@
 
 #include "config/topology.h"
 #include "protocol/learned_commands.h"
-#include "router/analysis/request_sampler.h"
 #include "router/backend/connection_pool.h"
 #include "router/backend/replica_watch.h"
 #include "router/metrics/stats.h"
-#include "router/process/shared_state.h"
-#include "router/resharding/key_pull.h"
+#include "router/plan/request_sampler.h"
+#include "router/routes/key_pull.h"
 #include "router/routes/script_cache.h"
+#include "router/runtime/shared_state.h"
+#include "router/runtime/worker_services.h"
 #include "router/session/session_input.h"
 
 namespace santral::router {
@@ -37,107 +38,89 @@ class SaltTable;
 // One thread with its own io_context, its own clients and its own connections to every shard.
 // Nothing a worker touches on the request path is shared with another worker; workers reach
 // each other, and the server reaches them, only by post().
-class Worker {
+class Worker final : public WorkerServices {
  public:
   Worker(unsigned index, config::TopologyPtr topology, SharedState& shared);
-  ~Worker();
+  ~Worker() override;
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
   void start();  // connects to the shards and starts the thread
   void stop();   // from any thread: closes everything, stops and joins the thread
 
-  boost::asio::io_context& io() { return io_; }
   // Takes over an accepted client connection (`tls`: from the TLS listener); must run on this
   // worker's thread.
   void adopt(boost::asio::ip::tcp::socket socket, std::uint64_t client_id, bool tls);
   // A session's buffered, unparsed input went from `before` to `after` bytes; past this worker's
   // share of limits.max_input_bytes_total the client holding the most stops being read.
-  void input_changed(std::size_t before, std::size_t after);
+  void input_changed(std::size_t before, std::size_t after) override;
   std::size_t buffered_input() const { return buffered_input_; }
   // A reload: new requests use `topology`; must run on this worker's thread.
   void apply(config::TopologyPtr topology);
   // While a move changes direction (starts, is aborted) no worker may pull a key before every
   // worker has switched: pulls wait here until the server releases them (router/resharding/).
-  bool holding_moves() const { return holding_moves_; }
-  void hold_pull(ClientSession& session, std::uint64_t slot, std::vector<PullGroup> groups);
+  bool holding_moves() const override { return holding_moves_; }
+  void hold_pull(RequestContext& client, std::uint64_t slot,
+                 std::vector<PullGroup> groups) override;
   // Counts switches of direction: a pull sent before one is not carried on after it.
-  std::uint64_t direction() const { return direction_; }
+  std::uint64_t direction() const override { return direction_; }
   // Runs `then` at once, or, while pulls are held, when they are released (a fold's step).
-  void after_moves_released(std::function<void()> then);
+  void after_moves_released(std::function<void()> then) override;
   void release_moves();
   // Graceful shutdown: clients are no longer read from; each is closed once every request it
   // had sent is answered. `drained` runs on this thread when no client is left.
   void drain(std::function<void()> drained);
 
-  unsigned index() const { return index_; }
-  const config::Topology& topology() const { return *topology_; }
-  const config::TopologyPtr& topology_ptr() const { return topology_; }
-  const config::Config& config() const { return *topology_->config; }
-  const config::ShardMap& shard_map() const { return *topology_->map; }
-  SharedState& shared() { return shared_; }
-  ConnectionPool& pool() { return pool_; }
-  WorkerStats& stats() { return stats_; }
+  unsigned index() const override { return index_; }
+  boost::asio::io_context& io() override { return io_; }
+  const config::Topology& topology() const override { return *topology_; }
+  const config::TopologyPtr& topology_ptr() const override { return topology_; }
+  SharedState& shared() override { return shared_; }
+  ConnectionPool& pool() override { return pool_; }
+  WorkerStats& stats() override { return stats_; }
   // Read buffers and parse state, lent to the sessions that have something to read.
-  InputPool& inputs() { return inputs_; }
-  ScriptCache& scripts() { return scripts_; }
-  // Hot-key sampling (router/hotkeys/hotkey_detector.h).
-  HotKeyDetector& hotkeys() { return *hotkeys_; }
-  // SANTRAL ANALYZE: the requests this worker sampled (router/analysis/request_sampler.h).
-  RequestSampler& sampler() { return sampler_; }
+  InputPool& inputs() override { return inputs_; }
+  ScriptCache& scripts() override { return scripts_; }
+  // Hot-key sampling (router/hotkeys/detection/hot_key_detector.h).
+  HotKeyDetector& hotkeys() override { return *hotkeys_; }
+  // SANTRAL ANALYZE: the requests this worker sampled (router/plan/request_sampler.h).
+  RequestSampler& sampler() override { return sampler_; }
   // Which keys are salted counters here: the config's rules with SANTRAL SALT/UNSALT applied.
-  SaltTable& salts() { return *salts_; }
+  SaltTable& salts() override { return *salts_; }
   // Hot reads answered here, and the connections that keep them coherent (near_cache:).
-  NearCache& near_cache() { return *near_cache_; }
-  const NearCache& near_cache() const { return *near_cache_; }
-  TrackingConnections& tracking() { return *tracking_; }
+  NearCache& near_cache() override { return *near_cache_; }
+  TrackingConnections& near_cache_connections() override { return *near_cache_connections_; }
   // Client-side caching: the tracking clients' lanes to the shards (router/tracking/).
-  TrackingLanes& lanes() { return *lanes_; }
+  TrackingLanes& lanes() override { return *lanes_; }
   // The commands learned from the shards and `commands:` (router/catalog/), and the shards'
   // lowest version: an immutable snapshot the catalog replaces whole, on this thread.
-  const protocol::LearnedCommands& learned() const { return *learned_; }
+  const protocol::LearnedCommands& learned() const override { return *learned_; }
   void set_learned(std::shared_ptr<const protocol::LearnedCommands> learned) {
     learned_ = std::move(learned);
   }
   // Takes the run-time salting changes of SharedState (from the worker's own thread).
-  void refresh_salts();
+  void refresh_salts() override;
   // Remembers a script body here and tells the other workers about it.
-  void remember_script(std::string_view body);
+  void remember_script(std::string_view body) override;
   // SCRIPT FLUSH: this worker and its peers forget every script they have seen.
-  void forget_scripts();
+  void forget_scripts() override;
 
   // Every worker of the server, this one included (set once before start).
-  void set_peers(std::vector<Worker*> peers) { peers_ = std::move(peers); }
-  const std::vector<Worker*>& peers() const { return peers_; }
+  void set_peers(std::vector<Worker*> peers);
+  const std::vector<WorkerServices*>& peers() const override { return peer_services_; }
 
-  // Totals this worker republishes on every tick, for INFO on any worker to read without a
-  // lock (at most one tick old).
-  struct Published {
-    std::atomic<std::uint64_t> commands{0};
-    std::atomic<std::uint64_t> command_errors{0};
-    std::atomic<std::uint64_t> shard_requests{0};
-    std::atomic<std::uint64_t> shard_errors{0};
-    std::atomic<std::uint64_t> shard_timeouts{0};
-    std::atomic<std::uint64_t> client_bytes_in{0};
-    std::atomic<std::uint64_t> client_bytes_out{0};
-    std::atomic<std::uint64_t> near_cache_hits{0};
-    std::atomic<std::uint64_t> near_cache_misses{0};
-    std::atomic<std::uint64_t> near_cache_evictions{0};
-    std::atomic<std::uint64_t> near_cache_invalidations{0};
-    std::atomic<std::uint64_t> near_cache_bytes{0};
-    std::atomic<std::uint64_t> near_cache_keys{0};
-  };
-  const Published& published() const { return published_; }
+  const WorkerTotals& published() const override { return published_; }
 
-  void forget(ClientSession& session);
+  void forget(RequestContext& client) override;
   // Calls `visit` for each client session of this worker (on this worker's thread).
   void for_each_session(const std::function<void(ClientSession&)>& visit);
-  std::size_t session_count() const { return sessions_.size(); }
+  void for_each_client(const std::function<void(RequestContext&)>& visit) override;
+  std::size_t client_count() const override { return sessions_.size(); }
   ClientSession* find_session(std::uint64_t id) const;
   // CLIENT TRACKING ... REDIRECT: `keys` of an invalidation for client `from` (of this worker)
   // go to client `to` on worker `to_worker`; `from` is told if `to` is gone.
   void redirect_invalidation(std::uint64_t from, std::uint64_t to, unsigned to_worker,
-                             std::string keys);
+                             std::string keys) override;
 
  private:
   void tick();
@@ -172,9 +155,10 @@ class Worker {
   RequestSampler sampler_;
   std::unique_ptr<SaltTable> salts_;
   std::unique_ptr<NearCache> near_cache_;
-  std::unique_ptr<TrackingConnections> tracking_;
+  std::unique_ptr<TrackingConnections> near_cache_connections_;
   std::unique_ptr<TrackingLanes> lanes_;
   std::vector<Worker*> peers_;
+  std::vector<WorkerServices*> peer_services_;  // the same, as their services
   std::shared_ptr<const protocol::LearnedCommands> learned_ =
       std::make_shared<const protocol::LearnedCommands>();
   std::unordered_map<std::uint64_t, ClientSession*> sessions_;
@@ -191,7 +175,7 @@ class Worker {
   std::deque<boost::intrusive_ptr<ClientSession>> starved_;
   std::function<void()> drained_;  // set while draining
   struct HeldPull {
-    boost::intrusive_ptr<ClientSession> session;
+    boost::intrusive_ptr<RequestContext> client;
     std::uint64_t slot;
     std::vector<PullGroup> groups;
     std::chrono::steady_clock::time_point since;
@@ -201,7 +185,7 @@ class Worker {
   std::uint64_t direction_ = 0;
   std::vector<HeldPull> held_pulls_;
   std::vector<std::function<void()>> after_release_;
-  Published published_;
+  WorkerTotals published_;
   std::thread thread_;
 };
 

@@ -42,10 +42,4 @@ bool migrated(std::string_view reply) {
   return reply.starts_with("+OK") || reply.starts_with("+NOKEY");
 }
 
-std::string reply_text(std::string_view reply) {
-  if (!reply.empty() && (reply.front() == '-' || reply.front() == '+')) reply.remove_prefix(1);
-  while (!reply.empty() && (reply.back() == '\n' || reply.back() == '\r')) reply.remove_suffix(1);
-  return std::string(reply);
-}
-
 }  // namespace santral::router

@@ -24,7 +24,4 @@ std::string migrate_command(const config::Config& config, const config::Endpoint
 // +OK or +NOKEY: every key named is on the target now (or exists nowhere).
 bool migrated(std::string_view reply);
 
-// A reply's text for a message: "IOERR error or timeout ...".
-std::string reply_text(std::string_view reply);
-
 }  // namespace santral::router

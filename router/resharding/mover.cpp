@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "protocol/reply_scanner.h"
 #include "protocol/reply_value.h"
 #include "router/resharding/migrate.h"
 #include "router/resharding/receiving_mark.h"
@@ -138,16 +139,16 @@ void Mover::begin(Source& source) {
   const auto& shard = topology_->map->shard(source.shard);
   int database = source.listed ? source.databases[source.db] : topology_->config->backend.database;
   if (source.connection) source.connection->stop();
-  source.connection = new BackendConnection(
+  source.connection = BackendConnection::open(
       io_, BackendTarget{source.shard, shard.name, shard.address, {database, 2}}, walk_config_,
       source.stats);
-  source.connection->start();
   if (source.listed) return scan(source);
   std::weak_ptr<bool> alive = alive_;
   call_shard(*source.connection, {command_bytes({"INFO", "keyspace"})},
              [this, alive, &source](std::vector<std::string> replies) {
                if (alive.expired() || !*alive.lock()) return;
-               if (replies[0].starts_with("-")) return failed(source, reply_text(replies[0]));
+               if (protocol::is_error_frame(replies[0]))
+                 return failed(source, protocol::line_text(replies[0]));
                source.databases = databases_with_keys(replies[0]);
                source.listed = true;
                if (source.databases.empty()) {
@@ -165,7 +166,8 @@ std::string Mover::scan_request(const Source& source) const {
 
 void Mover::scan(Source& source) {
   if (stopped_) return;
-  if (auto page = std::exchange(source.next_page, {}); !page.empty() && !page.starts_with("-"))
+  if (auto page = std::exchange(source.next_page, {});
+      !page.empty() && !protocol::is_error_frame(page))
     return scanned(source, page);
   std::weak_ptr<bool> alive = alive_;
   call_shard(*source.connection, {scan_request(source)},
@@ -178,7 +180,7 @@ void Mover::scan(Source& source) {
 void Mover::scanned(Source& source, const std::string& reply) {
   protocol::ReplyValue page;
   if (!protocol::parse_reply(reply, page) || page.is_error() || page.elements.size() != 2)
-    return failed(source, "SCAN: " + reply_text(reply));
+    return failed(source, "SCAN: " + protocol::line_text(reply));
   std::string next(page.elements[0].text);
   const auto& move = *topology_->move;
   const auto& map = *topology_->map;
@@ -299,9 +301,8 @@ BackendConnection* Mover::mark_connection(std::size_t shard) {
   auto& connection = mark_connections_[shard];
   if (!connection) {
     const auto& entry = topology_->map->shard(shard);
-    connection = new BackendConnection(io_, BackendTarget{shard, entry.name, entry.address, {0, 2}},
-                                       walk_config_, mark_stats_);
-    connection->start();
+    connection = BackendConnection::open(
+        io_, BackendTarget{shard, entry.name, entry.address, {0, 2}}, walk_config_, mark_stats_);
   }
   return connection.get();
 }
@@ -336,7 +337,7 @@ void Mover::moved(Source& source, const std::vector<std::string>& replies,
       ++progress_.errors;
       progress_.last_error =
           fmt::format("MIGRATE from shard '{}': {}", topology_->map->shard(source.shard).name,
-                      reply_text(result));
+                      protocol::line_text(result));
       spdlog::warn("resharding: {}; retrying on the next pass", progress_.last_error);
     }
   }

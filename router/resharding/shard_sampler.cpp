@@ -105,12 +105,11 @@ std::function<void()> sample_shards(boost::asio::io_context& io,
     const auto& shard = map.shard(shard_index);
     sampling->samples.push_back({shard_index, false, {}, 0, {}});
     sampling->stats.push_back(std::make_unique<ShardStats>());
-    auto connection = BackendConnectionPtr(new BackendConnection(
+    auto connection = BackendConnection::open(
         io,
         BackendTarget{
             shard_index, shard.name, shard.address, {topology->config->backend.database, 2}},
-        topology->config, *sampling->stats.back()));
-    connection->start();
+        topology->config, *sampling->stats.back());
     sampling->connections.push_back(connection);
   }
   std::function<void()> stop = [weak = std::weak_ptr<Sampling>(sampling)] {

@@ -11,6 +11,16 @@ namespace santral::router {
 
 class ConnectionPool;
 
+// A blocking command waiting on a connection lent to it alone.
+struct BlockedCall {
+  BackendConnectionPtr connection;
+  std::uint64_t slot;
+  std::uint32_t fragment;     // WAIT has one per shard
+  std::string timeout_reply;  // what CLIENT UNBLOCK ... TIMEOUT answers in its place
+  std::vector<std::string> keys;
+  bool ended_by_move = false;  // CLIENT UNBLOCK sent: -UNBLOCKED means "retry it"
+};
+
 // One client's blocking commands, each waiting on a connection lent to it for the call
 // (router/routes/blocking_route.cpp): given back when answered, dropped when the client
 // leaves or CLIENT UNBLOCK ends them (the shard is still inside the command).
@@ -23,14 +33,7 @@ class ConnectionPool;
 // a shard served is lost and nothing runs twice.
 class BlockedCalls {
  public:
-  struct Call {
-    BackendConnectionPtr connection;
-    std::uint64_t slot;
-    std::uint32_t fragment;     // WAIT has one per shard
-    std::string timeout_reply;  // what CLIENT UNBLOCK ... TIMEOUT answers in its place
-    std::vector<std::string> keys;
-    bool ended_by_move = false;  // CLIENT UNBLOCK sent: -UNBLOCKED means "retry it"
-  };
+  using Call = BlockedCall;
 
   void add(Call call) { calls_.push_back(std::move(call)); }
   bool empty() const { return calls_.empty(); }

@@ -7,10 +7,13 @@
 #include <limits>
 
 #include "protocol/errors.h"
+#include "protocol/reply_scanner.h"
 #include "protocol/resp_writer.h"
-#include "router/process/worker.h"
+#include "router/merge/reply_merge.h"
+#include "router/routes/blocked_calls.h"
 #include "router/routes/routing.h"
-#include "router/session/client_session.h"
+#include "router/runtime/request_context.h"
+#include "router/runtime/worker_services.h"
 
 namespace santral::router {
 
@@ -18,7 +21,7 @@ namespace {
 
 class BlockingReply final : public ReplySink {
  public:
-  BlockingReply(boost::intrusive_ptr<ClientSession> session, std::uint64_t slot,
+  BlockingReply(boost::intrusive_ptr<RequestContext> session, std::uint64_t slot,
                 const BackendConnection* connection)
       : session_(std::move(session)), slot_(slot), connection_(connection) {}
 
@@ -36,7 +39,7 @@ class BlockingReply final : public ReplySink {
   }
 
  private:
-  boost::intrusive_ptr<ClientSession> session_;
+  boost::intrusive_ptr<RequestContext> session_;
   std::uint64_t slot_;
   const BackendConnection* connection_;
 };
@@ -50,7 +53,7 @@ class MinimumMerge final : public ReplyMerge {
     auto digits = reply.substr(1, reply.size() >= 3 ? reply.size() - 3 : 0);
     if (reply.front() != ':' ||
         std::from_chars(digits.data(), digits.data() + digits.size(), value).ec != std::errc{}) {
-      if (reply.front() == '-')
+      if (protocol::is_error_frame(reply))
         error_ = std::string(reply);
       else
         protocol::RespWriter(error_).error(
@@ -89,7 +92,7 @@ void lend_and_send(const Routed& routed, std::size_t shard, std::uint64_t slot,
   session.blocked({connection, slot, fragment, std::move(timeout), std::move(keys)});
   if (!prelude.empty()) connection->send_silent(prelude);
   boost::intrusive_ptr<ReplySink> sink(
-      new BlockingReply(boost::intrusive_ptr<ClientSession>(&session), slot, connection.get()));
+      new BlockingReply(boost::intrusive_ptr<RequestContext>(&session), slot, connection.get()));
   connection->send(request_bytes(routed), std::move(sink), slot, fragment, /*timed=*/false);
 }
 

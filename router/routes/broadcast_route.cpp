@@ -10,12 +10,13 @@
 
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
-#include "router/commands/info_sections.h"
 #include "router/merge/merge_plan.h"
 #include "router/merge/scan_cursor.h"
-#include "router/process/worker.h"
+#include "router/routes/info_sections.h"
 #include "router/routes/routing.h"
-#include "router/session/client_session.h"
+#include "router/routes/script_cache.h"
+#include "router/runtime/request_context.h"
+#include "router/runtime/worker_services.h"
 
 namespace santral::router {
 
@@ -83,7 +84,7 @@ void route_scan(const Routed& routed) {
 // A shard heeds it once the script has run busy-reply-threshold, as on Redis.
 class KillReplies final : public ReplySink {
  public:
-  KillReplies(ClientSession& session, std::uint64_t slot, std::size_t shards)
+  KillReplies(RequestContext& session, std::uint64_t slot, std::size_t shards)
       : session_(&session), slot_(slot), left_(shards) {}
   void lent(BackendConnectionPtr connection) { connections_.push_back(std::move(connection)); }
   void deliver(std::uint64_t /*slot*/, std::uint32_t fragment, std::string_view reply) override {
@@ -94,7 +95,7 @@ class KillReplies final : public ReplySink {
   }
 
  private:
-  boost::intrusive_ptr<ClientSession> session_;
+  boost::intrusive_ptr<RequestContext> session_;
   std::uint64_t slot_;
   std::size_t left_;
   std::vector<BackendConnectionPtr> connections_;

@@ -31,10 +31,10 @@
 #include "router/merge/gathered/gather_merge.h"
 #include "router/merge/gathered/gathered_answers.h"
 #include "router/merge/gathered/redis_numbers.h"
-#include "router/process/worker.h"
 #include "router/routes/routing.h"
 #include "router/routes/staged_writes.h"
-#include "router/session/client_session.h"
+#include "router/runtime/request_context.h"
+#include "router/runtime/worker_services.h"
 
 namespace santral::router {
 namespace {
@@ -77,7 +77,7 @@ std::string score_text(double score) {
 
 class StagedWrite final : public ReplyMerge {
  public:
-  StagedWrite(ClientSession& session, const WriteRule& rule, std::string command,
+  StagedWrite(RequestContext& session, const WriteRule& rule, std::string command,
               std::vector<std::string> args, std::vector<KeyAt> keys, std::uint32_t fragments)
       : session_(session),
         client_(session.state().id),
@@ -127,7 +127,7 @@ class StagedWrite final : public ReplyMerge {
     if (--pending_ > 0) return;
     // The next stage is sent from a fresh turn of the loop: a reply may arrive inside a send
     // (a shard that is down answers at once), and the slot must not change under it.
-    boost::intrusive_ptr<ClientSession> session(&session_);
+    boost::intrusive_ptr<RequestContext> session(&session_);
     boost::asio::post(session_.worker().io(), [session, this] {
       if (!session->closed()) advance();
     });
@@ -212,7 +212,7 @@ class StagedWrite final : public ReplyMerge {
     done_ = true;
     // The fragments left are the router's own: filling them completes the slot, and the last
     // one destroys this merge, so nothing of it is read after.
-    ClientSession& session = session_;
+    RequestContext& session = session_;
     std::uint64_t slot = slot_;
     std::uint32_t first = next_fragment_;
     std::uint32_t end = fragments_;
@@ -434,7 +434,7 @@ class StagedWrite final : public ReplyMerge {
     }
   }
 
-  ClientSession& session_;
+  RequestContext& session_;
   std::uint64_t client_;
   const WriteRule& rule_;
   std::string command_;  // upper case, for messages

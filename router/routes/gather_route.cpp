@@ -5,9 +5,9 @@
 
 #include "protocol/resp_writer.h"
 #include "router/merge/gathered/gather_merge.h"
-#include "router/process/worker.h"
 #include "router/routes/routing.h"
-#include "router/session/client_session.h"
+#include "router/runtime/request_context.h"
+#include "router/runtime/worker_services.h"
 
 namespace santral::router {
 

@@ -1,10 +1,10 @@
 #include "config/shard_map.h"
 #include "protocol/resp_writer.h"
 #include "router/backend/backend_connection.h"
-#include "router/process/worker.h"
 #include "router/routes/routing.h"
 #include "router/routes/scripts.h"
-#include "router/session/client_session.h"
+#include "router/runtime/request_context.h"
+#include "router/runtime/worker_services.h"
 
 namespace santral::router {
 
@@ -37,7 +37,7 @@ void route_single_shard(const Routed& routed) {
 }
 
 // Prefers a shard whose connection is up, so a keyless question is not failed by one dead shard.
-std::size_t any_shard(ClientSession& session) {
+std::size_t any_shard(RequestContext& session) {
   std::size_t shards = session.worker().shard_map().shard_count();
   for (std::size_t i = 0; i < shards; ++i) {
     const auto& connection = session.shared_backend(i);

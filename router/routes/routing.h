@@ -7,15 +7,15 @@
 
 #include "protocol/command_table.h"
 #include "protocol/request.h"
-#include "router/plan/plan.h"
+#include "router/runtime/plan.h"
 
 namespace santral::router {
 
-class ClientSession;
+class RequestContext;
 
 // One request on its way through a routing strategy.
 struct Routed {
-  ClientSession& session;
+  RequestContext& session;
   const protocol::Request& request;
   const protocol::CommandSpec& spec;  // the subcommand's spec for a container command
   const Plan& plan;                   // what dispatch resolved the request into
@@ -29,9 +29,9 @@ void route_split(const Routed& routed);
 void route_broadcast(const Routed& routed);
 // Any: keyless with the same answer everywhere; sent to one shard that is up.
 void route_any(const Routed& routed);
-// Blocking commands, each on a connection of its own (router/blocking_route.cpp).
+// Blocking commands, each on a connection of its own (router/routes/blocking_route.cpp).
 void route_blocking(const Routed& routed);
-// MULTI, EXEC, DISCARD, WATCH, UNWATCH (router/transaction.cpp).
+// MULTI, EXEC, DISCARD, WATCH, UNWATCH (router/routes/transaction.cpp).
 void route_transaction(const Routed& routed);
 // A read whose keys live on several shards: each key fetched from its shard, the answer
 // computed here (router/routes/gather_route.cpp).
@@ -41,13 +41,14 @@ void route_gathered(const Routed& routed);
 void route_cross_shard_write(const Routed& routed);
 // Any other command while the client is inside MULTI.
 void route_queued(const Routed& routed);
-// SUBSCRIBE and friends (router/subscriptions.cpp).
+// SUBSCRIBE and friends (router/routes/subscriptions.cpp).
 void route_subscription(const Routed& routed);
-// Local: answered by Santral (router/local_commands.cpp, router/client_commands.cpp).
+// Local: answered by Santral (router/commands/local_commands.cpp,
+// router/commands/client_commands.cpp).
 void run_local(const Routed& routed);
 
 // The shard an `any` command goes to: the first one whose connection is up.
-std::size_t any_shard(ClientSession& session);
+std::size_t any_shard(RequestContext& session);
 // The request as bytes to forward: the client's own bytes, or a multibulk re-encoding of an
 // inline request (in the session's scratch buffer).
 std::string_view request_bytes(const Routed& routed);

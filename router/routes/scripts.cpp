@@ -5,8 +5,9 @@
 
 #include "protocol/request_parser.h"
 #include "protocol/resp_writer.h"
-#include "router/process/worker.h"
-#include "router/session/client_session.h"
+#include "router/routes/script_cache.h"
+#include "router/runtime/request_context.h"
+#include "router/runtime/worker_services.h"
 
 namespace santral::router {
 
@@ -16,7 +17,7 @@ namespace {
 // NOSCRIPT, in which case the same call goes to the same shard once more as EVAL.
 class NoScriptRetry final : public ReplySink {
  public:
-  NoScriptRetry(boost::intrusive_ptr<ClientSession> session, std::uint64_t slot,
+  NoScriptRetry(boost::intrusive_ptr<RequestContext> session, std::uint64_t slot,
                 BackendConnectionPtr connection, std::string request, std::string sha)
       : session_(std::move(session)),
         slot_(slot),
@@ -52,7 +53,7 @@ class NoScriptRetry final : public ReplySink {
     return true;
   }
 
-  boost::intrusive_ptr<ClientSession> session_;
+  boost::intrusive_ptr<RequestContext> session_;
   std::uint64_t slot_;
   BackendConnectionPtr connection_;
   std::string request_;  // the EVALSHA as the client sent it (multibulk)
@@ -77,7 +78,7 @@ bool forward_evalsha(const Routed& routed, std::size_t shard) {
   auto slot = session.open_slot();
   std::string_view bytes = request_bytes(routed);
   boost::intrusive_ptr<ReplySink> sink(
-      new NoScriptRetry(boost::intrusive_ptr<ClientSession>(&session), slot,
+      new NoScriptRetry(boost::intrusive_ptr<RequestContext>(&session), slot,
                         BackendConnectionPtr(&connection), std::string(bytes), std::move(sha)));
   session.send_current(connection, bytes, std::move(sink), slot, 0);
   return true;

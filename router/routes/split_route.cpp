@@ -12,9 +12,9 @@
 #include "protocol/key_extraction.h"
 #include "protocol/resp_writer.h"
 #include "router/merge/merge_plan.h"
-#include "router/process/worker.h"
 #include "router/routes/routing.h"
-#include "router/session/client_session.h"
+#include "router/runtime/request_context.h"
+#include "router/runtime/worker_services.h"
 
 namespace santral::router {
 

@@ -3,9 +3,10 @@
 #include <functional>
 #include <optional>
 
+#include "protocol/reply_scanner.h"
 #include "protocol/resp_writer.h"
-#include "router/process/worker.h"
-#include "router/session/client_session.h"
+#include "router/runtime/request_context.h"
+#include "router/runtime/worker_services.h"
 
 namespace santral::router {
 
@@ -19,8 +20,7 @@ class ConfirmWhenDone final : public ReplyMerge {
  public:
   explicit ConfirmWhenDone(std::string reply) : reply_(std::move(reply)) {}
   void add(std::uint32_t, std::string_view reply) override {
-    if (error_.empty() && !reply.empty() && (reply.front() == '-' || reply.front() == '!'))
-      error_ = reply;
+    if (error_.empty() && protocol::is_error_frame(reply)) error_ = reply;
   }
   void finish(std::string& out) override { out = error_.empty() ? reply_ : error_; }
 
@@ -64,10 +64,17 @@ std::optional<std::string_view> keyspace_key(std::string_view channel) {
   return channel.substr(at + 3);
 }
 
-// Where a channel's messages come from: a key's notifications from the key's shard
-// ("__keyspace@0__:k"), key events from every shard ("__keyevent@0__:expired"), any other
-// channel from the shard that owns its name (where PUBLISH sends it). Sharded channels
-// (SSUBSCRIBE) always by name.
+void send_all(RequestContext& session, std::string reply, std::vector<Send> sends,
+              const std::function<BackendConnection&(std::size_t)>& connection) {
+  if (sends.empty()) return session.reply(reply);
+  auto slot = session.open_slot(static_cast<std::uint32_t>(sends.size()),
+                                std::make_unique<ConfirmWhenDone>(std::move(reply)));
+  for (std::uint32_t i = 0; i < sends.size(); ++i)
+    connection(sends[i].shard).send(sends[i].bytes, &session, slot, i);
+}
+
+}  // namespace
+
 std::vector<std::size_t> channel_shards(const config::ShardMap& map, std::string_view channel,
                                         bool sharded) {
   if (!sharded) {
@@ -80,17 +87,6 @@ std::vector<std::size_t> channel_shards(const config::ShardMap& map, std::string
   }
   return {map.shard_for_key(channel)};
 }
-
-void send_all(ClientSession& session, std::string reply, std::vector<Send> sends,
-              const std::function<BackendConnection&(std::size_t)>& connection) {
-  if (sends.empty()) return session.reply(reply);
-  auto slot = session.open_slot(static_cast<std::uint32_t>(sends.size()),
-                                std::make_unique<ConfirmWhenDone>(std::move(reply)));
-  for (std::uint32_t i = 0; i < sends.size(); ++i)
-    connection(sends[i].shard).send(sends[i].bytes, &session, slot, i);
-}
-
-}  // namespace
 
 void route_subscription(const Routed& routed) {
   // Confirmations are pushes: Redis sends them even after CLIENT REPLY OFF or SKIP.
@@ -110,7 +106,7 @@ void route_subscription(const Routed& routed) {
   }
 }
 
-BackendConnection& Subscriptions::connection(ClientSession& session, std::size_t shard) {
+BackendConnection& Subscriptions::connection(RequestContext& session, std::size_t shard) {
   auto& connection = connections_[session.worker().shard_map().shard(shard).address.text()];
   if (!connection) {
     connection = session.worker().pool().subscriber(shard, session.profile());
@@ -206,7 +202,7 @@ void Subscriptions::punsubscribe(const Routed& routed) {
 
 // The connection speaks the protocol the client had when it subscribed; a message's elements
 // are bulk strings either way, so only its type byte tells a RESP2 array from a RESP3 push.
-void Subscriptions::message(ClientSession& session, std::size_t, std::string_view frame) {
+void Subscriptions::message(RequestContext& session, std::size_t, std::string_view frame) {
   char wanted = session.state().protocol == 3 ? '>' : '*';
   if (frame.front() == wanted) return session.push(frame);
   std::string converted(frame);
@@ -214,7 +210,7 @@ void Subscriptions::message(ClientSession& session, std::size_t, std::string_vie
   session.push(converted);
 }
 
-void Subscriptions::abandon(ClientSession& session) {
+void Subscriptions::abandon(RequestContext& session) {
   for (auto& [address, connection] : connections_) session.worker().pool().drop(connection);
   connections_.clear();
   channels_.clear();

@@ -12,7 +12,14 @@
 
 namespace santral::router {
 
-class ClientSession;
+class RequestContext;
+
+// Where a channel's messages come from: a key's notifications from the key's shard
+// ("__keyspace@0__:k"), key events from every shard ("__keyevent@0__:expired"), any other
+// channel from the shard that owns its name (where PUBLISH sends it). Sharded channels
+// (SSUBSCRIBE) always by name. SANTRAL EXPLAIN says the same.
+std::vector<std::size_t> channel_shards(const config::ShardMap& map, std::string_view channel,
+                                        bool sharded);
 
 // One client's pub/sub. A channel lives on the shard that owns its name (PUBLISH is routed
 // the same way), so SUBSCRIBE goes to that shard; a pattern can match channels anywhere, so
@@ -33,12 +40,12 @@ class Subscriptions {
   void punsubscribe(const Routed& routed);
 
   // A message pushed by the connection to `shard`.
-  void message(ClientSession& session, std::size_t shard, std::string_view frame);
+  void message(RequestContext& session, std::size_t shard, std::string_view frame);
   // The client left or sent RESET.
-  void abandon(ClientSession& session);
+  void abandon(RequestContext& session);
 
  private:
-  BackendConnection& connection(ClientSession& session, std::size_t shard);
+  BackendConnection& connection(RequestContext& session, std::size_t shard);
 
   std::set<std::string> channels_;
   std::set<std::string> patterns_;

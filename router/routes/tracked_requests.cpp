@@ -4,8 +4,9 @@
 #include <vector>
 
 #include "router/merge/gathered/gather_rules.h"
-#include "router/process/worker.h"
-#include "router/session/client_session.h"
+#include "router/runtime/request_context.h"
+#include "router/runtime/worker_services.h"
+#include "router/tracking/tracked_reads.h"
 #include "router/tracking/tracking_lanes.h"
 
 namespace santral::router {
@@ -19,7 +20,7 @@ std::vector<std::string> key_names(const Routed& routed) {
   return keys;
 }
 
-void invalidate_now(ClientSession& session, const std::vector<std::string>& keys) {
+void invalidate_now(RequestContext& session, const std::vector<std::string>& keys) {
   for (const auto& key : keys) session.invalidate(invalidation_push(key));
 }
 

@@ -1,8 +1,8 @@
 #include "router/routes/transaction.h"
 
 #include "protocol/errors.h"
-#include "router/process/worker.h"
-#include "router/session/client_session.h"
+#include "router/runtime/request_context.h"
+#include "router/runtime/worker_services.h"
 
 namespace santral::router {
 
@@ -40,7 +40,7 @@ void route_queued(const Routed& routed) {
   routed.session.transaction().queue(routed);
 }
 
-bool Transaction::pin(ClientSession& session, std::size_t shard) {
+bool Transaction::pin(RequestContext& session, std::size_t shard) {
   const std::string& name = session.worker().shard_map().shard(shard).name;
   if (connection_) return name == shard_name_;
   shard_name_ = name;
@@ -48,19 +48,19 @@ bool Transaction::pin(ClientSession& session, std::size_t shard) {
   return true;
 }
 
-void Transaction::give_back(ClientSession& session) {
+void Transaction::give_back(RequestContext& session) {
   if (connection_) session.worker().pool().give_back(std::move(connection_));
   connection_.reset();
 }
 
-void Transaction::abandon(ClientSession& session) {
+void Transaction::abandon(RequestContext& session) {
   if (connection_) session.worker().pool().drop(connection_);
   connection_.reset();
   watch_lost_ = false;
   reset();
 }
 
-void Transaction::map_changed(ClientSession& session) {
+void Transaction::map_changed(RequestContext& session) {
   if (!connection_) return;
   session.worker().pool().drop(connection_);
   connection_.reset();
@@ -110,12 +110,12 @@ void Transaction::multi(const Routed& routed) {
   connection_->send(kMulti, &session, slot, 0);
 }
 
-void Transaction::refuse(ClientSession& session, std::string_view message) {
+void Transaction::refuse(RequestContext& session, std::string_view message) {
   failed_ = true;
   session.reply_error(message);
 }
 
-void Transaction::refuse_exec(ClientSession& session, std::string_view message) {
+void Transaction::refuse_exec(RequestContext& session, std::string_view message) {
   abandon(session);
   session.reply_error(error_message(ClientError::ExecRefused, message));
 }

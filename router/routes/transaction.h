@@ -9,7 +9,7 @@
 
 namespace santral::router {
 
-class ClientSession;
+class RequestContext;
 
 // One client's MULTI/EXEC. A transaction runs on one shard, on a connection lent to the
 // client from the worker's pool for the transaction's life (WATCH .. EXEC/DISCARD/UNWATCH):
@@ -43,23 +43,23 @@ class Transaction {
   void queue(const Routed& routed);
   // The client left or sent RESET: a lent connection may still be inside MULTI or WATCH, so
   // it is closed rather than reused.
-  void abandon(ClientSession& session);
+  void abandon(RequestContext& session);
   // A move changed where keys live: the shard's connection, with its WATCH and queued
   // commands, is closed. EXEC then answers EXECABORT (inside MULTI) or, after WATCH alone, a
   // null reply as when a watched key changed; either way nothing ran, and the client retries.
-  void map_changed(ClientSession& session);
+  void map_changed(RequestContext& session);
   // Answers a command that cannot be queued with `message`; EXEC will answer EXECABORT.
-  void refuse(ClientSession& session, std::string_view message);
+  void refuse(RequestContext& session, std::string_view message);
   // EXEC refused before it could run (this router is out of touch with its fleet): as Redis
   // does, the transaction ends with EXECABORT naming why; nothing of it ran.
-  void refuse_exec(ClientSession& session, std::string_view message);
+  void refuse_exec(RequestContext& session, std::string_view message);
 
  private:
   void send_queued(const Routed& routed);
   // MULTI, then the keyless commands queued before the shard was chosen, down connection_.
   void send_deferred();
-  bool pin(ClientSession& session, std::size_t shard);
-  void give_back(ClientSession& session);
+  bool pin(RequestContext& session, std::size_t shard);
+  void give_back(RequestContext& session);
   void reset();
 
   bool in_multi_ = false;

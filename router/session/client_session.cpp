@@ -6,12 +6,13 @@
 #include <boost/asio/write.hpp>
 
 #include "protocol/errors.h"
+#include "protocol/reply_scanner.h"
 #include "protocol/resp_writer.h"
 #include "router/hotkeys/near_cache/near_cache.h"
 #include "router/plan/dispatch.h"
-#include "router/process/worker.h"
 #include "router/routes/subscriptions.h"
 #include "router/routes/transaction.h"
+#include "router/runtime/worker_services.h"
 #include "router/tracking/redirected_invalidations.h"
 #include "router/tracking/tracking_lanes.h"
 #include "router/transport/handshake_log.h"
@@ -40,7 +41,7 @@ std::string endpoint_text(const asio::ip::tcp::endpoint& endpoint) {
 
 }  // namespace
 
-ClientSession::ClientSession(Worker& worker, asio::ip::tcp::socket socket, std::uint64_t id,
+ClientSession::ClientSession(WorkerServices& worker, asio::ip::tcp::socket socket, std::uint64_t id,
                              bool tls)
     : worker_(worker), stream_(std::move(socket)), handshaking_(tls) {
   state_.id = id;
@@ -421,7 +422,7 @@ void ClientSession::reply(std::string_view resp) {
   if (silent_) return;
   if (replies_.empty()) {
     outbox_.append(resp);
-    finished(current_, !resp.empty() && resp.front() == '-');
+    finished(current_, protocol::is_error_frame(resp));
     if (answers_writes()) forget_answered_writes(true);
   } else {
     auto slot = replies_.open(1, nullptr, current_);
@@ -575,8 +576,7 @@ void ClientSession::deliver(std::uint64_t slot, std::uint32_t fragment, std::str
   auto left = [this](const ReplyQueue::Request& request, bool error) { finished(request, error); };
   if (replies_.is_simple_head(slot)) {
     outbox_.append(reply);
-    finished(replies_.head_request(),
-             !reply.empty() && (reply.front() == '-' || reply.front() == '!'));
+    finished(replies_.head_request(), protocol::is_error_frame(reply));
     replies_.pop_head();
     replies_.drain(outbox_, left);
   } else if (replies_.fill(slot, fragment, reply)) {

@@ -14,10 +14,12 @@
 #include "router/backend/backend_connection.h"
 #include "router/backend/reply_sink.h"
 #include "router/hotkeys/near_cache/write_coherence.h"
-#include "router/plan/plan.h"
-#include "router/resharding/key_pull.h"
 #include "router/routes/blocked_calls.h"
-#include "router/session/client_state.h"
+#include "router/routes/key_pull.h"
+#include "router/runtime/client_state.h"
+#include "router/runtime/plan.h"
+#include "router/runtime/request_context.h"
+#include "router/runtime/worker_services.h"
 #include "router/session/reply_queue.h"
 #include "router/session/session_input.h"
 #include "router/tracking/tracked_reads.h"
@@ -26,16 +28,16 @@
 
 namespace santral::router {
 
-class Worker;
 class Transaction;
 class Subscriptions;
 
 // One client connection: reads its requests, routes each through the command table, and
 // writes the replies back in request order. Lives on one worker thread.
-class ClientSession final : public ReplySink, public TrackingClient {
+class ClientSession final : public RequestContext, public TrackingClient {
  public:
   // `tls`: accepted on the TLS listener; the handshake comes first.
-  ClientSession(Worker& worker, boost::asio::ip::tcp::socket socket, std::uint64_t id, bool tls);
+  ClientSession(WorkerServices& worker, boost::asio::ip::tcp::socket socket, std::uint64_t id,
+                bool tls);
   ~ClientSession() override;
 
   void start();
@@ -46,8 +48,8 @@ class ClientSession final : public ReplySink, public TrackingClient {
   void drain();
   // Closes the connection now; replies still owed by backends are dropped when they arrive,
   // and connections lent to this client (transaction, blocking, pub/sub) are closed.
-  void close();
-  bool closed() const { return closed_; }
+  void close() override;
+  bool closed() const override { return closed_; }
   // Still in its TLS handshake.
   bool handshaking() const { return handshaking_; }
   // limits.idle_timeout_s: idle since `idle_since` and neither subscribed nor blocked.
@@ -65,96 +67,62 @@ class ClientSession final : public ReplySink, public TrackingClient {
   void deliver(std::uint64_t slot, std::uint32_t fragment, std::string_view reply) override;
   void connection_lost(std::size_t shard) override;
 
-  // --- used by the routing strategies while the current request is handled ---
-  Worker& worker() { return worker_; }
-  ClientState& state() { return state_; }
-  ConnectionProfile profile() const { return {state_.database, state_.protocol}; }
-  // Answers the current request with complete RESP bytes.
-  void reply(std::string_view resp);
-  // Whether the current request's reply is dropped (CLIENT REPLY OFF / SKIP).
-  void set_silent(bool silent) { silent_ = silent; }
-  // Answers the current request with an error (message without '-' and CRLF).
-  void reply_error(std::string_view message);
-  // Opens the reply slot of the current request; its replies arrive through deliver().
-  std::uint64_t open_slot(std::uint32_t fragments = 1, std::unique_ptr<ReplyMerge> merge = nullptr);
-  // A slot for work the client does not see (a pull of moving keys before the request runs):
-  // later requests wait behind it like behind any reply, and nothing of it is written.
-  std::uint64_t open_hidden_slot(std::uint32_t fragments, std::unique_ptr<ReplyMerge> merge);
-  // The pull of the request being dispatched (router/resharding/key_pull.h).
-  PullOutcome& pull_outcome();
-  // How many of this client's requests were dispatched to the end: the number of the one
-  // being dispatched now, which a pull's outcome names.
-  std::uint64_t requests_dispatched() const { return requests_dispatched_; }
-  // The topology version this client's requests were last routed with (dispatch.cpp).
-  std::uint64_t routed_version() const { return routed_version_; }
-  void set_routed_version(std::uint64_t version) { routed_version_ = version; }
   // A move started, ended or turned back (`topology` is now in force): a transaction holding
   // a shard's connection routed the old way is ended with a retryable answer, and so are
   // blocked calls on keys it moves (router/routes/blocked_calls.h).
   void map_changed(const config::Topology& topology);
-  // Whether the blocked call on `connection` is being ended by such a switch.
-  bool call_ended_by_move(const BackendConnection* connection) const;
-  // Sends the current request's bytes to shard `shard` over this client's shared connection
-  // (a replica's, for a read-only command when read_from allows).
-  void forward(std::size_t shard, std::string_view request_bytes);
-  // Sends the current request's bytes down `connection` within its time limit: a script's
-  // (timeouts.script_ms) or every other request's (timeouts.request_ms).
-  void send_current(BackendConnection& connection, std::string_view request_bytes,
-                    ReplySinkPtr sink, std::uint64_t slot, std::uint32_t fragment);
-  // The connection that carries the current request to `shard`.
-  BackendConnection& backend(std::size_t shard);
-  BackendConnection& shared_backend(std::size_t shard);
-  // The command being handled; dispatch sets it before the strategy runs.
-  // `read_from` and `write_concern`: the plan's, when the request's key has a namespace with
-  // its own.
-  void begin(const protocol::CommandSpec& command, std::span<const std::string_view> args,
-             std::optional<config::ReadFrom> read_from,
-             std::optional<config::WriteConcern> write_concern);
-  // After the current reply is written, close the connection (QUIT, protocol errors).
-  void close_after_replies();
-  // A blocking command of this client waiting on its own lent connection.
-  void blocked(BlockedCalls::Call call) { blocked_.add(std::move(call)); }
-  // The blocking command on `connection` got its reply: the connection goes back to the pool.
-  void unblocked(const BackendConnection* connection);
-  // A pub/sub message (or anything else unasked for) to pass on in order.
-  void push(std::string_view frame);
   // TrackingClient: client-side caching (router/tracking/).
   const TrackingSettings& tracking_settings() const override { return state_.tracking; }
+
+  // RequestContext (router/runtime/request_context.h says what each does).
+  WorkerServices& worker() override { return worker_; }
+  ClientState& state() override { return state_; }
+  ConnectionProfile profile() const override { return {state_.database, state_.protocol}; }
+  void begin(const protocol::CommandSpec& command, std::span<const std::string_view> args,
+             std::optional<config::ReadFrom> read_from,
+             std::optional<config::WriteConcern> write_concern) override;
+  Plan& plan() override { return input().plan; }
+  std::string& scratch() override { return input().scratch; }
+  void reply(std::string_view resp) override;
+  void reply_error(std::string_view message) override;
+  void set_silent(bool silent) override { silent_ = silent; }
+  std::uint64_t open_slot(std::uint32_t fragments = 1,
+                          std::unique_ptr<ReplyMerge> merge = nullptr) override;
+  std::uint64_t open_hidden_slot(std::uint32_t fragments,
+                                 std::unique_ptr<ReplyMerge> merge) override;
+  std::uint64_t last_slot() const override { return last_slot_; }
+  std::uint64_t opened_slots() const override { return opened_slots_; }
+  void forward(std::size_t shard, std::string_view request_bytes) override;
+  void send_current(BackendConnection& connection, std::string_view request_bytes,
+                    ReplySinkPtr sink, std::uint64_t slot, std::uint32_t fragment) override;
+  BackendConnection& backend(std::size_t shard) override;
+  BackendConnection& shared_backend(std::size_t shard) override;
+  void close_after_replies() override;
+  PullOutcome& pull_outcome() override;
+  std::uint64_t requests_dispatched() const override { return requests_dispatched_; }
+  std::uint64_t routed_version() const override { return routed_version_; }
+  void set_routed_version(std::uint64_t version) override { routed_version_ = version; }
+  Transaction& transaction() override;
+  bool in_transaction() const override;
+  bool transaction_ending() const override;
+  Subscriptions& subscriptions() override;
+  bool subscribed() const override;
+  void blocked(BlockedCall call) override { blocked_.add(std::move(call)); }
+  void unblocked(const BackendConnection* connection) override;
+  bool call_ended_by_move(const BackendConnection* connection) const override;
+  bool unblock(bool with_error,
+               protocol::ClientError error = protocol::ClientError::Unblocked) override;
+  void push(std::string_view frame) override;
   void invalidate(std::string_view push_frame) override;
-  // Another client's invalidation redirected here (its keys part;
-  // tracking/redirected_invalidations.h).
-  void redirected_invalidation(std::string_view keys);
-  // The client this one's invalidations are redirected to is gone.
-  void redirect_gone(std::uint64_t target);
-  // The reads of this client whose replies will register it for their keys.
-  TrackedReads& tracked_reads();
-  // The reply slot the current request opened last (with `opened_slots()`, whether it did).
-  std::uint64_t last_slot() const { return last_slot_; }
-  std::uint64_t opened_slots() const { return opened_slots_; }
-  bool idle() const { return replies_.empty(); }
-  // This client's writes and fills as the near cache must see them.
-  WriteCoherence& coherence() { return coherence_; }
-  // Every write this client sent has been answered (its later reads may use the near cache).
-  bool writes_answered() const {
+  void redirected_invalidation(std::string_view keys) override;
+  void redirect_gone(std::uint64_t target) override;
+  TrackedReads& tracked_reads() override;
+  WriteCoherence& coherence() override { return coherence_; }
+  bool writes_answered() const override {
     return coherence_.writes_answered(replies_.empty(), replies_.head_id());
   }
-
-  Transaction& transaction();
-  bool in_transaction() const;
-  // Its last EXEC or DISCARD is not answered yet (Transaction::ended_in_flight).
-  bool transaction_ending() const;
-  Subscriptions& subscriptions();
-  bool subscribed() const;
-
-  // The plan of the request being dispatched (rebuilt for each; its buffers are kept).
-  Plan& plan() { return input().plan; }
-  std::string& scratch() { return input().scratch; }
-
-  // CLIENT LIST / CLIENT INFO line for this client.
-  std::string describe();
-  // CLIENT UNBLOCK: ends this client's blocking commands as if they timed out (or with an
-  // error); true when it had one.
-  bool unblock(bool with_error, protocol::ClientError error = protocol::ClientError::Unblocked);
+  bool idle() const override { return replies_.empty(); }
+  std::string describe() override;
 
  private:
   SessionInput& input();
@@ -183,7 +151,7 @@ class ClientSession final : public ReplySink, public TrackingClient {
   void forget_answered_writes(bool now = false);
   void end_calls(const std::vector<BlockedCalls::Call>& calls, const std::string& error);
 
-  Worker& worker_;
+  WorkerServices& worker_;
   Stream stream_;  // TCP, or TLS for a client of the TLS listener
   ClientState state_;
 

@@ -10,6 +10,7 @@
 #include <boost/container/devector.hpp>
 
 #include "protocol/command_table.h"
+#include "protocol/reply_scanner.h"
 #include "protocol/resp2_reply.h"
 #include "router/merge/reply_merge.h"
 
@@ -58,8 +59,7 @@ class ReplyQueue {
     while (!slots_.empty() && slots_.front().ready) {
       Slot& slot = slots_.front();
       if (!slot.silent) out.append(slot.reply);
-      left(slot.request,
-           !slot.reply.empty() && (slot.reply.front() == '-' || slot.reply.front() == '!'));
+      left(slot.request, protocol::is_error_frame(slot.reply));
       pop_head();
     }
   }

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "protocol/request_parser.h"
-#include "router/plan/plan.h"
+#include "router/runtime/plan.h"
 
 namespace santral::router {
 

@@ -92,12 +92,11 @@ TrackingLanes::Lane& TrackingLanes::open(const LaneId& id) {
   const auto& shard = topology_->map->shard(id.shard);
   Lane& lane = lanes_[id];
   // RESP3, so that invalidations come on the lane itself, in order with its replies.
-  lane.connection = new BackendConnection(
+  lane.connection = BackendConnection::open(
       io_, {id.shard, shard.name, shard.address, ConnectionProfile{id.database, 3}},
       topology_->config, stats_.shards[shard.name],
-      id.broadcast ? ConnectionRole::TrackingBroadcast : ConnectionRole::Tracking);
-  lane.connection->set_push_sink(ReplySinkPtr(new LaneSink(*this, id)));
-  lane.connection->start();
+      {.role = id.broadcast ? ConnectionRole::TrackingBroadcast : ConnectionRole::Tracking,
+       .push_sink = ReplySinkPtr(new LaneSink(*this, id))});
   return lane;
 }
 

@@ -7,7 +7,7 @@ that is then INCRed hard, and of one nobody touches; and new keys of a range nam
 numeric shard key rises, for the shard-key analysis panel), and runs dashboard_check.mjs
 (playwright-core driving Debian's chromium) against the dashboard. Screenshots go to --out.
 
-  dashboard_test.py --santral build/router/santral --out build/tests/browser-output
+  dashboard_test.py --santral build/app/santral --out build/tests/browser-output
 
 Installs its npm package (tests/browser/node_modules, not committed) when missing. Exits 77,
 which ctest reports as skipped, only when chromium cannot be installed.

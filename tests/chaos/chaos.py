@@ -14,7 +14,7 @@ The processes (all on loopback, in a temporary directory):
   - tests/support/fault_proxy.py with one link per shard: Santral's config names the proxy's
     ports, so each shard's link (Santral's connections, and the MIGRATEs a source sends to its
     target) can be delayed, stalled, reset or blackholed;
-  - Santral ($SANTRAL_BINARY or --santral; default build/router/santral), two workers,
+  - Santral ($SANTRAL_BINARY or --santral; default build/app/santral), two workers,
     `cross_shard_writes: allow`, `watch_file: false` (the operator reloads with SANTRAL
     RELOAD), the walk throttled (`resharding.max_keys_per_sec`, set at each move from the key
     count so that a move takes a few seconds).

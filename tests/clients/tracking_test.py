@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Client-side caching (CLIENT TRACKING, RESP3) through Santral, with real clients.
 
-  tracking_test.py --santral build/router/santral   # 3 redis-server shards, Santral (workers: 2)
+  tracking_test.py --santral build/app/santral   # 3 redis-server shards, Santral (workers: 2)
   tracking_test.py --direct                          # one redis-server, no Santral
 
 Every check passes against a plain redis-server (--direct), which proves the checks right; the

@@ -15,7 +15,7 @@ checks passed; its light load afterwards is not waited for.
 Before that, the santral binary's shared libraries are each checked to come from a Debian
 package the image installs (or that debian:12-slim has).
 
-  compose_test.py --santral build/router/santral
+  compose_test.py --santral build/app/santral
 """
 import argparse
 import json

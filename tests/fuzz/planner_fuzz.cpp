@@ -10,8 +10,8 @@
 #include "protocol/command_table.h"
 #include "protocol/key_extraction.h"
 #include "protocol/request_parser.h"
-#include "router/commands/info_sections.h"
 #include "router/merge/scan_cursor.h"
+#include "router/routes/info_sections.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using namespace santral;

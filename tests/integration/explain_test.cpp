@@ -99,3 +99,28 @@ TEST_CASE("EXPLAIN of a GET says whether the near cache may answer it") {
   CHECK(explain(client, {"GET", "post:1"})["route"].str == "SINGLE_SHARD");
   for (std::size_t s = 0; s < 2; ++s) CHECK(cluster.shard(s).command_calls("get") == 0);
 }
+
+TEST_CASE("EXPLAIN of SUBSCRIBE names the shards the subscription really goes to") {
+  Cluster cluster(4, "workers: 1\n");
+  auto client = cluster.client();
+  std::string key = cluster.key_on(2, "watched");
+  std::string keyspace = "__keyspace@0__:" + key;
+
+  // A key's notifications come from the key's shard, not from the shard owning the channel name.
+  auto e = explain(client, {"SUBSCRIBE", keyspace});
+  CHECK(names(e["shards"]) == std::set<std::string>{"shard2"});
+  auto events = explain(client, {"SUBSCRIBE", "__keyevent@0__:expired"});
+  CHECK(names(events["shards"]) == std::set<std::string>{"shard0", "shard1", "shard2", "shard3"});
+
+  // And the subscription lands where EXPLAIN said: only shard2 lists the channel.
+  RawConnection subscriber(cluster.santral().port());
+  subscriber.send("*2\r\n$9\r\nSUBSCRIBE\r\n$" + std::to_string(keyspace.size()) + "\r\n" +
+                  keyspace + "\r\n");
+  REQUIRE(subscriber.read_until(":1\r\n").ends_with(":1\r\n"));
+  std::set<std::string> listening;
+  for (std::size_t s = 0; s < 4; ++s)
+    if (cluster.shard(s).client().command({"PUBSUB", "NUMSUB", keyspace}).elements.at(1).integer ==
+        1)
+      listening.insert("shard" + std::to_string(s));
+  CHECK(listening == names(e["shards"]));
+}

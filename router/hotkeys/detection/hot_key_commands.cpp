@@ -10,8 +10,8 @@
 #include "router/hotkeys/detection/hot_key_report.h"
 #include "router/hotkeys/salting/salt_table.h"
 #include "router/hotkeys/salting/salting_change.h"
-#include "router/process/worker.h"
-#include "router/session/client_session.h"
+#include "router/runtime/request_context.h"
+#include "router/runtime/worker_services.h"
 
 namespace santral::router {
 
@@ -40,34 +40,29 @@ void santral_hotkeys(const Routed& routed) {
     return session.reply_error(error_message(ClientError::HotKeysSyntax));
   }
   auto slot = session.open_slot();
-  boost::intrusive_ptr<ClientSession> keep(&session);
+  boost::intrusive_ptr<RequestContext> keep(&session);
   int protocol = session.state().protocol;
-  list_hot_keys(session.worker().peers(), session.worker().io(), static_cast<std::size_t>(count),
-                [keep, slot, protocol](const std::vector<HotKeyRate>& rates) {
-                  std::string out;
-                  protocol::RespWriter writer(out, protocol);
-                  writer.array_header(rates.size());
-                  for (const auto& rate : rates) {
-                    writer.map_header(8);
-                    writer.bulk("key");
-                    writer.bulk(rate.key);
-                    writer.bulk("ops_per_sec");
-                    writer.bulk(rate_text(rate.ops));
-                    writer.bulk("reads_per_sec");
-                    writer.bulk(rate_text(rate.reads));
-                    writer.bulk("writes_per_sec");
-                    writer.bulk(rate_text(rate.writes));
-                    writer.bulk("shard");
-                    writer.bulk(rate.shard);
-                    writer.bulk("salted");
-                    writer.integer(rate.salts);
-                    writer.bulk("cached");
-                    writer.integer(rate.cached ? 1 : 0);
-                    writer.bulk("salted_by");
-                    writer.bulk(rate.salts > 0 ? salted_by_name(rate.salted_by) : "");
-                  }
-                  keep->deliver(slot, 0, out);
-                });
+  list_hot_keys(
+      session.worker().peers(), session.worker().io(), static_cast<std::size_t>(count),
+      [keep, slot, protocol](const std::vector<HotKeyRate>& rates) {
+        std::string out;
+        protocol::RespWriter writer(out, protocol);
+        writer.array_header(rates.size());
+        for (const auto& rate : rates) {
+          auto ops = rate_text(rate.ops);
+          auto reads = rate_text(rate.reads);
+          auto writes = rate_text(rate.writes);
+          writer.fields({{"key", rate.key},
+                         {"ops_per_sec", ops},
+                         {"reads_per_sec", reads},
+                         {"writes_per_sec", writes},
+                         {"shard", rate.shard},
+                         {"salted", static_cast<std::int64_t>(rate.salts)},
+                         {"cached", std::int64_t{rate.cached ? 1 : 0}},
+                         {"salted_by", rate.salts > 0 ? salted_by_name(rate.salted_by) : ""}});
+        }
+        keep->deliver(slot, 0, out);
+      });
 }
 
 void santral_salt(const Routed& routed) {
@@ -99,7 +94,7 @@ void santral_unsalt(const Routed& routed) {
   if (session.worker().salts().find(key) == nullptr)
     return session.reply_error(error_message(ClientError::NotSalted, key));
   auto slot = session.open_slot();
-  boost::intrusive_ptr<ClientSession> keep(&session);
+  boost::intrusive_ptr<RequestContext> keep(&session);
   UnsaltFoldTarget target{
       session.profile(), session.state().id,
       [keep, slot](const std::string& reply) { keep->deliver(slot, 0, reply); }};

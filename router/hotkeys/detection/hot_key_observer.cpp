@@ -2,8 +2,8 @@
 
 #include "router/hotkeys/detection/hot_key_detector.h"
 #include "router/hotkeys/salting/salted_route.h"
-#include "router/process/worker.h"
-#include "router/session/client_session.h"
+#include "router/runtime/request_context.h"
+#include "router/runtime/worker_services.h"
 
 namespace santral::router {
 

@@ -5,15 +5,15 @@
 
 #include "router/hotkeys/near_cache/near_cache.h"
 #include "router/hotkeys/salting/salt_table.h"
-#include "router/process/fan_out.h"
-#include "router/process/worker.h"
+#include "router/runtime/fan_out.h"
+#include "router/runtime/worker_services.h"
 
 namespace santral::router {
 
 namespace {
 
 // One worker's rates; with `every_salted`, each salted counter it knows of is there too.
-std::vector<HotKeyRate> worker_rates(Worker& worker, bool every_salted) {
+std::vector<HotKeyRate> worker_rates(WorkerServices& worker, bool every_salted) {
   auto rates = worker.hotkeys().rates(std::chrono::steady_clock::now());
   if (every_salted) {
     std::unordered_set<std::string> listed;
@@ -37,10 +37,11 @@ std::vector<HotKeyRate> worker_rates(Worker& worker, bool every_salted) {
   return rates;
 }
 
-void collect(const std::vector<Worker*>& workers, boost::asio::io_context& home, bool every_salted,
-             std::function<void(std::vector<HotKeyRate>)> done) {
-  fan_out<std::vector<HotKeyRate>, Worker>(
-      home, workers, [every_salted](Worker& worker) { return worker_rates(worker, every_salted); },
+void collect(const std::vector<WorkerServices*>& workers, boost::asio::io_context& home,
+             bool every_salted, std::function<void(std::vector<HotKeyRate>)> done) {
+  fan_out<std::vector<HotKeyRate>, WorkerServices>(
+      home, workers,
+      [every_salted](WorkerServices& worker) { return worker_rates(worker, every_salted); },
       [done = std::move(done)](std::vector<std::vector<HotKeyRate>> per_worker) {
         std::vector<HotKeyRate> total;
         for (auto& rates : per_worker) merge_rates(total, std::move(rates));
@@ -50,12 +51,12 @@ void collect(const std::vector<Worker*>& workers, boost::asio::io_context& home,
 
 }  // namespace
 
-void collect_hot_keys(const std::vector<Worker*>& workers, boost::asio::io_context& home,
+void collect_hot_keys(const std::vector<WorkerServices*>& workers, boost::asio::io_context& home,
                       std::function<void(std::vector<HotKeyRate>)> done) {
   collect(workers, home, false, std::move(done));
 }
 
-void list_hot_keys(const std::vector<Worker*>& workers, boost::asio::io_context& home,
+void list_hot_keys(const std::vector<WorkerServices*>& workers, boost::asio::io_context& home,
                    std::size_t count, std::function<void(std::vector<HotKeyRate>)> done) {
   collect(workers, home, true, [count, done = std::move(done)](std::vector<HotKeyRate> rates) {
     done(hottest_and_salted(std::move(rates), count));

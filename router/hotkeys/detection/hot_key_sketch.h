@@ -34,7 +34,7 @@ class HotKeySketch {
   HotKeySketch(const HotKeySketch&) = delete;
   HotKeySketch& operator=(const HotKeySketch&) = delete;
 
-  // `counter`: the access was a counter command (router/hotkeys/salted_route.h).
+  // `counter`: the access was a counter command (router/hotkeys/salting/salted_route.h).
   void add(std::string_view key, std::uint64_t weight, bool write, bool counter = true);
   void clear();
   const std::vector<Entry>& entries() const { return entries_; }

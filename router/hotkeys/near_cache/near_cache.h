@@ -17,8 +17,8 @@ namespace santral::router {
 // once the bytes (keys, values and a fixed overhead per entry) pass the bound. Used only on its
 // worker's thread: no locks.
 //
-// Coherence (the flow lives in router/hotkeys/near_cache_route.cpp): a value is filled only
-// from a GET sent on the shard's tracking connection (CLIENT TRACKING ON), and Redis then
+// Coherence (the flow lives in router/hotkeys/near_cache/near_cache_route.cpp): a value is filled
+// only from a GET sent on the shard's tracking connection (CLIENT TRACKING ON), and Redis then
 // tells that same connection when the key changes. A fill records a sequence number when it is
 // sent; an invalidation of its key (or of its shard, or of everything) that arrives while it
 // is in flight spoils it, so a reply that may predate a write is passed on but never stored.

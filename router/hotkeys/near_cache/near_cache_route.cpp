@@ -7,8 +7,9 @@
 #include "protocol/resp_writer.h"
 #include "router/hotkeys/near_cache/near_cache.h"
 #include "router/hotkeys/near_cache/tracking_connections.h"
-#include "router/process/worker.h"
-#include "router/session/client_session.h"
+#include "router/hotkeys/near_cache/write_coherence.h"
+#include "router/runtime/request_context.h"
+#include "router/runtime/worker_services.h"
 
 namespace santral::router {
 
@@ -24,8 +25,8 @@ class NearCacheFill final : public ReplySink {
   static constexpr std::uint32_t kGet = 0;
   static constexpr std::uint32_t kPttl = 1;
 
-  NearCacheFill(ClientSession& session, std::uint64_t slot, std::string_view key, std::size_t shard,
-                std::uint64_t seq, Clock::time_point sent)
+  NearCacheFill(RequestContext& session, std::uint64_t slot, std::string_view key,
+                std::size_t shard, std::uint64_t seq, Clock::time_point sent)
       : session_(&session), slot_(slot), key_(key), shard_(shard), seq_(seq), sent_(sent) {}
 
   void deliver(std::uint64_t /*slot*/, std::uint32_t fragment, std::string_view reply) override {
@@ -49,7 +50,7 @@ class NearCacheFill final : public ReplySink {
   }
 
  private:
-  boost::intrusive_ptr<ClientSession> session_;
+  boost::intrusive_ptr<RequestContext> session_;
   std::uint64_t slot_;
   std::string key_;
   std::size_t shard_;
@@ -87,7 +88,7 @@ bool answer_near(const Routed& routed) {
   }
   if (!cache.admitted(key)) return false;
   std::size_t shard = *routed.plan.shard;
-  BackendConnection* tracking = worker.tracking().ready(shard);
+  BackendConnection* tracking = worker.near_cache_connections().ready(shard);
   if (tracking == nullptr) return false;
   std::uint64_t seq = cache.begin_fill(key);
   auto slot = session.open_slot();

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "router/hotkeys/salting/salting_change.h"
-#include "router/process/worker.h"
+#include "router/runtime/worker_services.h"
 
 namespace santral::router {
 
@@ -58,7 +58,7 @@ void AutoSalting::clear() {
   cold_since_.clear();
 }
 
-void carry_out(Worker& worker, const AutoSaltDecision& decision,
+void carry_out(WorkerServices& worker, const AutoSaltDecision& decision,
                const config::AutoSaltSettings& settings) {
   if (decision.kind == AutoSaltDecision::Kind::Salt) {
     salt_key(worker, decision.key,

@@ -10,7 +10,7 @@
 
 namespace santral::router {
 
-class Worker;
+class WorkerServices;
 
 // One automatic salting or unsalting, with the write rate that decided it.
 struct AutoSaltDecision {
@@ -47,7 +47,7 @@ class AutoSalting {
 
 // Carries a decision out on `worker`'s thread, through the same path as SANTRAL SALT and
 // UNSALT (layout, fence, fold, log).
-void carry_out(Worker& worker, const AutoSaltDecision& decision,
+void carry_out(WorkerServices& worker, const AutoSaltDecision& decision,
                const config::AutoSaltSettings& settings);
 
 }  // namespace santral::router

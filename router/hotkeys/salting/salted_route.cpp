@@ -29,9 +29,9 @@
 #include "router/hotkeys/salting/counter_sum.h"
 #include "router/hotkeys/salting/salt_table.h"
 #include "router/merge/reply_merge.h"
-#include "router/process/worker.h"
 #include "router/routes/transaction.h"
-#include "router/session/client_session.h"
+#include "router/runtime/request_context.h"
+#include "router/runtime/worker_services.h"
 
 namespace santral::router {
 
@@ -489,7 +489,7 @@ void expire_with(const SaltedRequest& r, bool seconds) {
   std::int64_t ttl = given.value_or(-1);
   if (!given || (seconds && __builtin_mul_overflow(ttl, std::int64_t{1000}, &ttl))) ttl = -1;
   auto& session = r.routed.session;
-  Worker* worker = &session.worker();
+  WorkerServices* worker = &session.worker();
   const SaltedCounter& counter = r.counter();
   on_every_sub_key(r).run([worker, ttl, profile = session.profile(), client = session.state().id,
                            sub_keys = counter.sub_keys,

@@ -11,10 +11,11 @@
 
 #include "protocol/errors.h"
 #include "router/hotkeys/salting/salt_fence.h"
+#include "router/hotkeys/salting/salt_overrides_json.h"
 #include "router/hotkeys/salting/unsalt_fold.h"
-#include "router/process/control_plane.h"
-#include "router/process/fan_out.h"
-#include "router/process/worker.h"
+#include "router/runtime/control_plane.h"
+#include "router/runtime/fan_out.h"
+#include "router/runtime/worker_services.h"
 
 namespace santral::router {
 
@@ -28,7 +29,7 @@ const char* log_prefix(SaltedBy by, bool salting) {
 // Replaces the run-time salting of `key` (nullopt: not salted; `forget`: as the config says)
 // and tells every worker; this worker takes it at once. False, changing nothing, when
 // `only_if_new` and the key already has a run-time change.
-bool change_salting(Worker& worker, std::string_view key,
+bool change_salting(WorkerServices& worker, std::string_view key,
                     std::optional<SaltOverrides::Salting> salting, bool only_if_new, bool forget) {
   auto& shared = worker.shared();
   {
@@ -46,15 +47,15 @@ bool change_salting(Worker& worker, std::string_view key,
     ++shared.salt_version;
   }
   worker.refresh_salts();
-  for (Worker* peer : worker.peers())
+  for (WorkerServices* peer : worker.peers())
     if (peer != &worker) boost::asio::post(peer->io(), [peer] { peer->refresh_salts(); });
   return true;
 }
 
 }  // namespace
 
-const SaltedCounter* salt_key(Worker& worker, std::string_view key, SaltOverrides::Salting salting,
-                              std::string_view why) {
+const SaltedCounter* salt_key(WorkerServices& worker, std::string_view key,
+                              SaltOverrides::Salting salting, std::string_view why) {
   if (worker.salts().find(key) != nullptr) return nullptr;
   if (!change_salting(worker, key, salting, salting.by == SaltedBy::Auto, false)) return nullptr;
   // In a fleet every router takes it too. Until one does, its writes go to the key itself,
@@ -75,7 +76,7 @@ const SaltedCounter* salt_key(Worker& worker, std::string_view key, SaltOverride
   return counter;
 }
 
-bool unsalt_key(Worker& worker, std::string_view key, bool only_auto, std::string_view why,
+bool unsalt_key(WorkerServices& worker, std::string_view key, bool only_auto, std::string_view why,
                 UnsaltFoldTarget target) {
   const SaltedCounter* current = worker.salts().find(key);
   if (current == nullptr || (only_auto && current->salted_by != SaltedBy::Auto)) return false;
@@ -89,7 +90,7 @@ bool unsalt_key(Worker& worker, std::string_view key, bool only_auto, std::strin
   std::vector<std::size_t> shards = counter.shards;
   std::sort(shards.begin(), shards.end());
   shards.erase(std::unique(shards.begin(), shards.end()), shards.end());
-  Worker* home = &worker;
+  WorkerServices* home = &worker;
   // Folded only once every router has stopped writing to the sub-keys: this one's workers
   // (the fence), then, in a fleet, every live router (share_salting waits for them).
   SaltChange change{std::string(key), std::nullopt, only_auto};
@@ -117,7 +118,7 @@ bool unsalt_key(Worker& worker, std::string_view key, bool only_auto, std::strin
   return true;
 }
 
-std::vector<std::string> run_time_salted_keys(Worker& worker, bool only_auto) {
+std::vector<std::string> run_time_salted_keys(WorkerServices& worker, bool only_auto) {
   std::shared_ptr<const SaltOverrides> overrides;
   {
     std::lock_guard lock(worker.shared().salt_lock);

@@ -9,7 +9,7 @@
 
 namespace santral::router {
 
-class Worker;
+class WorkerServices;
 
 // Salting and unsalting a key, the same way for SANTRAL SALT/UNSALT and automatic salting;
 // both run on `worker`'s thread.
@@ -17,17 +17,17 @@ class Worker;
 // Salts `key` on every worker (this one at once, so its next request already sees it) and
 // logs it, `why` saying who asked. nullptr when the key is already salted, or when `salting`
 // is automatic and the key has any run-time salting change (an operator's UNSALT stands).
-const SaltedCounter* salt_key(Worker& worker, std::string_view key, SaltOverrides::Salting salting,
-                              std::string_view why);
+const SaltedCounter* salt_key(WorkerServices& worker, std::string_view key,
+                              SaltOverrides::Salting salting, std::string_view why);
 
 // Unsalts `key`: stops every worker routing to its sub-keys, waits out what was already sent
 // to them (salt_fence.h), then folds them back into the key (unsalt_fold.h). Logs it. False
 // when the key is not salted, or `only_auto` and it was not salted automatically.
-bool unsalt_key(Worker& worker, std::string_view key, bool only_auto, std::string_view why,
+bool unsalt_key(WorkerServices& worker, std::string_view key, bool only_auto, std::string_view why,
                 UnsaltFoldTarget target);
 
 // The keys salted at run time (by SANTRAL SALT or automatically; only the automatic ones when
 // `only_auto`), from the changes every worker shares.
-std::vector<std::string> run_time_salted_keys(Worker& worker, bool only_auto);
+std::vector<std::string> run_time_salted_keys(WorkerServices& worker, bool only_auto);
 
 }  // namespace santral::router

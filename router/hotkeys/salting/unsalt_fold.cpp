@@ -1,4 +1,5 @@
 #include "router/hotkeys/salting/unsalt_fold.h"
+#include "protocol/reply_scanner.h"
 
 #include <algorithm>
 #include <chrono>
@@ -15,9 +16,9 @@
 #include "protocol/reply_value.h"
 #include "protocol/resp_writer.h"
 #include "router/backend/reply_sink.h"
-#include "router/process/worker.h"
 #include "router/resharding/marked_migrate.h"
 #include "router/resharding/migrate.h"
+#include "router/runtime/worker_services.h"
 
 namespace santral::router {
 
@@ -77,7 +78,8 @@ std::string fold_mark(const config::ShardMap& map, const std::string& key) {
 
 class UnsaltFold final : public ReplySink {
  public:
-  UnsaltFold(Worker& worker, const char* log_prefix, SaltedCounter counter, UnsaltFoldTarget target)
+  UnsaltFold(WorkerServices& worker, const char* log_prefix, SaltedCounter counter,
+             UnsaltFoldTarget target)
       : worker_(worker),
         log_prefix_(log_prefix),
         counter_(std::move(counter)),
@@ -266,7 +268,7 @@ class UnsaltFold final : public ReplySink {
 
   // Each step goes where `key` lives under the topology in force when it is sent. During a
   // move the key may still be on its old owner: it is pulled over first (as a request's keys
-  // are, router/resharding/key_pull.h), and while a move changes direction the step waits
+  // are, router/routes/key_pull.h), and while a move changes direction the step waits
   // until every worker has switched. So a fold never reads or writes a stale copy.
   void send(const std::string& key, std::vector<std::string_view> args) {
     step_bytes_.clear();
@@ -324,7 +326,7 @@ class UnsaltFold final : public ReplySink {
     pulling_ = false;
     // The step did not run: sent again (pulled again) after a pause.
     if (!migrated(reply))
-      return again("moving it to its new shard first failed: " + reply_text(reply));
+      return again("moving it to its new shard first failed: " + protocol::line_text(reply));
     // The topology changed meanwhile: the step is routed (and pulled) again under the new one.
     if (worker_.topology().version != pull_version_)
       return worker_.after_moves_released(
@@ -350,7 +352,7 @@ class UnsaltFold final : public ReplySink {
     if (target_.done) target_.done(reply);
   }
 
-  Worker& worker_;
+  WorkerServices& worker_;
   const char* log_prefix_;
   SaltedCounter counter_;
   UnsaltFoldTarget target_;
@@ -377,7 +379,7 @@ class UnsaltFold final : public ReplySink {
 
 }  // namespace
 
-void fold_sub_keys(Worker& worker, const char* log_prefix, SaltedCounter counter,
+void fold_sub_keys(WorkerServices& worker, const char* log_prefix, SaltedCounter counter,
                    UnsaltFoldTarget target) {
   boost::intrusive_ptr<UnsaltFold> fold(
       new UnsaltFold(worker, log_prefix, std::move(counter), std::move(target)));

@@ -9,7 +9,7 @@
 
 namespace santral::router {
 
-class Worker;
+class WorkerServices;
 
 // Where a fold's requests go, and what hears its reply (+OK, or the error that stopped it).
 struct UnsaltFoldTarget {
@@ -36,7 +36,7 @@ struct UnsaltFoldTarget {
 // its key first (a sub-key or the key may still be on its old owner). A GET meanwhile reads
 // the key alone: it may see less than the true total (the sub-keys not folded yet), never
 // more; once the fold is done, it sees everything. `log_prefix` starts its log lines.
-void fold_sub_keys(Worker& worker, const char* log_prefix, SaltedCounter counter,
+void fold_sub_keys(WorkerServices& worker, const char* log_prefix, SaltedCounter counter,
                    UnsaltFoldTarget target);
 
 }  // namespace santral::router

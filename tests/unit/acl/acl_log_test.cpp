@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "router/acl/acl_log.h"
+#include "router/runtime/acl_log.h"
 
 using namespace santral::router;
 

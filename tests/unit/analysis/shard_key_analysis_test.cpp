@@ -14,9 +14,9 @@
 #include "config/whatif/replay.h"
 #include "config/whatif/trace.h"
 #include "router/analysis/key_figures.h"
-#include "router/analysis/request_sampler.h"
+#include "router/analysis/raw_samples.h"
 #include "router/analysis/shard_key_analysis.h"
-#include "router/process/analyze_run.h"
+#include "router/plan/request_sampler.h"
 
 using namespace santral;
 using namespace santral::router;

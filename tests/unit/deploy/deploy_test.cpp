@@ -248,6 +248,7 @@ TEST_CASE("the santral image builds from what CMakeLists.txt needs") {
       {"yaml-cpp", "libyaml-cpp-dev"},
       {"CLI11", "libcli11-dev"},
       {"PkgConfig", "pkg-config"},
+      {"Python3", "python3"},  // scripts/check-floors.py, run by the build
       {"libmd", "libmd-dev"},
       {"liburing", ""},  // only with SANTRAL_IO_URING, off in the image
   };

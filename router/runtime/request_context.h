@@ -1,0 +1,149 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "config/read_from.h"
+#include "protocol/errors.h"
+#include "router/backend/backend_connection.h"
+#include "router/backend/reply_sink.h"
+#include "router/merge/reply_merge.h"
+#include "router/runtime/client_state.h"
+
+namespace santral::protocol {
+struct CommandSpec;
+}  // namespace santral::protocol
+
+namespace santral::config {
+struct Topology;
+}  // namespace santral::config
+
+namespace santral::router {
+
+class WorkerServices;
+class Transaction;
+class Subscriptions;
+class TrackedReads;
+class WriteCoherence;
+struct BlockedCall;
+struct Plan;
+struct PullOutcome;
+
+// What a route, a command or the dispatcher may do with the request it handles and with the
+// client that sent it: open its reply slots, send it to the shards the plan chose, answer it,
+// and reach the client's state and its worker's services. Implemented by ClientSession (one
+// client connection, router/session/), and by a fake in the unit tests of routes and commands
+// (tests/support/fake_request_context.h): nothing here needs a socket.
+//
+//    session --dispatch--> plan --kRoutes[kind]--> route --RequestContext--> backend
+//       ^                                                                      |
+//       +---------------------- ReplySink::deliver(slot, fragment) <----------+
+//
+// It is a ReplySink: backends deliver the replies of the slots it opened to it.
+class RequestContext : public ReplySink {
+ public:
+  // The worker this client lives on (its thread, topology, pools, caches).
+  virtual WorkerServices& worker() = 0;
+  virtual ClientState& state() = 0;
+  virtual ConnectionProfile profile() const = 0;
+
+  // --- the current request ---
+  // The command being handled; dispatch sets it before the strategy runs. `read_from` and
+  // `write_concern`: the plan's, when the request's key has a namespace with its own.
+  virtual void begin(const protocol::CommandSpec& command, std::span<const std::string_view> args,
+                     std::optional<config::ReadFrom> read_from,
+                     std::optional<config::WriteConcern> write_concern) = 0;
+  // The plan of the request being dispatched (rebuilt for each; its buffers are kept).
+  virtual Plan& plan() = 0;
+  virtual std::string& scratch() = 0;
+  // Answers the current request with complete RESP bytes.
+  virtual void reply(std::string_view resp) = 0;
+  // Answers the current request with an error (message without '-' and CRLF).
+  virtual void reply_error(std::string_view message) = 0;
+  // Whether the current request's reply is dropped (CLIENT REPLY OFF / SKIP).
+  virtual void set_silent(bool silent) = 0;
+  // Opens the reply slot of the current request; its replies arrive through deliver().
+  virtual std::uint64_t open_slot(std::uint32_t fragments = 1,
+                                  std::unique_ptr<ReplyMerge> merge = nullptr) = 0;
+  // A slot for work the client does not see (a pull of moving keys before the request runs):
+  // later requests wait behind it like behind any reply, and nothing of it is written.
+  virtual std::uint64_t open_hidden_slot(std::uint32_t fragments,
+                                         std::unique_ptr<ReplyMerge> merge) = 0;
+  // The reply slot the current request opened last (with `opened_slots()`, whether it did).
+  virtual std::uint64_t last_slot() const = 0;
+  virtual std::uint64_t opened_slots() const = 0;
+  // Sends the current request's bytes to shard `shard` over this client's shared connection
+  // (a replica's, for a read-only command when read_from allows).
+  virtual void forward(std::size_t shard, std::string_view request_bytes) = 0;
+  // Sends the current request's bytes down `connection` within its time limit: a script's
+  // (timeouts.script_ms) or every other request's (timeouts.request_ms).
+  virtual void send_current(BackendConnection& connection, std::string_view request_bytes,
+                            ReplySinkPtr sink, std::uint64_t slot, std::uint32_t fragment) = 0;
+  // The connection that carries the current request to `shard`: the primary's, a replica's
+  // (read_from) or a tracking lane's (CLIENT TRACKING).
+  virtual BackendConnection& backend(std::size_t shard) = 0;
+  // The shared connection to `shard`'s primary.
+  virtual BackendConnection& shared_backend(std::size_t shard) = 0;
+  // After the current reply is written, close the connection (QUIT, protocol errors).
+  virtual void close_after_replies() = 0;
+
+  // --- moves ---
+  // The pull of the request being dispatched (router/routes/key_pull.h).
+  virtual PullOutcome& pull_outcome() = 0;
+  // How many of this client's requests were dispatched to the end: the number of the one
+  // being dispatched now, which a pull's outcome names.
+  virtual std::uint64_t requests_dispatched() const = 0;
+  // The topology version this client's requests were last routed with (dispatch.cpp).
+  virtual std::uint64_t routed_version() const = 0;
+  virtual void set_routed_version(std::uint64_t version) = 0;
+
+  // --- what the client holds across requests ---
+  virtual Transaction& transaction() = 0;
+  virtual bool in_transaction() const = 0;
+  // Its last EXEC or DISCARD is not answered yet (Transaction::ended_in_flight).
+  virtual bool transaction_ending() const = 0;
+  virtual Subscriptions& subscriptions() = 0;
+  virtual bool subscribed() const = 0;
+  // A blocking command of this client waiting on its own lent connection.
+  virtual void blocked(BlockedCall call) = 0;
+  // The blocking command on `connection` got its reply: the connection goes back to the pool.
+  virtual void unblocked(const BackendConnection* connection) = 0;
+  // Whether the blocked call on `connection` is being ended by a move's switch.
+  virtual bool call_ended_by_move(const BackendConnection* connection) const = 0;
+  // CLIENT UNBLOCK: ends this client's blocking commands as if they timed out (or with an
+  // error); true when it had one.
+  virtual bool unblock(bool with_error,
+                       protocol::ClientError error = protocol::ClientError::Unblocked) = 0;
+  // A pub/sub message (or anything else unasked for) to pass on in order.
+  virtual void push(std::string_view frame) = 0;
+
+  // --- client-side caching and the near cache ---
+  // Tells this client (RESP3 push, or its redirect target) that a key it read changed.
+  virtual void invalidate(std::string_view push_frame) = 0;
+  // Another client's invalidation redirected here (its keys part).
+  virtual void redirected_invalidation(std::string_view keys) = 0;
+  // The client this one's invalidations are redirected to is gone.
+  virtual void redirect_gone(std::uint64_t target) = 0;
+  // The reads of this client whose replies will register it for their keys.
+  virtual TrackedReads& tracked_reads() = 0;
+  // This client's writes and fills as the near cache must see them.
+  virtual WriteCoherence& coherence() = 0;
+  // Every write this client sent has been answered (its later reads may use the near cache).
+  virtual bool writes_answered() const = 0;
+  // Owes no reply.
+  virtual bool idle() const = 0;
+
+  // --- the connection ---
+  // CLIENT LIST / CLIENT INFO line for this client.
+  virtual std::string describe() = 0;
+  // Closes the connection now (CLIENT KILL).
+  virtual void close() = 0;
+  virtual bool closed() const = 0;
+};
+
+}  // namespace santral::router

@@ -1,0 +1,68 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "router/backend/replica_freshness.h"
+#include "router/catalog/command_catalog.h"
+#include "router/resharding/migration_gate.h"
+#include "router/runtime/acl_log.h"
+#include "router/runtime/client_directory.h"
+
+namespace santral::router {
+
+class ControlPlane;
+struct SaltOverrides;  // router/hotkeys/salting/salt_table.h
+
+// A switch of a shard's primary that Sentinel made and Santral followed.
+struct Failover {
+  std::int64_t unix_time = 0;
+  std::string from, to;  // the primaries' addresses
+};
+
+// The little that all workers share; touched on connect and disconnect, never per request.
+struct SharedState {
+  std::atomic<std::size_t> connected_clients{0};
+  std::atomic<std::uint64_t> next_client_id{1};
+  ClientDirectory clients;  // which worker serves each client id
+  std::atomic<std::uint64_t> rejected_clients{0};
+  std::atomic<std::uint64_t> topology_version{1};
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  ControlPlane* control = nullptr;
+  // SANTRAL SALT / UNSALT: the run-time salting changes, an immutable snapshot replaced as a
+  // whole under the lock (never taken on the request path) and posted to every worker.
+  std::mutex salt_lock;
+  std::shared_ptr<const SaltOverrides> salt_overrides;
+  std::uint64_t salt_version = 0;
+  AclLog acl_log;  // ACL LOG: every worker's denials
+  // In a fleet: the lease clock's time (router/backend/lease_clock.h, ns) past which this router
+  // may have been left out of the fleet (its lease unconfirmed) and must not reach the shards. The
+  // maximum outside a fleet. Read once per request that goes to a shard.
+  std::atomic<std::int64_t> fleet_serve_until_ns{std::numeric_limits<std::int64_t>::max()};
+  // In a fleet: the version of a map etcd holds that this router refused although the fleet
+  // moved keys to it (or past its own); 0 when none. Nothing is routed while it is set.
+  std::atomic<std::uint64_t> fleet_map_refused{0};
+  // SANTRAL ANALYZE: while an analysis runs, every worker samples one request in this many
+  // (router/plan/request_sampler.h); 0 when none runs. Read once per request.
+  std::atomic<std::uint32_t> analysis_every{0};
+  // Every MIGRATE of this process (pulls, the walk) waits here while it would make a cycle.
+  MigrationGate migrations;
+  // What the shards know (their versions, the commands Santral's table lacks): read and
+  // published by the first worker only (router/catalog/command_catalog.h).
+  CommandCatalog catalog;
+  // Which replicas may serve reads: measured by the first worker (router/backend/replica_watch.h),
+  // read by every worker's pool.
+  ReplicaFreshness replica_freshness;
+  // The primaries Sentinel elected (router/process/sentinel_follow.h): the last one of each
+  // shard, for SANTRAL SHARDMAP, GET /shards and the dashboard.
+  std::mutex failover_lock;
+  std::map<std::string, Failover> failovers;  // by shard name
+};
+
+}  // namespace santral::router

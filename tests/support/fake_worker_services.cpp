@@ -1,0 +1,81 @@
+#include "tests/support/fake_worker_services.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "config/config.h"
+
+namespace santral::test {
+
+namespace {
+
+[[noreturn]] void not_in_the_fake() {
+  throw std::logic_error("not in the fake");
+}
+
+}  // namespace
+
+FakeWorkerServices::FakeWorkerServices(const std::string& yaml)
+    : topology_(config::make_topology(config::parse_config(yaml, "fake.yaml"), 1)),
+      hotkeys_(topology_->config->hotkeys, std::chrono::steady_clock::now()) {
+  salts_.rebuild(topology_->config, topology_->map, nullptr, nullptr);
+  peers_.push_back(this);
+}
+
+FakeWorkerServices::~FakeWorkerServices() {
+  close_pool();
+}
+
+void FakeWorkerServices::close_pool() {
+  if (pool_) pool_->stop();
+  pool_.reset();
+}
+
+router::ConnectionPool& FakeWorkerServices::pool() {
+  if (!pool_) {
+    pool_ = std::make_unique<router::ConnectionPool>(io_, stats_, shared_.replica_freshness);
+    pool_->apply(*topology_);
+  }
+  return *pool_;
+}
+
+void FakeWorkerServices::for_each_client(
+    const std::function<void(router::RequestContext&)>& visit) {
+  for (auto* client : clients_) visit(*client);
+}
+
+void FakeWorkerServices::forget(router::RequestContext& client) {
+  std::erase(clients_, &client);
+}
+
+router::InputPool& FakeWorkerServices::inputs() {
+  not_in_the_fake();
+}
+void FakeWorkerServices::input_changed(std::size_t, std::size_t) {
+  not_in_the_fake();
+}
+router::RequestSampler& FakeWorkerServices::sampler() {
+  not_in_the_fake();
+}
+router::NearCache& FakeWorkerServices::near_cache() {
+  not_in_the_fake();
+}
+router::TrackingConnections& FakeWorkerServices::near_cache_connections() {
+  not_in_the_fake();
+}
+router::TrackingLanes& FakeWorkerServices::lanes() {
+  not_in_the_fake();
+}
+void FakeWorkerServices::refresh_salts() {
+  not_in_the_fake();
+}
+void FakeWorkerServices::hold_pull(router::RequestContext&, std::uint64_t,
+                                   std::vector<router::PullGroup>) {
+  not_in_the_fake();
+}
+void FakeWorkerServices::redirect_invalidation(std::uint64_t, std::uint64_t, unsigned,
+                                               std::string) {
+  not_in_the_fake();
+}
+
+}  // namespace santral::test

@@ -1,0 +1,97 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+#include "config/topology.h"
+#include "protocol/learned_commands.h"
+#include "router/backend/connection_pool.h"
+#include "router/hotkeys/detection/hot_key_detector.h"
+#include "router/hotkeys/salting/salt_table.h"
+#include "router/metrics/stats.h"
+#include "router/routes/script_cache.h"
+#include "router/runtime/shared_state.h"
+#include "router/runtime/worker_services.h"
+
+namespace santral::test {
+
+// Four shards, shard0..shard3 on 127.0.0.1:7000..7003 (never connected to).
+inline const std::string kFourShards =
+    "shards:\n"
+    "  - {name: shard0, address: 127.0.0.1:7000}\n"
+    "  - {name: shard1, address: 127.0.0.1:7001}\n"
+    "  - {name: shard2, address: 127.0.0.1:7002}\n"
+    "  - {name: shard3, address: 127.0.0.1:7003}\n";
+
+// A worker for unit tests of routes and commands: a real topology (from YAML text), real
+// counters, scripts, salts and hot-key detector, and an io_context that is never run, so nothing it
+// holds ever reaches a socket. What no test needs throws std::logic_error("not in the fake").
+class FakeWorkerServices final : public router::WorkerServices {
+ public:
+  // `yaml`: a santral.yaml's text, parsed as "fake.yaml".
+  explicit FakeWorkerServices(const std::string& yaml);
+  ~FakeWorkerServices() override;
+
+  unsigned index() const override { return 0; }
+  boost::asio::io_context& io() override { return io_; }
+  const config::Topology& topology() const override { return *topology_; }
+  const config::TopologyPtr& topology_ptr() const override { return topology_; }
+  router::SharedState& shared() override { return shared_; }
+  // A real pool, opened on first use: its connections resolve their shard's address (a
+  // numeric one resolves without the network) and, the io_context never running, go no
+  // further; what is lent from it queues and is never written.
+  router::ConnectionPool& pool() override;
+  router::WorkerStats& stats() override { return stats_; }
+  router::InputPool& inputs() override;
+  void input_changed(std::size_t before, std::size_t after) override;
+  router::ScriptCache& scripts() override { return scripts_; }
+  router::HotKeyDetector& hotkeys() override { return hotkeys_; }
+  router::RequestSampler& sampler() override;
+  router::SaltTable& salts() override { return salts_; }
+  router::NearCache& near_cache() override;
+  router::TrackingConnections& near_cache_connections() override;
+  router::TrackingLanes& lanes() override;
+  const protocol::LearnedCommands& learned() const override { return learned_; }
+  void refresh_salts() override;
+  void remember_script(std::string_view body) override { scripts_.remember(body); }
+  void forget_scripts() override { scripts_.clear(); }
+
+  bool holding_moves() const override { return false; }
+  void hold_pull(router::RequestContext& client, std::uint64_t slot,
+                 std::vector<router::PullGroup> groups) override;
+  std::uint64_t direction() const override { return 0; }
+  void after_moves_released(std::function<void()> then) override { then(); }
+
+  const std::vector<router::WorkerServices*>& peers() const override { return peers_; }
+  const router::WorkerTotals& published() const override { return totals_; }
+  void for_each_client(const std::function<void(router::RequestContext&)>& visit) override;
+  std::size_t client_count() const override { return clients_.size(); }
+  void forget(router::RequestContext& client) override;
+  void redirect_invalidation(std::uint64_t from, std::uint64_t to, unsigned to_worker,
+                             std::string keys) override;
+
+  // Stops the pool and forgets it (a client's end does: what it gave back may still owe it
+  // replies); the next pool() opens a new one.
+  void close_pool();
+  // A client of this worker, for CLIENT LIST and for_each_client (the fake adds itself).
+  void add_client(router::RequestContext& client) { clients_.push_back(&client); }
+
+ private:
+  boost::asio::io_context io_;  // first: what runs on it goes before it
+  config::TopologyPtr topology_;
+  router::SharedState shared_;
+  router::WorkerStats stats_;
+  router::WorkerTotals totals_;
+  router::ScriptCache scripts_;
+  router::SaltTable salts_;
+  router::HotKeyDetector hotkeys_;
+  protocol::LearnedCommands learned_;
+  std::vector<router::WorkerServices*> peers_;
+  std::vector<router::RequestContext*> clients_;
+  std::unique_ptr<router::ConnectionPool> pool_;
+};
+
+}  // namespace santral::test
