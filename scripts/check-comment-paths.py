@@ -27,6 +27,8 @@ def main():
                            capture_output=True, text=True).stdout.split()
     stale = []
     for name in files:
+        if not (ROOT / name).is_file():  # deleted in the working tree, not yet in the index
+            continue
         text = (ROOT / name).read_text(encoding="utf-8", errors="replace")
         for comment in COMMENT.finditer(text):
             # A string literal holding "//" (a URL) is not a comment; such lines are rare and

@@ -4,42 +4,39 @@
 // address, so a failover moves no key: it is a new topology with the same placement, and the
 // workers' pools open connections to the new primary (those to the old one fail what they
 // had in flight, as for a dead shard: its outcome unknown).
+#include "router/process/sentinel_failover.h"
+
 #include <chrono>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "router/process/server.h"
-
 namespace santral::router {
 
-void Server::follow_sentinels() {
-  const auto& config = *topology_->config;
+void SentinelFailover::watch(const config::Config& config) {
   bool named = false;
   for (const auto& shard : config.shards) named = named || !shard.sentinel_master.empty();
   if (!named) {
-    sentinel_.reset();
+    follow_.reset();
     return;
   }
-  if (!sentinel_)
-    sentinel_ = std::make_unique<SentinelFollow>(
-        io_, [this](const std::string& master, const SentinelView& view) {
-          follow_sentinel(master, view);
-        });
-  sentinel_->watch(config);
+  if (!follow_)
+    follow_ = std::make_unique<SentinelFollow>(
+        io_, [this](const std::string& master, const SentinelView& view) { heard(master, view); });
+  follow_->watch(config);
 }
 
-void Server::follow_sentinel(const std::string& master, const SentinelView& view) {
-  if (shutting_down_) return;
+void SentinelFailover::heard(const std::string& master, const SentinelView& view) {
+  if (stopped_) return;
   // Asked every 250 ms and at each event: most answers change nothing, and cost no copy of
   // the config.
   bool news = false;
-  for (const auto& shard : topology_->config->shards)
+  for (const auto& shard : host_.serving()->config->shards)
     news = news || (shard.sentinel_master == master &&
                     (shard.address != view.primary || shard.replicas != view.replicas));
   if (!news) return;
-  auto next = *topology_->config;
+  auto next = *host_.serving()->config;
   std::string elected;  // the shard whose primary changed
   std::string from;
   for (auto& shard : next.shards) {
@@ -54,20 +51,20 @@ void Server::follow_sentinel(const std::string& master, const SentinelView& view
   // A move's topology holds two maps built from the config it started with: the new primary
   // is put in force once the move has ended (its walk and pulls to the old one fail meanwhile).
   if (driver_->under_way()) {
-    if (!std::exchange(failover_waits_for_move_, true))
+    if (!std::exchange(waits_for_move_, true))
       spdlog::warn(
           "Sentinel ({}) names {} as the primary of '{}'; a move is under way: it is used once "
           "the move has ended (SANTRAL RESHARD ABORT ends it now)",
           view.sentinel, view.primary.text(), master);
     return;
   }
-  failover_waits_for_move_ = false;
-  auto topology =
-      std::make_shared<config::Topology>(*config::make_topology(std::move(next), next_version()));
+  waits_for_move_ = false;
+  auto topology = std::make_shared<config::Topology>(
+      *config::make_topology(std::move(next), host_.next_version()));
   // The same map: in a fleet, the version etcd holds.
-  topology->map_version = topology_->map_version;
-  topology->salt_naming = topology_->salt_naming;
-  put_in_force(topology);
+  topology->map_version = host_.serving()->map_version;
+  topology->salt_naming = host_.serving()->salt_naming;
+  host_.put_in_force(topology);
   if (elected.empty()) {
     spdlog::info("Sentinel ({}) lists {} replica{} of '{}' in sync", view.sentinel,
                  view.replicas.size(), view.replicas.size() == 1 ? "" : "s", master);

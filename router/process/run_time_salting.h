@@ -1,0 +1,75 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "config/topology.h"
+#include "router/cluster/fleet_agent.h"
+#include "router/hotkeys/salting/auto_salt.h"
+#include "router/hotkeys/salting/salt_overrides_json.h"
+#include "router/process/worker.h"
+#include "router/runtime/shared_state.h"
+
+namespace santral::router {
+
+// Salting made at run time, on the server's thread: hotkeys.auto_salt's loop, the fleet's
+// salting in etcd (SANTRAL SALT/UNSALT in a fleet wait until every router took it), and the
+// fold of every run-time salted counter before a router alone exits.
+class RunTimeSalting {
+ public:
+  // `topology`: the server's topology in force; `fleet`: null outside a fleet.
+  RunTimeSalting(boost::asio::io_context& io, SharedState& shared,
+                 const std::vector<std::unique_ptr<Worker>>& workers,
+                 const config::TopologyPtr& topology, FleetAgent* fleet)
+      : io_(io),
+        shared_(shared),
+        workers_(workers),
+        topology_(topology),
+        fleet_(fleet),
+        timer_(io) {}
+
+  // hotkeys.auto_salt: every check_ms, merges the workers' rates and salts or unsalts what
+  // AutoSalting decides, on the first worker (as SANTRAL SALT/UNSALT would).
+  void start() { check_auto_salting(); }
+  void stop();
+  // Folds every counter salted at run time back into its key (SANTRAL UNSALT), then `done`.
+  void fold(std::function<void()> done);
+
+  // Fleet (ControlPlane::share_salting): makes `change` on the fleet's salting in etcd and
+  // answers once every live router acknowledged it.
+  void share(SaltChange change, std::function<void(std::string)> done);
+  // A salting version read from etcd.
+  void take_fleet_salting(const EtcdKeyValue& salting);
+  // Answers the shares every router has taken, or whose time ran out.
+  void check_waiters();
+
+ private:
+  void check_auto_salting();
+  std::vector<Worker*> worker_list() const;
+  std::vector<WorkerServices*> worker_services() const;
+
+  boost::asio::io_context& io_;
+  SharedState& shared_;
+  const std::vector<std::unique_ptr<Worker>>& workers_;
+  const config::TopologyPtr& topology_;
+  FleetAgent* fleet_;
+  boost::asio::steady_timer timer_;
+  AutoSalting auto_salting_;
+  bool stopped_ = false;
+  // share() calls waiting until every router has acknowledged their salting version.
+  struct Waiter {
+    std::int64_t version;
+    std::function<void(std::string)> done;
+    std::chrono::steady_clock::time_point deadline;
+  };
+  std::vector<Waiter> waiters_;
+};
+
+}  // namespace santral::router
