@@ -36,7 +36,7 @@ FleetSync::FleetSync(asio::io_context& io, RouterHost& host, SharedState& shared
   ledger_->on_change([this](const std::optional<LedgerMove>& move) { offer_move(move); });
 }
 
-config::TopologyPtr FleetSync::first_topology(config::TopologyPtr file) const {
+config::TopologyPtr FleetSync::first_topology(const config::TopologyPtr& file) const {
   auto in_fleet = std::make_shared<config::Topology>(*file);
   in_fleet->map_version = start_map_version_;
   if (!naming_text_.empty()) {

@@ -48,7 +48,7 @@ class FleetSync {
   void set_driver(MoveDriver& driver) { driver_ = &driver; }
   // `file`: the router's first topology, from the file; with the fleet's map version and the
   // map salted counters are named by.
-  config::TopologyPtr first_topology(config::TopologyPtr file) const;
+  config::TopologyPtr first_topology(const config::TopologyPtr& file) const;
 
   // Watches etcd; `salting` takes the fleet's salting versions; `tick` runs on every read.
   void start(std::function<void(const EtcdKeyValue&)> salting, std::function<void()> tick);

@@ -53,6 +53,8 @@ Worker::Worker(unsigned index, config::TopologyPtr topology, SharedState& shared
       lanes_(std::make_unique<TrackingLanes>(io_, stats_, [this](std::uint64_t id) {
         return static_cast<TrackingClient*>(find_session(id));
       })) {
+  provide({index_, &io_, &topology_, &shared_, &stats_, &scripts_, hotkeys_.get(), &sampler_,
+           salts_.get(), near_cache_.get(), &learned_});
   refresh_salts();
   lanes_->apply(topology_);
 }

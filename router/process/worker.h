@@ -71,38 +71,18 @@ class Worker final : public WorkerServices {
   // had sent is answered. `drained` runs on this thread when no client is left.
   void drain(std::function<void()> drained);
 
-  unsigned index() const override { return index_; }
-  boost::asio::io_context& io() override { return io_; }
-  const config::Topology& topology() const override { return *topology_; }
-  const config::TopologyPtr& topology_ptr() const override { return topology_; }
-  SharedState& shared() override { return shared_; }
+  // WorkerServices (router/runtime/worker_services.h says what each is).
   ConnectionPool& pool() override { return pool_; }
-  WorkerStats& stats() override { return stats_; }
-  // Read buffers and parse state, lent to the sessions that have something to read.
   InputPool& inputs() override { return inputs_; }
-  ScriptCache& scripts() override { return scripts_; }
-  // Hot-key sampling (router/hotkeys/detection/hot_key_detector.h).
-  HotKeyDetector& hotkeys() override { return *hotkeys_; }
-  // SANTRAL ANALYZE: the requests this worker sampled (router/plan/request_sampler.h).
-  RequestSampler& sampler() override { return sampler_; }
-  // Which keys are salted counters here: the config's rules with SANTRAL SALT/UNSALT applied.
-  SaltTable& salts() override { return *salts_; }
-  // Hot reads answered here, and the connections that keep them coherent (near_cache:).
-  NearCache& near_cache() override { return *near_cache_; }
   TrackingConnections& near_cache_connections() override { return *near_cache_connections_; }
-  // Client-side caching: the tracking clients' lanes to the shards (router/tracking/).
   TrackingLanes& lanes() override { return *lanes_; }
   // The commands learned from the shards and `commands:` (router/catalog/), and the shards'
   // lowest version: an immutable snapshot the catalog replaces whole, on this thread.
-  const protocol::LearnedCommands& learned() const override { return *learned_; }
   void set_learned(std::shared_ptr<const protocol::LearnedCommands> learned) {
     learned_ = std::move(learned);
   }
-  // Takes the run-time salting changes of SharedState (from the worker's own thread).
   void refresh_salts() override;
-  // Remembers a script body here and tells the other workers about it.
   void remember_script(std::string_view body) override;
-  // SCRIPT FLUSH: this worker and its peers forget every script they have seen.
   void forget_scripts() override;
 
   // Every worker of the server, this one included (set once before start).

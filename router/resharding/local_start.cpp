@@ -9,7 +9,7 @@
 
 namespace santral::router {
 
-LocalStart restore_local_moves(LocalLedger& ledger, MoveHost& host, config::TopologyPtr file,
+LocalStart restore_local_moves(LocalLedger& ledger, MoveHost& host, const config::TopologyPtr& file,
                                const std::filesystem::path& config_path) {
   LocalStart out{file, std::nullopt, nullptr, {}, false};
   LocalLedger::Kept kept;

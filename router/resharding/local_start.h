@@ -20,7 +20,7 @@ struct LocalStart {
   std::string error;                    // the router does not start (a bad state file)
   bool file_in_force = false;           // it serves the file's map: the state file says so
 };
-LocalStart restore_local_moves(LocalLedger& ledger, MoveHost& host, config::TopologyPtr file,
+LocalStart restore_local_moves(LocalLedger& ledger, MoveHost& host, const config::TopologyPtr& file,
                                const std::filesystem::path& config_path);
 
 }  // namespace santral::router

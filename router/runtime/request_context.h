@@ -47,10 +47,11 @@ struct PullOutcome;
 // It is a ReplySink: backends deliver the replies of the slots it opened to it.
 class RequestContext : public ReplySink {
  public:
-  // The worker this client lives on (its thread, topology, pools, caches).
-  virtual WorkerServices& worker() = 0;
-  virtual ClientState& state() = 0;
-  virtual ConnectionProfile profile() const = 0;
+  // The worker this client lives on (its thread, topology, pools, caches), and the client's
+  // state: read by every request, so plain references rather than virtual calls.
+  WorkerServices& worker() { return worker_; }
+  ClientState& state() { return client_; }
+  ConnectionProfile profile() const { return {client_.database, client_.protocol}; }
 
   // --- the current request ---
   // The command being handled; dispatch sets it before the strategy runs. `read_from` and
@@ -144,6 +145,15 @@ class RequestContext : public ReplySink {
   // Closes the connection now (CLIENT KILL).
   virtual void close() = 0;
   virtual bool closed() const = 0;
+
+ protected:
+  // `client` may be a member of the implementation not built yet: it is only referred to.
+  RequestContext(WorkerServices& worker, ClientState& client) : worker_(worker), client_(client) {}
+
+  WorkerServices& worker_;
+
+ private:
+  ClientState& client_;
 };
 
 }  // namespace santral::router

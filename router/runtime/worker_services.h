@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,34 +38,36 @@ class WorkerServices {
  public:
   virtual ~WorkerServices() = default;
 
-  virtual unsigned index() const = 0;
-  virtual boost::asio::io_context& io() = 0;
-  virtual const config::Topology& topology() const = 0;
-  virtual const config::TopologyPtr& topology_ptr() const = 0;
+  // The services every request reads are plain pointers the worker provides once (below),
+  // not virtual calls: a GET reads several of them.
+  unsigned index() const { return s_.index; }
+  boost::asio::io_context& io() { return *s_.io; }
+  const config::Topology& topology() const { return **s_.topology; }
+  const config::TopologyPtr& topology_ptr() const { return *s_.topology; }
   const config::Config& config() const { return *topology().config; }
   const config::ShardMap& shard_map() const { return *topology().map; }
-  virtual SharedState& shared() = 0;
+  SharedState& shared() { return *s_.shared; }
   virtual ConnectionPool& pool() = 0;
-  virtual WorkerStats& stats() = 0;
+  WorkerStats& stats() { return *s_.stats; }
   // Read buffers and parse state, lent to the sessions that have something to read.
   virtual InputPool& inputs() = 0;
   // A session's buffered, unparsed input went from `before` to `after` bytes; past this
   // worker's share of limits.max_input_bytes_total the client holding the most stops being read.
   virtual void input_changed(std::size_t before, std::size_t after) = 0;
-  virtual ScriptCache& scripts() = 0;
+  ScriptCache& scripts() { return *s_.scripts; }
   // Hot-key sampling (router/hotkeys/detection/hot_key_detector.h).
-  virtual HotKeyDetector& hotkeys() = 0;
+  HotKeyDetector& hotkeys() { return *s_.hotkeys; }
   // SANTRAL ANALYZE: the requests this worker sampled (router/plan/request_sampler.h).
-  virtual RequestSampler& sampler() = 0;
+  RequestSampler& sampler() { return *s_.sampler; }
   // Which keys are salted counters here: the config's rules with SANTRAL SALT/UNSALT applied.
-  virtual SaltTable& salts() = 0;
+  SaltTable& salts() { return *s_.salts; }
   // Hot reads answered here (near_cache:), and the RESP3 connections that keep them coherent.
-  virtual NearCache& near_cache() = 0;
+  NearCache& near_cache() { return *s_.near_cache; }
   virtual TrackingConnections& near_cache_connections() = 0;
   // Client-side caching: the tracking clients' lanes to the shards (router/tracking/).
   virtual TrackingLanes& lanes() = 0;
   // The commands learned from the shards and `commands:` (router/catalog/).
-  virtual const protocol::LearnedCommands& learned() const = 0;
+  const protocol::LearnedCommands& learned() const { return **s_.learned; }
   // Takes the run-time salting changes of SharedState.
   virtual void refresh_salts() = 0;
   // Remembers a script body here and tells the other workers about it.
@@ -97,6 +100,28 @@ class WorkerServices {
   // go to client `to` on worker `to_worker`; `from` is told if `to` is gone.
   virtual void redirect_invalidation(std::uint64_t from, std::uint64_t to, unsigned to_worker,
                                      std::string keys) = 0;
+
+ protected:
+  // What the implementation provides once, at construction; it owns every one of them and
+  // they live as long as it does (a topology or catalog replaced whole is read through its
+  // pointer). A fake may leave out what its tests do not use.
+  struct Services {
+    unsigned index = 0;
+    boost::asio::io_context* io = nullptr;
+    const config::TopologyPtr* topology = nullptr;
+    SharedState* shared = nullptr;
+    WorkerStats* stats = nullptr;
+    ScriptCache* scripts = nullptr;
+    HotKeyDetector* hotkeys = nullptr;
+    RequestSampler* sampler = nullptr;
+    SaltTable* salts = nullptr;
+    NearCache* near_cache = nullptr;
+    const std::shared_ptr<const protocol::LearnedCommands>* learned = nullptr;
+  };
+  void provide(const Services& services) { s_ = services; }
+
+ private:
+  Services s_;
 };
 
 }  // namespace santral::router

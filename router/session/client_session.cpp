@@ -43,7 +43,7 @@ std::string endpoint_text(const asio::ip::tcp::endpoint& endpoint) {
 
 ClientSession::ClientSession(WorkerServices& worker, asio::ip::tcp::socket socket, std::uint64_t id,
                              bool tls)
-    : worker_(worker), stream_(std::move(socket)), handshaking_(tls) {
+    : RequestContext(worker, state_), stream_(std::move(socket)), handshaking_(tls) {
   state_.id = id;
   state_.database = worker.config().backend.database;
   boost::system::error_code ec;

@@ -75,9 +75,6 @@ class ClientSession final : public RequestContext, public TrackingClient {
   const TrackingSettings& tracking_settings() const override { return state_.tracking; }
 
   // RequestContext (router/runtime/request_context.h says what each does).
-  WorkerServices& worker() override { return worker_; }
-  ClientState& state() override { return state_; }
-  ConnectionProfile profile() const override { return {state_.database, state_.protocol}; }
   void begin(const protocol::CommandSpec& command, std::span<const std::string_view> args,
              std::optional<config::ReadFrom> read_from,
              std::optional<config::WriteConcern> write_concern) override;
@@ -151,7 +148,6 @@ class ClientSession final : public RequestContext, public TrackingClient {
   void forget_answered_writes(bool now = false);
   void end_calls(const std::vector<BlockedCalls::Call>& calls, const std::string& error);
 
-  WorkerServices& worker_;
   Stream stream_;  // TCP, or TLS for a client of the TLS listener
   ClientState state_;
 

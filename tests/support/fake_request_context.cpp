@@ -11,7 +11,7 @@
 namespace santral::test {
 
 FakeRequestContext::FakeRequestContext(FakeWorkerServices& worker, std::uint64_t id)
-    : worker_(worker) {
+    : RequestContext(worker, state_), fake_worker_(worker) {
   state_.id = id;
   state_.authenticated = true;
   state_.peer = "127.0.0.1:50000";
@@ -19,19 +19,19 @@ FakeRequestContext::FakeRequestContext(FakeWorkerServices& worker, std::uint64_t
   // Backends hold it by intrusive pointer: the fake lives on the test's stack, so that count
   // must never drop to zero.
   intrusive_ptr_add_ref(this);
-  worker_.add_client(*this);
+  fake_worker_.add_client(*this);
 }
 
 FakeRequestContext::~FakeRequestContext() {
   ending_ = true;
-  worker_.forget(*this);
+  fake_worker_.forget(*this);
   // What still holds this sink lets go of it: the fake's connections, a lent one and the
   // subscriber ones.
   transaction_.abandon(*this);
   subscriptions_.abandon(*this);
-  for (auto& call : blocked_.take_all()) worker_.pool().drop(call.connection);
-  sent_current.clear();  // their sinks may hold this client
-  worker_.close_pool();  // connections given back to it may still owe this client replies
+  for (auto& call : blocked_.take_all()) fake_worker_.pool().drop(call.connection);
+  sent_current.clear();       // their sinks may hold this client
+  fake_worker_.close_pool();  // connections given back to it may still owe this client replies
   for (auto& [shard, connection] : connections_) connection->stop();
 }
 
@@ -44,12 +44,13 @@ std::optional<std::string> FakeRequestContext::answer(std::uint64_t slot) const 
 router::BackendConnection& FakeRequestContext::connection(std::size_t shard) {
   auto& connection = connections_[shard];
   if (!connection) {
-    const auto& topology = worker_.topology();
+    const auto& topology = fake_worker_.topology();
     const auto& server = topology.map->shard(shard);
     auto& stats = shard_stats_[shard];
     stats = std::make_unique<router::ShardStats>();
-    connection.reset(new router::BackendConnection(
-        worker_.io(), {shard, server.name, server.address, profile()}, topology.config, *stats));
+    connection.reset(new router::BackendConnection(fake_worker_.io(),
+                                                   {shard, server.name, server.address, profile()},
+                                                   topology.config, *stats));
   }
   return *connection;
 }
@@ -67,12 +68,12 @@ std::uint64_t FakeRequestContext::bytes_to(std::size_t shard) const {
 void FakeRequestContext::mark_down(std::size_t shard, const std::string& reason) {
   if (connections_.contains(shard))
     throw std::logic_error("mark a shard down before anything is sent to it");
-  const auto& topology = worker_.topology();
+  const auto& topology = fake_worker_.topology();
   const auto& server = topology.map->shard(shard);
   auto& stats = shard_stats_[shard];
   stats = std::make_unique<router::ShardStats>();
   connections_[shard] = router::BackendConnection::down(
-      worker_.io(), {shard, server.name, server.address, profile()}, topology.config, *stats,
+      fake_worker_.io(), {shard, server.name, server.address, profile()}, topology.config, *stats,
       router::ConnectionRole::Shared, reason);
 }
 
@@ -122,7 +123,7 @@ void FakeRequestContext::send_current(router::BackendConnection& connection,
 }
 
 void FakeRequestContext::unblocked(const router::BackendConnection* connection) {
-  blocked_.answered(connection, worker_.pool());
+  blocked_.answered(connection, fake_worker_.pool());
 }
 
 // As ClientSession::unblock: every call answered (as timed out, or with the error), then its
@@ -134,7 +135,7 @@ bool FakeRequestContext::unblock(bool with_error, protocol::ClientError error) {
   if (with_error) protocol::RespWriter(unblocked).error(protocol::error_message(error));
   for (auto& call : calls)
     deliver(call.slot, call.fragment, with_error ? unblocked : call.timeout_reply);
-  for (auto& call : calls) worker_.pool().drop(call.connection);
+  for (auto& call : calls) fake_worker_.pool().drop(call.connection);
   return true;
 }
 

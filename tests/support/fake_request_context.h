@@ -75,9 +75,6 @@ class FakeRequestContext final : public router::RequestContext {
   void mark_down(std::size_t shard, const std::string& reason);
 
   // --- RequestContext ---
-  router::WorkerServices& worker() override { return worker_; }
-  router::ClientState& state() override { return state_; }
-  router::ConnectionProfile profile() const override { return {state_.database, state_.protocol}; }
   void begin(const protocol::CommandSpec& command, std::span<const std::string_view> args,
              std::optional<config::ReadFrom> read_from,
              std::optional<config::WriteConcern> write_concern) override;
@@ -137,7 +134,7 @@ class FakeRequestContext final : public router::RequestContext {
   void deliver(std::uint64_t slot, std::uint32_t fragment, std::string_view reply) override;
 
  private:
-  FakeWorkerServices& worker_;
+  FakeWorkerServices& fake_worker_;
   router::ClientState state_;
   router::Plan plan_;
   std::string scratch_;

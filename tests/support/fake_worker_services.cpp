@@ -20,6 +20,8 @@ FakeWorkerServices::FakeWorkerServices(const std::string& yaml)
       hotkeys_(topology_->config->hotkeys, std::chrono::steady_clock::now()) {
   salts_.rebuild(topology_->config, topology_->map, nullptr, nullptr);
   peers_.push_back(this);
+  provide({0, &io_, &topology_, &shared_, &stats_, &scripts_, &hotkeys_, nullptr, &salts_, nullptr,
+           &learned_});
 }
 
 FakeWorkerServices::~FakeWorkerServices() {
@@ -52,12 +54,6 @@ router::InputPool& FakeWorkerServices::inputs() {
   not_in_the_fake();
 }
 void FakeWorkerServices::input_changed(std::size_t, std::size_t) {
-  not_in_the_fake();
-}
-router::RequestSampler& FakeWorkerServices::sampler() {
-  not_in_the_fake();
-}
-router::NearCache& FakeWorkerServices::near_cache() {
   not_in_the_fake();
 }
 router::TrackingConnections& FakeWorkerServices::near_cache_connections() {

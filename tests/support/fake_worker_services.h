@@ -28,33 +28,22 @@ inline const std::string kFourShards =
 
 // A worker for unit tests of routes and commands: a real topology (from YAML text), real
 // counters, scripts, salts and hot-key detector, and an io_context that is never run, so nothing it
-// holds ever reaches a socket. What no test needs throws std::logic_error("not in the fake").
+// holds ever reaches a socket. What no test needs throws std::logic_error("not in the fake"), or,
+// for the services read through pointers (the sampler, the near cache), is left out.
 class FakeWorkerServices final : public router::WorkerServices {
  public:
   // `yaml`: a santral.yaml's text, parsed as "fake.yaml".
   explicit FakeWorkerServices(const std::string& yaml);
   ~FakeWorkerServices() override;
 
-  unsigned index() const override { return 0; }
-  boost::asio::io_context& io() override { return io_; }
-  const config::Topology& topology() const override { return *topology_; }
-  const config::TopologyPtr& topology_ptr() const override { return topology_; }
-  router::SharedState& shared() override { return shared_; }
   // A real pool, opened on first use: its connections resolve their shard's address (a
   // numeric one resolves without the network) and, the io_context never running, go no
   // further; what is lent from it queues and is never written.
   router::ConnectionPool& pool() override;
-  router::WorkerStats& stats() override { return stats_; }
   router::InputPool& inputs() override;
   void input_changed(std::size_t before, std::size_t after) override;
-  router::ScriptCache& scripts() override { return scripts_; }
-  router::HotKeyDetector& hotkeys() override { return hotkeys_; }
-  router::RequestSampler& sampler() override;
-  router::SaltTable& salts() override { return salts_; }
-  router::NearCache& near_cache() override;
   router::TrackingConnections& near_cache_connections() override;
   router::TrackingLanes& lanes() override;
-  const protocol::LearnedCommands& learned() const override { return learned_; }
   void refresh_salts() override;
   void remember_script(std::string_view body) override { scripts_.remember(body); }
   void forget_scripts() override { scripts_.clear(); }
@@ -88,7 +77,8 @@ class FakeWorkerServices final : public router::WorkerServices {
   router::ScriptCache scripts_;
   router::SaltTable salts_;
   router::HotKeyDetector hotkeys_;
-  protocol::LearnedCommands learned_;
+  std::shared_ptr<const protocol::LearnedCommands> learned_ =
+      std::make_shared<const protocol::LearnedCommands>();
   std::vector<router::WorkerServices*> peers_;
   std::vector<router::RequestContext*> clients_;
   std::unique_ptr<router::ConnectionPool> pool_;
