@@ -16,9 +16,9 @@
 #                               busiest shard's share of backend commands), GET on one hot
 #                               key with the near cache off and on, and the core rows with
 #                               hot-key detection on and off
-#   scripts/bench.sh cpu        CPU time per request of Santral (workers: 1) beside nutcracker
-#                               and predixy, and beside SANTRAL_BEFORE (an earlier santral
-#                               binary) if set
+#   scripts/bench.sh cpu        CPU time per request and requests/s (the same runs) of Santral
+#                               (workers: 1) beside nutcracker and predixy, and beside
+#                               SANTRAL_BEFORE (an earlier santral binary) if set
 #   scripts/bench.sh syscalls   system calls per request by call (strace -c -f over
 #                               SYSCALL_REQUESTS GETs, SETs and MGETs of 10 at -P 1 and -P 16),
 #                               nutcracker, predixy, Santral and SANTRAL_BEFORE if set
