@@ -19,7 +19,7 @@ ConnectionPool::ConnectionPool(boost::asio::io_context& io, WorkerStats& stats,
 
 BackendConnectionPtr ConnectionPool::open(std::size_t shard, const Server& server,
                                           const ConnectionProfile& profile, ConnectionRole role) {
-  BackendConnection::Options options{.role = role};
+  BackendConnection::Options options{role, nullptr, {}};
   if (role == ConnectionRole::Shared) options.wait_while_down = server.failover_wait;
   return BackendConnection::open(io_, {shard, server.name, server.address, profile}, config_,
                                  stats_.shards[server.name], std::move(options));

@@ -23,18 +23,6 @@ void RunTimeSalting::stop() {
   timer_.cancel();
 }
 
-std::vector<Worker*> RunTimeSalting::worker_list() const {
-  std::vector<Worker*> workers;
-  for (const auto& worker : workers_) workers.push_back(worker.get());
-  return workers;
-}
-
-std::vector<WorkerServices*> RunTimeSalting::worker_services() const {
-  std::vector<WorkerServices*> services;
-  for (const auto& worker : workers_) services.push_back(worker.get());
-  return services;
-}
-
 // Salting made at run time (SANTRAL SALT, automatic) lasts until exit: it is folded back once
 // the clients are gone, or the next start would read those counters without their sub-keys.
 // Bounded by the same drain_ms.
@@ -76,19 +64,21 @@ void RunTimeSalting::check_auto_salting() {
     auto_salting_.clear();
     return rearm(kAutoSaltOffCheck);
   }
-  collect_hot_keys(worker_services(), io_, [this, rearm](const std::vector<HotKeyRate>& rates) {
-    const auto& settings = topology_->config->hotkeys.auto_salt;
-    Worker* home = workers_.front().get();
-    if (settings.enabled && !stopped_) {
-      auto decisions = auto_salting_.check(settings, rates, run_time_salted_keys(*home, true),
-                                           std::chrono::steady_clock::now());
-      for (auto& decision : decisions)
-        asio::post(home->io(), [home, decision = std::move(decision), settings] {
-          carry_out(*home, decision, settings);
-        });
-    }
-    rearm(std::chrono::milliseconds(settings.check_ms));
-  });
+  collect_hot_keys(pointers_to<WorkerServices>(workers_), io_,
+                   [this, rearm](const std::vector<HotKeyRate>& rates) {
+                     const auto& settings = topology_->config->hotkeys.auto_salt;
+                     Worker* home = workers_.front().get();
+                     if (settings.enabled && !stopped_) {
+                       auto decisions =
+                           auto_salting_.check(settings, rates, run_time_salted_keys(*home, true),
+                                               std::chrono::steady_clock::now());
+                       for (auto& decision : decisions)
+                         asio::post(home->io(), [home, decision = std::move(decision), settings] {
+                           carry_out(*home, decision, settings);
+                         });
+                     }
+                     rearm(std::chrono::milliseconds(settings.check_ms));
+                   });
 }
 
 void RunTimeSalting::share(SaltChange change, std::function<void(std::string)> done) {
@@ -126,7 +116,7 @@ void RunTimeSalting::take_fleet_salting(const EtcdKeyValue& salting) {
   }
   auto version = salting.mod_revision;
   fence_workers(
-      io_, worker_list(), {}, [](Worker& worker) { worker.refresh_salts(); },
+      io_, pointers_to<Worker>(workers_), {}, [](Worker& worker) { worker.refresh_salts(); },
       [this, version] { fleet_->acknowledge_salting(version); });
 }
 

@@ -52,8 +52,6 @@ class RunTimeSalting {
 
  private:
   void check_auto_salting();
-  std::vector<Worker*> worker_list() const;
-  std::vector<WorkerServices*> worker_services() const;
 
   boost::asio::io_context& io_;
   SharedState& shared_;

@@ -232,15 +232,11 @@ void Server::finish_shutdown() {
 }
 
 std::vector<Worker*> Server::worker_list() const {
-  std::vector<Worker*> workers;
-  for (const auto& worker : workers_) workers.push_back(worker.get());
-  return workers;
+  return pointers_to<Worker>(workers_);
 }
 
 std::vector<WorkerServices*> Server::worker_services() const {
-  std::vector<WorkerServices*> services;
-  for (const auto& worker : workers_) services.push_back(worker.get());
-  return services;
+  return pointers_to<WorkerServices>(workers_);
 }
 
 void Server::switch_topology(config::TopologyPtr topology, std::function<void()> done) {

@@ -169,4 +169,14 @@ class Worker final : public WorkerServices {
   std::thread thread_;
 };
 
+// The server's workers as pointers, as fan_out and the fences take them: `T` is Worker or
+// WorkerServices.
+template <class T>
+std::vector<T*> pointers_to(const std::vector<std::unique_ptr<Worker>>& workers) {
+  std::vector<T*> out;
+  out.reserve(workers.size());
+  for (const auto& worker : workers) out.push_back(worker.get());
+  return out;
+}
+
 }  // namespace santral::router

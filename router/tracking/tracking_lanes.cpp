@@ -95,8 +95,9 @@ TrackingLanes::Lane& TrackingLanes::open(const LaneId& id) {
   lane.connection = BackendConnection::open(
       io_, {id.shard, shard.name, shard.address, ConnectionProfile{id.database, 3}},
       topology_->config, stats_.shards[shard.name],
-      {.role = id.broadcast ? ConnectionRole::TrackingBroadcast : ConnectionRole::Tracking,
-       .push_sink = ReplySinkPtr(new LaneSink(*this, id))});
+      {id.broadcast ? ConnectionRole::TrackingBroadcast : ConnectionRole::Tracking,
+       ReplySinkPtr(new LaneSink(*this, id)),
+       {}});
   return lane;
 }
 

@@ -49,9 +49,9 @@ void TrackingConnections::apply(const config::Topology& topology) {
   ConnectionProfile profile{topology.config->backend.database, 3};
   for (std::size_t s = 0; s < map.shard_count(); ++s) {
     const auto& shard = map.shard(s);
-    auto connection = BackendConnection::open(
-        io_, {s, shard.name, shard.address, profile}, topology.config, stats_.shards[shard.name],
-        {.role = ConnectionRole::Tracking, .push_sink = invalidations_});
+    auto connection = BackendConnection::open(io_, {s, shard.name, shard.address, profile},
+                                              topology.config, stats_.shards[shard.name],
+                                              {ConnectionRole::Tracking, invalidations_, {}});
     connections_.push_back(std::move(connection));
   }
 }
