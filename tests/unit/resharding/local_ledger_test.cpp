@@ -1,8 +1,6 @@
 // local_ledger: the state file of a router alone, in a temporary folder.
 #include <catch2/catch.hpp>
 
-#include <stdlib.h>
-
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -10,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "router/resharding/local_ledger.h"
+#include "tests/support/temp_dir.h"
 
 using namespace santral;
 using router::LocalLedger;
@@ -18,24 +17,6 @@ using router::StateFileError;
 using Phase = MoveDocument::Phase;
 
 namespace {
-
-struct Folder {
-  std::filesystem::path path;
-  Folder() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "santral-ledger-XXXXXX").string();
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    path = pattern;
-  }
-  ~Folder() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::filesystem::path write(const std::string& name, const std::string& text) const {
-    std::ofstream(path / name) << text;
-    return path / name;
-  }
-};
 
 std::string read(const std::filesystem::path& path) {
   std::ifstream in(path);
@@ -68,8 +49,8 @@ TEST_CASE("LocalLedger places its file by the setting") {
 }
 
 TEST_CASE("LocalLedger without a file keeps nothing and writes nothing until a move") {
-  Folder dir;
-  LocalLedger ledger(dir.path / "santral.yaml", "");
+  test::TempDir dir;
+  LocalLedger ledger(dir.path() / "santral.yaml", "");
   auto kept = ledger.load();
   CHECK_FALSE(kept.found);
   CHECK(kept.in_force_text.empty());
@@ -80,8 +61,8 @@ TEST_CASE("LocalLedger without a file keeps nothing and writes nothing until a m
 }
 
 TEST_CASE("LocalLedger round trip: a move survives a restart and ends in the file") {
-  Folder dir;
-  auto config_path = dir.path / "santral.yaml";
+  test::TempDir dir;
+  auto config_path = dir.path() / "santral.yaml";
   LocalLedger ledger(config_path, "moves.json");
   ledger.load();
   ledger.set_in_force_text("A");
@@ -97,8 +78,8 @@ TEST_CASE("LocalLedger round trip: a move survives a restart and ends in the fil
   REQUIRE(last);
   CHECK(last->id == 1);
   CHECK(last->document.epoch == 0);
-  REQUIRE(std::filesystem::exists(dir.path / "moves.json"));
-  auto j = nlohmann::json::parse(read(dir.path / "moves.json"));
+  REQUIRE(std::filesystem::exists(dir.path() / "moves.json"));
+  auto j = nlohmann::json::parse(read(dir.path() / "moves.json"));
   CHECK(j["format"] == 2);
   CHECK(j["in_force"] == "A");
   CHECK(j["move"]["state"] == "planned");
@@ -168,15 +149,15 @@ TEST_CASE("LocalLedger round trip: a move survives a restart and ends in the fil
 }
 
 TEST_CASE("LocalLedger: aborting a planned move removes it") {
-  Folder dir;
-  LocalLedger ledger(dir.path / "s.yaml", "");
+  test::TempDir dir;
+  LocalLedger ledger(dir.path() / "s.yaml", "");
   ledger.load();
   ledger.set_in_force_text("A");
   REQUIRE(run([&](auto done) { ledger.propose(document(Phase::Planned, "A", "B"), done); }) == "");
   REQUIRE(run([&](auto done) { ledger.abort(done); }) == "");
   CHECK_FALSE(ledger.has_move());
   CHECK(run([&](auto done) { ledger.approve(done); }) != "");
-  LocalLedger again(dir.path / "s.yaml", "");
+  LocalLedger again(dir.path() / "s.yaml", "");
   auto kept = again.load();
   CHECK(kept.found);
   CHECK(kept.in_force_text == "A");
@@ -184,9 +165,9 @@ TEST_CASE("LocalLedger: aborting a planned move removes it") {
 }
 
 TEST_CASE("LocalLedger reads format 1 (a move under way alone)") {
-  Folder dir;
+  test::TempDir dir;
   dir.write("s.yaml.reshard.json", R"({"state": "finishing", "from": "A", "to": "B"})");
-  LocalLedger ledger(dir.path / "s.yaml", "");
+  LocalLedger ledger(dir.path() / "s.yaml", "");
   auto kept = ledger.load();
   CHECK(kept.in_force_text == "A");
   REQUIRE(kept.move);
@@ -197,8 +178,8 @@ TEST_CASE("LocalLedger reads format 1 (a move under way alone)") {
 }
 
 TEST_CASE("LocalLedger: a bad state file is a StateFileError naming the file") {
-  Folder dir;
-  LocalLedger ledger(dir.path / "s.yaml", "");
+  test::TempDir dir;
+  LocalLedger ledger(dir.path() / "s.yaml", "");
   std::string name = ledger.path().string();
   SECTION("not JSON") {
     dir.write("s.yaml.reshard.json", "{not json");
@@ -226,8 +207,8 @@ TEST_CASE("LocalLedger: a bad state file is a StateFileError naming the file") {
 }
 
 TEST_CASE("LocalLedger: a write that fails is refused with the file's name") {
-  Folder dir;
-  LocalLedger ledger(dir.path / "s.yaml", "missing/folder/state.json");
+  test::TempDir dir;
+  LocalLedger ledger(dir.path() / "s.yaml", "missing/folder/state.json");
   ledger.load();
   bool changed = false;
   ledger.on_change([&](const auto&) { changed = true; });

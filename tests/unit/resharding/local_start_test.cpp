@@ -2,8 +2,6 @@
 // whose topologies come from config text (no sockets, no shards).
 #include <catch2/catch.hpp>
 
-#include <stdlib.h>
-
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -13,6 +11,8 @@
 #include "config/topology.h"
 #include "router/resharding/local_start.h"
 #include "router/resharding/migration_gate.h"
+#include "tests/support/fake_move_host.h"
+#include "tests/support/temp_dir.h"
 
 using namespace santral;
 using router::LocalLedger;
@@ -26,52 +26,10 @@ const std::string kThree =
     "  - {name: shard2, address: 127.0.0.1:7002}\n";
 const std::string kFour = kThree + "  - {name: shard3, address: 127.0.0.1:7003}\n";
 
-class FakeHost final : public router::MoveHost {
- public:
-  std::uint64_t next_version() override { return ++version_; }
-  const config::TopologyPtr& serving() const override { return serving_; }
-  void switch_topology(config::TopologyPtr topology, std::function<void()> done) override {
-    serving_ = std::move(topology);
-    done();
-  }
-  void release_pulls() override {}
-  router::MigrationGate& migrations() override { return gate_; }
-  std::shared_ptr<config::Topology> topology_of(const std::string& text,
-                                                std::string& error) override {
-    try {
-      auto topology = config::make_topology(config::parse_config(text, "kept.yaml"), 0);
-      return std::make_shared<config::Topology>(*topology);
-    } catch (const std::exception& e) {
-      error = e.what();
-      return nullptr;
-    }
-  }
-  std::uint64_t version() const { return version_; }
-
- private:
-  std::uint64_t version_ = 100;
-  config::TopologyPtr serving_;
-  router::MigrationGate gate_;
-};
-
-struct Folder {
-  std::filesystem::path path;
-  Folder() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "santral-start-XXXXXX").string();
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    path = pattern;
-  }
-  ~Folder() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
-
 struct Start {
-  Folder dir;
-  std::filesystem::path config_path = dir.path / "santral.yaml";
-  FakeHost host;
+  test::TempDir dir;
+  std::filesystem::path config_path = dir.path() / "santral.yaml";
+  test::FakeMoveHost host{100};
   LocalLedger ledger{config_path, ""};
 
   void keep(const nlohmann::json& state) const { std::ofstream(ledger.path()) << state.dump(); }

@@ -3,8 +3,6 @@
 // a loadable move record (MoveDriver::take) samples the sources over sockets: not here.
 #include <catch2/catch.hpp>
 
-#include <stdlib.h>
-
 #include <filesystem>
 #include <string>
 
@@ -16,6 +14,8 @@
 #include "router/resharding/migration_gate.h"
 #include "router/resharding/move_driver.h"
 #include "router/resharding/moving_topology.h"
+#include "tests/support/fake_move_host.h"
+#include "tests/support/temp_dir.h"
 
 using namespace santral;
 using router::LocalLedger;
@@ -31,61 +31,15 @@ const std::string kThree =
     "  - {name: shard2, address: 127.0.0.1:7002}\n";
 const std::string kFour = kThree + "  - {name: shard3, address: 127.0.0.1:7003}\n";
 
-class FakeHost final : public router::MoveHost {
- public:
-  std::uint64_t next_version() override { return ++version_; }
-  const config::TopologyPtr& serving() const override { return serving_; }
-  void switch_topology(config::TopologyPtr topology, std::function<void()> done) override {
-    ++switches;
-    serving_ = std::move(topology);
-    done();
-  }
-  void release_pulls() override { ++releases; }
-  router::MigrationGate& migrations() override { return gate_; }
-  std::shared_ptr<config::Topology> topology_of(const std::string& text,
-                                                std::string& error) override {
-    try {
-      return std::make_shared<config::Topology>(
-          *config::make_topology(config::parse_config(text, "kept.yaml"), 0));
-    } catch (const std::exception& e) {
-      error = e.what();
-      return nullptr;
-    }
-  }
-  void serve(config::TopologyPtr topology) { serving_ = std::move(topology); }
-
-  int switches = 0;
-  int releases = 0;
-  std::uint64_t version_ = 10;
-
- private:
-  config::TopologyPtr serving_;
-  router::MigrationGate gate_;
-};
-
-struct Folder {
-  std::filesystem::path path;
-  Folder() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "santral-driver-XXXXXX").string();
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    path = pattern;
-  }
-  ~Folder() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
-
 config::TopologyPtr topology(const std::string& text, std::uint64_t version = 1) {
   return config::make_topology(config::parse_config(text, "test.yaml"), version);
 }
 
 struct Driver {
-  Folder dir;
+  test::TempDir dir;
   boost::asio::io_context io;
-  FakeHost host;
-  LocalLedger ledger{dir.path / "santral.yaml", ""};
+  test::FakeMoveHost host;
+  LocalLedger ledger{dir.path() / "santral.yaml", ""};
   router::MoveDriver driver{io, host, ledger, "santral"};
   std::optional<router::LedgerMove> recorded;
   int changes = 0;
@@ -156,11 +110,11 @@ TEST_CASE("MoveDriver::plan with resharding.auto_approve records the move as mov
 }
 
 TEST_CASE("MoveDriver::plan: a ledger that cannot write refuses with its error") {
-  Folder dir;
+  test::TempDir dir;
   boost::asio::io_context io;
-  FakeHost host;
+  test::FakeMoveHost host;
   host.serve(topology(kThree));
-  LocalLedger ledger(dir.path / "santral.yaml", "no/such/folder/state.json");
+  LocalLedger ledger(dir.path() / "santral.yaml", "no/such/folder/state.json");
   ledger.load();
   router::MoveDriver driver(io, host, ledger, "santral");
   std::pair<bool, std::string> out{true, ""};
@@ -197,7 +151,7 @@ TEST_CASE("MoveDriver: the end of a move puts the map in force alone") {
   CHECK(d.host.switches == 1);
   const auto& now = d.host.serving();
   CHECK_FALSE(now->move);
-  CHECK(now->version == d.host.version_);
+  CHECK(now->version == d.host.version());
   CHECK(now->map_version == 77);
   CHECK(now->salt_naming == moving->salt_naming);
   REQUIRE(now->map->shards().size() == 4);
