@@ -14,6 +14,7 @@
 #include "protocol/errors.h"
 #include "router/backend/sentinel_lookup.h"
 #include "router/cluster/map_document.h"
+#include "router/hotkeys/salting/salt_overrides_json.h"
 
 namespace santral::router {
 
@@ -34,6 +35,15 @@ FleetSync::FleetSync(asio::io_context& io, RouterHost& host, SharedState& shared
   ledger_ = std::make_unique<FleetLedger>(
       *agent_, [this] { return map_text_; }, [this] { return naming_text_; });
   ledger_->on_change([this](const std::optional<LedgerMove>& move) { offer_move(move); });
+  if (start.salting) {
+    // The fleet's run-time salting outlives any one router: it is taken before serving.
+    auto decoded = decode_salt_overrides(start.salting->key, start.salting->value);
+    if (decoded.overrides)
+      shared_.salt_overrides = decoded.overrides;
+    else
+      spdlog::error("fleet: refusing the run-time salting in etcd: {}", decoded.error);
+    agent_->acknowledge_salting(start.salting->mod_revision);
+  }
 }
 
 config::TopologyPtr FleetSync::first_topology(const config::TopologyPtr& file) const {

@@ -1,28 +1,17 @@
 #include "router/process/server.h"
 
-#include <unistd.h>
+#include <cstdlib>
 
-#include <fstream>
-#include <iterator>
-
-#include <fmt/ranges.h>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
-#include <boost/asio/write.hpp>
 
 #include "config/config_error.h"
-#include "config/placement_change.h"
-#include "config/placement_diff.h"
 #include "protocol/errors.h"
-#include "protocol/resp_writer.h"
 #include "router/admin/admin_server.h"
-#include "router/backend/sentinel_lookup.h"
 #include "router/backend/write_fence.h"
-#include "router/hotkeys/detection/hot_key_report.h"
-#include "router/hotkeys/salting/salting_change.h"
 #include "router/process/analyze_run.h"
 #include "router/process/balance_run.h"
-#include "router/resharding/moving_topology.h"
 #include "router/routes/in_flight_fence.h"
 #include "router/runtime/fan_out.h"
 #include "router/transport/tls_contexts.h"
@@ -55,9 +44,7 @@ Server::Server(ConfigSource source, config::Config config, FleetStart fleet)
     : source_(std::move(source)),
       topology_(config::make_topology(std::move(config), 1)),
       listeners_(io_, shared_, workers_, topology_),
-      signals_(io_, SIGINT, SIGTERM, SIGHUP),
       watch_timer_(io_),
-      drain_timer_(io_),
       salting_(io_, shared_, workers_, topology_, fleet.agent.get()),
       sentinel_(io_, *this, shared_) {
   shared_.control = this;
@@ -65,22 +52,9 @@ Server::Server(ConfigSource source, config::Config config, FleetStart fleet)
     fleet_ = std::make_unique<FleetSync>(io_, static_cast<RouterHost&>(*this), shared_, fleet);
     topology_ = fleet_->first_topology(topology_);
   }
-  if (fleet_ && fleet.salting) {
-    // The fleet's run-time salting outlives any one router: it is taken before serving.
-    auto decoded = decode_salt_overrides(fleet.salting->key, fleet.salting->value);
-    if (decoded.overrides)
-      shared_.salt_overrides = decoded.overrides;
-    else
-      spdlog::error("fleet: refusing the run-time salting in etcd: {}", decoded.error);
-    fleet_->agent().acknowledge_salting(fleet.salting->mod_revision);
-  }
-  if (fleet_) fleet_->agent().acknowledge(static_cast<std::int64_t>(topology_->map_version));
-  try {
-    last_read_text_ = source_.read_text();
-  } catch (const config::ConfigError&) {
-  }
   MoveHost& host = *this;
   if (fleet_) {
+    fleet_->agent().acknowledge(static_cast<std::int64_t>(topology_->map_version));
     driver_ =
         std::make_unique<MoveDriver>(io_, host, fleet_->ledger(), fleet_->agent().router_name());
     fleet_->set_driver(*driver_);
@@ -88,19 +62,31 @@ Server::Server(ConfigSource source, config::Config config, FleetStart fleet)
     local_ = std::make_unique<LocalLedger>(source_.path, topology_->config->resharding.state_file);
     driver_ = std::make_unique<MoveDriver>(io_, host, *local_, "santral");
     local_->on_change([this](const std::optional<LedgerMove>& move) { driver_->take(move); });
+  }
+  reloads_ = std::make_unique<ConfigReloads>(
+      source_, static_cast<RouterHost&>(*this), *driver_, local_.get(), fleet_.get(),
+      [this](const config::Config& config) { sentinel_.watch(config); });
+  Shutdown::Steps steps;
+  steps.reload = [this] { reloads_->reload("SIGHUP", nullptr); };
+  steps.stop_taking_work = [this] { stop_taking_work(); };
+  // In a fleet the run-time salting is the fleet's, and outlives this router.
+  steps.last_work = [this](std::function<void()> done) {
+    if (fleet_) return done();
+    salting_.fold(std::move(done));
+  };
+  shutdown_ = std::make_unique<Shutdown>(io_, workers_, topology_, std::move(steps));
+  if (local_) {
     auto start = restore_local_moves(*local_, *this, topology_, source_.path);
     topology_ = start.topology;
     kept_move_ = std::move(start.kept_move);
     planned_at_start_ = std::move(start.planned);
     start_error_ = std::move(start.error);
-    if (start.file_in_force) local_->set_in_force_text(last_read_text_);
+    if (start.file_in_force) local_->set_in_force_text(reloads_->last_read_text());
   }
   sentinel_.set_driver(*driver_);
   for (unsigned i = 0; i < topology_->config->workers; ++i)
     workers_.push_back(std::make_unique<Worker>(i, topology_, shared_));
-  std::vector<Worker*> peers;
-  for (auto& worker : workers_) peers.push_back(worker.get());
-  for (auto& worker : workers_) worker->set_peers(peers);
+  for (auto& worker : workers_) worker->set_peers(worker_list());
 }
 
 Server::~Server() {
@@ -143,7 +129,7 @@ int Server::run() {
       driver_->coordinate(true);  // alone, it drives its moves itself
       if (kept_move_) driver_->take(std::exchange(kept_move_, std::nullopt));
       if (auto to = std::exchange(planned_at_start_, nullptr))
-        driver_->plan(to, last_read_text_, [](bool ok, const std::string& message) {
+        driver_->plan(to, reloads_->last_read_text(), [](bool ok, const std::string& message) {
           if (ok)
             spdlog::info("resharding: {}", message);
           else
@@ -157,8 +143,8 @@ int Server::run() {
                   [this] { salting_.check_waiters(); });
   }
   sentinel_.watch(*topology_->config);
-  wait_for_signals();
-  watch_file();
+  shutdown_->wait_for_signals();
+  every_second();
   salting_.start();
   listeners_.start();
   io_.run();
@@ -171,64 +157,13 @@ int Server::run() {
   return 0;
 }
 
-void Server::wait_for_signals() {
-  signals_.async_wait([this](boost::system::error_code error, int signal) {
-    if (error) return;
-    if (signal == SIGHUP) {
-      start_reload("SIGHUP", nullptr);
-    } else if (shutting_down_) {
-      spdlog::warn("second {}: exiting at once", signal == SIGINT ? "SIGINT" : "SIGTERM");
-      std::_Exit(1);
-    } else {
-      begin_shutdown(signal);
-    }
-    wait_for_signals();
-  });
-}
-
-// Stops accepting, then lets every worker answer what its clients already sent; exits when
-// all are done or when drain_ms has passed.
-void Server::begin_shutdown(int signal) {
-  shutting_down_ = true;
+// The first SIGINT or SIGTERM: no new clients, no more timers; the workers drain next.
+void Server::stop_taking_work() {
   sentinel_.stop();
-  auto drain = topology_->config->drain;
-  spdlog::info(
-      "received {}: no new clients; answering what was already sent (up to {} ms); "
-      "send it again to exit at once",
-      signal == SIGINT ? "SIGINT" : "SIGTERM", drain.count());
-  boost::system::error_code ignored;
   listeners_.close();
   watch_timer_.cancel();
   salting_.stop();
   if (admin_) admin_->close();
-  for (auto& worker : workers_) {
-    Worker* w = worker.get();
-    asio::post(w->io(), [this, w] {
-      w->drain([this] {
-        asio::post(io_, [this] {
-          // In a fleet the run-time salting is the fleet's, and outlives this router.
-          if (++drained_workers_ == workers_.size()) {
-            if (fleet_)
-              finish_shutdown();
-            else
-              salting_.fold([this] { finish_shutdown(); });
-          }
-        });
-      });
-    });
-  }
-  drain_timer_.expires_after(drain);
-  drain_timer_.async_wait([this](boost::system::error_code ec) {
-    if (ec) return;
-    spdlog::warn("drain_ms passed with clients still waiting for replies; closing them");
-    finish_shutdown();
-  });
-}
-
-void Server::finish_shutdown() {
-  drain_timer_.cancel();
-  signals_.cancel();
-  io_.stop();
 }
 
 std::vector<Worker*> Server::worker_list() const {
@@ -294,123 +229,52 @@ void Server::analyze(AnalyzeRequest request, std::function<void(AnalyzeAnswer)> 
 
 void Server::reload(std::function<void(ReloadResult)> done) {
   asio::post(io_, [this, done = std::move(done)]() mutable {
-    start_reload("SANTRAL RELOAD", std::move(done));
+    reloads_->reload("SANTRAL RELOAD", std::move(done));
   });
-}
-
-void Server::start_reload(std::string why, std::function<void(ReloadResult)> done) {
-  if (fleet_) return reload_in_fleet(std::move(why), std::move(done));
-  reload_now(std::move(why), [done = std::move(done)](ReloadResult result) {
-    if (done) done(std::move(result));
-  });
-}
-
-void Server::reload_now(std::string why, std::function<void(ReloadResult)> done) {
-  auto finish = [&](ReloadResult result) { done(remember_reload(why, std::move(result))); };
-  const auto& current = *topology_->config;
-  config::Config next;
-  std::string text;
-  try {
-    text = source_.read_text();
-    last_read_text_ = text;
-    next = source_.parse(text);
-  } catch (const config::ConfigError& e) {
-    spdlog::error("reload ({}) rejected, still serving version {}: {}", why, topology_->version,
-                  e.what());
-    return finish({false, e.what()});
-  }
-  // Certificates are read again at every reload: new handshakes use renewed files.
-  auto tls = make_tls_contexts(next);
-  if (!tls.contexts) {
-    spdlog::error("reload ({}) rejected, still serving version {}: {}: {}", why, topology_->version,
-                  next.source.string(), tls.error);
-    return finish({false, next.source.string() + ": " + tls.error});
-  }
-  std::vector<std::string> kept = keep_restart_settings(current, next);
-  if (driver_->under_way()) {
-    std::string error = fmt::format(
-        "a move is {} (SANTRAL RESHARD STATUS); reload once it has ended, or ABORT it first",
-        reshard_state_name(driver_->state()));
-    spdlog::error("reload ({}) rejected, still serving version {}: {}", why, topology_->version,
-                  error);
-    return done({false, error});
-  }
-  put_tls_in_force(tls.contexts);
-  auto version = next_version();
-  config::TopologyPtr topology = [&] {
-    auto made =
-        std::make_shared<config::Topology>(*config::make_topology(std::move(next), version));
-    made->salt_naming = topology_->salt_naming;  // sub-keys keep their names
-    return made;
-  }();
-  auto change = config::compare_placement(*topology_->map, *topology->map);
-  if (!config::moving_units(*topology_->map, *topology->map).empty() &&
-      topology->config->distribution != config::Distribution::Random &&
-      topology_->config->distribution != config::Distribution::Random) {
-    return driver_->plan(topology, text, [this, why, done](bool ok, std::string message) {
-      if (ok)
-        spdlog::info("reload ({}): {}", why, message);
-      else
-        spdlog::error("reload ({}) rejected, still serving version {}: {}", why, topology_->version,
-                      message);
-      done(remember_reload(why, {ok, std::move(message)}));
-    });
-  }
-  if (driver_->planned()) {
-    spdlog::info(
-        "resharding: the planned move is dropped: a reload put back a map that moves "
-        "nothing");
-    driver_->abort([](const std::string&) {});
-  }
-  local_->set_in_force_text(text);
-  std::vector<Worker*> workers;
-  for (auto& worker : workers_) workers.push_back(worker.get());
-  post_to_each<Worker>(workers, [topology](Worker& worker) { worker.apply(topology); });
-  topology_ = topology;
-  shared_.topology_version = version;
-  spdlog::set_level(spdlog::level::from_str(topology_->config->log_level));
-  sentinel_.watch(*topology_->config);
-  std::string message =
-      fmt::format("version {}: {} shard{}; {}", version, topology_->map->shard_count(),
-                  topology_->map->shard_count() == 1 ? "" : "s", change.summary());
-  if (!kept.empty())
-    message += fmt::format(" (needs a restart to change: {})", fmt::join(kept, ", "));
-  spdlog::info("reloaded {} ({}): {}", source_.path.string(), why, message);
-  finish({true, message});
 }
 
 ControlPlane::ReloadResult Server::remember_reload(std::string_view why, ReloadResult result) {
-  last_reload_ = ReloadRecord{result, std::string(why), std::chrono::system_clock::now()};
-  return result;
+  return reloads_->remember(why, std::move(result));
 }
 
-// Reloads when the file's modification time or size changes; checked once a second.
-bool Server::already_read() const {
-  try {
-    return source_.read_text() == last_read_text_;
-  } catch (const config::ConfigError&) {
-    return false;
-  }
-}
-
-void Server::watch_file() {
-  std::error_code ec;
-  auto time = std::filesystem::last_write_time(source_.path, ec);
-  auto size = std::filesystem::file_size(source_.path, ec);
-  if (!ec) {
-    bool changed = file_time_ && (*file_time_ != time || file_size_ != size);
-    file_time_ = time;
-    file_size_ = size;
-    // A file some reload has read already (SANTRAL RELOAD right after the edit) is not new.
-    if (changed && topology_->config->watch_file && !already_read())
-      start_reload("the file changed", nullptr);
-  }
-  if (fleet_) salting_.check_waiters();  // their deadlines
-  driver_->advance();                    // a ledger write that failed is tried again
+// Once a second: the file's changes, the salting waiters' deadlines, and a ledger write that
+// failed is tried again.
+void Server::every_second() {
+  reloads_->check_file();
+  if (fleet_) salting_.check_waiters();
+  driver_->advance();
   watch_timer_.expires_after(kWatchPeriod);
   watch_timer_.async_wait([this](boost::system::error_code error) {
-    if (!error) watch_file();
+    if (!error) every_second();
   });
+}
+
+std::optional<FleetAgent::View> Server::fleet_view() const {
+  if (!fleet_) return std::nullopt;
+  return fleet_->view();
+}
+
+void Server::put_in_force(config::TopologyPtr topology) {
+  if (fleet_) fleet_->agent().use_shards(shards_of(*topology));
+  post_to_each<Worker>(worker_list(), [topology](Worker& worker) { worker.apply(topology); });
+  topology_ = std::move(topology);
+  shared_.topology_version = topology_->version;
+  spdlog::set_level(spdlog::level::from_str(topology_->config->log_level));
+}
+
+void Server::fence_all(std::function<void()> done) {
+  fence_workers(io_, worker_list(), {}, nullptr, std::move(done));
+}
+
+void Server::push_map(std::string text, std::function<void(ReloadResult)> done) {
+  if (fleet_) return fleet_->push_map(std::move(text), std::move(done));
+  asio::post(io_, [done = std::move(done)] {
+    done({false, protocol::error_message(protocol::ClientError::NotInFleet)});
+  });
+}
+
+void Server::share_salting(SaltChange change, std::function<void(std::string)> done) {
+  salting_.share(std::move(change), std::move(done));
 }
 
 }  // namespace santral::router

@@ -9,18 +9,18 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include "config/config.h"
 #include "config/topology.h"
-#include "router/hotkeys/salting/salt_overrides_json.h"
 #include "router/process/client_listeners.h"
+#include "router/process/config_reloads.h"
 #include "router/process/config_source.h"
 #include "router/process/fleet_start.h"
 #include "router/process/fleet_sync.h"
 #include "router/process/run_time_salting.h"
 #include "router/process/sentinel_failover.h"
+#include "router/process/shutdown.h"
 #include "router/process/worker.h"
 #include "router/resharding/fleet_ledger.h"
 #include "router/resharding/local_ledger.h"
@@ -54,21 +54,19 @@ class Server final : public ControlPlane, private MoveHost, private RouterHost {
   std::optional<FleetAgent::View> fleet_view() const override;
   void share_salting(SaltChange change, std::function<void(std::string)> done) override;
 
-  const std::optional<ReloadRecord>& last_reload() const override { return last_reload_; }
+  const std::optional<ReloadRecord>& last_reload() const override { return reloads_->last(); }
 
   const std::vector<std::unique_ptr<Worker>>& workers() const { return workers_; }
   std::vector<WorkerServices*> worker_services() const override;
   config::TopologyPtr topology() const override { return topology_; }
   SharedState& shared() override { return shared_; }
   // The text of the config in force (what the last reload that took effect read).
-  std::string config_text() const { return local_ ? local_->in_force_text() : last_read_text_; }
+  std::string config_text() const {
+    return local_ ? local_->in_force_text() : reloads_->last_read_text();
+  }
   boost::asio::io_context& io() override { return io_; }
 
  private:
-  void reload_now(std::string why, std::function<void(ReloadResult)> done);
-  // Any reload: in a fleet the file's settings apply here and its map is proposed to etcd.
-  void start_reload(std::string why, std::function<void(ReloadResult)> done);
-  void reload_in_fleet(std::string why, std::function<void(ReloadResult)> done);
   // RouterHost (router/process/fleet_sync.h).
   void put_in_force(config::TopologyPtr topology) override;
   void fence_all(std::function<void()> done) override;
@@ -82,11 +80,8 @@ class Server final : public ControlPlane, private MoveHost, private RouterHost {
                                                 std::string& error) override;
   std::vector<Worker*> worker_list() const;
   ReloadResult remember_reload(std::string_view why, ReloadResult result) override;
-  void watch_file();
-  bool already_read() const;  // the file holds the text the last reload read
-  void wait_for_signals();
-  void begin_shutdown(int signal);
-  void finish_shutdown();
+  void every_second();
+  void stop_taking_work();
 
   ConfigSource source_;
   config::TopologyPtr topology_;
@@ -96,9 +91,7 @@ class Server final : public ControlPlane, private MoveHost, private RouterHost {
   std::vector<std::unique_ptr<Worker>> workers_;
   boost::asio::io_context io_{1};
   ClientListeners listeners_;
-  boost::asio::signal_set signals_;
   boost::asio::steady_timer watch_timer_;
-  boost::asio::steady_timer drain_timer_;
   RunTimeSalting salting_;
   std::uint64_t last_version_ = 1;
   // A move's state lives in its ledger: the state file alone, etcd in a fleet. Before
@@ -109,14 +102,10 @@ class Server final : public ControlPlane, private MoveHost, private RouterHost {
   std::string start_error_;               // the router does not start (a bad state file)
   std::optional<LedgerMove> kept_move_;   // alone: the move the state file holds, resumed at run()
   config::TopologyPtr planned_at_start_;  // alone: the file's map, planned as a move at run()
-  std::optional<std::filesystem::file_time_type> file_time_;
-  std::uintmax_t file_size_ = 0;
-  std::string last_read_text_;  // what the last reload (or the start) read from the file
+  std::unique_ptr<ConfigReloads> reloads_;
   std::unique_ptr<AdminServer> admin_;
   SentinelFailover sentinel_;
-  std::optional<ReloadRecord> last_reload_;
-  bool shutting_down_ = false;
-  std::size_t drained_workers_ = 0;
+  std::unique_ptr<Shutdown> shutdown_;
 };
 
 }  // namespace santral::router

@@ -10,7 +10,7 @@
 #include "router/hotkeys/near_cache/tracking_connections.h"
 #include "router/hotkeys/salting/salt_table.h"
 #include "router/runtime/fan_out.h"
-#include "router/session/client_session.h"
+#include "router/session/client.h"
 #include "router/tracking/tracking_lanes.h"
 #include "router/transport/handshake_log.h"
 
@@ -51,7 +51,7 @@ Worker::Worker(unsigned index, config::TopologyPtr topology, SharedState& shared
       near_cache_(std::make_unique<NearCache>(topology_->config->near_cache.max_bytes)),
       near_cache_connections_(std::make_unique<TrackingConnections>(io_, stats_, *near_cache_)),
       lanes_(std::make_unique<TrackingLanes>(io_, stats_, [this](std::uint64_t id) {
-        return static_cast<TrackingClient*>(find_session(id));
+        return static_cast<TrackingClient*>(find_client(id));
       })) {
   provide({index_, &io_, &topology_, &shared_, &stats_, &scripts_, hotkeys_.get(), &sampler_,
            salts_.get(), near_cache_.get(), &learned_});
@@ -77,9 +77,9 @@ void Worker::stop() {
   if (!thread_.joinable()) return;
   asio::post(io_, [this] {
     ticker_.cancel();
-    // Each session is held while it closes: closing drops connections whose replies were the
+    // Each client is held while it closes: closing drops connections whose replies were the
     // last to hold it, and it must not go away inside its own close().
-    for_each_session([](ClientSession& session) { session.close(); });
+    visit_clients([](Client& client) { client.close(); });
     starved_.clear();
     pool_.stop();
     near_cache_connections_->stop();
@@ -108,11 +108,11 @@ void Worker::apply(config::TopologyPtr topology) {
   if (!placement_changed) return;
   // A subscription lives on the shard that owned its channel; with channels moving, the
   // client is closed so that it subscribes again where they now live.
-  for_each_session([](ClientSession& session) {
-    if (!session.subscribed()) return;
+  visit_clients([](Client& client) {
+    if (!client.subscribed()) return;
     spdlog::info("client {} ({}): the shard map changed under its subscriptions; closing it",
-                 session.state().id, session.state().peer);
-    session.close();
+                 client.state().id, client.state().peer);
+    client.close();
   });
 }
 
@@ -138,7 +138,7 @@ void Worker::change_direction() {
   for (auto& held : std::exchange(held_pulls_, {}))
     for (std::uint32_t i = 0; i < held.groups.size(); ++i)
       held.client->deliver(held.slot, i, "+NOKEY\r\n");
-  for_each_session([this](ClientSession& session) { session.map_changed(*topology_); });
+  visit_clients([this](Client& client) { client.map_changed(*topology_); });
 }
 
 void Worker::hold_pull(RequestContext& client, std::uint64_t slot, std::vector<PullGroup> groups) {
@@ -177,47 +177,46 @@ void Worker::release_moves() {
 
 void Worker::adopt(asio::ip::tcp::socket socket, std::uint64_t client_id, bool tls) {
   ++stats_.connections_accepted;
-  auto session = boost::intrusive_ptr<ClientSession>(
-      new ClientSession(*this, std::move(socket), client_id, tls));
-  sessions_.emplace(client_id, session.get());
+  auto client = boost::intrusive_ptr<Client>(new Client(*this, std::move(socket), client_id, tls));
+  clients_.emplace(client_id, client.get());
   shared_.clients.add(client_id, index_);
   auto now = std::chrono::steady_clock::now();
   if (tls) handshake_deadlines_.push_back({now + config().tls.handshake_timeout, client_id});
-  if (!session->state().authenticated && config().limits.auth_timeout.count() > 0)
+  if (!client->state().authenticated && config().limits.auth_timeout.count() > 0)
     auth_deadlines_.push_back({now + config().limits.auth_timeout, client_id});
-  session->start();
-  if (drained_) session->drain();
+  client->session().start();
+  if (drained_) client->session().stop_after_input();
 }
 
 void Worker::drain(std::function<void()> drained) {
   drained_ = std::move(drained);
-  for_each_session([](ClientSession& session) { session.drain(); });
-  // An idle session closes at once, and the last one to go has already passed `drained` on.
-  if (drained_ && sessions_.empty()) std::exchange(drained_, nullptr)();
+  visit_clients([](Client& client) { client.session().stop_after_input(); });
+  // An idle client closes at once, and the last one to go has already passed `drained` on.
+  if (drained_ && clients_.empty()) std::exchange(drained_, nullptr)();
 }
 
 void Worker::forget(RequestContext& client) {
-  if (sessions_.erase(client.state().id) > 0) {
+  if (clients_.erase(client.state().id) > 0) {
     shared_.connected_clients.fetch_sub(1);
     shared_.clients.remove(client.state().id);
   }
   lanes_->forget_client(client.state().id);
-  if (drained_ && sessions_.empty()) asio::post(io_, std::exchange(drained_, nullptr));
+  if (drained_ && clients_.empty()) asio::post(io_, std::exchange(drained_, nullptr));
 }
 
-ClientSession* Worker::find_session(std::uint64_t id) const {
-  auto found = sessions_.find(id);
-  return found == sessions_.end() ? nullptr : found->second;
+Client* Worker::find_client(std::uint64_t id) const {
+  auto found = clients_.find(id);
+  return found == clients_.end() ? nullptr : found->second;
 }
 
 void Worker::redirect_invalidation(std::uint64_t from, std::uint64_t to, unsigned to_worker,
                                    std::string keys) {
   Worker* target = to_worker < peers_.size() ? peers_[to_worker] : this;
   auto deliver = [this, target, from, to, keys = std::move(keys)] {
-    if (ClientSession* session = target->find_session(to); session && !session->closed())
-      return session->redirected_invalidation(keys);
+    if (Client* client = target->find_client(to); client && !client->closed())
+      return client->redirected_invalidation(keys);
     auto gone = [this, from, to] {
-      if (ClientSession* session = find_session(from)) session->redirect_gone(to);
+      if (Client* client = find_client(from)) client->redirect_gone(to);
     };
     if (target == this) return gone();
     asio::post(io_, gone);
@@ -226,15 +225,15 @@ void Worker::redirect_invalidation(std::uint64_t from, std::uint64_t to, unsigne
   asio::post(target->io(), std::move(deliver));
 }
 
-void Worker::for_each_session(const std::function<void(ClientSession&)>& visit) {
-  std::vector<boost::intrusive_ptr<ClientSession>> all;
-  all.reserve(sessions_.size());
-  for (auto& [id, session] : sessions_) all.emplace_back(session);
-  for (auto& session : all) visit(*session);
+void Worker::visit_clients(const std::function<void(Client&)>& visit) {
+  std::vector<boost::intrusive_ptr<Client>> all;
+  all.reserve(clients_.size());
+  for (auto& [id, client] : clients_) all.emplace_back(client);
+  for (auto& client : all) visit(*client);
 }
 
 void Worker::for_each_client(const std::function<void(RequestContext&)>& visit) {
-  for_each_session(visit);
+  visit_clients(visit);
 }
 
 void Worker::set_peers(std::vector<Worker*> peers) {
@@ -315,20 +314,20 @@ void Worker::admit_hot_reads(std::chrono::steady_clock::time_point now) {
 void Worker::park_idle_sessions(std::chrono::steady_clock::time_point now) {
   if (now - last_park_sweep_ < std::chrono::seconds(1)) return;
   last_park_sweep_ = now;
-  for (auto& [id, session] : sessions_) session->park_if_idle();
+  for (auto& [id, client] : clients_) client->session().park_if_idle();
 }
 
 // limits.idle_timeout_s (Redis's `timeout`): checked with the parking sweep, once a second.
 void Worker::close_idle_sessions(std::chrono::steady_clock::time_point now) {
   auto timeout = config().limits.idle_timeout;
   if (timeout.count() == 0 || now != last_park_sweep_) return;
-  std::vector<boost::intrusive_ptr<ClientSession>> idle;
-  for (auto& [id, session] : sessions_)
-    if (session->idle_since(now - timeout)) idle.emplace_back(session);
-  for (auto& session : idle) {
-    spdlog::debug("client {} ({}): idle for limits.idle_timeout_s; closing it", session->state().id,
-                  session->state().peer);
-    session->close();
+  std::vector<boost::intrusive_ptr<Client>> idle;
+  for (auto& [id, client] : clients_)
+    if (client->idle_since(now - timeout)) idle.emplace_back(client);
+  for (auto& client : idle) {
+    spdlog::debug("client {} ({}): idle for limits.idle_timeout_s; closing it", client->state().id,
+                  client->state().peer);
+    client->close();
   }
 }
 
@@ -336,17 +335,17 @@ void Worker::close_idle_sessions(std::chrono::steady_clock::time_point now) {
 // not hold a connection slot without speaking.
 void Worker::check_session_deadlines(std::chrono::steady_clock::time_point now) {
   while (!handshake_deadlines_.empty() && handshake_deadlines_.front().at <= now) {
-    auto* session = find_session(handshake_deadlines_.front().session);
+    auto* client = find_client(handshake_deadlines_.front().client);
     handshake_deadlines_.pop_front();
-    if (session != nullptr && session->handshaking()) {
-      handshake_failed(session->state().peer, "no handshake within tls.handshake_timeout_ms");
-      session->close();
+    if (client != nullptr && client->session().handshaking()) {
+      handshake_failed(client->state().peer, "no handshake within tls.handshake_timeout_ms");
+      client->close();
     }
   }
   while (!auth_deadlines_.empty() && auth_deadlines_.front().at <= now) {
-    auto* session = find_session(auth_deadlines_.front().session);
+    auto* client = find_client(auth_deadlines_.front().client);
     auth_deadlines_.pop_front();
-    if (session != nullptr) session->auth_timed_out();
+    if (client != nullptr) client->auth_timed_out();
   }
 }
 
@@ -365,17 +364,18 @@ void Worker::input_changed(std::size_t before, std::size_t after) {
 }
 
 void Worker::stop_largest_reader() {
-  ClientSession* largest = nullptr;
-  for (auto& [id, session] : sessions_)
-    if (!session->reading_stopped() &&
-        (largest == nullptr || session->buffered_input() > largest->buffered_input()))
-      largest = session;
-  if (largest == nullptr || largest->buffered_input() == 0) return;
+  Client* largest = nullptr;
+  for (auto& [id, client] : clients_)
+    if (!client->session().reading_stopped() &&
+        (largest == nullptr ||
+         client->session().buffered_input() > largest->session().buffered_input()))
+      largest = client;
+  if (largest == nullptr || largest->session().buffered_input() == 0) return;
   spdlog::debug(
       "client {} ({}) holds {} bytes of unfinished input; not reading from it while "
       "the clients' input is over limits.max_input_bytes_total",
-      largest->state().id, largest->state().peer, largest->buffered_input());
-  largest->stop_reading();
+      largest->state().id, largest->state().peer, largest->session().buffered_input());
+  largest->session().stop_reading();
   starved_.emplace_back(largest);  // with no read in flight, only this keeps it alive
 }
 
@@ -383,10 +383,10 @@ void Worker::stop_largest_reader() {
 // again (one per tick, so that they do not all come back at once).
 void Worker::resume_starved_reader() {
   while (!starved_.empty() && buffered_input_ < input_share() / 4 * 3) {
-    auto session = std::move(starved_.front());
+    auto client = std::move(starved_.front());
     starved_.pop_front();
-    if (session->closed()) continue;
-    session->resume_reading();
+    if (client->closed()) continue;
+    client->session().resume_reading();
     return;
   }
 }

@@ -28,7 +28,7 @@
 
 namespace santral::router {
 
-class ClientSession;
+class Client;
 class HotKeyDetector;
 class NearCache;
 class TrackingConnections;
@@ -92,11 +92,8 @@ class Worker final : public WorkerServices {
   const WorkerTotals& published() const override { return published_; }
 
   void forget(RequestContext& client) override;
-  // Calls `visit` for each client session of this worker (on this worker's thread).
-  void for_each_session(const std::function<void(ClientSession&)>& visit);
   void for_each_client(const std::function<void(RequestContext&)>& visit) override;
-  std::size_t client_count() const override { return sessions_.size(); }
-  ClientSession* find_session(std::uint64_t id) const;
+  std::size_t client_count() const override { return clients_.size(); }
   // CLIENT TRACKING ... REDIRECT: `keys` of an invalidation for client `from` (of this worker)
   // go to client `to` on worker `to_worker`; `from` is told if `to` is gone.
   void redirect_invalidation(std::uint64_t from, std::uint64_t to, unsigned to_worker,
@@ -109,6 +106,9 @@ class Worker final : public WorkerServices {
   void admit_hot_reads(std::chrono::steady_clock::time_point now);
   void follow_catalog();
 
+  // Calls `visit` for each client of this worker (on this worker's thread), each held.
+  void visit_clients(const std::function<void(Client&)>& visit);
+  Client* find_client(std::uint64_t id) const;
   void park_idle_sessions(std::chrono::steady_clock::time_point now);
   void close_idle_sessions(std::chrono::steady_clock::time_point now);
   void check_session_deadlines(std::chrono::steady_clock::time_point now);
@@ -141,18 +141,18 @@ class Worker final : public WorkerServices {
   std::vector<WorkerServices*> peer_services_;  // the same, as their services
   std::shared_ptr<const protocol::LearnedCommands> learned_ =
       std::make_shared<const protocol::LearnedCommands>();
-  std::unordered_map<std::uint64_t, ClientSession*> sessions_;
+  std::unordered_map<std::uint64_t, Client*> clients_;
   // Clients that must finish their TLS handshake (tls.handshake_timeout_ms) or AUTH
   // (limits.auth_timeout_ms) by a deadline; one timeout each, so each list is in deadline order.
   struct SessionDeadline {
     std::chrono::steady_clock::time_point at;
-    std::uint64_t session;
+    std::uint64_t client;
   };
   std::deque<SessionDeadline> handshake_deadlines_;
   std::deque<SessionDeadline> auth_deadlines_;
   std::size_t buffered_input_ = 0;  // every session's unparsed input (limits.max_input_bytes_total)
   // Sessions that stopped reading for it, oldest first (closed ones are dropped when reached).
-  std::deque<boost::intrusive_ptr<ClientSession>> starved_;
+  std::deque<boost::intrusive_ptr<Client>> starved_;
   std::function<void()> drained_;  // set while draining
   struct HeldPull {
     boost::intrusive_ptr<RequestContext> client;

@@ -36,7 +36,7 @@ struct PullOutcome;
 
 // What a route, a command or the dispatcher may do with the request it handles and with the
 // client that sent it: open its reply slots, send it to the shards the plan chose, answer it,
-// and reach the client's state and its worker's services. Implemented by ClientSession (one
+// and reach the client's state and its worker's services. Implemented by Client (one
 // client connection, router/session/), and by a fake in the unit tests of routes and commands
 // (tests/support/fake_request_context.h): nothing here needs a socket.
 //

@@ -1,6 +1,24 @@
 #include "router/session/session_input.h"
 
+#include <algorithm>
+
 namespace santral::router {
+
+void SessionInput::make_room() {
+  if (end < inbox.size()) return;
+  if (start == 0) return inbox.resize(inbox.size() * 2);
+  std::copy(inbox.begin() + static_cast<std::ptrdiff_t>(start),
+            inbox.begin() + static_cast<std::ptrdiff_t>(end), inbox.begin());
+  end -= start;
+  start = 0;
+}
+
+void SessionInput::rewind() {
+  start = end = 0;
+  if (inbox.size() <= InputPool::kKeepBytes) return;
+  inbox.resize(InputPool::kInboxBytes);
+  inbox.shrink_to_fit();
+}
 
 std::unique_ptr<SessionInput> InputPool::take(const protocol::RequestLimits& limits) {
   if (spares_.empty()) {

@@ -25,6 +25,11 @@ struct SessionInput {
   std::string scratch;  // request bytes a route builds (rewritten commands)
 
   bool empty() const { return start == end; }
+  // Room at the end for the next read: the partial request moves to the front (the parser
+  // counts from its first byte), or the buffer doubles.
+  void make_room();
+  // Every request read was parsed: start over at the front, and let a large buffer go.
+  void rewind();
 };
 
 // A worker's spare SessionInputs. Taking one costs no allocation once the worker has served as

@@ -1,0 +1,54 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "config/topology.h"
+#include "router/process/worker.h"
+
+namespace santral::router {
+
+// The process's signals, on the server's thread. SIGHUP reloads. The first SIGINT or SIGTERM
+// shuts down gracefully: no new work, every worker answers what its clients already sent,
+// then the server's io_context stops (at the latest after drain_ms); a second one exits at
+// once.
+//
+//   signal ──► stop_taking_work() ──► each worker drains ──► last_work(done) ──► io.stop()
+//                                └──── drain_ms passed ─────────────────────────┘
+class Shutdown {
+ public:
+  struct Steps {
+    std::function<void()> reload;            // SIGHUP
+    std::function<void()> stop_taking_work;  // listeners, admin API, timers
+    // Once every worker drained: what must be done before exiting (alone: folding the
+    // run-time salting into the file); calls its argument when done.
+    std::function<void(std::function<void()>)> last_work;
+  };
+
+  Shutdown(boost::asio::io_context& io, const std::vector<std::unique_ptr<Worker>>& workers,
+           const config::TopologyPtr& serving, Steps steps);
+
+  void wait_for_signals();
+
+ private:
+  void begin(int signal);
+  void finish();
+
+  boost::asio::io_context& io_;
+  const std::vector<std::unique_ptr<Worker>>& workers_;
+  const config::TopologyPtr& serving_;
+  Steps steps_;
+  boost::asio::signal_set signals_;
+  boost::asio::steady_timer drain_timer_;
+  bool shutting_down_ = false;
+  std::size_t drained_workers_ = 0;
+};
+
+}  // namespace santral::router
