@@ -279,7 +279,16 @@ void plan_split(Plan& plan) {
     return;
   }
   // Most calls have every key on one shard: then the request goes there untouched.
-  plan.kind = plan.shard ? RouteKind::SingleShard : RouteKind::Split;
+  if (plan.shard) {
+    plan.kind = RouteKind::SingleShard;
+    return;
+  }
+  plan.kind = RouteKind::Split;
+  for (auto& key : plan.keys) {
+    auto found = std::find(plan.shards.begin(), plan.shards.end(), key.owner.shard);
+    key.fragment = static_cast<std::uint32_t>(found - plan.shards.begin());
+    if (found == plan.shards.end()) plan.shards.push_back(key.owner.shard);
+  }
 }
 
 void plan_stateful(const PlanContext& context, const protocol::Request& request, Plan& plan) {

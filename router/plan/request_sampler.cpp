@@ -20,6 +20,7 @@ std::uint16_t shards_reached(const Plan& plan, std::size_t placed) {
     case RouteKind::Refused:
       return 0;
     case RouteKind::Broadcast:
+    case RouteKind::Split:  // one sub-command per shard
       return static_cast<std::uint16_t>(plan.shards.size());
     default:
       break;

@@ -21,42 +21,28 @@ namespace santral::router {
 using protocol::ClientError;
 using protocol::error_message;
 
-namespace {
-
-struct Fragment {
-  std::size_t shard;
-  std::vector<std::string_view> args;
-};
-
-}  // namespace
-
 void route_split(const Routed& routed) {
   auto& session = routed.session;
   const auto& args = routed.request.args;
   const auto& map = session.worker().shard_map();
-  const auto& keys = routed.plan.keys;
+  const auto& plan = routed.plan;
 
-  // A key and the arguments that belong to it (MSET: key value).
+  // A key and the arguments that belong to it (MSET: key value). The plan numbered the
+  // fragments (PlannedKey::fragment).
   std::size_t width = std::max<std::int16_t>(1, routed.spec.key_specs.front().keystep);
-  std::vector<Fragment> fragments;
-  std::vector<std::uint32_t> fragment_of_shard(map.shard_count(), UINT32_MAX);
+  std::vector<std::vector<std::string_view>> fragments(plan.shards.size(), {args[0]});
   MergePlan merge;  // how the replies come back together
   merge.kind = routed.spec.merge;
   merge.command = upper_name(routed.spec);
   merge.protocol = session.state().protocol;
-  merge.positions.reserve(keys.size());
-  for (const auto& key : keys) {
-    std::size_t shard = key.owner.shard;
-    std::uint32_t& f = fragment_of_shard[shard];
-    if (f == UINT32_MAX) {
-      f = static_cast<std::uint32_t>(fragments.size());
-      fragments.push_back({shard, {args[0]}});
-      merge.fragment_names.push_back(map.shard(shard).name);
-    }
-    auto& fragment = fragments[f];
-    merge.positions.emplace_back(f, static_cast<std::uint32_t>((fragment.args.size() - 1) / width));
+  merge.positions.reserve(plan.keys.size());
+  for (std::size_t shard : plan.shards) merge.fragment_names.push_back(map.shard(shard).name);
+  for (const auto& key : plan.keys) {
+    auto& fragment = fragments[key.fragment];
+    merge.positions.emplace_back(key.fragment,
+                                 static_cast<std::uint32_t>((fragment.size() - 1) / width));
     for (std::size_t k = 0; k < width && key.position + k < args.size(); ++k)
-      fragment.args.push_back(args[key.position + k]);
+      fragment.push_back(args[key.position + k]);
   }
 
   auto slot =
@@ -64,8 +50,8 @@ void route_split(const Routed& routed) {
   std::string& bytes = session.scratch();
   for (std::uint32_t f = 0; f < fragments.size(); ++f) {
     bytes.clear();
-    protocol::RespWriter(bytes).command(fragments[f].args);
-    session.backend(fragments[f].shard).send(bytes, &session, slot, f);
+    protocol::RespWriter(bytes).command(fragments[f]);
+    session.backend(plan.shards[f]).send(bytes, &session, slot, f);
   }
 }
 

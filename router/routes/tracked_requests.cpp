@@ -24,20 +24,11 @@ void invalidate_now(RequestContext& session, const std::vector<std::string>& key
   for (const auto& key : keys) session.invalidate(invalidation_push(key));
 }
 
-// Fragments of a split request are numbered by the first key of each shard, as
-// route_split() numbers them.
+// Each fragment of a split request registers the keys it carries (PlannedKey::fragment).
 void expect_split(const Routed& routed, std::uint64_t slot, std::uint64_t epoch) {
-  std::vector<std::size_t> shards;
-  std::vector<std::vector<std::string>> keys;
-  for (const auto& key : routed.plan.keys) {
-    std::size_t f = 0;
-    while (f < shards.size() && shards[f] != key.owner.shard) ++f;
-    if (f == shards.size()) {
-      shards.push_back(key.owner.shard);
-      keys.emplace_back();
-    }
-    keys[f].emplace_back(routed.request.args[key.position]);
-  }
+  std::vector<std::vector<std::string>> keys(routed.plan.shards.size());
+  for (const auto& key : routed.plan.keys)
+    keys[key.fragment].emplace_back(routed.request.args[key.position]);
   for (std::uint32_t f = 0; f < keys.size(); ++f)
     routed.session.tracked_reads().expect(slot, f, epoch, std::move(keys[f]));
 }

@@ -46,6 +46,9 @@ struct PlannedKey {
   // Under a move, the shard the key may still be on (its old owner) when that is not `owner`:
   // the key is pulled from there before the request runs (router/routes/key_pull.h).
   std::optional<std::size_t> moving_from;
+  // Split: the sub-command it goes in, one per shard, numbered in the order of each shard's
+  // first key (Plan::shards names their shards).
+  std::uint32_t fragment = 0;
 };
 
 // Keys of a request that a move has not settled, by the shard they may still be on (source)
@@ -71,7 +74,8 @@ struct Plan {
   bool keys_found = true;        // false: the arguments hide where the keys are
   // The one shard every key lives on (none: keys on several, or no key and no default).
   std::optional<std::size_t> shard;
-  // Broadcast: the shards that can hold what it asks about.
+  // Broadcast: the shards that can hold what it asks about. Split: the shard of each
+  // sub-command (PlannedKey::fragment).
   std::vector<std::size_t> shards;
   // Read-only commands: the first key's namespace's read_from, if it says.
   std::optional<config::ReadFrom> read_from;
