@@ -17,6 +17,7 @@
 #include "router/runtime/plan.h"
 #include "router/runtime/request_context.h"
 #include "router/tracking/tracked_reads.h"
+#include "router/tracking/tracking_client.h"
 #include "tests/support/fake_worker_services.h"
 
 namespace santral::test {
@@ -26,8 +27,10 @@ namespace santral::test {
 // completed by feeding its fragments through deliver(), and answer(slot) is then what the
 // client would read. forward() and send_current() are recorded, not sent. backend(shard) is a
 // real BackendConnection per shard that is never started: what a route sends on it queues,
-// and only its counters (requests_to, bytes_to) show it arrived.
-class FakeRequestContext final : public router::RequestContext {
+// and only its counters (requests_to, bytes_to) show it arrived. It is the TrackingClient its
+// worker's tracking lanes tell, as a ClientSession is: what they tell it lands in
+// `invalidations`.
+class FakeRequestContext final : public router::RequestContext, public router::TrackingClient {
  public:
   struct Slot {
     std::uint32_t fragments = 1;
@@ -62,6 +65,7 @@ class FakeRequestContext final : public router::RequestContext {
   bool closing = false;  // close_after_replies()
   bool silent = false;
   const protocol::CommandSpec* begun = nullptr;  // begin()'s command
+  std::uint64_t requests_done = 0;               // what requests_dispatched() answers
 
   const std::map<std::uint64_t, Slot>& slots() const { return slots_; }
   // The client's reply in `slot`, once all its fragments were delivered.
@@ -99,7 +103,7 @@ class FakeRequestContext final : public router::RequestContext {
   void close_after_replies() override { closing = true; }
 
   router::PullOutcome& pull_outcome() override { return pull_; }
-  std::uint64_t requests_dispatched() const override { return 0; }
+  std::uint64_t requests_dispatched() const override { return requests_done; }
   std::uint64_t routed_version() const override { return routed_version_; }
   void set_routed_version(std::uint64_t version) override { routed_version_ = version; }
 
@@ -118,7 +122,9 @@ class FakeRequestContext final : public router::RequestContext {
   bool blocking() const { return !blocked_.empty(); }
   void push(std::string_view frame) override { pushed.emplace_back(frame); }
 
+  // RequestContext's and TrackingClient's.
   void invalidate(std::string_view push_frame) override { invalidations.emplace_back(push_frame); }
+  const router::TrackingSettings& tracking_settings() const override { return state_.tracking; }
   void redirected_invalidation(std::string_view keys) override { invalidations.emplace_back(keys); }
   void redirect_gone(std::uint64_t) override {}
   router::TrackedReads& tracked_reads() override { return tracked_reads_; }

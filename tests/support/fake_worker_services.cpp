@@ -4,6 +4,8 @@
 #include <stdexcept>
 
 #include "config/config.h"
+#include "router/runtime/request_context.h"
+#include "router/tracking/tracking_lanes.h"
 
 namespace santral::test {
 
@@ -26,6 +28,13 @@ FakeWorkerServices::FakeWorkerServices(const std::string& yaml)
 
 FakeWorkerServices::~FakeWorkerServices() {
   close_pool();
+  if (lanes_) lanes_->stop();
+}
+
+void FakeWorkerServices::serve(config::TopologyPtr topology) {
+  topology_ = std::move(topology);
+  if (pool_) pool_->apply(*topology_);
+  if (lanes_) lanes_->apply(topology_);
 }
 
 void FakeWorkerServices::close_pool() {
@@ -35,7 +44,8 @@ void FakeWorkerServices::close_pool() {
 
 router::ConnectionPool& FakeWorkerServices::pool() {
   if (!pool_) {
-    pool_ = std::make_unique<router::ConnectionPool>(io_, stats_, shared_.replica_freshness);
+    pool_ = std::make_unique<router::ConnectionPool>(connections_io_, stats_,
+                                                     shared_.replica_freshness);
     pool_->apply(*topology_);
   }
   return *pool_;
@@ -59,15 +69,26 @@ void FakeWorkerServices::input_changed(std::size_t, std::size_t) {
 router::TrackingConnections& FakeWorkerServices::near_cache_connections() {
   not_in_the_fake();
 }
+// Real lanes, opened on first use; their connections are never run. They tell the clients of
+// this worker that are TrackingClients (FakeRequestContext is one), found by id.
 router::TrackingLanes& FakeWorkerServices::lanes() {
-  not_in_the_fake();
+  if (!lanes_) {
+    lanes_ = std::make_unique<router::TrackingLanes>(
+        connections_io_, stats_, [this](std::uint64_t id) -> router::TrackingClient* {
+          for (auto* client : clients_)
+            if (client->state().id == id) return dynamic_cast<router::TrackingClient*>(client);
+          return nullptr;
+        });
+    lanes_->apply(topology_);
+  }
+  return *lanes_;
 }
 void FakeWorkerServices::refresh_salts() {
   not_in_the_fake();
 }
-void FakeWorkerServices::hold_pull(router::RequestContext&, std::uint64_t,
-                                   std::vector<router::PullGroup>) {
-  not_in_the_fake();
+void FakeWorkerServices::hold_pull(router::RequestContext& client, std::uint64_t slot,
+                                   std::vector<router::PullGroup> groups) {
+  held.push_back({&client, slot, std::move(groups)});
 }
 void FakeWorkerServices::redirect_invalidation(std::uint64_t, std::uint64_t, unsigned,
                                                std::string) {

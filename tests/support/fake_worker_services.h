@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,9 +29,13 @@ inline const std::string kFourShards =
     "  - {name: shard3, address: 127.0.0.1:7003}\n";
 
 // A worker for unit tests of routes and commands: a real topology (from YAML text), real
-// counters, scripts, salts and hot-key detector, and an io_context that is never run, so nothing it
-// holds ever reaches a socket. What no test needs throws std::logic_error("not in the fake"), or,
-// for the services read through pointers (the sampler, the near cache), is left out.
+// counters, scripts, salts and hot-key detector, and two io_contexts: io(), where work is
+// posted to the worker (a test may poll it), and the one its pool's and tracking lanes'
+// connections live on, which is never run, so nothing it holds ever reaches a socket. What no
+// test needs throws std::logic_error("not in the fake"), or, for the services read through
+// pointers (the sampler, the near cache), is left out. Moves: serve() installs a topology (a
+// moving one, router/resharding/moving_topology.h), hold_moves() makes pulls wait in `held`,
+// and switch_direction() counts a switch of direction.
 class FakeWorkerServices final : public router::WorkerServices {
  public:
   // `yaml`: a santral.yaml's text, parsed as "fake.yaml".
@@ -48,10 +54,11 @@ class FakeWorkerServices final : public router::WorkerServices {
   void remember_script(std::string_view body) override { scripts_.remember(body); }
   void forget_scripts() override { scripts_.clear(); }
 
-  bool holding_moves() const override { return false; }
+  bool holding_moves() const override { return holding_; }
+  // Recorded in `held`, not sent.
   void hold_pull(router::RequestContext& client, std::uint64_t slot,
                  std::vector<router::PullGroup> groups) override;
-  std::uint64_t direction() const override { return 0; }
+  std::uint64_t direction() const override { return direction_; }
   void after_moves_released(std::function<void()> then) override { then(); }
 
   const std::vector<router::WorkerServices*>& peers() const override { return peers_; }
@@ -68,8 +75,25 @@ class FakeWorkerServices final : public router::WorkerServices {
   // A client of this worker, for CLIENT LIST and for_each_client (the fake adds itself).
   void add_client(router::RequestContext& client) { clients_.push_back(&client); }
 
+  // --- moves ---
+  // From now on the worker routes by `topology` (its pool and lanes follow it). Clients made
+  // before keep the connections they made under the old one.
+  void serve(config::TopologyPtr topology);
+  // While on, pulls are held (holding_moves()) rather than sent.
+  void hold_moves(bool on) { holding_ = on; }
+  // A move changes direction: a pull sent before is not carried on after.
+  void switch_direction() { ++direction_; }
+  struct HeldPull {
+    router::RequestContext* client;
+    std::uint64_t slot;
+    std::vector<router::PullGroup> groups;
+  };
+  std::vector<HeldPull> held;  // hold_pull()'s, in order
+
  private:
   boost::asio::io_context io_;  // first: what runs on it goes before it
+  // The pool's and the lanes' connections: never run, so they never connect.
+  boost::asio::io_context connections_io_;
   config::TopologyPtr topology_;
   router::SharedState shared_;
   router::WorkerStats stats_;
@@ -82,6 +106,9 @@ class FakeWorkerServices final : public router::WorkerServices {
   std::vector<router::WorkerServices*> peers_;
   std::vector<router::RequestContext*> clients_;
   std::unique_ptr<router::ConnectionPool> pool_;
+  std::unique_ptr<router::TrackingLanes> lanes_;
+  bool holding_ = false;
+  std::uint64_t direction_ = 0;
 };
 
 }  // namespace santral::test
