@@ -60,6 +60,11 @@ class Spawner:
     def popen(self, argv, **kwargs):
         if SETPRIV:
             argv = [SETPRIV, "--pdeathsig", "KILL", "--"] + list(argv)
+        # Each child in a process group of its own, whose parent (the harness) is in another:
+        # never an orphaned group, to which the kernel sends SIGHUP and SIGCONT whenever a
+        # member exits while another is stopped (a SIGSTOP fault would end early, and a stopped
+        # etcd member would die of the SIGHUP) when the harness runs in the background.
+        kwargs.setdefault("process_group", 0)
         done = []
         self._jobs.put((lambda: subprocess.Popen(argv, **kwargs), done))
         while not done:

@@ -26,6 +26,12 @@ Process::Process(std::vector<std::string> argv, std::string log_path)
   if (pid_ == 0) {
     // The child dies with the test, even when the test itself is killed.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // A process group of its own, whose parent (the test) is in another group of the session:
+    // it is never an orphaned group, to which the kernel sends SIGHUP and SIGCONT whenever a
+    // member exits while another is stopped. The test's group may be one (ctest started in
+    // the background): a router SIGSTOPped to be left out of its fleet was then continued, and
+    // reloaded, as soon as any other process of the test run exited.
+    ::setpgid(0, 0);
     int devnull = ::open("/dev/null", O_RDONLY);
     ::dup2(devnull, STDIN_FILENO);
     ::dup2(log, STDOUT_FILENO);
@@ -35,6 +41,9 @@ Process::Process(std::vector<std::string> argv, std::string log_path)
   }
   ::close(log);
   if (pid_ < 0) throw std::runtime_error("could not start " + argv[0]);
+  // Here too, so that the group is the child's before any signal the test sends it next (the
+  // child's own call may not have run yet; once it has exec'd, this one fails harmlessly).
+  ::setpgid(pid_, pid_);
 }
 
 Process::~Process() {
