@@ -3,7 +3,7 @@
 
 Reads the comments (// ... and /* ... */) of every C++ file the repository tracks and each
 path-like word in them: `router/routes/keyed_route.cpp`, or `routes/keyed_route.cpp` (read
-under router/, config/ or tests/ too). A path no such file or folder answers to is reported
+under router/, config/, placement/ or tests/ too). A path no such file or folder answers to is reported
 with its file and line; exit 1 if any. Run by scripts/lint.sh.
 """
 import pathlib
@@ -15,7 +15,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 PATH = re.compile(r"\b[a-z_][a-z0-9_]*(?:/[A-Za-z0-9_.-]+)*/[A-Za-z0-9_-]+\.(?:h|cpp|py|sh|md|txt|js|yaml)\b")
 COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 # Where a path that does not start at the root may be read from.
-BASES = ("", "router/", "config/", "tests/", "tools/")
+BASES = ("", "router/", "config/", "placement/", "tests/", "tools/")
 
 
 def exists(path):

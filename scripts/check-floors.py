@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """The floors of the house: which folder may include which.
 
-router/ is built in floors (router/CMakeLists.txt draws them); a file may include files of its
-own floor and of the floors below it, never above. This check reads every #include "..." of
-router/ and app/ and fails on one that climbs.
+router/ is built in floors (router/CMakeLists.txt draws them), on the libraries placement/,
+config/ and protocol/; a file may include files of its own floor and of the floors below it,
+never above. This check reads every #include "..." of app/, router/ and those libraries and
+fails on one that climbs.
 
   scripts/check-floors.py              fail (exit 1) on an include that climbs
   scripts/check-floors.py --count      print the climbing includes per folder pair and in all
@@ -41,7 +42,13 @@ backend
 transport
 merge
 metrics
+placement
+config
+protocol
 """
+
+# Top-level folders that are a floor each (the others, router/, are split by their subfolders).
+LIBRARIES = ("app", "placement", "config", "protocol")
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -57,8 +64,8 @@ def floors_from(text):
 def folder_of(path, floors):
     """The floor folder a repository path belongs to: router/x/... -> x (or x/y if listed)."""
     parts = pathlib.PurePosixPath(path).parts
-    if parts[0] == "app":
-        return "app"
+    if parts[0] in LIBRARIES:
+        return parts[0]
     if parts[0] != "router" or len(parts) < 3:
         return None
     if len(parts) >= 4 and f"{parts[1]}/{parts[2]}" in floors:
@@ -68,7 +75,7 @@ def folder_of(path, floors):
 
 def climbs(floors):
     found = []
-    for base in ("router", "app"):
+    for base in ("router",) + LIBRARIES:
         for source in sorted((ROOT / base).rglob("*")):
             if source.suffix not in (".h", ".cpp"):
                 continue

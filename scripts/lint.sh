@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # clang-format over every source, the paths comments name (scripts/check-comment-paths.py),
 # the floors (scripts/check-floors.py) and clang-tidy over the product code (protocol/, config/,
-# router/, app/, tools/), with the checks in .clang-tidy; non-zero on any finding.
+# placement/, router/, app/, tools/), with the checks in .clang-tidy; non-zero on any finding.
 #   scripts/lint.sh          check
 #   scripts/lint.sh --fix    rewrite the files with clang-format first
 set -euo pipefail
@@ -30,7 +30,7 @@ CXX=clang++ cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_EXPORT_C
   -DSANTRAL_PCH=OFF -DSANTRAL_UNITY_BUILD=OFF >/dev/null
 # clang-tidy reads the product code; tests get clang-format only (Catch2 makes every test
 # translation unit slow to analyse, and CI time is better spent running them).
-mapfile -t units < <(printf '%s\n' "${sources[@]}" | grep -E '^(protocol|config|router|app|tools)/.*\.cpp$')
+mapfile -t units < <(printf '%s\n' "${sources[@]}" | grep -E '^(protocol|config|placement|router|app|tools)/.*\.cpp$')
 printf '%s\n' "${units[@]}" |
   xargs -P "$(nproc)" -n 4 clang-tidy -p "$dir" --quiet 2>/dev/null
 echo "lint: clean"

@@ -250,7 +250,7 @@ json routers_json(const FleetAgent::View& fleet) {
           {"silent_ms", fleet.silent_ms},   {"routers", routers}};
 }
 
-json config_json(const config::Topology& topology) {
+json config_json(const placement::Topology& topology) {
   const auto& c = *topology.config;
   json shards = json::array();
   for (const auto& s : c.shards) {

@@ -10,10 +10,10 @@
 namespace santral::router {
 
 // The admin API's documents, built from one snapshot of every worker.
-nlohmann::json stats_json(const ClusterSnapshot& snapshot);    // /stats
-std::string prometheus_text(const ClusterSnapshot& snapshot);  // /metrics
-nlohmann::json shards_json(const ClusterSnapshot& snapshot);   // /shards
-nlohmann::json config_json(const config::Topology& topology);  // /config
-nlohmann::json routers_json(const FleetAgent::View& fleet);    // /routers
+nlohmann::json stats_json(const ClusterSnapshot& snapshot);       // /stats
+std::string prometheus_text(const ClusterSnapshot& snapshot);     // /metrics
+nlohmann::json shards_json(const ClusterSnapshot& snapshot);      // /shards
+nlohmann::json config_json(const placement::Topology& topology);  // /config
+nlohmann::json routers_json(const FleetAgent::View& fleet);       // /routers
 
 }  // namespace santral::router

@@ -3,7 +3,7 @@
 #include <functional>
 #include <vector>
 
-#include "config/topology.h"
+#include "placement/topology.h"
 #include "router/backend/connection_pool.h"
 #include "router/hotkeys/near_cache/near_cache.h"
 #include "router/metrics/stats.h"
@@ -23,7 +23,7 @@ struct WorkerSnapshot {
 
 // Every worker's report, taken on each worker's own thread and put together on the server's.
 struct ClusterSnapshot {
-  config::TopologyPtr topology;
+  placement::TopologyPtr topology;
   std::vector<WorkerSnapshot> workers;
   WorkerStats total;  // the workers' stats merged
   double uptime_seconds = 0;

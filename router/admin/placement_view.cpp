@@ -22,9 +22,9 @@ json ring_json(std::span<const Point> points, ShardOf shard_of) {
   return {{"points", points.size()}, {"arcs", arcs}};
 }
 
-json ring_json(const config::HashRing* ring) {
+json ring_json(const placement::HashRing* ring) {
   if (ring == nullptr) return nullptr;
-  return ring_json(ring->points(), [](const config::HashRing::Point& p) { return p.shard; });
+  return ring_json(ring->points(), [](const placement::HashRing::Point& p) { return p.shard; });
 }
 
 json slot_ranges_json(const std::vector<config::SlotRange>& slots) {
@@ -39,7 +39,7 @@ json indices_json(const std::vector<std::size_t>& shards) {
   return out;
 }
 
-json default_json(const config::Config& config, const config::ShardMap& map) {
+json default_json(const config::Config& config, const placement::ShardMap& map) {
   json out = {{"distribution", config::distribution_name(config.distribution)},
               {"hash", config.hash_name}};
   if (const auto* ketama = map.ketama())
@@ -53,7 +53,7 @@ json default_json(const config::Config& config, const config::ShardMap& map) {
   return out;
 }
 
-json namespace_json(const config::NamespaceConfig& c, const config::Namespace& ns) {
+json namespace_json(const config::NamespaceConfig& c, const placement::Namespace& ns) {
   json out = {{"name", c.name},
               {"match", c.match},
               {"shard_key", c.shard_key},
@@ -116,7 +116,7 @@ json namespace_json(const config::NamespaceConfig& c, const config::Namespace& n
 
 }  // namespace
 
-json placement_json(const config::Topology& topology) {
+json placement_json(const placement::Topology& topology) {
   const auto& config = *topology.config;
   const auto& map = *topology.map;
   json shards = json::array();

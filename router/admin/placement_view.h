@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config/topology.h"
+#include "placement/topology.h"
 
 namespace santral::router {
 
@@ -17,6 +17,6 @@ namespace santral::router {
 //     range      ranges          [{from, to, shard}], [from, to), null for an open end
 //     directory  groups          [{group, shard}], and its fallback's ring or slot_ranges
 //     zone       zones, groups   [{name, shards, ring}], [{group, zone}], default_zone
-nlohmann::json placement_json(const config::Topology& topology);
+nlohmann::json placement_json(const placement::Topology& topology);
 
 }  // namespace santral::router

@@ -21,7 +21,7 @@ KeyValues KeyValues::regex(const std::string& expression) {
   return out;
 }
 
-KeyValues KeyValues::hashed_part(const config::ShardMap& map) {
+KeyValues KeyValues::hashed_part(const placement::ShardMap& map) {
   KeyValues out;
   out.map_ = &map;
   out.name_ = "the key (its hash tag when it has one)";

@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "config/namespace/key_pattern.h"
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 
 namespace santral::router {
 
@@ -19,7 +19,7 @@ class KeyValues {
  public:
   static KeyValues field(const config::KeyPattern& pattern, int index);
   static KeyValues regex(const std::string& expression);  // throws std::regex_error
-  static KeyValues hashed_part(const config::ShardMap& map);
+  static KeyValues hashed_part(const placement::ShardMap& map);
 
   // The value, or nullopt when the key has none. Views point into `key`.
   std::optional<std::string_view> of(std::string_view key) const;
@@ -32,7 +32,7 @@ class KeyValues {
   const config::KeyPattern* pattern_ = nullptr;
   int field_ = -1;
   std::shared_ptr<const std::regex> regex_;
-  const config::ShardMap* map_ = nullptr;
+  const placement::ShardMap* map_ = nullptr;
 };
 
 // A 64-bit value parsed from `text` when it is a whole number (no sign but '-', no blanks).

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "config/whatif/replay.h"
+#include "placement/whatif/replay.h"
 #include "protocol/glob_pattern.h"
 #include "router/analysis/key_figures.h"
 #include "router/analysis/key_values.h"
@@ -56,7 +56,7 @@ std::string bound_pattern(const config::KeyPattern& pattern, int field, std::str
 // The shard keys an analysis looks at: the namespace's (or, for a glob or a namespace keyed by
 // the whole key, the key's hashed part), and the candidate: a field of the namespace's pattern
 // (`seller` or `{seller}`), else a regular expression.
-std::vector<KeyValues> shard_keys(const config::Config& config, const config::ShardMap& map,
+std::vector<KeyValues> shard_keys(const config::Config& config, const placement::ShardMap& map,
                                   std::optional<std::size_t> ns, const std::string& candidate) {
   const config::KeyPattern* pattern = ns ? &map.namespaces()[*ns].pattern() : nullptr;
   std::vector<KeyValues> keys;
@@ -118,7 +118,7 @@ class Reach {
 
 }  // namespace
 
-AnalysisReport analyze(const config::Config& config, const config::ShardMap& map,
+AnalysisReport analyze(const config::Config& config, const placement::ShardMap& map,
                        const AnalysisTarget& target, const AnalysisSamples& samples) {
   AnalysisReport report;
   report.target = target.target;

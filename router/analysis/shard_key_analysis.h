@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "router/analysis/sampled_request.h"
 
 namespace santral::router {
@@ -89,7 +89,7 @@ inline constexpr double kValuesPerShard = 4;
 
 // Analyzes `samples` for `target` under the config in force. Throws std::invalid_argument with
 // a message for the client when the target or the candidate cannot be used.
-AnalysisReport analyze(const config::Config& config, const config::ShardMap& map,
+AnalysisReport analyze(const config::Config& config, const placement::ShardMap& map,
                        const AnalysisTarget& target, const AnalysisSamples& samples);
 
 // The report as text (SANTRAL ANALYZE, santral analyze) and as JSON (GET /analyze, FORMAT JSON).

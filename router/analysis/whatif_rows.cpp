@@ -7,11 +7,11 @@
 
 #include <fmt/format.h>
 
-#include "config/whatif/group_balance.h"
-#include "config/whatif/grow.h"
-#include "config/whatif/metrics.h"
-#include "config/whatif/replay.h"
-#include "config/whatif/trace.h"
+#include "placement/whatif/group_balance.h"
+#include "placement/whatif/grow.h"
+#include "placement/whatif/metrics.h"
+#include "placement/whatif/replay.h"
+#include "placement/whatif/trace.h"
 
 namespace santral::router {
 
@@ -110,11 +110,11 @@ void fill_table(config::NamespaceConfig& ns, Strategy strategy, std::size_t shar
 void replay_into(WhatIf& row, const config::Config& config, const whatif::Trace& trace,
                  std::span<const double> weights, std::int16_t space,
                  const std::string& scan_pattern) {
-  config::ShardMap map(config);
+  placement::ShardMap map(config);
   auto placed = whatif::replay(map, trace);
   row.hot_spot = whatif::hot_spot_ratio(whatif::shard_loads(placed, trace, space));
   auto grown_config = whatif::with_added_shard(config, map, trace, placed);
-  config::ShardMap grown_map(grown_config);
+  placement::ShardMap grown_map(grown_config);
   auto grown = whatif::replay(grown_map, trace);
   row.moved = whatif::moved_share(placed, grown, space, weights);
   row.hot_spot_grown = whatif::hot_spot_ratio(whatif::shard_loads(grown, trace, space));

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "router/analysis/key_values.h"
 #include "router/analysis/sampled_request.h"
 #include "router/analysis/shard_key_analysis.h"
@@ -32,7 +32,7 @@ TargetKeys target_keys(std::span<const SampledRequest* const> requests,
 // keys), and the SCAN MATCH pattern whose shards each row counts ("" : all shards).
 struct WhatIfScope {
   const config::Config& config;
-  const config::ShardMap& map;
+  const placement::ShardMap& map;
   std::optional<std::size_t> ns;
   std::string scan_pattern;
 };

@@ -78,7 +78,7 @@ std::vector<BackendConnectionPtr> ConnectionPool::connections_to(const Shard& de
   return all;
 }
 
-void ConnectionPool::apply(const config::Topology& topology) {
+void ConnectionPool::apply(const placement::Topology& topology) {
   config_ = topology.config;
   ConnectionProfile previous = default_profile_;
   default_profile_ = {config_->backend.database, 2};

@@ -11,7 +11,7 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "config/topology.h"
+#include "placement/topology.h"
 #include "router/backend/backend_connection.h"
 #include "router/backend/replica_freshness.h"
 #include "router/metrics/stats.h"
@@ -34,7 +34,7 @@ class ConnectionPool {
   ConnectionPool(boost::asio::io_context& io, WorkerStats& stats, ReplicaFreshness& freshness);
 
   // Brings the connections in line with `topology` (the first call opens them all).
-  void apply(const config::Topology& topology);
+  void apply(const placement::Topology& topology);
   void stop();
 
   ConnectionProfile default_profile() const { return default_profile_; }

@@ -25,7 +25,7 @@ class ReplicaWatch::AnswerSink final : public ReplySink {
   std::chrono::milliseconds max_lag_;
 };
 
-void ReplicaWatch::tick(ConnectionPool& pool, const config::Topology& topology,
+void ReplicaWatch::tick(ConnectionPool& pool, const placement::Topology& topology,
                         std::chrono::steady_clock::time_point now) {
   if (now - last_ask_ < kPeriod) return;
   last_ask_ = now;

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "config/topology.h"
+#include "placement/topology.h"
 #include "router/backend/connection_pool.h"
 #include "router/backend/replica_freshness.h"
 
@@ -22,7 +22,7 @@ class ReplicaWatch {
   static constexpr std::chrono::milliseconds kPeriod{100};
 
   // Asks again where the last answers are in and kPeriod has passed.
-  void tick(ConnectionPool& pool, const config::Topology& topology,
+  void tick(ConnectionPool& pool, const placement::Topology& topology,
             std::chrono::steady_clock::time_point now);
 
  private:

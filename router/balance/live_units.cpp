@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "config/namespace/key_slot.h"
 #include "config/namespace/range_table.h"
+#include "placement/namespace/key_slot.h"
 
 namespace santral::router {
 
@@ -42,7 +42,7 @@ double load_of(const Item& item, BalanceMetric metric) {
 
 class Builder {
  public:
-  Builder(const config::Config& config, const config::ShardMap& map, BalanceMetric metric)
+  Builder(const config::Config& config, const placement::ShardMap& map, BalanceMetric metric)
       : config_(config), map_(map), metric_(metric) {}
 
   void add(Item item) {
@@ -62,7 +62,7 @@ class Builder {
         return file({ns, *range}, std::move(item));
       }
       case config::Strategy::Slots: {
-        item.slot = config::key_slot(value);
+        item.slot = placement::key_slot(value);
         for (std::size_t i = 0; i < nsc.slots.size(); ++i)
           if (item.slot >= nsc.slots[i].from && item.slot <= nsc.slots[i].to)
             return file({ns, i}, std::move(item));
@@ -228,7 +228,7 @@ class Builder {
   }
 
   const config::Config& config_;
-  const config::ShardMap& map_;
+  const placement::ShardMap& map_;
   BalanceMetric metric_;
   std::map<Where, std::vector<Item>> filed_;
   struct Pinned {
@@ -271,7 +271,7 @@ std::optional<BalanceMetric> metric_named(std::string_view name) {
   return std::nullopt;
 }
 
-LiveUnits live_units(const config::Config& config, const config::ShardMap& map,
+LiveUnits live_units(const config::Config& config, const placement::ShardMap& map,
                      std::span<const ShardMeasure> shards, std::span<const HotKeyMeasure> hot,
                      BalanceMetric metric) {
   Builder builder(config, map, metric);

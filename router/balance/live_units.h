@@ -11,7 +11,7 @@
 
 #include "config/balance/unit.h"
 #include "config/config.h"
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "router/resharding/shard_sampler.h"
 
 namespace santral::router {
@@ -67,7 +67,7 @@ std::string group_unit_name(std::string_view ns, std::string_view group);
 // `shards` are the map's placed shards, in order. Each draw of a shard's sample stands for
 // keys / draws of its keys, their bytes, and an equal part of the shard's requests after its
 // hot keys' own.
-LiveUnits live_units(const config::Config& config, const config::ShardMap& map,
+LiveUnits live_units(const config::Config& config, const placement::ShardMap& map,
                      std::span<const ShardMeasure> shards, std::span<const HotKeyMeasure> hot,
                      BalanceMetric metric);
 

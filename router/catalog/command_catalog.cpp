@@ -89,7 +89,7 @@ class CommandCatalog::ReadingSink final : public ReplySink {
   bool failed_ = false;
 };
 
-void CommandCatalog::follow(ConnectionPool& pool, const config::Topology& topology,
+void CommandCatalog::follow(ConnectionPool& pool, const placement::Topology& topology,
                             Publish publish) {
   publish_ = std::move(publish);
   declared_ = topology.config->commands;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "config/topology.h"
+#include "placement/topology.h"
 #include "protocol/learned_commands.h"
 #include "router/backend/connection_pool.h"
 
@@ -33,7 +33,7 @@ class CommandCatalog {
 
   // Follows `topology`'s shards through `pool` (that worker's) and its `commands:`: reads the
   // shards not read yet, and again whenever their connection for client 0 is ready anew.
-  void follow(ConnectionPool& pool, const config::Topology& topology, Publish publish);
+  void follow(ConnectionPool& pool, const placement::Topology& topology, Publish publish);
 
   // What a reading got; for the tests of the catalog and for the log.
   struct Reading {

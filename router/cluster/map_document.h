@@ -25,7 +25,7 @@ struct MapDocument {
   std::int64_t based_on = 0;
   // The shared part of the map salted counters' sub-keys are named by, when not this one: the
   // map in force before the first move. Every router names them alike, one started after the
-  // move too (config/topology.h, salt_naming).
+  // move too (placement/topology.h, salt_naming).
   std::string salt_naming{};
 };
 

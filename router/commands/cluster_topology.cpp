@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "config/namespace/key_slot.h"
+#include "placement/namespace/key_slot.h"
 #include "router/routes/script_cache.h"
 
 namespace santral::router {
@@ -42,9 +42,9 @@ std::uint32_t cluster_key_slot(std::string_view key) {
   if (open != std::string_view::npos) {
     auto close = key.find('}', open + 1);
     if (close != std::string_view::npos && close > open + 1)
-      return config::key_slot(key.substr(open + 1, close - open - 1));
+      return placement::key_slot(key.substr(open + 1, close - open - 1));
   }
-  return config::key_slot(key);
+  return placement::key_slot(key);
 }
 
 }  // namespace santral::router

@@ -109,7 +109,7 @@ bool pulls_first(RequestContext& session, Plan& plan) {
   }
   pull.done = false;
   // Fresh from the primary: a replica may not have the key that just arrived.
-  plan.read_from = config::ReadFrom::Primary;
+  if (plan.connection == ConnectionKind::ReadFrom) plan.connection = ConnectionKind::Primary;
   if (pull.error.empty()) return false;
   plan.kind = RouteKind::Answered;
   plan.error = std::exchange(pull.error, {});
@@ -180,7 +180,7 @@ Dispatched dispatch(RequestContext& session, const protocol::Request& request) {
     session.set_routed_version(worker.topology().version);
   }
   if (pulls_first(session, plan)) return Dispatched::AfterEarlierReplies;
-  session.begin(spec, request.args, plan.read_from, plan.write_concern);
+  session.begin(spec, request.args, plan);
   Routed routed{session, request, spec, plan};
   if (admitted(plan)) {
     session.state().last_command = spec.name;

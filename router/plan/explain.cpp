@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "protocol/command_table.h"
 #include "protocol/resp_writer.h"
 #include "router/commands/santral_commands.h"
@@ -53,7 +53,7 @@ void add_key_shards(Explanation& e, const Plan& plan) {
   }
 }
 
-void add_every_shard(Explanation& e, const config::ShardMap& map) {
+void add_every_shard(Explanation& e, const placement::ShardMap& map) {
   for (std::size_t s = 0; s < map.shard_count(); ++s) add_shard(e, s);
 }
 
@@ -87,8 +87,9 @@ Explanation explain_error(const Plan& plan) {
 }
 
 // The fetches of a gathered read, one line per shard, then what the router computes.
-void explain_gathered(Explanation& e, const config::ShardMap& map, const protocol::Request& request,
-                      const Plan& plan, std::size_t max_merge_bytes) {
+void explain_gathered(Explanation& e, const placement::ShardMap& map,
+                      const protocol::Request& request, const Plan& plan,
+                      std::size_t max_merge_bytes) {
   const GatherRule& rule = *gather_rule(*plan.spec);
   e.kind = "SHARD_GATHER";
   add_key_shards(e, plan);
@@ -112,7 +113,7 @@ void explain_gathered(Explanation& e, const config::ShardMap& map, const protoco
 }
 
 // A cross-shard write's stages: what is read, written and deleted where.
-void explain_staged_write(Explanation& e, const config::ShardMap& map,
+void explain_staged_write(Explanation& e, const placement::ShardMap& map,
                           const protocol::Request& request, const Plan& plan) {
   const WriteRule& rule = *cross_shard_write_rule(*plan.spec);
   e.kind = "STAGED_WRITE";
@@ -276,10 +277,24 @@ Explanation explain(RequestContext& session, const protocol::Request& request, c
   return e;
 }
 
+// The connection the request takes to each shard (Plan::connection).
+std::string connection_text(const Plan& plan, const config::Config& config) {
+  switch (plan.connection) {
+    case ConnectionKind::ReadFrom:
+      return fmt::format("read_from: {}",
+                         config::read_from_name(plan.read_from.value_or(config.read_from)));
+    case ConnectionKind::TrackingLane:
+      return "tracking lane (CLIENT TRACKING)";
+    case ConnectionKind::Primary:
+      break;
+  }
+  return "primary";
+}
+
 // A key whose owner a move changes says where it is pulled from (the plan's `moving_from`).
-void write_key(protocol::RespWriter& w, const config::ShardMap& map, std::string_view key,
+void write_key(protocol::RespWriter& w, const placement::ShardMap& map, std::string_view key,
                const PlannedKey& planned, bool near_cached) {
-  config::Placement p = map.place(key);
+  placement::Placement p = map.place(key);
   const SaltedCounter* salted = planned.salted;
   const auto& source = planned.moving_from;
   w.map_header(6 + (salted != nullptr ? 2 : 0) + (near_cached ? 1 : 0) + (source ? 1 : 0));
@@ -344,7 +359,7 @@ void santral_explain(const Routed& routed) {
     e.note += (e.note.empty() ? "" : "; ") + learned_note(worker.learned(), *plan.spec);
   std::string out;
   protocol::RespWriter w(out, session.state().protocol);
-  w.map_header(e.steps.empty() ? 7 : 8);
+  w.map_header(e.steps.empty() ? 8 : 9);
   w.bulk("command");
   if (plan.spec == nullptr) {
     w.bulk(request.args[0]);
@@ -362,6 +377,8 @@ void santral_explain(const Routed& routed) {
   w.bulk("shards");
   w.array_header(e.shards.size());
   for (auto s : e.shards) w.bulk(map.shard(s).name);
+  w.bulk("connection");
+  w.bulk(connection_text(plan, *topology.config));
   w.bulk("keys");
   w.array_header(plan.keys.size());
   for (const auto& key : plan.keys)

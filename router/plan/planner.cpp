@@ -415,6 +415,10 @@ void build_plan(const PlanContext& context, const protocol::Request& request, Pl
   plan.spec = find_spec(context, request, plan);
   if (plan.spec == nullptr || !admitted(context, request, plan)) return;
   place_keys(context, request, plan);
+  if (context.client.tracking.on)
+    plan.connection = ConnectionKind::TrackingLane;
+  else if (plan.spec->has(protocol::kReadonly))
+    plan.connection = ConnectionKind::ReadFrom;
   plan_route(context, request, plan);
   plan_pulls(context, request, plan);
 }

@@ -2,8 +2,8 @@
 
 #include <vector>
 
-#include "config/shard_map.h"
-#include "config/topology.h"
+#include "placement/shard_map.h"
+#include "placement/topology.h"
 #include "protocol/learned_commands.h"
 #include "protocol/request.h"
 #include "router/runtime/client_state.h"
@@ -16,7 +16,7 @@ class SaltTable;
 // What a plan depends on besides the request: the map in force, the salted counters, and the
 // client's state. Nothing here is a socket, so plans are built alike in tests and EXPLAIN.
 struct PlanContext {
-  const config::ShardMap& map;
+  const placement::ShardMap& map;
   SaltTable* salts = nullptr;  // nullptr or empty: nothing is salted
   const ClientState& client;
   bool in_multi = false;
@@ -27,7 +27,7 @@ struct PlanContext {
   const config::Permissions* permissions = nullptr;
   // The move under way in the topology `map` belongs to (nullptr: none), and that topology's
   // version: the plan decides which keys are pulled first, and under which topology.
-  const config::Move* move = nullptr;
+  const placement::Move* move = nullptr;
   std::uint64_t topology_version = 0;
   // Commands missing from the built-in table that the shards or `commands:` describe
   // (protocol/learned_commands.h); nullptr: none.

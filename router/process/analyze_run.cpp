@@ -43,7 +43,7 @@ struct AnalyzeRun : std::enable_shared_from_this<AnalyzeRun> {
   Server& server;
   ControlPlane::AnalyzeRequest request;
   std::function<void(ControlPlane::AnalyzeAnswer)> done;
-  config::TopologyPtr topology;
+  placement::TopologyPtr topology;
   boost::asio::steady_timer window;
   AnalysisSamples samples;
   std::size_t waiting = 0;  // the window, the draws and each peer asked

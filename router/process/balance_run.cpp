@@ -20,7 +20,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Requests to each shard in `stats`, its primary's and its replicas' ("name@replica").
-std::vector<double> requests_per_shard(const config::ShardMap& map, const WorkerStats& stats) {
+std::vector<double> requests_per_shard(const placement::ShardMap& map, const WorkerStats& stats) {
   std::vector<double> out(map.placed_count(), 0);
   for (const auto& [name, shard_stats] : stats.shards)
     for (std::size_t s = 0; s < out.size(); ++s) {
@@ -44,7 +44,7 @@ struct BalanceRun : std::enable_shared_from_this<BalanceRun> {
   Server& server;
   ControlPlane::BalanceRequest request;
   std::function<void(ControlPlane::BalanceAnswer)> done;
-  config::TopologyPtr topology;
+  placement::TopologyPtr topology;
   boost::asio::steady_timer timer;
   std::vector<double> requests_before;
   Clock::time_point started;

@@ -11,7 +11,7 @@
 #include <boost/asio/ip/tcp.hpp>
 
 #include "config/config.h"
-#include "config/topology.h"
+#include "placement/topology.h"
 #include "router/process/worker.h"
 #include "router/runtime/shared_state.h"
 
@@ -24,7 +24,7 @@ class ClientListeners {
   // `topology`: the server's topology in force, read at each accept.
   ClientListeners(boost::asio::io_context& io, SharedState& shared,
                   const std::vector<std::unique_ptr<Worker>>& workers,
-                  const config::TopologyPtr& topology)
+                  const placement::TopologyPtr& topology)
       : io_(io), shared_(shared), workers_(workers), topology_(topology), plain_(io), tls_(io) {}
 
   // Binds the config's listeners; false (and logged) when one cannot be.
@@ -44,7 +44,7 @@ class ClientListeners {
   boost::asio::io_context& io_;
   SharedState& shared_;
   const std::vector<std::unique_ptr<Worker>>& workers_;
-  const config::TopologyPtr& topology_;
+  const placement::TopologyPtr& topology_;
   boost::asio::ip::tcp::acceptor plain_;  // `listen:`, unless TLS only
   boost::asio::ip::tcp::acceptor tls_;    // `tls.listen:`
   std::size_t next_worker_ = 0;

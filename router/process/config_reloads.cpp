@@ -5,9 +5,9 @@
 #include <spdlog/spdlog.h>
 
 #include "config/config_error.h"
-#include "config/placement_change.h"
-#include "config/placement_diff.h"
 #include "config/shared_map.h"
+#include "placement/change.h"
+#include "placement/diff.h"
 
 namespace santral::router {
 
@@ -80,11 +80,11 @@ void ConfigReloads::alone(const std::string& why, const std::function<void(Reloa
   std::vector<std::string> kept = keep_restart_settings(*serving->config, reading.next);
   put_tls_in_force(reading.tls);
   auto version = host_.next_version();
-  auto topology =
-      std::make_shared<config::Topology>(*config::make_topology(std::move(reading.next), version));
+  auto topology = std::make_shared<placement::Topology>(
+      *placement::make_topology(std::move(reading.next), version));
   topology->salt_naming = serving->salt_naming;  // sub-keys keep their names
-  auto change = config::compare_placement(*serving->map, *topology->map);
-  if (!config::moving_units(*serving->map, *topology->map).empty() &&
+  auto change = placement::compare_placement(*serving->map, *topology->map);
+  if (!placement::moving_units(*serving->map, *topology->map).empty() &&
       topology->config->distribution != config::Distribution::Random &&
       serving->config->distribution != config::Distribution::Random) {
     return driver_.plan(topology, reading.text, [this, why, done](bool ok, std::string message) {
@@ -124,8 +124,8 @@ void ConfigReloads::in_fleet(const std::string& why,
   auto kept = keep_restart_settings(*serving->config, reading.next);
   config::adopt_shared_map(reading.next, *serving->config);  // the fleet's map stays in force
   put_tls_in_force(reading.tls);
-  auto topology = std::make_shared<config::Topology>(
-      *config::make_topology(std::move(reading.next), host_.next_version()));
+  auto topology = std::make_shared<placement::Topology>(
+      *placement::make_topology(std::move(reading.next), host_.next_version()));
   topology->map_version = serving->map_version;
   topology->salt_naming = serving->salt_naming;
   host_.put_in_force(topology);

@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "config/placement_change.h"
-#include "config/shard_map.h"
 #include "config/shared_map.h"
+#include "placement/change.h"
+#include "placement/shard_map.h"
 #include "router/backend/sentinel_lookup.h"
 #include "router/cluster/map_document.h"
 #include "router/process/server.h"
@@ -92,13 +92,13 @@ FleetStart join_fleet(const ConfigSource& source, config::Config config) {
                  cluster.name, joined.map->mod_revision,
                  decoded.pushed_by.empty() ? "?" : decoded.pushed_by);
     if (config::has_shard_map(config) && start.file_map_text != decoded.config_text) {
-      config::ShardMap mine(config);
-      config::ShardMap fleets(*decoded.shared);
+      placement::ShardMap mine(config);
+      placement::ShardMap fleets(*decoded.shared);
       spdlog::warn(
           "fleet '{}': {}'s map differs from the fleet's version {} ({} from the file's); "
           "serving the fleet's. `santral map push {}` proposes the file's",
           cluster.name, file, joined.map->mod_revision,
-          config::compare_placement(mine, fleets).summary(), file);
+          placement::compare_placement(mine, fleets).summary(), file);
     }
   }
   config::adopt_shared_map(config, *decoded.shared);

@@ -8,9 +8,9 @@
 #include <boost/asio/post.hpp>
 
 #include "config/config_error.h"
-#include "config/placement_change.h"
-#include "config/placement_diff.h"
 #include "config/shared_map.h"
+#include "placement/change.h"
+#include "placement/diff.h"
 #include "protocol/errors.h"
 #include "router/backend/sentinel_lookup.h"
 #include "router/cluster/map_document.h"
@@ -46,8 +46,8 @@ FleetSync::FleetSync(asio::io_context& io, RouterHost& host, SharedState& shared
   }
 }
 
-config::TopologyPtr FleetSync::first_topology(const config::TopologyPtr& file) const {
-  auto in_fleet = std::make_shared<config::Topology>(*file);
+placement::TopologyPtr FleetSync::first_topology(const placement::TopologyPtr& file) const {
+  auto in_fleet = std::make_shared<placement::Topology>(*file);
   in_fleet->map_version = start_map_version_;
   if (!naming_text_.empty()) {
     // Salted counters are named as every router of the fleet names them (map_document.h).
@@ -129,7 +129,7 @@ FleetSync::FleetMap FleetSync::fleet_map(const std::string& key,
     out.error = fmt::format("etcd key {}: {}", key, e.what());
     return out;
   }
-  auto made = std::make_shared<config::Topology>(*config::make_topology(std::move(next), 0));
+  auto made = std::make_shared<placement::Topology>(*placement::make_topology(std::move(next), 0));
   // Every router names salted counters by the map the document says, one that started after
   // the move that made it necessary too.
   if (!decoded.salt_naming.empty()) {
@@ -141,11 +141,11 @@ FleetSync::FleetMap FleetSync::fleet_map(const std::string& key,
     }
     made->salt_naming = naming->map;
   }
-  if (!out.missed && !config::moving_units(*host_.serving()->map, *made->map).empty())
+  if (!out.missed && !placement::moving_units(*host_.serving()->map, *made->map).empty())
     out.error = fmt::format(
         "etcd key {}: field config: the map gives keys new owners ({}) without a move; propose "
         "it with `santral map push FILE` or a reload, which plans the move",
-        key, config::compare_placement(*host_.serving()->map, *made->map).summary());
+        key, placement::compare_placement(*host_.serving()->map, *made->map).summary());
   out.moves = !out.error.empty();
   out.topology = std::move(made);
   out.text = std::move(decoded.config_text);
@@ -154,9 +154,9 @@ FleetSync::FleetMap FleetSync::fleet_map(const std::string& key,
   return out;
 }
 
-std::vector<config::ShardConfig> shards_of(const config::Topology& topology) {
+std::vector<config::ShardConfig> shards_of(const placement::Topology& topology) {
   std::vector<config::ShardConfig> shards;
-  for (const config::ShardMap* map : {topology.map.get(), &topology.naming_map()})
+  for (const placement::ShardMap* map : {topology.map.get(), &topology.naming_map()})
     for (std::size_t i = 0; i < map->shard_count(); ++i) shards.push_back(map->shard(i));
   return shards;
 }
@@ -184,7 +184,7 @@ void FleetSync::take_map(const EtcdKeyValue& map) {
   shared_.fleet_map_refused.store(0, std::memory_order_relaxed);
   next.topology->version = host_.next_version();
   next.topology->map_version = version;
-  auto change = config::compare_placement(*host_.serving()->map, *next.topology->map);
+  auto change = placement::compare_placement(*host_.serving()->map, *next.topology->map);
   map_text_ = std::move(next.text);
   naming_text_ = std::move(next.naming_text);
   host_.put_in_force(next.topology);
@@ -272,8 +272,8 @@ void FleetSync::propose_map(const std::string& shared_text,
       });
 }
 
-std::shared_ptr<config::Topology> FleetSync::topology_of(const std::string& shared_text,
-                                                         std::string& error) const {
+std::shared_ptr<placement::Topology> FleetSync::topology_of(const std::string& shared_text,
+                                                            std::string& error) const {
   config::Config shared;
   try {
     shared = config::parse_config(shared_text, "etcd key " + agent_->move_key(),
@@ -290,7 +290,7 @@ std::shared_ptr<config::Topology> FleetSync::topology_of(const std::string& shar
     error = e.what();
     return nullptr;
   }
-  return std::make_shared<config::Topology>(*config::make_topology(std::move(next), 0));
+  return std::make_shared<placement::Topology>(*placement::make_topology(std::move(next), 0));
 }
 
 // The move document as etcd holds it: the move driver (router/resharding/move_driver.h)

@@ -10,7 +10,7 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "config/topology.h"
+#include "placement/topology.h"
 #include "router/cluster/fleet_agent.h"
 #include "router/process/fleet_start.h"
 #include "router/resharding/fleet_ledger.h"
@@ -25,10 +25,10 @@ namespace santral::router {
 class RouterHost {
  public:
   virtual ~RouterHost() = default;
-  virtual const config::TopologyPtr& serving() const = 0;
+  virtual const placement::TopologyPtr& serving() const = 0;
   virtual std::uint64_t next_version() = 0;
   // Makes `topology` the one every worker routes by (a map etcd holds, the same placement).
-  virtual void put_in_force(config::TopologyPtr topology) = 0;
+  virtual void put_in_force(placement::TopologyPtr topology) = 0;
   virtual ControlPlane::ReloadResult remember_reload(std::string_view why,
                                                      ControlPlane::ReloadResult result) = 0;
   // Waits until every worker answered what it had sent (back from an outage), then `done`.
@@ -48,7 +48,7 @@ class FleetSync {
   void set_driver(MoveDriver& driver) { driver_ = &driver; }
   // `file`: the router's first topology, from the file; with the fleet's map version and the
   // map salted counters are named by.
-  config::TopologyPtr first_topology(const config::TopologyPtr& file) const;
+  placement::TopologyPtr first_topology(const placement::TopologyPtr& file) const;
 
   // Watches etcd; `salting` takes the fleet's salting versions; `tick` runs on every read.
   void start(std::function<void(const EtcdKeyValue&)> salting, std::function<void()> tick);
@@ -58,7 +58,7 @@ class FleetSync {
   // Fleet: the map in force with its shared part taken from a map read from etcd; an error
   // when it is refused.
   struct FleetMap {
-    std::shared_ptr<config::Topology> topology;  // its versions set by the caller
+    std::shared_ptr<placement::Topology> topology;  // its versions set by the caller
     std::string text;
     std::string naming_text;  // the map salted counters are named by (empty: text)
     std::string pushed_by;
@@ -68,8 +68,8 @@ class FleetSync {
   };
   FleetMap fleet_map(const std::string& key, const std::string& document) const;
   // The topology of `shared_text` (a map's shared part) with this router's own settings.
-  std::shared_ptr<config::Topology> topology_of(const std::string& shared_text,
-                                                std::string& error) const;
+  std::shared_ptr<placement::Topology> topology_of(const std::string& shared_text,
+                                                   std::string& error) const;
   // Proposes `shared_text` (config/shared_map.h) as the next map version.
   void propose_map(const std::string& shared_text,
                    std::function<void(ControlPlane::ReloadResult)> done);
@@ -106,6 +106,6 @@ class FleetSync {
 
 // Every shard a request of `topology` may reach: its map's (a move's source shards are in it,
 // draining) and the salted counters' naming map's.
-std::vector<config::ShardConfig> shards_of(const config::Topology& topology);
+std::vector<config::ShardConfig> shards_of(const placement::Topology& topology);
 
 }  // namespace santral::router

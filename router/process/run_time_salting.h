@@ -10,7 +10,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "config/topology.h"
+#include "placement/topology.h"
 #include "router/cluster/fleet_agent.h"
 #include "router/hotkeys/salting/auto_salt.h"
 #include "router/hotkeys/salting/salt_overrides_json.h"
@@ -27,7 +27,7 @@ class RunTimeSalting {
   // `topology`: the server's topology in force; `fleet`: null outside a fleet.
   RunTimeSalting(boost::asio::io_context& io, SharedState& shared,
                  const std::vector<std::unique_ptr<Worker>>& workers,
-                 const config::TopologyPtr& topology, FleetAgent* fleet)
+                 const placement::TopologyPtr& topology, FleetAgent* fleet)
       : io_(io),
         shared_(shared),
         workers_(workers),
@@ -56,7 +56,7 @@ class RunTimeSalting {
   boost::asio::io_context& io_;
   SharedState& shared_;
   const std::vector<std::unique_ptr<Worker>>& workers_;
-  const config::TopologyPtr& topology_;
+  const placement::TopologyPtr& topology_;
   FleetAgent* fleet_;
   boost::asio::steady_timer timer_;
   AutoSalting auto_salting_;

@@ -59,8 +59,8 @@ void SentinelFailover::heard(const std::string& master, const SentinelView& view
     return;
   }
   waits_for_move_ = false;
-  auto topology = std::make_shared<config::Topology>(
-      *config::make_topology(std::move(next), host_.next_version()));
+  auto topology = std::make_shared<placement::Topology>(
+      *placement::make_topology(std::move(next), host_.next_version()));
   // The same map: in a fleet, the version etcd holds.
   topology->map_version = host_.serving()->map_version;
   topology->salt_naming = host_.serving()->salt_naming;

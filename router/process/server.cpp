@@ -42,7 +42,7 @@ void log_topology(const config::Config& config) {
 
 Server::Server(ConfigSource source, config::Config config, FleetStart fleet)
     : source_(std::move(source)),
-      topology_(config::make_topology(std::move(config), 1)),
+      topology_(placement::make_topology(std::move(config), 1)),
       listeners_(io_, shared_, workers_, topology_),
       watch_timer_(io_),
       salting_(io_, shared_, workers_, topology_, fleet.agent.get()),
@@ -174,7 +174,7 @@ std::vector<WorkerServices*> Server::worker_services() const {
   return pointers_to<WorkerServices>(workers_);
 }
 
-void Server::switch_topology(config::TopologyPtr topology, std::function<void()> done) {
+void Server::switch_topology(placement::TopologyPtr topology, std::function<void()> done) {
   if (fleet_) fleet_->agent().use_shards(shards_of(*topology));
   topology_ = topology;
   shared_.topology_version = topology->version;
@@ -187,10 +187,11 @@ void Server::release_pulls() {
   post_to_each<Worker>(worker_list(), [](Worker& worker) { worker.release_moves(); });
 }
 
-std::shared_ptr<config::Topology> Server::topology_of(const std::string& text, std::string& error) {
+std::shared_ptr<placement::Topology> Server::topology_of(const std::string& text,
+                                                         std::string& error) {
   if (fleet_) return fleet_->topology_of(text, error);
   try {
-    return std::make_shared<config::Topology>(*config::make_topology(source_.parse(text), 0));
+    return std::make_shared<placement::Topology>(*placement::make_topology(source_.parse(text), 0));
   } catch (const config::ConfigError& e) {
     error = e.what();
     return nullptr;
@@ -254,7 +255,7 @@ std::optional<FleetAgent::View> Server::fleet_view() const {
   return fleet_->view();
 }
 
-void Server::put_in_force(config::TopologyPtr topology) {
+void Server::put_in_force(placement::TopologyPtr topology) {
   if (fleet_) fleet_->agent().use_shards(shards_of(*topology));
   post_to_each<Worker>(worker_list(), [topology](Worker& worker) { worker.apply(topology); });
   topology_ = std::move(topology);

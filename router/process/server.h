@@ -12,7 +12,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "config/config.h"
-#include "config/topology.h"
+#include "placement/topology.h"
 #include "router/process/client_listeners.h"
 #include "router/process/config_reloads.h"
 #include "router/process/config_source.h"
@@ -58,7 +58,7 @@ class Server final : public ControlPlane, private MoveHost, private RouterHost {
 
   const std::vector<std::unique_ptr<Worker>>& workers() const { return workers_; }
   std::vector<WorkerServices*> worker_services() const override;
-  config::TopologyPtr topology() const override { return topology_; }
+  placement::TopologyPtr topology() const override { return topology_; }
   SharedState& shared() override { return shared_; }
   // The text of the config in force (what the last reload that took effect read).
   std::string config_text() const {
@@ -68,23 +68,23 @@ class Server final : public ControlPlane, private MoveHost, private RouterHost {
 
  private:
   // RouterHost (router/process/fleet_sync.h).
-  void put_in_force(config::TopologyPtr topology) override;
+  void put_in_force(placement::TopologyPtr topology) override;
   void fence_all(std::function<void()> done) override;
   // MoveHost (router/resharding/move_driver.h).
   std::uint64_t next_version() override { return ++last_version_; }
-  const config::TopologyPtr& serving() const override { return topology_; }
-  void switch_topology(config::TopologyPtr topology, std::function<void()> done) override;
+  const placement::TopologyPtr& serving() const override { return topology_; }
+  void switch_topology(placement::TopologyPtr topology, std::function<void()> done) override;
   void release_pulls() override;
   MigrationGate& migrations() override { return shared_.migrations; }
-  std::shared_ptr<config::Topology> topology_of(const std::string& text,
-                                                std::string& error) override;
+  std::shared_ptr<placement::Topology> topology_of(const std::string& text,
+                                                   std::string& error) override;
   std::vector<Worker*> worker_list() const;
   ReloadResult remember_reload(std::string_view why, ReloadResult result) override;
   void every_second();
   void stop_taking_work();
 
   ConfigSource source_;
-  config::TopologyPtr topology_;
+  placement::TopologyPtr topology_;
   SharedState shared_;
   // Before io_: a connection handed over is posted to a worker's io_context, so the workers
   // must outlive the acceptor's io_context.
@@ -99,9 +99,9 @@ class Server final : public ControlPlane, private MoveHost, private RouterHost {
   std::unique_ptr<LocalLedger> local_;
   std::unique_ptr<FleetSync> fleet_;  // in a fleet (`cluster:`): etcd's maps, moves, salting
   std::unique_ptr<MoveDriver> driver_;
-  std::string start_error_;               // the router does not start (a bad state file)
-  std::optional<LedgerMove> kept_move_;   // alone: the move the state file holds, resumed at run()
-  config::TopologyPtr planned_at_start_;  // alone: the file's map, planned as a move at run()
+  std::string start_error_;              // the router does not start (a bad state file)
+  std::optional<LedgerMove> kept_move_;  // alone: the move the state file holds, resumed at run()
+  placement::TopologyPtr planned_at_start_;  // alone: the file's map, planned as a move at run()
   std::unique_ptr<ConfigReloads> reloads_;
   std::unique_ptr<AdminServer> admin_;
   SentinelFailover sentinel_;

@@ -11,7 +11,7 @@ namespace santral::router {
 namespace asio = boost::asio;
 
 Shutdown::Shutdown(asio::io_context& io, const std::vector<std::unique_ptr<Worker>>& workers,
-                   const config::TopologyPtr& serving, Steps steps)
+                   const placement::TopologyPtr& serving, Steps steps)
     : io_(io),
       workers_(workers),
       serving_(serving),

@@ -10,7 +10,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "config/topology.h"
+#include "placement/topology.h"
 #include "router/process/worker.h"
 
 namespace santral::router {
@@ -33,7 +33,7 @@ class Shutdown {
   };
 
   Shutdown(boost::asio::io_context& io, const std::vector<std::unique_ptr<Worker>>& workers,
-           const config::TopologyPtr& serving, Steps steps);
+           const placement::TopologyPtr& serving, Steps steps);
 
   void wait_for_signals();
 
@@ -43,7 +43,7 @@ class Shutdown {
 
   boost::asio::io_context& io_;
   const std::vector<std::unique_ptr<Worker>>& workers_;
-  const config::TopologyPtr& serving_;
+  const placement::TopologyPtr& serving_;
   Steps steps_;
   boost::asio::signal_set signals_;
   boost::asio::steady_timer drain_timer_;

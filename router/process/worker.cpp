@@ -21,7 +21,7 @@ namespace asio = boost::asio;
 namespace {
 
 // Whether two topologies put every key and channel on the same server.
-bool same_placement(const config::Topology& a, const config::Topology& b) {
+bool same_placement(const placement::Topology& a, const placement::Topology& b) {
   const auto& x = *a.config;
   const auto& y = *b.config;
   if (x.hash_name != y.hash_name || x.distribution != y.distribution || x.hash_tag != y.hash_tag ||
@@ -38,7 +38,7 @@ bool same_placement(const config::Topology& a, const config::Topology& b) {
 
 }  // namespace
 
-Worker::Worker(unsigned index, config::TopologyPtr topology, SharedState& shared)
+Worker::Worker(unsigned index, placement::TopologyPtr topology, SharedState& shared)
     : index_(index),
       topology_(std::move(topology)),
       shared_(shared),
@@ -90,9 +90,9 @@ void Worker::stop() {
   thread_.join();
 }
 
-void Worker::apply(config::TopologyPtr topology) {
+void Worker::apply(placement::TopologyPtr topology) {
   bool placement_changed = !same_placement(*topology_, *topology);
-  auto epoch = [](const config::Topology& t) { return t.move ? t.move->epoch : 0; };
+  auto epoch = [](const placement::Topology& t) { return t.move ? t.move->epoch : 0; };
   bool direction_changed = epoch(*topology_) != epoch(*topology);
   topology_ = std::move(topology);
   pool_.apply(*topology_);

@@ -14,7 +14,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "config/topology.h"
+#include "placement/topology.h"
 #include "protocol/learned_commands.h"
 #include "router/backend/connection_pool.h"
 #include "router/backend/replica_watch.h"
@@ -40,7 +40,7 @@ class SaltTable;
 // each other, and the server reaches them, only by post().
 class Worker final : public WorkerServices {
  public:
-  Worker(unsigned index, config::TopologyPtr topology, SharedState& shared);
+  Worker(unsigned index, placement::TopologyPtr topology, SharedState& shared);
   ~Worker() override;
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
@@ -56,7 +56,7 @@ class Worker final : public WorkerServices {
   void input_changed(std::size_t before, std::size_t after) override;
   std::size_t buffered_input() const { return buffered_input_; }
   // A reload: new requests use `topology`; must run on this worker's thread.
-  void apply(config::TopologyPtr topology);
+  void apply(placement::TopologyPtr topology);
   // While a move changes direction (starts, is aborted) no worker may pull a key before every
   // worker has switched: pulls wait here until the server releases them (router/resharding/).
   bool holding_moves() const override { return holding_moves_; }
@@ -117,7 +117,7 @@ class Worker final : public WorkerServices {
   void resume_starved_reader();
 
   unsigned index_;
-  config::TopologyPtr topology_;
+  placement::TopologyPtr topology_;
   SharedState& shared_;
   // Before io_: a session its handlers keep alive gives its input back as io_ destroys them.
   InputPool inputs_;

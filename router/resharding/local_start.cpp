@@ -3,13 +3,14 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "config/placement_change.h"
-#include "config/placement_diff.h"
+#include "placement/change.h"
+#include "placement/diff.h"
 #include "router/resharding/moving_topology.h"
 
 namespace santral::router {
 
-LocalStart restore_local_moves(LocalLedger& ledger, MoveHost& host, const config::TopologyPtr& file,
+LocalStart restore_local_moves(LocalLedger& ledger, MoveHost& host,
+                               const placement::TopologyPtr& file,
                                const std::filesystem::path& config_path) {
   LocalStart out{file, std::nullopt, nullptr, {}, false};
   LocalLedger::Kept kept;
@@ -30,7 +31,7 @@ LocalStart restore_local_moves(LocalLedger& ledger, MoveHost& host, const config
       topology->version = host.next_version();
     return topology;
   };
-  std::shared_ptr<const config::ShardMap> naming;
+  std::shared_ptr<const placement::ShardMap> naming;
   if (!ledger.naming_text().empty()) {
     auto named = load(ledger.naming_text(), "the config salted counters are named by");
     if (!named) return out;
@@ -55,7 +56,7 @@ LocalStart restore_local_moves(LocalLedger& ledger, MoveHost& host, const config
                  phase_name(document.phase));
     return out;
   }
-  auto from_file = std::make_shared<config::Topology>(*file);
+  auto from_file = std::make_shared<placement::Topology>(*file);
   from_file->salt_naming = naming;
   if (!kept.in_force_text.empty()) {
     auto in_force = load(kept.in_force_text, "the config in force");
@@ -63,14 +64,14 @@ LocalStart restore_local_moves(LocalLedger& ledger, MoveHost& host, const config
     in_force->salt_naming = naming;
     bool random = config.distribution == config::Distribution::Random ||
                   in_force->config->distribution == config::Distribution::Random;
-    if (!random && !config::moving_units(*in_force->map, *from_file->map).empty()) {
+    if (!random && !placement::moving_units(*in_force->map, *from_file->map).empty()) {
       // Keys are where the map in force put them: the file's map is a move to plan, never a
       // silent switch.
       spdlog::warn(
           "resharding: the map of {} differs from the map in force kept in {}; serving the "
           "map in force and planning a move to the file's ({})",
           config_path.string(), ledger.path().string(),
-          config::compare_placement(*in_force->map, *from_file->map).summary());
+          placement::compare_placement(*in_force->map, *from_file->map).summary());
       out.planned = from_file;
       out.topology = in_force;
       return out;

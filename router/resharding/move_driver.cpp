@@ -6,8 +6,8 @@
 #include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
 
-#include "config/placement_change.h"
-#include "config/placement_diff.h"
+#include "placement/change.h"
+#include "placement/diff.h"
 #include "protocol/errors.h"
 #include "router/resharding/move_sampler.h"
 #include "router/resharding/moving_topology.h"
@@ -35,8 +35,8 @@ ReshardState state_of(Phase phase) {
 
 struct MoveDriver::Move {
   LedgerMove record;
-  config::TopologyPtr from, to;     // the maps the keys leave and reach
-  config::TopologyPtr moving;       // in force for `applied` (either direction)
+  placement::TopologyPtr from, to;  // the maps the keys leave and reach
+  placement::TopologyPtr moving;    // in force for `applied` (either direction)
   std::uint64_t applied = 0;        // the epoch whose topology this router has taken
   std::uint64_t switched = 0;       // ... and waited out its requests routed before
   std::uint64_t released = 0;       // the epoch whose pulls run here
@@ -63,14 +63,14 @@ MoveDriver::MoveDriver(boost::asio::io_context& io, MoveHost& host, MoveLedger& 
 
 MoveDriver::~MoveDriver() = default;
 
-void MoveDriver::plan(const config::TopologyPtr& to, std::string to_text,
+void MoveDriver::plan(const placement::TopologyPtr& to, std::string to_text,
                       std::function<void(bool ok, std::string message)> done) {
   if (under_way())
     return done(false, protocol::error_message(protocol::ClientError::ReshardBusy,
                                                reshard_state_name(state())));
   auto from = host_.serving();
-  auto units = config::moving_units(*from->map, *to->map).size();
-  auto change = config::compare_placement(*from->map, *to->map).summary();
+  auto units = placement::moving_units(*from->map, *to->map).size();
+  auto change = placement::compare_placement(*from->map, *to->map).summary();
   bool approved = to->config->resharding.auto_approve;
   MoveDocument document;
   document.phase = approved ? Phase::Moving : Phase::Planned;
@@ -136,7 +136,7 @@ void MoveDriver::start(const LedgerMove& record) {
   move_->record = record;
   move_->from = from;
   move_->to = to;
-  for (auto& unit : config::moving_units(*from->map, *to->map))
+  for (auto& unit : placement::moving_units(*from->map, *to->map))
     move_->estimates.push_back({std::move(unit)});
   auto probe = moving_topology(*from, *to, 0, 0);
   auto id = record.id;
@@ -171,7 +171,7 @@ void MoveDriver::switch_to(std::uint64_t epoch) {
     });
   }
   bool back = move.back();
-  auto moving = std::make_shared<config::Topology>(*moving_topology(
+  auto moving = std::make_shared<placement::Topology>(*moving_topology(
       back ? *move.to : *move.from, back ? *move.from : *move.to, host_.next_version(), epoch));
   moving->map_version = host_.serving()->map_version;
   move.moving = moving;

@@ -10,7 +10,7 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "config/topology.h"
+#include "placement/topology.h"
 #include "router/resharding/move_ledger.h"
 #include "router/resharding/mover.h"
 #include "router/resharding/reshard_state.h"
@@ -23,18 +23,18 @@ class MoveHost {
   virtual ~MoveHost() = default;
   virtual std::uint64_t next_version() = 0;
   // The topology this router serves now.
-  virtual const config::TopologyPtr& serving() const = 0;
+  virtual const placement::TopologyPtr& serving() const = 0;
   // Hands `topology` to every worker, waits until nothing routed before can still reach a
   // shard (a fence; pulls are held meanwhile), then runs `done` on the server's thread.
-  virtual void switch_topology(config::TopologyPtr topology, std::function<void()> done) = 0;
+  virtual void switch_topology(placement::TopologyPtr topology, std::function<void()> done) = 0;
   // Lets the pulls the workers hold run.
   virtual void release_pulls() = 0;
   // What every MIGRATE of this process passes (the walk's too).
   virtual MigrationGate& migrations() = 0;
   // The topology of a map's text as the ledger keeps it (a config file's, or a fleet map's
   // shared part) with this router's own settings; nullptr with `error`.
-  virtual std::shared_ptr<config::Topology> topology_of(const std::string& text,
-                                                        std::string& error) = 0;
+  virtual std::shared_ptr<placement::Topology> topology_of(const std::string& text,
+                                                           std::string& error) = 0;
 };
 
 // Moves keys from the map in force to a new one, on stock Redis, for a single router and for
@@ -65,7 +65,7 @@ class MoveDriver {
   // A reload or a map push whose map gives keys new owners: a planned move from the map in
   // force (approved at once with resharding.auto_approve). `done` gets "" or the error, and
   // the message for the operator.
-  void plan(const config::TopologyPtr& to, std::string to_text,
+  void plan(const placement::TopologyPtr& to, std::string to_text,
             std::function<void(bool ok, std::string message)> done);
   void approve(Done done);
   void abort(Done done);

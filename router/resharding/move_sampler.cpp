@@ -11,13 +11,13 @@ namespace santral::router {
 namespace {
 
 // The unit of `key`'s placement and pair of shards, or nullptr when the key stays.
-UnitProgress* unit_for(const config::Topology& topology, std::vector<UnitProgress>& units,
+UnitProgress* unit_for(const placement::Topology& topology, std::vector<UnitProgress>& units,
                        std::string_view key) {
   const auto& map = *topology.map;
   std::size_t owner = map.shard_for_key(key);
   auto source = topology.move->source_of(key, owner);
   if (!source) return nullptr;
-  auto placement = config::placement_of(map, key);
+  auto placement = placement::placement_of(map, key);
   // Units whose shards are not known beforehand: every key, or a namespace added or removed.
   for (auto& unit : units)
     if (unit.unit.from == "*" && unit.unit.to == "*" &&
@@ -32,7 +32,8 @@ UnitProgress* unit_for(const config::Topology& topology, std::vector<UnitProgres
 
 }  // namespace
 
-std::function<void()> sample_move(boost::asio::io_context& io, const config::TopologyPtr& topology,
+std::function<void()> sample_move(boost::asio::io_context& io,
+                                  const placement::TopologyPtr& topology,
                                   std::vector<UnitProgress> units, unsigned samples,
                                   std::function<void(std::vector<UnitProgress>)> done) {
   std::vector<std::size_t> sources = topology->move->from_shard;

@@ -3,7 +3,7 @@
 #include <functional>
 #include <vector>
 
-#include "config/topology.h"
+#include "placement/topology.h"
 #include "router/resharding/reshard_state.h"
 
 namespace boost::asio {
@@ -18,7 +18,8 @@ namespace santral::router {
 // sources' key counts times the share of samples that fell in it. Gives up on a shard that has
 // not answered within a few seconds. `done` runs on `io`'s thread. Returns what ends the
 // sampling at once (its connections closed; `done` then gets what is in so far).
-std::function<void()> sample_move(boost::asio::io_context& io, const config::TopologyPtr& topology,
+std::function<void()> sample_move(boost::asio::io_context& io,
+                                  const placement::TopologyPtr& topology,
                                   std::vector<UnitProgress> units, unsigned samples,
                                   std::function<void(std::vector<UnitProgress>)> done);
 

@@ -60,7 +60,7 @@ struct Mover::Source {
   boost::asio::steady_timer timer;
 };
 
-Mover::Mover(boost::asio::io_context& io, config::TopologyPtr topology, MigrationGate& gate,
+Mover::Mover(boost::asio::io_context& io, placement::TopologyPtr topology, MigrationGate& gate,
              std::function<void()> done)
     : io_(io),
       topology_(std::move(topology)),

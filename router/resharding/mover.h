@@ -11,7 +11,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "config/topology.h"
+#include "placement/topology.h"
 #include "router/backend/backend_connection.h"
 #include "router/metrics/stats.h"
 #include "router/resharding/migration_gate.h"
@@ -39,7 +39,7 @@ class Mover {
 
   // `topology` carries the move (topology->move); `done` runs once every source is done. Each
   // batch's MIGRATEs pass `gate` (migration_gate.h).
-  Mover(boost::asio::io_context& io, config::TopologyPtr topology, MigrationGate& gate,
+  Mover(boost::asio::io_context& io, placement::TopologyPtr topology, MigrationGate& gate,
         std::function<void()> done);
   ~Mover();
   Mover(const Mover&) = delete;
@@ -88,7 +88,7 @@ class Mover {
   std::chrono::steady_clock::duration throttle(std::uint64_t keys, std::uint64_t bytes);
 
   boost::asio::io_context& io_;
-  config::TopologyPtr topology_;
+  placement::TopologyPtr topology_;
   MigrationGate& gate_;
   std::function<void()> done_;
   std::shared_ptr<const config::Config> walk_config_;  // the walk's longer request timeout

@@ -4,8 +4,9 @@
 
 namespace santral::router {
 
-config::TopologyPtr moving_topology(const config::Topology& from, const config::Topology& to,
-                                    std::uint64_t version, std::uint64_t epoch) {
+placement::TopologyPtr moving_topology(const placement::Topology& from,
+                                       const placement::Topology& to, std::uint64_t version,
+                                       std::uint64_t epoch) {
   config::Config config = *to.config;
   auto index_of = [&config](const config::ShardConfig& shard) {
     for (std::size_t i = 0; i < config.shards.size(); ++i)
@@ -23,14 +24,14 @@ config::TopologyPtr moving_topology(const config::Topology& from, const config::
     if (taken(leaving.name)) leaving.name += "-leaving";
     config.shards.push_back(std::move(leaving));
   }
-  auto move = std::make_shared<config::Move>();
+  auto move = std::make_shared<placement::Move>();
   move->from = from.map;
   move->epoch = epoch;
   for (const auto& shard : from.map->shards()) move->from_shard.push_back(index_of(shard));
   auto shared_config = std::make_shared<const config::Config>(std::move(config));
-  auto map = std::make_shared<const config::ShardMap>(*shared_config);
+  auto map = std::make_shared<const placement::ShardMap>(*shared_config);
   auto naming = from.salt_naming ? from.salt_naming : from.map;
-  return std::make_shared<const config::Topology>(config::Topology{
+  return std::make_shared<const placement::Topology>(placement::Topology{
       version, 0, std::move(shared_config), std::move(map), std::move(move), std::move(naming)});
 }
 

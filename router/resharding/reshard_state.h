@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config/placement_diff.h"
+#include "placement/diff.h"
 
 namespace santral::router {
 
@@ -22,7 +22,7 @@ std::string_view reshard_state_name(ReshardState state);
 
 // One unit of the plan, with what sampling the sources estimated and whether it is done.
 struct UnitProgress {
-  config::MovingUnit unit;
+  placement::MovingUnit unit;
   std::uint64_t keys_estimated = 0;
   std::uint64_t bytes_estimated = 0;
   bool done = false;

@@ -92,7 +92,7 @@ struct Sampling : std::enable_shared_from_this<Sampling> {
 }  // namespace
 
 std::function<void()> sample_shards(boost::asio::io_context& io,
-                                    const config::TopologyPtr& topology,
+                                    const placement::TopologyPtr& topology,
                                     const std::vector<std::size_t>& shards, unsigned samples,
                                     std::function<void(std::vector<ShardSample>)> done) {
   auto sampling = std::make_shared<Sampling>(io);

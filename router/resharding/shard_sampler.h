@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "config/topology.h"
+#include "placement/topology.h"
 
 namespace boost::asio {
 class io_context;
@@ -36,7 +36,7 @@ struct ShardSample {
 // shard, in the order given. Returns what ends the sampling at once (its connections closed;
 // `done` then gets what is in so far). For a move's estimates and for the balancer.
 std::function<void()> sample_shards(boost::asio::io_context& io,
-                                    const config::TopologyPtr& topology,
+                                    const placement::TopologyPtr& topology,
                                     const std::vector<std::size_t>& shards, unsigned samples,
                                     std::function<void(std::vector<ShardSample>)> done);
 

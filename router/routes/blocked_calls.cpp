@@ -60,7 +60,7 @@ class CallEnder final : public ReplySink {
 
 // Whether a call's keys are moved by `topology`: owned by another server, or still being
 // pulled from one.
-bool moves(const BlockedCalls::Call& call, const config::Topology& topology) {
+bool moves(const BlockedCalls::Call& call, const placement::Topology& topology) {
   const auto& map = *topology.map;
   const auto address = call.connection->target().address.text();
   for (const auto& key : call.keys) {
@@ -95,7 +95,7 @@ std::vector<BlockedCalls::Call> BlockedCalls::take_all() {
   return calls;
 }
 
-std::vector<BlockedCalls::Call> BlockedCalls::end_moved(const config::Topology& topology,
+std::vector<BlockedCalls::Call> BlockedCalls::end_moved(const placement::Topology& topology,
                                                         ConnectionPool& pool,
                                                         boost::asio::io_context& io) {
   std::vector<Call> untold;

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "config/topology.h"
+#include "placement/topology.h"
 #include "router/backend/backend_connection.h"
 
 namespace santral::router {
@@ -43,7 +43,7 @@ class BlockedCalls {
   std::vector<Call> take_all();
   // `topology` is now in force: ends the calls on keys it moves (see above). Calls on a server
   // no longer in the map cannot be told so; they are returned, to be ended the old way.
-  std::vector<Call> end_moved(const config::Topology& topology, ConnectionPool& pool,
+  std::vector<Call> end_moved(const placement::Topology& topology, ConnectionPool& pool,
                               boost::asio::io_context& io);
   // Whether the call on `connection` is being ended by a switch.
   bool ended_by_move(const BackendConnection* connection) const;

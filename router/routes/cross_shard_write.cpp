@@ -451,8 +451,8 @@ class StagedWrite final : public ReplyMerge {
   std::string element_;     // ListMove: the element moved
   std::string answer_;
   std::size_t max_read_bytes_;
-  config::TopologyPtr planned_;  // what its keys' shard numbers refer to
-  std::uint64_t write_;          // its number in the registry (staged_writes.h)
+  placement::TopologyPtr planned_;  // what its keys' shard numbers refer to
+  std::uint64_t write_;             // its number in the registry (staged_writes.h)
   std::size_t read_bytes_ = 0;
 };
 

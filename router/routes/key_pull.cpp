@@ -19,7 +19,7 @@ namespace {
 // Counts the MIGRATE replies of one pull back in, and tells the session how it went.
 class PullMerge final : public ReplyMerge {
  public:
-  PullMerge(PullOutcome& outcome, std::vector<PullGroup> groups, config::TopologyPtr topology)
+  PullMerge(PullOutcome& outcome, std::vector<PullGroup> groups, placement::TopologyPtr topology)
       : outcome_(outcome),
         request_(outcome.request),
         groups_(std::move(groups)),
@@ -46,7 +46,7 @@ class PullMerge final : public ReplyMerge {
   PullOutcome& outcome_;
   std::uint64_t request_;
   std::vector<PullGroup> groups_;
-  config::TopologyPtr topology_;  // the one the groups' shard indices are in
+  placement::TopologyPtr topology_;  // the one the groups' shard indices are in
 };
 
 }  // namespace

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "config/topology.h"
+#include "placement/topology.h"
 #include "protocol/request.h"
 #include "router/runtime/plan.h"
 

@@ -1,4 +1,4 @@
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "protocol/resp_writer.h"
 #include "router/backend/backend_connection.h"
 #include "router/routes/routing.h"

@@ -7,7 +7,7 @@
 //     fragment 2 -> shard1: MGET d        merge: [f0[0], f1[0], f0[1], f2[0]]
 #include <vector>
 
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "protocol/errors.h"
 #include "protocol/key_extraction.h"
 #include "protocol/resp_writer.h"

@@ -75,7 +75,7 @@ void send_all(RequestContext& session, std::string reply, std::vector<Send> send
 
 }  // namespace
 
-std::vector<std::size_t> channel_shards(const config::ShardMap& map, std::string_view channel,
+std::vector<std::size_t> channel_shards(const placement::ShardMap& map, std::string_view channel,
                                         bool sharded) {
   if (!sharded) {
     if (auto key = keyspace_key(channel)) return {map.shard_for_key(*key)};

@@ -18,7 +18,7 @@ class RequestContext;
 // ("__keyspace@0__:k"), key events from every shard ("__keyevent@0__:expired"), any other
 // channel from the shard that owns its name (where PUBLISH sends it). Sharded channels
 // (SSUBSCRIBE) always by name. SANTRAL EXPLAIN says the same.
-std::vector<std::size_t> channel_shards(const config::ShardMap& map, std::string_view channel,
+std::vector<std::size_t> channel_shards(const placement::ShardMap& map, std::string_view channel,
                                         bool sharded);
 
 // One client's pub/sub. A channel lives on the shard that owns its name (PUBLISH is routed

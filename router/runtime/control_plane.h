@@ -8,7 +8,7 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "config/topology.h"
+#include "placement/topology.h"
 #include "router/analysis/shard_key_analysis.h"
 #include "router/cluster/fleet_agent.h"
 #include "router/resharding/reshard_state.h"
@@ -33,7 +33,7 @@ class ControlPlane {
   // The server's own event loop: every callback of this interface runs on it.
   virtual boost::asio::io_context& io() = 0;
   // The topology in force, and what every worker shares.
-  virtual config::TopologyPtr topology() const = 0;
+  virtual placement::TopologyPtr topology() const = 0;
   virtual SharedState& shared() = 0;
   // Every worker, as the services routes and features see (for fan_out from the server).
   virtual std::vector<WorkerServices*> worker_services() const = 0;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "config/read_from.h"
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "protocol/command_table.h"
 #include "protocol/errors.h"
 
@@ -37,11 +37,20 @@ enum class RouteKind : std::uint8_t {
 };
 inline constexpr std::size_t kRouteKinds = static_cast<std::size_t>(RouteKind::Refused) + 1;
 
+// Which of the client's connections to a shard carries the request (RequestContext::backend).
+enum class ConnectionKind : std::uint8_t {
+  Primary,   // the shared connection to the shard's primary
+  ReadFrom,  // a read-only command: the primary or a replica, as `read_from` (or the config) says
+  // A tracking client's lane to the primary, for reads and writes alike: the invalidations it
+  // carries come in order with the replies (router/tracking/).
+  TrackingLane,
+};
+
 // One key of a request, resolved once: where it is in the arguments, who owns it, and
 // whether it is a salted counter.
 struct PlannedKey {
   std::uint32_t position = 0;  // index into request.args
-  config::KeyOwner owner;
+  placement::KeyOwner owner;
   const SaltedCounter* salted = nullptr;
   // Under a move, the shard the key may still be on (its old owner) when that is not `owner`:
   // the key is pulled from there before the request runs (router/routes/key_pull.h).
@@ -77,6 +86,7 @@ struct Plan {
   // Broadcast: the shards that can hold what it asks about. Split: the shard of each
   // sub-command (PlannedKey::fragment).
   std::vector<std::size_t> shards;
+  ConnectionKind connection = ConnectionKind::Primary;
   // Read-only commands: the first key's namespace's read_from, if it says.
   std::optional<config::ReadFrom> read_from;
   // Single-key writes: the key's namespace's write_concern, if it says.
@@ -116,6 +126,7 @@ struct Plan {
     keys_found = true;
     shard.reset();
     shards.clear();
+    connection = ConnectionKind::Primary;
     read_from.reset();
     write_concern.reset();
     near_cached = blocks = any_shard = false;

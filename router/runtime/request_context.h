@@ -54,11 +54,10 @@ class RequestContext : public ReplySink {
   ConnectionProfile profile() const { return {client_.database, client_.protocol}; }
 
   // --- the current request ---
-  // The command being handled; dispatch sets it before the strategy runs. `read_from` and
-  // `write_concern`: the plan's, when the request's key has a namespace with its own.
+  // The command being handled; dispatch sets it before the strategy runs. From `plan`: the
+  // connection kind backend() gives, and its namespace's read_from and write_concern.
   virtual void begin(const protocol::CommandSpec& command, std::span<const std::string_view> args,
-                     std::optional<config::ReadFrom> read_from,
-                     std::optional<config::WriteConcern> write_concern) = 0;
+                     const Plan& plan) = 0;
   // The plan of the request being dispatched (rebuilt for each; its buffers are kept).
   virtual Plan& plan() = 0;
   virtual std::string& scratch() = 0;
@@ -85,10 +84,11 @@ class RequestContext : public ReplySink {
   // (timeouts.script_ms) or every other request's (timeouts.request_ms).
   virtual void send_current(BackendConnection& connection, std::string_view request_bytes,
                             ReplySinkPtr sink, std::uint64_t slot, std::uint32_t fragment) = 0;
-  // The connection that carries the current request to `shard`: the primary's, a replica's
-  // (read_from) or a tracking lane's (CLIENT TRACKING).
+  // The connection that carries the current request to `shard`, of the plan's kind
+  // (Plan::connection): the primary's, a replica's (read_from) or a tracking lane's.
   virtual BackendConnection& backend(std::size_t shard) = 0;
-  // The shared connection to `shard`'s primary.
+  // This client's connection to `shard`'s primary, whatever the request: its tracking lane
+  // (CLIENT TRACKING on), else the shared one.
   virtual BackendConnection& shared_backend(std::size_t shard) = 0;
   // After the current reply is written, close the connection (QUIT, protocol errors).
   virtual void close_after_replies() = 0;

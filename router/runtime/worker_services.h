@@ -11,7 +11,7 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "config/topology.h"
+#include "placement/topology.h"
 #include "protocol/learned_commands.h"
 #include "router/backend/connection_pool.h"
 #include "router/metrics/stats.h"
@@ -42,10 +42,10 @@ class WorkerServices {
   // not virtual calls: a GET reads several of them.
   unsigned index() const { return s_.index; }
   boost::asio::io_context& io() { return *s_.io; }
-  const config::Topology& topology() const { return **s_.topology; }
-  const config::TopologyPtr& topology_ptr() const { return *s_.topology; }
+  const placement::Topology& topology() const { return **s_.topology; }
+  const placement::TopologyPtr& topology_ptr() const { return *s_.topology; }
   const config::Config& config() const { return *topology().config; }
-  const config::ShardMap& shard_map() const { return *topology().map; }
+  const placement::ShardMap& shard_map() const { return *topology().map; }
   SharedState& shared() { return *s_.shared; }
   virtual ConnectionPool& pool() = 0;
   WorkerStats& stats() { return *s_.stats; }
@@ -108,7 +108,7 @@ class WorkerServices {
   struct Services {
     unsigned index = 0;
     boost::asio::io_context* io = nullptr;
-    const config::TopologyPtr* topology = nullptr;
+    const placement::TopologyPtr* topology = nullptr;
     SharedState* shared = nullptr;
     WorkerStats* stats = nullptr;
     ScriptCache* scripts = nullptr;

@@ -132,12 +132,12 @@ bool Client::subscribed() const {
 }
 
 void Client::begin(const protocol::CommandSpec& command, std::span<const std::string_view> args,
-                   std::optional<config::ReadFrom> read_from,
-                   std::optional<config::WriteConcern> write_concern) {
+                   const Plan& plan) {
   // The request was read a moment ago: its parse time is its start (one clock read fewer).
   current_ = {&command, state_.last_active, &worker_.stats().called(command), std::nullopt};
-  read_from_ = read_from;
-  write_concern_ = write_concern;
+  connection_ = plan.connection;
+  read_from_ = plan.read_from;
+  write_concern_ = plan.write_concern;
   // A tracking client's requests take a RESP3 lane (shared_backend): a RESP2 client gets its
   // replies as Redis would have sent them to it.
   if (state_.protocol == 2 && state_.tracking.on) {
@@ -190,7 +190,7 @@ void Client::forget_answered_writes(bool now) {
   coherence_.forget_answered(session_.next_reply(), now, worker_.near_cache());
 }
 
-void Client::map_changed(const config::Topology& topology) {
+void Client::map_changed(const placement::Topology& topology) {
   if (transaction_) transaction_->map_changed(*this);
   auto untold = blocked_.end_moved(topology, worker_.pool(), worker_.io());
   if (!untold.empty()) end_calls(untold, error_message(ClientError::MoveChangedUnderneath));
@@ -208,11 +208,16 @@ BackendConnection& Client::shared_backend(std::size_t shard) {
 }
 
 BackendConnection& Client::backend(std::size_t shard) {
-  if (current_.command != nullptr && current_.command->has(protocol::kReadonly) &&
-      !state_.tracking.on)
-    return worker_.pool().for_read(shard, profile(), state_.id,
-                                   read_from_.value_or(worker_.config().read_from));
-  return shared_backend(shard);
+  switch (connection_) {
+    case ConnectionKind::ReadFrom:
+      return worker_.pool().for_read(shard, profile(), state_.id,
+                                     read_from_.value_or(worker_.config().read_from));
+    case ConnectionKind::TrackingLane:
+      return worker_.lanes().lane(shard, state_.database, state_.id);
+    case ConnectionKind::Primary:
+      break;
+  }
+  return worker_.pool().shared(shard, profile(), state_.id);
 }
 
 void Client::forward(std::size_t shard, std::string_view request_bytes) {

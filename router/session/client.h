@@ -51,7 +51,7 @@ class Client final : public RequestContext, public TrackingClient {
   // A move started, ended or turned back (`topology` is now in force): a transaction holding
   // a shard's connection routed the old way is ended with a retryable answer, and so are
   // blocked calls on keys it moves (router/routes/blocked_calls.h).
-  void map_changed(const config::Topology& topology);
+  void map_changed(const placement::Topology& topology);
 
   // ReplySink: a backend's reply to one of this client's requests, or a pub/sub message.
   void deliver(std::uint64_t slot, std::uint32_t fragment, std::string_view reply) override;
@@ -61,8 +61,7 @@ class Client final : public RequestContext, public TrackingClient {
 
   // RequestContext (router/runtime/request_context.h says what each does).
   void begin(const protocol::CommandSpec& command, std::span<const std::string_view> args,
-             std::optional<config::ReadFrom> read_from,
-             std::optional<config::WriteConcern> write_concern) override;
+             const Plan& plan) override;
   Plan& plan() override { return session_.input().plan; }
   std::string& scratch() override { return session_.input().scratch; }
   void reply(std::string_view resp) override;
@@ -116,8 +115,9 @@ class Client final : public RequestContext, public TrackingClient {
   ClientState state_;
   SlotRequest current_;  // the command being handled, for its slot and statistics
   bool silent_ = false;  // the current request's reply is dropped (CLIENT REPLY OFF/SKIP)
-  std::optional<config::ReadFrom> read_from_;          // the current key's namespace's, if it says
-  std::optional<config::WriteConcern> write_concern_;  // likewise
+  ConnectionKind connection_ = ConnectionKind::Primary;  // the current request's (its plan's)
+  std::optional<config::ReadFrom> read_from_;            // its key's namespace's, if it says
+  std::optional<config::WriteConcern> write_concern_;    // likewise
   std::uint64_t last_slot_ = 0;
   std::uint64_t opened_slots_ = 0;
   std::uint64_t requests_dispatched_ = 0;

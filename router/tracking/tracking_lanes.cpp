@@ -47,7 +47,7 @@ TrackingLanes::~TrackingLanes() {
   stop();
 }
 
-void TrackingLanes::apply(config::TopologyPtr topology) {
+void TrackingLanes::apply(placement::TopologyPtr topology) {
   for (auto& [id, lane] : lanes_) {
     tell_everyone(lane, id.broadcast);
     lane.connection->set_push_sink(nullptr);

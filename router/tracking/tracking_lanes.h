@@ -15,7 +15,7 @@
 
 #include <span>
 
-#include "config/topology.h"
+#include "placement/topology.h"
 #include "protocol/reply_value.h"
 #include "router/backend/backend_connection.h"
 #include "router/metrics/stats.h"
@@ -52,7 +52,7 @@ class TrackingLanes {
 
   // A reload: the lanes of the old topology finish what they carry and close; their clients
   // get the null invalidation, and the reads still in flight on them are not kept.
-  void apply(config::TopologyPtr topology);
+  void apply(placement::TopologyPtr topology);
   void stop();
   void check_deadlines(std::chrono::steady_clock::time_point now);
   // Every lane that may still carry a request routed before now, retired ones included (a
@@ -103,7 +103,7 @@ class TrackingLanes {
   boost::asio::io_context& io_;
   WorkerStats& stats_;
   FindTrackingClient find_client_;
-  config::TopologyPtr topology_;
+  placement::TopologyPtr topology_;
   std::map<LaneId, Lane> lanes_;
   std::vector<BackendConnectionPtr> retired_;
   std::unordered_map<std::uint64_t, int> broadcast_clients_;  // client -> its database

@@ -6,7 +6,7 @@
 
 #include "config/config.h"
 #include "config/config_error.h"
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "tests/fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto config = santral::config::parse_config(text, "fuzz.yaml");
     FUZZ_CHECK(!config.shards.empty());
     FUZZ_CHECK(config.workers >= 1);
-    santral::config::ShardMap map(config);
+    santral::placement::ShardMap map(config);
     FUZZ_CHECK(map.shard_for_key("key") < map.shard_count());
   } catch (const santral::config::ConfigError& e) {
     FUZZ_CHECK(std::string(e.what()).rfind("fuzz.yaml", 0) == 0);

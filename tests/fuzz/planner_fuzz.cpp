@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "protocol/command_table.h"
 #include "protocol/key_extraction.h"
 #include "protocol/request_parser.h"
@@ -18,8 +18,8 @@ using namespace santral;
 
 namespace {
 
-const config::ShardMap& shard_map() {
-  static const config::ShardMap map = [] {
+const placement::ShardMap& shard_map() {
+  static const placement::ShardMap map = [] {
     config::Config c;
     c.hash = hashkit::hash_function_named("murmur").value();
     c.hash_tag = "{}";
@@ -30,7 +30,7 @@ const config::ShardMap& shard_map() {
       s.weight = 1 + i % 2;
       c.shards.push_back(s);
     }
-    return config::ShardMap(c);
+    return placement::ShardMap(c);
   }();
   return map;
 }

@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "config/config.h"
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "tests/support/move_checks.h"
 #include "tests/support/process.h"
 #include "tests/support/redis_server.h"
@@ -79,7 +79,7 @@ TEST_CASE("a range with too many keys is split at its median, and a half moves u
   REQUIRE(client.command({"SANTRAL", "RESHARD", "APPROVE"}).is_ok());
   REQUIRE(wait_for_state(client, "idle"));
   writers.stop();
-  auto map = santral::config::ShardMap(santral::config::load_config(santral.config_path()));
+  auto map = santral::placement::ShardMap(santral::config::load_config(santral.config_path()));
   check_settled(client, shards, map, kKeys, writers, "handle:a");
   CHECK(writers.errors_ == 0);
   // The busiest shard went from 3000 of 3200 keys (2.8x the mean) to near the mean: counted

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "tests/support/cluster.h"
 #include "tests/support/free_port.h"
 #include "tests/support/process.h"
@@ -86,7 +86,8 @@ class GuardedCluster {
         "listen: 127.0.0.1:" + std::to_string(port_) + "\n" +
         SantralProcess::config_for(servers, "backend:\n  password: pw\n" + extra_yaml);
     config_path_ = dir_.write("santral.yaml", yaml);
-    map_ = std::make_unique<santral::config::ShardMap>(santral::config::load_config(config_path_));
+    map_ =
+        std::make_unique<santral::placement::ShardMap>(santral::config::load_config(config_path_));
     process_ = std::make_unique<Process>(
         std::vector<std::string>{SANTRAL_BINARY, "--config", config_path_.string()},
         (dir_.path() / "santral.log").string());
@@ -120,7 +121,7 @@ class GuardedCluster {
   TempDir dir_;
   std::filesystem::path config_path_;
   std::vector<std::unique_ptr<RedisServer>> shards_;
-  std::unique_ptr<santral::config::ShardMap> map_;
+  std::unique_ptr<santral::placement::ShardMap> map_;
   std::unique_ptr<Process> process_;
 };
 

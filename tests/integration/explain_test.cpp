@@ -93,6 +93,8 @@ TEST_CASE("EXPLAIN of a GET says whether the near cache may answer it") {
 
   auto not_cached = explain(client, {"GET", "session:1"});
   CHECK(not_cached["route"].str == "SINGLE_SHARD");
+  CHECK(not_cached["connection"].str == "read_from: primary");  // the config's
+  CHECK(explain(client, {"SET", "session:1", "v"})["connection"].str == "primary");
   CHECK(as_map(not_cached["keys"].elements[0]).count("near_cache") == 0);
   // Another database is never cached.
   REQUIRE(client.command({"SELECT", "1"}).is_ok());

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "tests/support/etcd_cluster.h"
 #include "tests/support/fault_proxy.h"
 #include "tests/support/move_checks.h"
@@ -126,7 +126,7 @@ TEST_CASE("fleet: four moves in a row on long-lived connections; no write lost, 
   CHECK(registers.stale_ == 0);
   // Every key once, on its owner in the last map.
   auto last = santral::config::parse_config("shards:\n" + two_more, "last.yaml");
-  santral::config::ShardMap map(last);
+  santral::placement::ShardMap map(last);
   std::vector<RedisServer*> shards = {&a, &b, &c, &d, &e};
   std::vector<int> ports = {proxy.port("a"), proxy.port("b"), c.port(), d.port(), e.port()};
   for (const auto& [key, on] : where(shards)) {
@@ -156,8 +156,8 @@ TEST_CASE("F12: ABORT while the walk MIGRATEs a big key; writes acknowledged aft
 
   // Hashes of 400,000 fields that move to s2 when it joins: each MIGRATE blocks its source
   // for a good part of a second.
-  santral::config::ShardMap from(santral::config::parse_config("shards:\n" + base, "f.yaml"));
-  santral::config::ShardMap to(santral::config::parse_config("shards:\n" + grown, "t.yaml"));
+  santral::placement::ShardMap from(santral::config::parse_config("shards:\n" + base, "f.yaml"));
+  santral::placement::ShardMap to(santral::config::parse_config("shards:\n" + grown, "t.yaml"));
   constexpr int kFields = 400000;
   std::vector<std::string> big;
   for (int i = 0; big.size() < 6; ++i)

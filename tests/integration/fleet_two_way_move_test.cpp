@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "router/resharding/receiving_mark.h"
 #include "tests/support/etcd_cluster.h"
 #include "tests/support/move_checks.h"
@@ -128,7 +128,7 @@ TEST_CASE("fleet: a change of hash moves keys both ways; no MIGRATE waits for an
   CHECK(readers.failed_pulls_ + local.failed_pulls_ == 0);
   CHECK(readers.wrong_ + local.wrong_ == 0);
   // Every key once, on its owner under the new hash, with its value.
-  santral::config::ShardMap map(santral::config::parse_config(next, "next.yaml"));
+  santral::placement::ShardMap map(santral::config::parse_config(next, "next.yaml"));
   std::vector<RedisServer*> shards = {&a, &b, &c};
   auto placed = where(shards);
   CHECK(placed.size() == static_cast<std::size_t>(kKeys));

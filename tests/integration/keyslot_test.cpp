@@ -2,7 +2,7 @@
 // cluster-enabled answers CLUSTER KEYSLOT (no slots need to be assigned for that).
 //
 // CLUSTER KEYSLOT applies the hash tag itself (the text inside the first '{' and the first '}'
-// after it, when non-empty; else the whole key). config::key_slot() takes the shard key after
+// after it, when non-empty; else the whole key). placement::key_slot() takes the shard key after
 // the tag has been applied, which Santral does with ShardMap::hashed_part() under hash_tag
 // "{}". So the comparison is CLUSTER KEYSLOT key == key_slot(hashed_part(key)), and, end to
 // end, a slots namespace over the whole key explains its placement with that same slot.
@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "config/config.h"
-#include "config/namespace/key_slot.h"
-#include "config/shard_map.h"
+#include "placement/namespace/key_slot.h"
+#include "placement/shard_map.h"
 #include "tests/support/free_port.h"
 #include "tests/support/redis_server.h"
 
@@ -95,7 +95,7 @@ TEST_CASE("key_slot of the hash-tagged part equals CLUSTER KEYSLOT for every key
   auto node = cluster_node();
   auto client = node.client();
   REQUIRE(client.command({"INFO", "cluster"}).str.find("cluster_enabled:1") != std::string::npos);
-  config::ShardMap map(one_shard("{}"));
+  placement::ShardMap map(one_shard("{}"));
   auto keys = test_keys();
   for (const auto& key : keys) client.append({"CLUSTER", "KEYSLOT", key});
   int tagged = 0;
@@ -106,7 +106,7 @@ TEST_CASE("key_slot of the hash-tagged part equals CLUSTER KEYSLOT for every key
     REQUIRE(reply.integer >= 0);
     REQUIRE(reply.integer < 16384);
     std::string_view part = map.hashed_part(key);
-    REQUIRE(config::key_slot(part) == static_cast<std::uint32_t>(reply.integer));
+    REQUIRE(placement::key_slot(part) == static_cast<std::uint32_t>(reply.integer));
     tagged += part.size() != key.size();
   }
   CHECK(tagged > 500);  // the tag rule was exercised, not just CRC16
@@ -120,21 +120,21 @@ TEST_CASE("hash tag cases agree with Redis Cluster's documented rule") {
     REQUIRE(reply.type == test::Reply::Type::Integer);
     return static_cast<std::uint32_t>(reply.integer);
   };
-  config::ShardMap map(one_shard("{}"));
-  CHECK(slot("{user}x") == config::key_slot("user"));
+  placement::ShardMap map(one_shard("{}"));
+  CHECK(slot("{user}x") == placement::key_slot("user"));
   CHECK(slot("{user}x") == slot("{user}y"));
-  CHECK(slot("{}x") == config::key_slot("{}x"));
-  CHECK(slot("{{a}}") == config::key_slot("{a"));
+  CHECK(slot("{}x") == placement::key_slot("{}x"));
+  CHECK(slot("{{a}}") == placement::key_slot("{a"));
   CHECK(map.hashed_part("{{a}}") == "{a");
-  CHECK(slot("{}{user}") == config::key_slot("{}{user}"));
+  CHECK(slot("{}{user}") == placement::key_slot("{}{user}"));
   CHECK(map.hashed_part("{}{user}") == "{}{user}");
   CHECK(slot("") == 0);
-  CHECK(config::key_slot("") == 0);
+  CHECK(placement::key_slot("") == 0);
   CHECK(slot("123456789") == 0x31C3);
   // Without a tag setting Santral hashes the whole key; Redis still applies its tag.
-  config::ShardMap untagged(one_shard(""));
+  placement::ShardMap untagged(one_shard(""));
   CHECK(untagged.hashed_part("{user}x") == "{user}x");
-  CHECK(config::key_slot(untagged.hashed_part("{user}x")) != slot("{user}x"));
+  CHECK(placement::key_slot(untagged.hashed_part("{user}x")) != slot("{user}x"));
 }
 
 TEST_CASE("a slots namespace places every key in CLUSTER KEYSLOT's slot") {
@@ -156,7 +156,7 @@ TEST_CASE("a slots namespace places every key in CLUSTER KEYSLOT's slot") {
   // 16384 slots split evenly over 4 shards: shard = slot / 4096.
   ns.slots = {{0, 4095, 0}, {4096, 8191, 1}, {8192, 12287, 2}, {12288, 16383, 3}};
   c.namespaces.push_back(ns);
-  config::ShardMap map(c);
+  placement::ShardMap map(c);
 
   auto keys = test_keys();
   std::vector<std::string> nonempty;

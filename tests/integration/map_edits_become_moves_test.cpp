@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "tests/support/move_checks.h"
 #include "tests/support/process.h"
 #include "tests/support/redis_server.h"
@@ -30,8 +30,8 @@ const std::string kSettings =
 
 using KeyName = std::function<std::string(int)>;
 
-santral::config::ShardMap map_of(const SantralProcess& santral) {
-  return santral::config::ShardMap(santral::config::load_config(santral.config_path()));
+santral::placement::ShardMap map_of(const SantralProcess& santral) {
+  return santral::placement::ShardMap(santral::config::load_config(santral.config_path()));
 }
 
 std::string value_of(int i) {

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "config/config.h"
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "tests/support/fault_proxy.h"
 #include "tests/support/move_checks.h"
 #include "tests/support/process.h"
@@ -22,7 +22,7 @@ using namespace santral::test;
 
 namespace {
 
-using santral::config::ShardMap;
+using santral::placement::ShardMap;
 
 // s0 and s1 through the proxy; with `added`, s2 straight.
 std::string shards_through(const FaultProxy& proxy, const RedisServer* added) {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "tests/support/free_port.h"
 #include "tests/support/move_checks.h"
 #include "tests/support/process.h"
@@ -29,8 +29,8 @@ using namespace santral::test;
 
 namespace {
 
-santral::config::ShardMap map_of(const SantralProcess& santral) {
-  return santral::config::ShardMap(santral::config::load_config(santral.config_path()));
+santral::placement::ShardMap map_of(const SantralProcess& santral) {
+  return santral::placement::ShardMap(santral::config::load_config(santral.config_path()));
 }
 
 // load_keys' keys that do not answer their value.
@@ -43,7 +43,8 @@ int unreadable(RedisClient& client, int keys) {
 }
 
 // Every key on the shards is there once, on its owner in `map`.
-void check_placed(const std::vector<RedisServer*>& shards, const santral::config::ShardMap& map) {
+void check_placed(const std::vector<RedisServer*>& shards,
+                  const santral::placement::ShardMap& map) {
   for (const auto& [key, on] : where(shards)) {
     INFO(key);
     REQUIRE(on.size() == 1);

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "tests/support/move_checks.h"
 #include "tests/support/process.h"
 #include "tests/support/redis_server.h"
@@ -26,7 +26,7 @@ using namespace santral::test;
 
 namespace {
 
-using santral::config::ShardMap;
+using santral::placement::ShardMap;
 
 constexpr int kItems = 3000;
 constexpr int kConsumers = 8;

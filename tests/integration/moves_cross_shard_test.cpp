@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "tests/support/fault_proxy.h"
 #include "tests/support/move_checks.h"
 #include "tests/support/process.h"
@@ -26,7 +26,7 @@ using namespace santral::test;
 
 namespace {
 
-using santral::config::ShardMap;
+using santral::placement::ShardMap;
 
 ShardMap map_of(const SantralProcess& santral) {
   return ShardMap(santral::config::load_config(santral.config_path()));

@@ -19,7 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config.h"
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "tests/support/free_port.h"
 #include "tests/support/http_client.h"
 #include "tests/support/redis_server.h"
@@ -230,7 +230,7 @@ TEST_CASE("ejection turns a hung shard's timeouts into fast errors, and it comes
       {&hung, &healthy}, kQuick + "health:\n  interval_ms: 100\n  failures: 2\n");
   SantralProcess santral(yaml);
   auto client = santral.client();
-  auto map = santral::config::ShardMap(santral::config::load_config(santral.config_path()));
+  auto map = santral::placement::ShardMap(santral::config::load_config(santral.config_path()));
   std::string key;
   for (int i = 0; key.empty(); ++i)
     if (map.shard_for_key("h" + std::to_string(i)) == 0) key = "h" + std::to_string(i);

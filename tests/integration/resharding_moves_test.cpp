@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "tests/support/move_checks.h"
 #include "tests/support/process.h"
 #include "tests/support/redis_server.h"
@@ -19,8 +19,8 @@ using namespace santral::test;
 
 namespace {
 
-santral::config::ShardMap map_of(const SantralProcess& santral) {
-  return santral::config::ShardMap(santral::config::load_config(santral.config_path()));
+santral::placement::ShardMap map_of(const SantralProcess& santral) {
+  return santral::placement::ShardMap(santral::config::load_config(santral.config_path()));
 }
 
 // Sellers g1 and g4 on s0, g2 on s1, g3 on s2; `g1` says where g1 is.

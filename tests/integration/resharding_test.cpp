@@ -17,7 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config.h"
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "router/hotkeys/salting/salted_layout.h"
 #include "tests/support/free_port.h"
 #include "tests/support/http_client.h"
@@ -69,7 +69,7 @@ TEST_CASE("adding a shard to the ring: planned, approved, moved under load, noth
   CHECK(std::stoll(status["keys_moved"]) > 0);
   CHECK(d.dbsize() > kKeys / 8);
 
-  auto map = santral::config::ShardMap(santral::config::load_config(santral.config_path()));
+  auto map = santral::placement::ShardMap(santral::config::load_config(santral.config_path()));
   check_settled(client, new_shards, map, kKeys, writers);
   CHECK(writers.errors_ == 0);
 }
@@ -110,7 +110,7 @@ TEST_CASE("moving slots, then a restart of Santral mid-move: the move resumes an
     REQUIRE(after.command({"GET", "key:" + std::to_string(i)}).str == std::to_string(i));
   REQUIRE(wait_for_state(after, "idle"));
   Writers none(port, 0);
-  auto map = santral::config::ShardMap(santral::config::load_config(path));
+  auto map = santral::placement::ShardMap(santral::config::load_config(path));
   check_settled(after, shards, map, kKeys, none);
 }
 
@@ -122,7 +122,7 @@ TEST_CASE("ABORT mid-move puts every key back on its old owner") {
   auto client = santral.client();
   constexpr int kKeys = 3000;
   load_keys(client, kKeys);
-  auto old_map = santral::config::ShardMap(santral::config::load_config(santral.config_path()));
+  auto old_map = santral::placement::ShardMap(santral::config::load_config(santral.config_path()));
   rewrite(santral,
           shards_yaml(new_shards) + "resharding: {max_keys_per_sec: 1000, batch_keys: 20}\n");
   REQUIRE(client.command({"SANTRAL", "RELOAD"}).str.find("planned") != std::string::npos);
@@ -159,7 +159,7 @@ TEST_CASE("a source shard that stops answering pauses the move, which ends once 
   CHECK(status["state"] == "moving");
   CHECK(status["last_error"].find("s0") != std::string::npos);
   // EXPLAIN says where a moving key is pulled from.
-  auto new_map = santral::config::ShardMap(santral::config::load_config(santral.config_path()));
+  auto new_map = santral::placement::ShardMap(santral::config::load_config(santral.config_path()));
   std::string moving;
   for (int i = 0; moving.empty(); ++i)
     if (new_map.shard_for_key("key:" + std::to_string(i)) == 1) moving = "key:" + std::to_string(i);
@@ -184,7 +184,7 @@ TEST_CASE("a source shard that stops answering pauses the move, which ends once 
   a.resume();
   REQUIRE(wait_for_state(client, "idle"));
   Writers none(santral.port(), 0);
-  auto map = santral::config::ShardMap(santral::config::load_config(santral.config_path()));
+  auto map = santral::placement::ShardMap(santral::config::load_config(santral.config_path()));
   check_settled(client, new_shards, map, kKeys, none);
 }
 
@@ -193,9 +193,9 @@ TEST_CASE("a salted counter keeps its count through a move that would lay its su
   std::vector<RedisServer*> old_shards = {&a, &b, &c}, new_shards = {&a, &b, &c, &d};
   SantralProcess santral(shards_yaml(old_shards));
   auto client = santral.client();
-  auto old_map = santral::config::ShardMap(santral::config::load_config(santral.config_path()));
+  auto old_map = santral::placement::ShardMap(santral::config::load_config(santral.config_path()));
   rewrite(santral, shards_yaml(new_shards));
-  auto new_map = santral::config::ShardMap(santral::config::load_config(santral.config_path()));
+  auto new_map = santral::placement::ShardMap(santral::config::load_config(santral.config_path()));
   rewrite(santral, shards_yaml(old_shards));
   // A counter whose sub-keys the new map alone would name differently: without keeping the
   // names, the count would lose what the old names hold.

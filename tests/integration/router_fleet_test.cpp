@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "router/hotkeys/salting/salted_layout.h"
 #include "tests/support/etcd_cluster.h"
 #include "tests/support/free_port.h"
@@ -630,13 +630,13 @@ TEST_CASE("fleet: a router started after a move names salted counters as the oth
   auto& first = *fleet.routers[0];
   // A counter whose sub-keys the three-shard map would name otherwise than the two-shard one.
   std::string next = SantralProcess::config_for({&fleet.a, &fleet.b, &c});
-  santral::config::ShardMap two(
+  santral::placement::ShardMap two(
       santral::config::parse_config(SantralProcess::config_for({&fleet.a, &fleet.b}), "two"));
-  santral::config::ShardMap three(santral::config::parse_config(next, "three"));
+  santral::placement::ShardMap three(santral::config::parse_config(next, "three"));
   std::string likes;
   for (int i = 0; likes.empty() && i < 1000; ++i) {
     std::string key = "likes:" + std::to_string(i);
-    auto by = [&](const santral::config::ShardMap& map) {
+    auto by = [&](const santral::placement::ShardMap& map) {
       auto names =
           santral::router::lay_out_counter(key, 4, santral::config::SaltReply::Exact, map).sub_keys;
       return std::set<std::string>(names.begin(), names.end());
@@ -811,7 +811,7 @@ TEST_CASE("fleet: a shard added through one router is moved while every router t
   // Nothing acknowledged is lost; every key is on its owner in the new map, once.
   auto client = live.back()->client();
   auto map_config = santral::config::parse_config(next, "next.yaml");
-  santral::config::ShardMap map(map_config);
+  santral::placement::ShardMap map(map_config);
   for (const auto& [key, on] : where(shards)) {
     INFO(key);
     REQUIRE(on.size() == 1);

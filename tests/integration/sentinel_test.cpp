@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config.h"
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "tests/support/certificates.h"
 #include "tests/support/etcd_cluster.h"
 #include "tests/support/free_port.h"
@@ -28,7 +28,7 @@ namespace {
 // Keys the config places on shard `index` (placement is by name, whatever the addresses).
 std::vector<std::string> keys_on(const std::string& config_yaml, std::size_t index, int count,
                                  const std::string& prefix) {
-  santral::config::ShardMap map(santral::config::parse_config(config_yaml, "keys.yaml"));
+  santral::placement::ShardMap map(santral::config::parse_config(config_yaml, "keys.yaml"));
   std::vector<std::string> out;
   for (int n = 0; out.size() < static_cast<std::size_t>(count); ++n) {
     std::string key = prefix + std::to_string(n);

@@ -88,7 +88,7 @@ TEST_CASE("Santral starts while a shard is down and serves it once it is up") {
   down.kill();
   SantralProcess santral(yaml);
   auto client = santral.client();
-  auto map = santral::config::ShardMap(santral::config::load_config(santral.config_path()));
+  auto map = santral::placement::ShardMap(santral::config::load_config(santral.config_path()));
   std::string key;
   for (int i = 0; key.empty(); ++i)
     if (map.shard_for_key("x" + std::to_string(i)) == 1) key = "x" + std::to_string(i);

@@ -21,7 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config.h"
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "tests/support/certificates.h"
 #include "tests/support/config_text.h"
 #include "tests/support/free_port.h"
@@ -98,7 +98,7 @@ std::string shards_yaml(const std::vector<const RedisServer*>& shards) {
 // shards' names and addresses, not on how Santral reaches them).
 std::string key_on(const std::vector<const RedisServer*>& shards, std::size_t index,
                    const std::string& prefix = "k") {
-  santral::config::ShardMap map(load_config_text(SantralProcess::config_for(shards)));
+  santral::placement::ShardMap map(load_config_text(SantralProcess::config_for(shards)));
   for (int n = 0;; ++n) {
     std::string key = prefix + std::to_string(n);
     if (map.shard_for_key(key) == index) return key;

@@ -13,7 +13,7 @@ Cluster::Cluster(std::size_t shards, const std::string& extra_yaml,
   }
   santral_ = std::make_unique<SantralProcess>(SantralProcess::config_for(servers, extra_yaml),
                                               std::move(santral_args));
-  map_ = std::make_unique<config::ShardMap>(config::load_config(santral_->config_path()));
+  map_ = std::make_unique<placement::ShardMap>(config::load_config(santral_->config_path()));
 }
 
 std::string Cluster::key_on(std::size_t index, const std::string& prefix) const {

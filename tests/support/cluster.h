@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/santral_process.h"
 
@@ -29,7 +29,7 @@ class Cluster {
  private:
   std::vector<std::unique_ptr<RedisServer>> shards_;
   std::unique_ptr<SantralProcess> santral_;
-  std::unique_ptr<config::ShardMap> map_;
+  std::unique_ptr<placement::ShardMap> map_;
 };
 
 }  // namespace santral::test

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "config/config.h"
-#include "config/topology.h"
+#include "placement/topology.h"
 #include "router/resharding/migration_gate.h"
 #include "router/resharding/move_driver.h"
 
@@ -20,25 +20,25 @@ class FakeMoveHost final : public router::MoveHost {
   explicit FakeMoveHost(std::uint64_t first_version = 10) : version_(first_version) {}
 
   std::uint64_t next_version() override { return ++version_; }
-  const config::TopologyPtr& serving() const override { return serving_; }
-  void switch_topology(config::TopologyPtr topology, std::function<void()> done) override {
+  const placement::TopologyPtr& serving() const override { return serving_; }
+  void switch_topology(placement::TopologyPtr topology, std::function<void()> done) override {
     ++switches;
     serving_ = std::move(topology);
     done();
   }
   void release_pulls() override { ++releases; }
   router::MigrationGate& migrations() override { return gate_; }
-  std::shared_ptr<config::Topology> topology_of(const std::string& text,
-                                                std::string& error) override {
+  std::shared_ptr<placement::Topology> topology_of(const std::string& text,
+                                                   std::string& error) override {
     try {
-      return std::make_shared<config::Topology>(
-          *config::make_topology(config::parse_config(text, "kept.yaml"), 0));
+      return std::make_shared<placement::Topology>(
+          *placement::make_topology(config::parse_config(text, "kept.yaml"), 0));
     } catch (const std::exception& e) {
       error = e.what();
       return nullptr;
     }
   }
-  void serve(config::TopologyPtr topology) { serving_ = std::move(topology); }
+  void serve(placement::TopologyPtr topology) { serving_ = std::move(topology); }
   std::uint64_t version() const { return version_; }
 
   int switches = 0;
@@ -46,7 +46,7 @@ class FakeMoveHost final : public router::MoveHost {
 
  private:
   std::uint64_t version_;
-  config::TopologyPtr serving_;
+  placement::TopologyPtr serving_;
   router::MigrationGate gate_;
 };
 

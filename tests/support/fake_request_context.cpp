@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
 
@@ -78,9 +78,9 @@ void FakeRequestContext::mark_down(std::size_t shard, const std::string& reason)
 }
 
 void FakeRequestContext::begin(const protocol::CommandSpec& command,
-                               std::span<const std::string_view>, std::optional<config::ReadFrom>,
-                               std::optional<config::WriteConcern>) {
+                               std::span<const std::string_view>, const router::Plan& plan) {
   begun = &command;
+  begun_connection = plan.connection;
 }
 
 void FakeRequestContext::reply(std::string_view resp) {

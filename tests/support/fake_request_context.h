@@ -65,7 +65,10 @@ class FakeRequestContext final : public router::RequestContext, public router::T
   bool closing = false;  // close_after_replies()
   bool silent = false;
   const protocol::CommandSpec* begun = nullptr;  // begin()'s command
-  std::uint64_t requests_done = 0;               // what requests_dispatched() answers
+  // begin()'s plan's connection kind, and the kind of each backend() call since.
+  router::ConnectionKind begun_connection = router::ConnectionKind::Primary;
+  std::vector<router::ConnectionKind> backend_kinds;
+  std::uint64_t requests_done = 0;  // what requests_dispatched() answers
 
   const std::map<std::uint64_t, Slot>& slots() const { return slots_; }
   // The client's reply in `slot`, once all its fragments were delivered.
@@ -80,8 +83,7 @@ class FakeRequestContext final : public router::RequestContext, public router::T
 
   // --- RequestContext ---
   void begin(const protocol::CommandSpec& command, std::span<const std::string_view> args,
-             std::optional<config::ReadFrom> read_from,
-             std::optional<config::WriteConcern> write_concern) override;
+             const router::Plan& plan) override;
   router::Plan& plan() override { return plan_; }
   std::string& scratch() override { return scratch_; }
   void reply(std::string_view resp) override;
@@ -96,7 +98,10 @@ class FakeRequestContext final : public router::RequestContext, public router::T
   void forward(std::size_t shard, std::string_view request_bytes) override;
   void send_current(router::BackendConnection& connection, std::string_view request_bytes,
                     router::ReplySinkPtr sink, std::uint64_t slot, std::uint32_t fragment) override;
-  router::BackendConnection& backend(std::size_t shard) override { return connection(shard); }
+  router::BackendConnection& backend(std::size_t shard) override {
+    backend_kinds.push_back(begun_connection);
+    return connection(shard);
+  }
   router::BackendConnection& shared_backend(std::size_t shard) override {
     return connection(shard);
   }

@@ -18,7 +18,7 @@ namespace {
 }  // namespace
 
 FakeWorkerServices::FakeWorkerServices(const std::string& yaml)
-    : topology_(config::make_topology(config::parse_config(yaml, "fake.yaml"), 1)),
+    : topology_(placement::make_topology(config::parse_config(yaml, "fake.yaml"), 1)),
       hotkeys_(topology_->config->hotkeys, std::chrono::steady_clock::now()) {
   salts_.rebuild(topology_->config, topology_->map, nullptr, nullptr);
   peers_.push_back(this);
@@ -31,7 +31,7 @@ FakeWorkerServices::~FakeWorkerServices() {
   if (lanes_) lanes_->stop();
 }
 
-void FakeWorkerServices::serve(config::TopologyPtr topology) {
+void FakeWorkerServices::serve(placement::TopologyPtr topology) {
   topology_ = std::move(topology);
   if (pool_) pool_->apply(*topology_);
   if (lanes_) lanes_->apply(topology_);

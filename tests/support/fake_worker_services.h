@@ -8,7 +8,7 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "config/topology.h"
+#include "placement/topology.h"
 #include "protocol/learned_commands.h"
 #include "router/backend/connection_pool.h"
 #include "router/hotkeys/detection/hot_key_detector.h"
@@ -78,7 +78,7 @@ class FakeWorkerServices final : public router::WorkerServices {
   // --- moves ---
   // From now on the worker routes by `topology` (its pool and lanes follow it). Clients made
   // before keep the connections they made under the old one.
-  void serve(config::TopologyPtr topology);
+  void serve(placement::TopologyPtr topology);
   // While on, pulls are held (holding_moves()) rather than sent.
   void hold_moves(bool on) { holding_ = on; }
   // A move changes direction: a pull sent before is not carried on after.
@@ -94,7 +94,7 @@ class FakeWorkerServices final : public router::WorkerServices {
   boost::asio::io_context io_;  // first: what runs on it goes before it
   // The pool's and the lanes' connections: never run, so they never connect.
   boost::asio::io_context connections_io_;
-  config::TopologyPtr topology_;
+  placement::TopologyPtr topology_;
   router::SharedState shared_;
   router::WorkerStats stats_;
   router::WorkerTotals totals_;

@@ -70,7 +70,7 @@ std::map<std::string, std::vector<std::size_t>> where(const std::vector<RedisSer
 }
 
 void check_settled(RedisClient& client, const std::vector<RedisServer*>& shards,
-                   const config::ShardMap& map, int keys, Writers& writers,
+                   const placement::ShardMap& map, int keys, Writers& writers,
                    const std::string& prefix) {
   auto placed = where(shards);
   for (const auto& [key, on] : placed) {

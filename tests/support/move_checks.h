@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "tests/support/redis_client.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/santral_process.h"
@@ -56,7 +56,7 @@ std::map<std::string, std::vector<std::size_t>> where(const std::vector<RedisSer
 // `map`; the `keys` values load_keys wrote are all there with their TTLs; the writers lost
 // nothing.
 void check_settled(RedisClient& client, const std::vector<RedisServer*>& shards,
-                   const config::ShardMap& map, int keys, Writers& writers,
+                   const placement::ShardMap& map, int keys, Writers& writers,
                    const std::string& prefix = "");
 
 // SETs <prefix>key:0 .. key:<keys-1> to their numbers, every tenth with a TTL.

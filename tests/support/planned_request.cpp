@@ -26,7 +26,7 @@ PlannedRequest::PlannedRequest(FakeRequestContext& client, std::vector<std::stri
       request_.request(), plan_);
   if (plan_.spec == nullptr) throw std::logic_error("no such command: " + plan_.error);
   const auto& args_seen = request_.request().args;
-  client.begin(*plan_.spec, args_seen, plan_.read_from, plan_.write_concern);
+  client.begin(*plan_.spec, args_seen, plan_);
 }
 
 router::Plan run(FakeRequestContext& client, std::vector<std::string> args,

@@ -13,8 +13,8 @@
 #include <CLI/CLI.hpp>
 
 #include "config/config.h"
-#include "config/shard_map.h"
-#include "config/topology.h"
+#include "placement/shard_map.h"
+#include "placement/topology.h"
 #include "router/plan/planner.h"
 #include "tools/placement_bench/big_map.h"
 
@@ -34,7 +34,8 @@ struct RouteCost {
 };
 
 // The fastest of `rounds` passes over the keys (the machine is shared: the minimum is the cost).
-RouteCost measure(const config::ShardMap& map, const std::vector<std::string>& keys, int rounds) {
+RouteCost measure(const placement::ShardMap& map, const std::vector<std::string>& keys,
+                  int rounds) {
   router::ClientState client;
   client.authenticated = true;
   router::Plan plan;
@@ -90,16 +91,16 @@ int main(int argc, char** argv) {
   // Loading: parse and validate the YAML, then build the map (what a reload does before the
   // swap, which is a pointer exchange per worker).
   double parse_ms = 1e18, map_ms = 1e18;
-  config::TopologyPtr topology;
+  placement::TopologyPtr topology;
   for (int i = 0; i < 3; ++i) {
     auto start = Clock::now();
     config::Config config = config::parse_config(yaml, "placement-bench.yaml");
     parse_ms = std::min(parse_ms, ms_since(start));
     start = Clock::now();
-    topology = config::make_topology(std::move(config), 1);
+    topology = placement::make_topology(std::move(config), 1);
     map_ms = std::min(map_ms, ms_since(start));
   }
-  const config::ShardMap& map = *topology->map;
+  const placement::ShardMap& map = *topology->map;
   auto keys = tools::bench_keys(size, key_count);
 
   fmt::print(

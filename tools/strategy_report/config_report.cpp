@@ -7,19 +7,19 @@
 #include <fmt/format.h>
 
 #include "config/config.h"
-#include "config/shard_map.h"
-#include "config/whatif/grow.h"
-#include "config/whatif/metrics.h"
-#include "config/whatif/replay.h"
-#include "config/whatif/trace.h"
+#include "placement/shard_map.h"
+#include "placement/whatif/grow.h"
+#include "placement/whatif/metrics.h"
+#include "placement/whatif/replay.h"
+#include "placement/whatif/trace.h"
 #include "tools/strategy_report/table.h"
 
 namespace santral::strategy_report {
 
-using namespace whatif;  // the what-if replay (config/whatif/) this tool reports on
+using namespace whatif;  // the what-if replay (placement/whatif/) this tool reports on
 namespace {
 
-std::vector<std::size_t> shards_of(const config::ShardMap& map, std::int16_t space) {
+std::vector<std::size_t> shards_of(const placement::ShardMap& map, std::int16_t space) {
   if (space != kDefaultPlacement) return map.namespaces()[space].shards();
   std::vector<std::size_t> all(map.shard_count());
   std::iota(all.begin(), all.end(), std::size_t{0});
@@ -31,10 +31,10 @@ std::vector<std::size_t> shards_of(const config::ShardMap& map, std::int16_t spa
 void print_config_report(const ConfigReportOptions& options, std::ostream& out) {
   auto config = config::load_config(options.config);
   auto trace = read_trace(options.trace);
-  config::ShardMap map(config);
+  placement::ShardMap map(config);
   auto placed = replay(map, trace);
   auto grown_config = with_added_shard(config, map, trace, placed);
-  config::ShardMap grown_map(grown_config);
+  placement::ShardMap grown_map(grown_config);
   auto grown = replay(grown_map, trace);
 
   out << fmt::format("{}: {} shards; trace {}: {} keys, {} accesses\n\n", options.config.string(),
@@ -42,7 +42,7 @@ void print_config_report(const ConfigReportOptions& options, std::ostream& out) 
                      with_commas(trace.total_count()));
   Table table({"namespace", "strategy", "keys", "accesses", "hot-spot", "store touches",
                "moved +1 shard", "hot-spot +1"});
-  auto weights_of = [](const config::ShardMap& m) {
+  auto weights_of = [](const placement::ShardMap& m) {
     std::vector<std::uint32_t> weights;
     for (const auto& shard : m.shards()) weights.push_back(shard.weight);
     return weights;

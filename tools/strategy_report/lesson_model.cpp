@@ -10,11 +10,11 @@
 #include <fmt/format.h>
 
 #include "config/hashkit/hash_functions.h"
-#include "config/whatif/group_balance.h"
+#include "placement/whatif/group_balance.h"
 
 namespace santral::strategy_report {
 
-using namespace whatif;  // the what-if replay (config/whatif/) this tool reports on
+using namespace whatif;  // the what-if replay (placement/whatif/) this tool reports on
 
 std::vector<double> zipf_shares(std::uint32_t sellers, double exponent, double largest_growth) {
   std::vector<double> shares;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "config/whatif/trace.h"
+#include "placement/whatif/trace.h"
 
 namespace santral::strategy_report {
 

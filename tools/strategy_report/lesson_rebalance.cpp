@@ -9,12 +9,12 @@
 
 #include <fmt/format.h>
 
-#include "config/whatif/group_balance.h"
+#include "placement/whatif/group_balance.h"
 #include "tools/strategy_report/lesson_model.h"
 
 namespace santral::strategy_report {
 
-using namespace whatif;  // the what-if replay (config/whatif/) this tool reports on
+using namespace whatif;  // the what-if replay (placement/whatif/) this tool reports on
 namespace {
 
 // The lesson's oran(): the busiest shard over the mean.

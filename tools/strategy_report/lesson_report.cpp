@@ -11,17 +11,17 @@
 
 #include <fmt/format.h>
 
-#include "config/shard_map.h"
-#include "config/whatif/grow.h"
-#include "config/whatif/metrics.h"
-#include "config/whatif/replay.h"
+#include "placement/shard_map.h"
+#include "placement/whatif/grow.h"
+#include "placement/whatif/metrics.h"
+#include "placement/whatif/replay.h"
 #include "tools/strategy_report/lesson_model.h"
 #include "tools/strategy_report/rebalance_report.h"
 #include "tools/strategy_report/table.h"
 
 namespace santral::strategy_report {
 
-using namespace whatif;  // the what-if replay (config/whatif/) this tool reports on
+using namespace whatif;  // the what-if replay (placement/whatif/) this tool reports on
 namespace {
 
 using config::Strategy;
@@ -91,14 +91,14 @@ std::pair<std::size_t, ScanCost> costliest_report(const Replay& replay, const Le
 std::vector<std::string> strategy_row(Strategy strategy, std::size_t shards,
                                       const LessonTrace& lesson) {
   auto config = lesson_config(strategy, shards, lesson.seller_accesses);
-  config::ShardMap map(config);
+  placement::ShardMap map(config);
   auto placed = replay(map, lesson.trace);
   double hot_spot = hot_spot_ratio(shard_loads(placed, lesson.trace));
   auto [seller, report] = costliest_report(placed, lesson);
   auto fan_out = map.shards_for_pattern(fmt::format("ship:{}:*", seller)).size();
 
   auto grown_config = with_added_shard(config, map, lesson.trace, placed);
-  config::ShardMap grown_map(grown_config);
+  placement::ShardMap grown_map(grown_config);
   auto grown = replay(grown_map, lesson.trace);
   double moved = moved_share(placed, grown);
   double grown_hot_spot = hot_spot_ratio(shard_loads(grown, lesson.trace));

@@ -10,14 +10,14 @@
 #include <fmt/format.h>
 
 #include "config/balance/planner.h"
-#include "config/whatif/group_balance.h"
+#include "placement/whatif/group_balance.h"
 #include "tools/strategy_report/lesson_model.h"
 #include "tools/strategy_report/lesson_rebalance.h"
 #include "tools/strategy_report/table.h"
 
 namespace santral::strategy_report {
 
-using namespace whatif;  // the what-if replay (config/whatif/) this tool reports on
+using namespace whatif;  // the what-if replay (placement/whatif/) this tool reports on
 namespace {
 
 using M = LessonModel;

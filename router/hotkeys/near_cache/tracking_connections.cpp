@@ -39,7 +39,7 @@ TrackingConnections::~TrackingConnections() {
   stop();
 }
 
-void TrackingConnections::apply(const config::Topology& topology) {
+void TrackingConnections::apply(const placement::Topology& topology) {
   for (auto& connection : connections_) retired_.push_back(std::move(connection));
   connections_.clear();
   const auto& map = *topology.map;

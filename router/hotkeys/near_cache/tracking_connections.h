@@ -6,7 +6,7 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "config/topology.h"
+#include "placement/topology.h"
 #include "router/backend/backend_connection.h"
 #include "router/hotkeys/near_cache/near_cache.h"
 #include "router/metrics/stats.h"
@@ -25,7 +25,7 @@ class TrackingConnections {
   TrackingConnections& operator=(const TrackingConnections&) = delete;
 
   // Opens them for `topology` (a reload: the old ones finish what they carry, then close).
-  void apply(const config::Topology& topology);
+  void apply(const placement::Topology& topology);
   void stop();
   void check_deadlines(std::chrono::steady_clock::time_point now);
 

@@ -3,8 +3,8 @@
 namespace santral::router {
 
 void SaltTable::rebuild(std::shared_ptr<const config::Config> config,
-                        std::shared_ptr<const config::ShardMap> map,
-                        std::shared_ptr<const config::ShardMap> naming,
+                        std::shared_ptr<const placement::ShardMap> map,
+                        std::shared_ptr<const placement::ShardMap> naming,
                         std::shared_ptr<const SaltOverrides> overrides) {
   config_ = std::move(config);
   map_ = std::move(map);

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "router/hotkeys/salting/salted_layout.h"
 
 namespace santral::router {
@@ -35,8 +35,8 @@ class SaltTable {
  public:
   // `naming`: the map sub-keys are named by, when not `map` (after a move).
   void rebuild(std::shared_ptr<const config::Config> config,
-               std::shared_ptr<const config::ShardMap> map,
-               std::shared_ptr<const config::ShardMap> naming,
+               std::shared_ptr<const placement::ShardMap> map,
+               std::shared_ptr<const placement::ShardMap> naming,
                std::shared_ptr<const SaltOverrides> overrides);
 
   // Nothing is salted: the request path skips every lookup.
@@ -63,8 +63,8 @@ class SaltTable {
   using ByKey = std::unordered_map<std::string, T, KeyHash, std::equal_to<>>;
 
   std::shared_ptr<const config::Config> config_;
-  std::shared_ptr<const config::ShardMap> map_;
-  std::shared_ptr<const config::ShardMap> naming_;
+  std::shared_ptr<const placement::ShardMap> map_;
+  std::shared_ptr<const placement::ShardMap> naming_;
   std::shared_ptr<const SaltOverrides> overrides_;
   bool empty_ = true;
   std::uint64_t random_state_ = 0x9e3779b97f4a7c15ull;

@@ -18,7 +18,7 @@ std::string candidate(std::string_view key, std::string_view hashed, std::uint32
 }  // namespace
 
 SaltedCounter lay_out_counter(std::string_view key, std::uint32_t salts, config::SaltReply reply,
-                              const config::ShardMap& map) {
+                              const placement::ShardMap& map) {
   SaltedCounter counter;
   counter.salts = salts;
   counter.reply = reply;

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "config/salting_config.h"
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 
 namespace santral::router {
 
@@ -35,6 +35,6 @@ struct SaltedCounter {
 // Lays out `key` over `salts` sub-keys with `map`. Deterministic: every worker, and every run
 // with the same map, picks the same names.
 SaltedCounter lay_out_counter(std::string_view key, std::uint32_t salts, config::SaltReply reply,
-                              const config::ShardMap& map);
+                              const placement::ShardMap& map);
 
 }  // namespace santral::router

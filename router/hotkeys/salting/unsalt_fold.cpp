@@ -65,7 +65,7 @@ bool worth_again(std::string_view error) {
 // A name for an add's mark that the map in force places with `key` (so that one EVAL reaches
 // both), found as a salted counter's sub-keys are; the last one tried when none is (a namespace
 // of its own for the key's prefix). A key's hash tag is kept, so it is found at once.
-std::string fold_mark(const config::ShardMap& map, const std::string& key) {
+std::string fold_mark(const placement::ShardMap& map, const std::string& key) {
   static thread_local std::mt19937_64 random{std::random_device{}()};
   std::size_t owner = map.shard_for_key(key);
   std::string name;

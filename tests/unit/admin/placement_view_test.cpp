@@ -6,7 +6,7 @@
 #include <string>
 
 #include "config/config.h"
-#include "config/topology.h"
+#include "placement/topology.h"
 
 using nlohmann::json;
 using santral::router::placement_json;
@@ -62,8 +62,8 @@ std::size_t shard_on(const json& ring, std::uint32_t hash) {
 }  // namespace
 
 TEST_CASE("/placement draws every namespace's table as the shard map places keys") {
-  auto topology =
-      santral::config::make_topology(santral::config::parse_config(kConfig, "placement.yaml"), 3);
+  auto topology = santral::placement::make_topology(
+      santral::config::parse_config(kConfig, "placement.yaml"), 3);
   json placement = placement_json(*topology);
   const auto& map = *topology->map;
   const auto& config = *topology->config;

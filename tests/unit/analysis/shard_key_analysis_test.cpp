@@ -9,10 +9,10 @@
 
 #include "config/config.h"
 #include "config/namespace/table_yaml.h"
-#include "config/shard_map.h"
-#include "config/whatif/metrics.h"
-#include "config/whatif/replay.h"
-#include "config/whatif/trace.h"
+#include "placement/shard_map.h"
+#include "placement/whatif/metrics.h"
+#include "placement/whatif/replay.h"
+#include "placement/whatif/trace.h"
 #include "router/analysis/key_figures.h"
 #include "router/analysis/raw_samples.h"
 #include "router/analysis/shard_key_analysis.h"
@@ -80,7 +80,7 @@ const WhatIf* row(const AnalysisReport& report, std::string_view strategy, std::
 
 TEST_CASE("analyze: a rising numeric key under range placement is monotonic; hashing is advised") {
   auto config = events_by_range(4);
-  config::ShardMap map(config);
+  placement::ShardMap map(config);
   AnalysisSamples samples;
   samples.seconds = 1;
   samples.rate = 1;
@@ -148,7 +148,7 @@ TEST_CASE("analyze: a rising numeric key under range placement is monotonic; has
 
 TEST_CASE("analyze: three values of a candidate over eight shards are flagged low cardinality") {
   auto config = events_by_range(8);
-  config::ShardMap map(config);
+  placement::ShardMap map(config);
   AnalysisSamples samples;
   for (int i = 0; i < 3000; ++i)
     samples.requests.push_back(
@@ -177,7 +177,7 @@ TEST_CASE("analyze: three values of a candidate over eight shards are flagged lo
 
 TEST_CASE("analyze: the what-if hot-spot ratio is the strategy report's on the same keys") {
   auto config = events_by_range(4);
-  config::ShardMap map(config);
+  placement::ShardMap map(config);
   AnalysisSamples samples;
   whatif::Trace trace;
   // Accesses skewed over ranges: 1, 2, 3 and 4 per key by range.
@@ -201,7 +201,7 @@ TEST_CASE("analyze: the what-if hot-spot ratio is the strategy report's on the s
 
 TEST_CASE("analyze: read/write distribution and the requests that scatter") {
   auto config = events_by_range(4);
-  config::ShardMap map(config);
+  placement::ShardMap map(config);
   AnalysisSamples samples;
   for (int i = 0; i < 10; ++i)
     samples.requests.push_back(request("event:a:" + std::to_string(i), false, i));
@@ -239,7 +239,7 @@ TEST_CASE("analyze: read/write distribution and the requests that scatter") {
 
 TEST_CASE("analyze: a regex candidate, a glob target, and a bad candidate") {
   auto config = cluster(4);
-  config::ShardMap map(config);
+  placement::ShardMap map(config);
   AnalysisSamples samples;
   for (int i = 0; i < 500; ++i)
     samples.requests.push_back(request("user:" + std::to_string(i % 20) + ":cart", i % 2 == 0, i));
@@ -269,7 +269,7 @@ TEST_CASE("analyze: distinct values are estimated, correlation is Pearson's") {
   for (int i = 0; i < kValues; ++i) requests.push_back(request("k:" + std::to_string(i), false, i));
   for (const auto& r : requests) pointers.push_back(&r);
   config::Config config = cluster(2);
-  config::ShardMap map(config);
+  placement::ShardMap map(config);
   auto figures = key_figures(KeyValues::hashed_part(map), pointers, {}, 2);
   CHECK(figures.distinct == Approx(kValues));  // only requests: counted exactly
   // With keys drawn from the shards the sketch counts: within a few percent.
@@ -323,7 +323,7 @@ TEST_CASE("analyze: a fleet peer's samples cross as RESP and come back whole") {
 TEST_CASE(
     "analyze: keys moved by one more shard are a share of the stored keys, not the requests") {
   auto config = events_by_range(4);
-  config::ShardMap map(config);
+  placement::ShardMap map(config);
   AnalysisSamples samples;
   // The traffic: 1,000 new events high in the last range.
   for (int i = 0; i < 1000; ++i)

@@ -17,7 +17,7 @@
 
 #include "config/config.h"
 #include "config/hashkit/hash_functions.h"
-#include "config/topology.h"
+#include "placement/topology.h"
 #include "router/backend/backend_connection.h"
 #include "router/backend/connection_pool.h"
 #include "router/backend/reply_sink.h"
@@ -42,7 +42,7 @@ std::uint16_t closed_port() {
 }
 
 // Shards by name, each on its own closed loopback port unless given one.
-santral::config::TopologyPtr topology(
+santral::placement::TopologyPtr topology(
     const std::vector<std::pair<std::string, std::uint16_t>>& shards, std::uint64_t version = 1) {
   santral::config::Config c;
   c.hash = santral::hashkit::hash_function_named("fnv1a_64").value();
@@ -56,18 +56,18 @@ santral::config::TopologyPtr topology(
     s.address = {"127.0.0.1", port};
     c.shards.push_back(s);
   }
-  return santral::config::make_topology(std::move(c), version);
+  return santral::placement::make_topology(std::move(c), version);
 }
 
 // One worker's pool; stopped, and its cancelled handlers run, before the io_context goes.
 struct Worker {
-  santral::config::TopologyPtr topology;
+  santral::placement::TopologyPtr topology;
   asio::io_context io;
   santral::router::WorkerStats stats;
   santral::router::ReplicaFreshness freshness;
   ConnectionPool pool{io, stats, freshness};
 
-  explicit Worker(const santral::config::TopologyPtr& t) : topology(t) { pool.apply(*t); }
+  explicit Worker(const santral::placement::TopologyPtr& t) : topology(t) { pool.apply(*t); }
   ~Worker() {
     pool.stop();
     io.restart();

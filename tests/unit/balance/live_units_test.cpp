@@ -5,7 +5,7 @@
 
 #include "config/balance/planner.h"
 #include "config/config.h"
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "router/balance/balance_proposal.h"
 #include "router/balance/live_units.h"
 
@@ -45,7 +45,7 @@ ShardMeasure sample_of(std::size_t shard, int first, int draws, std::uint64_t ke
 
 TEST_CASE("a slot range holding every key is cut at sampled medians and a part moves") {
   auto config = config::parse_config(kSlotsConfig, "test.yaml");
-  config::ShardMap map(config);
+  placement::ShardMap map(config);
   std::vector<ShardMeasure> shards = {sample_of(0, 0, 400, 40000, 0), sample_of(1, 0, 0, 0, 0)};
   auto units = live_units(config, map, shards, {}, BalanceMetric::Keys);
   // users slots 0-16382 (all of s0's keys), with children cut at the median slot.
@@ -87,7 +87,7 @@ TEST_CASE("a slot range holding every key is cut at sampled medians and a part m
   REQUIRE(again.namespaces.size() == 1);
   CHECK(again.namespaces[0].slots.size() == slots.size());
   CHECK(again.listen.port == 6380);
-  config::ShardMap after(again);
+  placement::ShardMap after(again);
   std::size_t moved = 0;
   for (int i = 0; i < 400; ++i)
     if (after.shard_for_key("user:" + std::to_string(i)) == 1) ++moved;
@@ -96,7 +96,7 @@ TEST_CASE("a slot range holding every key is cut at sampled medians and a part m
 
 TEST_CASE("hot keys put their own load on their unit; the rest of a shard's is spread") {
   auto config = config::parse_config(kSlotsConfig, "test.yaml");
-  config::ShardMap map(config);
+  placement::ShardMap map(config);
   std::vector<ShardMeasure> shards = {sample_of(0, 0, 100, 100, 1000)};
   std::vector<HotKeyMeasure> hot = {{"user:5", 600}};
   auto units = live_units(config, map, shards, hot, BalanceMetric::Ops);
@@ -114,7 +114,7 @@ TEST_CASE("what hashes place is pinned to its shard") {
   auto config = config::parse_config(
       "shards:\n  - {name: s0, address: 127.0.0.1:7000}\n  - {name: s1, address: 127.0.0.1:7001}\n",
       "ring.yaml");
-  config::ShardMap map(config);
+  placement::ShardMap map(config);
   std::vector<ShardMeasure> shards;
   for (std::size_t s = 0; s < 2; ++s) {
     ShardMeasure m;

@@ -4,10 +4,11 @@
 
 #include "config/config.h"
 #include "config/config_error.h"
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "tests/support/config_text.h"
 
 using namespace santral::config;
+using namespace santral::placement;
 using santral::test::check_config_errors;
 using santral::test::kTwoShards;
 using santral::test::load_config_text;

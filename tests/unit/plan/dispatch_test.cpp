@@ -6,7 +6,7 @@
 #include <limits>
 #include <string>
 
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "router/plan/dispatch.h"
 #include "tests/support/fake_request_context.h"
 #include "tests/support/planned_request.h"

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "router/hotkeys/salting/salt_table.h"
 #include "router/plan/planner.h"
 #include "tests/support/config_text.h"
@@ -28,7 +28,7 @@ config::Config four_shards(const std::string& extra = "") {
 }
 
 struct Fixture {
-  config::ShardMap map;
+  placement::ShardMap map;
   router::ClientState client;
   bool in_multi = false;
   bool subscribed = false;
@@ -215,7 +215,7 @@ TEST_CASE("a salted counter's plan carries its layout; unsupported commands are 
   const std::string salting = "salting:\n  - {match: \"likes:{id}\", salts: 4}\n";
   Fixture f(salting);
   auto shared_config = std::make_shared<const config::Config>(four_shards(salting));
-  auto map = std::make_shared<const config::ShardMap>(*shared_config);
+  auto map = std::make_shared<const placement::ShardMap>(*shared_config);
   router::SaltTable salts;
   salts.rebuild(shared_config, map, nullptr, std::make_shared<const router::SaltOverrides>());
   f.salts = &salts;
@@ -252,6 +252,23 @@ TEST_CASE("near cache and read_from come from the key's namespace, matched once"
   CHECK_FALSE(f.plan({"SET", "session:1", "v"}).read_from.has_value());  // writes: the primary
   f.client.database = 1;
   CHECK(f.plan({"GET", "post:1"}).kind == RouteKind::SingleShard);
+}
+
+TEST_CASE("the plan says which connection carries the request: primary, read_from or lane") {
+  Fixture f(
+      "namespaces:\n"
+      "  - {name: sessions, match: \"session:{id}\", strategy: hashed, read_from: replica}\n");
+  using router::ConnectionKind;
+  CHECK(f.plan({"SET", "session:1", "v"}).connection == ConnectionKind::Primary);
+  CHECK(f.plan({"GET", "session:1"}).connection == ConnectionKind::ReadFrom);
+  CHECK(f.plan({"GET", "session:1"}).read_from == config::ReadFrom::Replica);
+  auto [a, b] = f.split_keys();
+  CHECK(f.plan({"MGET", a, b}).connection == ConnectionKind::ReadFrom);  // the config's read_from
+  CHECK_FALSE(f.plan({"MGET", a, b}).read_from.has_value());
+  // A tracking client's reads and writes take its lane: its invalidations come in order.
+  f.client.tracking.on = true;
+  CHECK(f.plan({"GET", "session:1"}).connection == ConnectionKind::TrackingLane);
+  CHECK(f.plan({"SET", "session:1", "v"}).connection == ConnectionKind::TrackingLane);
 }
 
 TEST_CASE("the cluster endpoint: CLUSTER SLOTS and ASKING answered only when it is on") {

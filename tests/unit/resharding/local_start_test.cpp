@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config/topology.h"
+#include "placement/topology.h"
 #include "router/resharding/local_start.h"
 #include "router/resharding/migration_gate.h"
 #include "tests/support/fake_move_host.h"
@@ -34,12 +34,12 @@ struct Start {
 
   void keep(const nlohmann::json& state) const { std::ofstream(ledger.path()) << state.dump(); }
   router::LocalStart start(const std::string& file_text) {
-    auto file = config::make_topology(config::parse_config(file_text, config_path), 1);
+    auto file = placement::make_topology(config::parse_config(file_text, config_path), 1);
     return router::restore_local_moves(ledger, host, file, config_path);
   }
 };
 
-std::vector<std::string> addresses(const config::ShardMap& map) {
+std::vector<std::string> addresses(const placement::ShardMap& map) {
   std::vector<std::string> out;
   for (const auto& shard : map.shards()) out.push_back(shard.address.text());
   return out;
@@ -121,7 +121,7 @@ TEST_CASE("restore_local_moves: a state file with a move under way resumes it") 
     CHECK(out.topology->version > 100);
     CHECK(out.topology->version <= s.host.version());
     // A key whose owner differs is looked for at its old owner.
-    auto from = config::make_topology(config::parse_config(kThree, "x.yaml"), 1);
+    auto from = placement::make_topology(config::parse_config(kThree, "x.yaml"), 1);
     int moved = 0;
     for (int i = 0; i < 1000; ++i) {
       std::string key = "k" + std::to_string(i);

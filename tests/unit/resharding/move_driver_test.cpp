@@ -8,8 +8,8 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "config/placement_diff.h"
-#include "config/topology.h"
+#include "placement/diff.h"
+#include "placement/topology.h"
 #include "router/resharding/local_ledger.h"
 #include "router/resharding/migration_gate.h"
 #include "router/resharding/move_driver.h"
@@ -31,8 +31,8 @@ const std::string kThree =
     "  - {name: shard2, address: 127.0.0.1:7002}\n";
 const std::string kFour = kThree + "  - {name: shard3, address: 127.0.0.1:7003}\n";
 
-config::TopologyPtr topology(const std::string& text, std::uint64_t version = 1) {
-  return config::make_topology(config::parse_config(text, "test.yaml"), version);
+placement::TopologyPtr topology(const std::string& text, std::uint64_t version = 1) {
+  return placement::make_topology(config::parse_config(text, "test.yaml"), version);
 }
 
 struct Driver {
@@ -69,7 +69,7 @@ TEST_CASE("MoveDriver::plan proposes a planned move from the map in force") {
   Driver d;
   auto [ok, message] = d.plan(kFour);
   CHECK(ok);
-  auto units = config::moving_units(*topology(kThree)->map, *topology(kFour)->map).size();
+  auto units = placement::moving_units(*topology(kThree)->map, *topology(kFour)->map).size();
   REQUIRE(units > 0);
   CHECK(message.find("planned a move of " + std::to_string(units) + " unit") != std::string::npos);
   CHECK(message.find("SANTRAL RESHARD APPROVE") != std::string::npos);
@@ -143,7 +143,7 @@ TEST_CASE("MoveDriver: the end of a move puts the map in force alone") {
   Driver d;
   auto from = topology(kThree);
   auto to = topology(kFour);
-  auto moving = std::make_shared<config::Topology>(*router::moving_topology(*from, *to, 5, 1));
+  auto moving = std::make_shared<placement::Topology>(*router::moving_topology(*from, *to, 5, 1));
   moving->map_version = 77;
   d.host.serve(moving);
   d.ledger.set_in_force_text(kFour);  // as the ledger's finish() leaves it

@@ -3,15 +3,15 @@
 
 #include <string>
 
-#include "config/topology.h"
+#include "placement/topology.h"
 #include "router/resharding/moving_topology.h"
 
 using namespace santral;
 
 namespace {
 
-config::TopologyPtr topology(const std::string& yaml, std::uint64_t version = 1) {
-  return config::make_topology(config::parse_config(yaml, "test.yaml"), version);
+placement::TopologyPtr topology(const std::string& yaml, std::uint64_t version = 1) {
+  return placement::make_topology(config::parse_config(yaml, "test.yaml"), version);
 }
 
 const std::string kThree =
@@ -29,7 +29,7 @@ const std::string kTwo =
     "  - {name: shard0, address: 127.0.0.1:7000}\n"
     "  - {name: shard1, address: 127.0.0.1:7001}\n";
 
-std::size_t index_by_address(const config::ShardMap& map, const std::string& address) {
+std::size_t index_by_address(const placement::ShardMap& map, const std::string& address) {
   for (std::size_t i = 0; i < map.shards().size(); ++i)
     if (map.shards()[i].address.text() == address) return i;
   FAIL("no shard at " << address);
@@ -137,7 +137,7 @@ TEST_CASE("moving_topology keeps the names salted counters already have") {
   }
   SECTION("an earlier naming map stays") {
     auto older = topology(kTwo);
-    auto named = std::make_shared<config::Topology>(*from);
+    auto named = std::make_shared<placement::Topology>(*from);
     named->salt_naming = older->map;
     auto moving = router::moving_topology(*named, *to, 2, 1);
     CHECK(moving->salt_naming == older->map);

@@ -4,14 +4,14 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "config/topology.h"
+#include "placement/topology.h"
 #include "router/resharding/shard_sampler.h"
 
 using namespace santral;
 
 TEST_CASE("sample_shards of no shard reports nothing, at once, once") {
   boost::asio::io_context io;
-  auto topology = config::make_topology(
+  auto topology = placement::make_topology(
       config::parse_config("shards:\n  - {name: shard0, address: 127.0.0.1:7000}\n", "t.yaml"), 1);
   int reports = 0;
   std::size_t samples = 99;

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "tests/support/fake_request_context.h"
 #include "tests/support/planned_request.h"
 

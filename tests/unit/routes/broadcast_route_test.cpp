@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "protocol/resp_writer.h"
 #include "router/merge/scan_cursor.h"
 #include "router/routes/script_cache.h"

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "protocol/resp_writer.h"
 #include "router/routes/staged_writes.h"
 #include "tests/support/fake_request_context.h"
@@ -20,7 +20,7 @@ namespace {
 
 const std::string kAllow = test::kFourShards + "cross_shard_writes: allow\n";
 
-std::pair<std::string, std::string> split_keys(const config::ShardMap& map) {
+std::pair<std::string, std::string> split_keys(const placement::ShardMap& map) {
   std::string a = "a", b;
   for (int i = 0;; ++i) {
     b = "b" + std::to_string(i);

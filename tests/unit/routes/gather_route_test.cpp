@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "protocol/resp_writer.h"
 #include "router/merge/gathered/gather_rules.h"
 #include "tests/support/fake_request_context.h"
@@ -20,7 +20,7 @@ using test::PlannedRequest;
 namespace {
 
 // Two keys on different shards.
-std::pair<std::string, std::string> split_keys(const config::ShardMap& map) {
+std::pair<std::string, std::string> split_keys(const placement::ShardMap& map) {
   std::string a = "a", b;
   for (int i = 0;; ++i) {
     b = "b" + std::to_string(i);

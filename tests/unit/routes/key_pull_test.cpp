@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "config/config.h"
-#include "config/shard_map.h"
-#include "config/topology.h"
+#include "placement/shard_map.h"
+#include "placement/topology.h"
 #include "protocol/errors.h"
 #include "router/plan/dispatch.h"
 #include "router/resharding/migrate.h"
@@ -38,15 +38,15 @@ const std::string kThreeShards =
     "  - {name: shard1, address: 127.0.0.1:7001}\n"
     "  - {name: shard2, address: 127.0.0.1:7002}\n";
 
-config::TopologyPtr topology_of(const std::string& yaml, std::uint64_t version) {
-  return config::make_topology(config::parse_config(yaml, "test.yaml"), version);
+placement::TopologyPtr topology_of(const std::string& yaml, std::uint64_t version) {
+  return placement::make_topology(config::parse_config(yaml, "test.yaml"), version);
 }
 
 // A worker serving a move from three shards to four (shard3 added). The three shards keep
 // their indices, so a key's old owner is its shard in the three-shard map.
 struct Moving {
   FakeWorkerServices worker{test::kFourShards};
-  config::TopologyPtr from = topology_of(kThreeShards, 1);
+  placement::TopologyPtr from = topology_of(kThreeShards, 1);
 
   Moving() { worker.serve(router::moving_topology(*from, worker.topology(), 2, 1)); }
 
@@ -164,7 +164,7 @@ TEST_CASE("a moving key is MIGRATEd from its old shard to its new one before the
   CHECK(dispatch(client, {"GET", key}) == Dispatched::Done);
   REQUIRE(client.forwarded.size() == 1);
   CHECK(client.forwarded[0].shard == target);
-  CHECK(client.plan().read_from == config::ReadFrom::Primary);
+  CHECK(client.plan().connection == router::ConnectionKind::Primary);  // not a replica
   CHECK(requests_to_all(client, 4) == 1);
   CHECK(hidden_slots(client).size() == 1);
 }

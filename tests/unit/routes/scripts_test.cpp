@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "protocol/resp_writer.h"
 #include "router/routes/script_cache.h"
 #include "router/routes/scripts.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "protocol/resp_writer.h"
 #include "tests/support/fake_request_context.h"
 #include "tests/support/planned_request.h"
@@ -22,7 +22,7 @@ namespace {
 
 // Keys of distinct lengths on exactly three shards, in an order that interleaves them (the
 // first shard's keys are not all first).
-std::vector<std::string> keys_on_three_shards(const config::ShardMap& map) {
+std::vector<std::string> keys_on_three_shards(const placement::ShardMap& map) {
   std::map<std::size_t, std::vector<std::string>> by_shard;
   std::string key = "k";
   while (by_shard.size() < 3 || std::any_of(by_shard.begin(), by_shard.end(),
@@ -52,7 +52,7 @@ std::string bulk_array(const std::vector<std::string>& values) {
 }
 
 // The shards of `keys` in the order their first key appears: the fragments' order.
-std::vector<std::size_t> fragment_shards(const config::ShardMap& map,
+std::vector<std::size_t> fragment_shards(const placement::ShardMap& map,
                                          const std::vector<std::string>& keys) {
   std::vector<std::size_t> shards;
   for (const auto& key : keys)

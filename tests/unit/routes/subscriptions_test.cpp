@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "protocol/resp_writer.h"
 #include "router/routes/subscriptions.h"
 #include "tests/support/fake_request_context.h"

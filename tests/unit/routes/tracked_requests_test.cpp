@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "protocol/resp_writer.h"
 #include "router/merge/gathered/gather_rules.h"
 #include "router/routes/routing.h"
@@ -57,7 +57,7 @@ Expected arrived(FakeRequestContext& client, std::uint64_t slot, std::uint32_t f
   return expected;
 }
 
-std::pair<std::string, std::string> split_keys(const config::ShardMap& map) {
+std::pair<std::string, std::string> split_keys(const placement::ShardMap& map) {
   std::string a = "a", b;
   for (int i = 0;; ++i) {
     b = "b" + std::to_string(i);
@@ -66,7 +66,7 @@ std::pair<std::string, std::string> split_keys(const config::ShardMap& map) {
 }
 
 // Keys on three shards, interleaved: the first shard's keys are not all first.
-std::vector<std::string> keys_on_three_shards(const config::ShardMap& map) {
+std::vector<std::string> keys_on_three_shards(const placement::ShardMap& map) {
   std::map<std::size_t, std::vector<std::string>> by_shard;
   for (int i = 0;
        by_shard.size() < 3 || std::any_of(by_shard.begin(), by_shard.end(),

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "router/routes/transaction.h"
 #include "tests/support/fake_request_context.h"
 #include "tests/support/planned_request.h"
@@ -33,7 +33,7 @@ router::Plan send(FakeRequestContext& client, std::vector<std::string> args) {
   return request.plan();
 }
 
-std::pair<std::string, std::string> split_keys(const config::ShardMap& map) {
+std::pair<std::string, std::string> split_keys(const placement::ShardMap& map) {
   std::string a = "a", b;
   for (int i = 0;; ++i) {
     b = "b" + std::to_string(i);

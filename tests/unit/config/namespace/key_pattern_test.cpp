@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "config/namespace/key_pattern.h"
-#include "tests/unit/config/namespace/namespace_fixtures.h"
+#include "tests/support/namespace_fixtures.h"
 
 using namespace santral::config;
 using namespace santral::config::fixtures;

@@ -5,10 +5,11 @@
 #include <filesystem>
 #include <string>
 
-#include "config/namespace/key_slot.h"
-#include "tests/unit/config/namespace/namespace_fixtures.h"
+#include "placement/namespace/key_slot.h"
+#include "tests/support/namespace_fixtures.h"
 
 using namespace santral::config;
+using namespace santral::placement;
 using namespace santral::config::fixtures;
 
 namespace {

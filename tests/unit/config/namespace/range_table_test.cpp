@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "config/namespace/range_table.h"
-#include "tests/unit/config/namespace/namespace_fixtures.h"
+#include "tests/support/namespace_fixtures.h"
 
 using namespace santral::config;
 using namespace santral::config::fixtures;

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "config/config.h"
-#include "config/shard_map.h"
+#include "placement/shard_map.h"
 #include "protocol/reply_value.h"
 #include "router/hotkeys/salting/counter_sum.h"
 #include "router/hotkeys/salting/salted_layout.h"
@@ -37,7 +37,7 @@ protocol::ReplyValue bulk(std::string_view text) {
 }  // namespace
 
 TEST_CASE("sub-keys land on distinct shards where there are enough shards") {
-  config::ShardMap map(shards(8));
+  placement::ShardMap map(shards(8));
   for (std::string key : {"likes:500", "a", "post:{42}:likes", "{user}"}) {
     INFO(key);
     for (std::uint32_t salts : {2u, 4u, 8u}) {
@@ -57,7 +57,7 @@ TEST_CASE("sub-keys land on distinct shards where there are enough shards") {
 }
 
 TEST_CASE("more salts than shards: every shard used, names still unique") {
-  config::ShardMap map(shards(3));
+  placement::ShardMap map(shards(3));
   auto counter = lay_out_counter("likes:500", 7, config::SaltReply::Exact, map);
   REQUIRE(counter.sub_keys.size() == 7);
   CHECK(distinct(counter) == 3);
@@ -69,7 +69,7 @@ TEST_CASE("more salts than shards: every shard used, names still unique") {
 
 TEST_CASE("more salts than shards are spread evenly: no shard takes one more before all have") {
   for (std::size_t shard_count : {2u, 3u, 4u, 5u}) {
-    config::ShardMap map(shards(shard_count));
+    placement::ShardMap map(shards(shard_count));
     for (std::uint32_t salts : {5u, 7u, 8u, 12u, 16u}) {
       for (int k = 0; k < 50; ++k) {
         std::string key = "likes:" + std::to_string(k);

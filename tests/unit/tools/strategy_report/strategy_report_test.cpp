@@ -5,12 +5,12 @@
 #include <vector>
 
 #include "config/balance/planner.h"
-#include "config/shard_map.h"
-#include "config/whatif/group_balance.h"
-#include "config/whatif/grow.h"
-#include "config/whatif/metrics.h"
-#include "config/whatif/replay.h"
-#include "config/whatif/trace.h"
+#include "placement/shard_map.h"
+#include "placement/whatif/group_balance.h"
+#include "placement/whatif/grow.h"
+#include "placement/whatif/metrics.h"
+#include "placement/whatif/replay.h"
+#include "placement/whatif/trace.h"
 #include "tools/strategy_report/lesson_model.h"
 #include "tools/strategy_report/lesson_rebalance.h"
 
@@ -177,7 +177,7 @@ TEST_CASE("a new directory shard never takes a shard below the mean") {
 
 TEST_CASE("keys moved: a range split moves only the upper part of the busiest range") {
   auto config = two_ranges();
-  config::ShardMap map(config);
+  placement::ShardMap map(config);
   Trace trace;
   for (int n : {1, 2, 3}) trace.add("item:" + std::to_string(n), 1);         // shard0: 3
   for (int n : {10, 11, 12, 13}) trace.add("item:" + std::to_string(n), 5);  // shard1: 20
@@ -186,7 +186,7 @@ TEST_CASE("keys moved: a range split moves only the upper part of the busiest ra
   auto grown = with_added_shard(config, map, trace, before);
   REQUIRE(grown.namespaces[0].ranges.size() == 3);
   CHECK(grown.namespaces[0].ranges[1].to == "12");  // median access of [10, +inf)
-  config::ShardMap grown_map(grown);
+  placement::ShardMap grown_map(grown);
   auto after = replay(grown_map, trace);
   CHECK(moved_share(before, after) == Approx(2.0 / 7));
   CHECK(after.shard[6] == 2);
@@ -201,11 +201,11 @@ TEST_CASE("keys moved: a hashed namespace gains a ring member and moves about 1/
   ns.strategy = config::Strategy::Hashed;
   ns.hashed.shards = {0, 1, 2, 3};
   config.namespaces.push_back(ns);
-  config::ShardMap map(config);
+  placement::ShardMap map(config);
   Trace trace;
   for (int i = 0; i < 20000; ++i) trace.add("k:" + std::to_string(i), 1);
   auto before = replay(map, trace);
-  config::ShardMap grown_map(with_added_shard(config, map, trace, before));
+  placement::ShardMap grown_map(with_added_shard(config, map, trace, before));
   auto after = replay(grown_map, trace);
   CHECK(moved_share(before, after) == Approx(0.2).margin(0.04));
   for (std::size_t i = 0; i < trace.size(); ++i)
