@@ -19,10 +19,6 @@ namespace santral::protocol {
 struct CommandSpec;
 }  // namespace santral::protocol
 
-namespace santral::config {
-struct Topology;
-}  // namespace santral::config
-
 namespace santral::router {
 
 class WorkerServices;
