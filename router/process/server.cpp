@@ -20,7 +20,6 @@
 namespace santral::router {
 
 namespace asio = boost::asio;
-using asio::ip::tcp;
 
 namespace {
 

@@ -1,7 +1,5 @@
 #pragma once
 
-#include <chrono>
-#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,7 +43,7 @@ class Server final : public ControlPlane, private MoveHost, private RouterHost {
   // Serves until SIGINT or SIGTERM; returns the process exit code.
   int run();
 
-  // ControlPlane: SIGHUP, a changed file and SANTRAL RELOAD all end up here.
+  // ControlPlane. reload(): SANTRAL RELOAD (SIGHUP and a changed file reach ConfigReloads).
   void reload(std::function<void(ReloadResult)> done) override;
   void reshard(ReshardVerb verb, std::function<void(ReshardAnswer)> done) override;
   void balance(BalanceRequest request, std::function<void(BalanceAnswer)> done) override;
