@@ -131,10 +131,13 @@ class OpenLoopRun {
     arm(now + seconds(options_.drain_seconds));
   }
 
+  // Each arm() makes the waits before it stale: a wait that had already expired when
+  // end_schedule() cancelled it still runs its handler (cancel() cannot reach it), and must not
+  // be taken for the drain deadline, which would stop the run with replies still on the way.
   void arm(Clock::time_point at) {
     timer_.expires_at(at);
-    timer_.async_wait([this](const boost::system::error_code& ec) {
-      if (!ec && !stopped_) on_timer();
+    timer_.async_wait([this, armed = ++armed_](const boost::system::error_code& ec) {
+      if (!ec && !stopped_ && armed == armed_) on_timer();
     });
   }
 
@@ -233,6 +236,7 @@ class OpenLoopRun {
   std::uint64_t next_ = 0;      // the first request not yet queued
   std::uint64_t answered_ = 0;  // replies, warm-up included
   bool stopped_ = false;
+  std::uint64_t armed_ = 0;  // arm() calls so far: only the last one's wait counts
   RunResult result_;
   boost::asio::posix::stream_descriptor input_;  // --until-eof: standard input
   std::array<char, 512> input_buffer_{};
