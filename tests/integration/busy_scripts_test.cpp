@@ -36,7 +36,10 @@ TEST_CASE("a script longer than timeouts.request_ms is answered; KILL reaches th
   auto started = Clock::now();
   auto reply = client.command({"EVAL", kBusyFor, "1", "{k}", "800"});
   CHECK(reply.str == "done");
-  CHECK(Clock::now() - started >= std::chrono::milliseconds(800));
+  // The script ran past timeouts.request_ms before its answer came. (Not ">= 800 ms": the
+  // shard counts by its wall clock, which the system may step or slew, while this test counts
+  // by a steady one; a CI run measured 796.6 ms for the shard's 800.)
+  CHECK(Clock::now() - started >= std::chrono::milliseconds(600));
   // The shard's connection was not dropped: the next request is answered at once.
   CHECK(client.command({"SET", "{k}", "v"}).is_ok());
 
