@@ -140,6 +140,64 @@ enum class TimeoutReply : std::uint8_t {
 // that empty the scripts (SCRIPT FLUSH), which Santral then forgets too.
 enum class ScriptArg : std::uint8_t { None, Body, Sha, Flush };
 
+// The features' columns (command_rules.txt's gather=, cross-write= and salted=): which rule of a
+// feature a command follows. What each value does is the router's, in a table indexed by it.
+
+// gather=: a read-only command whose keys may live on several shards: Santral reads each key
+// from its shard and computes the answer itself, as Redis would.
+enum class GatherAlgorithm : std::uint8_t {
+  None,
+  SetInter,
+  SetInterCard,
+  SetUnion,
+  SetDiff,
+  ZUnion,
+  ZInter,
+  ZInterCard,
+  ZDiff,
+  PfCount,
+  Lcs,
+};
+
+// cross-write=: a write Santral runs across shards when `cross_shard_writes: allow` is set.
+enum class CrossShardWrite : std::uint8_t {
+  None,
+  StoreSetInter,  // SINTERSTORE: read as SINTER, then write the destination
+  StoreSetUnion,
+  StoreSetDiff,
+  StoreZUnion,
+  StoreZInter,
+  StoreZDiff,
+  SetMove,   // SMOVE
+  ListMove,  // LMOVE, RPOPLPUSH
+  Rename,    // RENAME
+  RenameNx,  // RENAMENX
+  Copy,      // COPY
+};
+
+// salted=: what the command does on a salted counter; a command with None is refused there.
+enum class SaltedOperation : std::uint8_t {
+  None,
+  Increment,       // INCR, INCRBY, DECR, DECRBY
+  IncrementFloat,  // INCRBYFLOAT
+  Get,
+  Mget,
+  CountKeys,  // EXISTS, DEL, UNLINK
+  Set,
+  Expire,
+  Pexpire,
+  Persist,
+  BaseKey,  // TTL, PTTL: the key itself (sub-key 0)
+  Strlen,
+  HashIncrement,  // HINCRBY
+  HashIncrementFloat,
+  HashGet,
+  HashGetAll,
+  HashKeys,
+  HashLength,
+  HashExists,
+};
+
 // Flags copied from the backend's COMMAND output (those Santral acts on).
 enum CommandFlag : std::uint32_t {
   kReadonly = 1u << 0,
@@ -209,6 +267,9 @@ struct CommandSpec {
   StatefulVerb verb;     // Stateful only
   TimeoutReply timeout;  // commands that can block
   ScriptArg script;
+  GatherAlgorithm gather;
+  CrossShardWrite cross_write;
+  SaltedOperation salted;
   std::string_view reason;                   // Refused: what the client should do instead
   std::span<const CommandSpec> subcommands;  // Container only, sorted by name
   CommandOrigin origin = CommandOrigin::BuiltIn;

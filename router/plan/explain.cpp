@@ -121,7 +121,7 @@ void explain_staged_write(Explanation& e, const placement::ShardMap& map,
   auto key = [&](std::size_t i) { return request.args[plan.keys[i].position]; };
   auto shard = [&](std::size_t i) { return map.shard(plan.keys[i].owner.shard).name; };
   switch (rule.kind) {
-    case CrossShardWrite::Store: {
+    case StagedWriteKind::Store: {
       const GatherRule& read = stored_read(rule);
       for (std::size_t i = 1; i < plan.keys.size(); ++i) {
         std::string line = fmt::format("read on shard '{}':", shard(i));
@@ -137,25 +137,25 @@ void explain_staged_write(Explanation& e, const placement::ShardMap& map,
           key(0)));
       break;
     }
-    case CrossShardWrite::SetMove:
+    case StagedWriteKind::SetMove:
       e.steps = {fmt::format("read on shards '{}', '{}': TYPE {}; TYPE {}", shard(0), shard(1),
                              key(0), key(1)),
                  fmt::format("delete on shard '{}': SREM {} <member>", shard(0), key(0)),
                  fmt::format("write on shard '{}': SADD {} <member>", shard(1), key(1))};
       break;
-    case CrossShardWrite::ListMove:
+    case StagedWriteKind::ListMove:
       e.steps = {fmt::format("read on shards '{}', '{}': TYPE {}; TYPE {}", shard(0), shard(1),
                              key(0), key(1)),
                  fmt::format("delete on shard '{}': pop from {}", shard(0), key(0)),
                  fmt::format("write on shard '{}': push to {}", shard(1), key(1))};
       break;
-    case CrossShardWrite::Rename:
-    case CrossShardWrite::Copy:
+    case StagedWriteKind::Rename:
+    case StagedWriteKind::Copy:
       e.steps = {fmt::format("read on shards '{}', '{}': DUMP {}; PEXPIRETIME {}; EXISTS {}",
                              shard(0), shard(1), key(0), key(0), key(1)),
                  fmt::format("write on shard '{}': RESTORE {} <expiry> <payload> [REPLACE] ABSTTL",
                              shard(1), key(1))};
-      if (rule.kind == CrossShardWrite::Rename)
+      if (rule.kind == StagedWriteKind::Rename)
         e.steps.push_back(fmt::format("delete on shard '{}': DEL {}", shard(0), key(0)));
       break;
   }
@@ -256,8 +256,7 @@ Explanation explain(RequestContext& session, const protocol::Request& request, c
     case RouteKind::Salted:
       e.kind = "SALTED";
       add_key_shards(e, plan);
-      e.note =
-          fmt::format("{} on a salted counter: {}", upper_name(spec), salted_effect(spec.name));
+      e.note = fmt::format("{} on a salted counter: {}", upper_name(spec), salted_effect(spec));
       return e;
     case RouteKind::Gathered:
       explain_gathered(e, map, request, plan, session.worker().config().limits.max_merge_bytes);

@@ -11,7 +11,6 @@
 #include "protocol/key_extraction.h"
 #include "router/acl/access_check.h"
 #include "router/hotkeys/salting/salt_table.h"
-#include "router/hotkeys/salting/salted_route.h"
 #include "router/merge/gathered/gather_rules.h"
 
 namespace santral::router {
@@ -225,7 +224,7 @@ void plan_queued(const PlanContext& context, const protocol::Request& request, P
 // A request naming a salted counter: spread or gathered when the salting supports the
 // command, refused otherwise.
 void plan_salted(const protocol::Request& request, Plan& plan, const PlannedKey& salted) {
-  if (salting_supports(plan.spec->name)) {
+  if (plan.spec->salted != protocol::SaltedOperation::None) {
     plan.kind = RouteKind::Salted;
     return;
   }

@@ -97,14 +97,14 @@ class StagedWrite final : public ReplyMerge {
   // Fragments each command needs: every stage's replies plus the one the router fills.
   static std::uint32_t fragments_for(const WriteRule& rule, std::size_t keys) {
     switch (rule.kind) {
-      case CrossShardWrite::Store:
+      case StagedWriteKind::Store:
         return static_cast<std::uint32_t>((keys - 1) * stored_read(rule).fetch.size() + 4 + 1);
-      case CrossShardWrite::SetMove:
-      case CrossShardWrite::ListMove:
+      case StagedWriteKind::SetMove:
+      case StagedWriteKind::ListMove:
         return 2 + 1 + 1 + 1;
-      case CrossShardWrite::Rename:
+      case StagedWriteKind::Rename:
         return 3 + 1 + 1 + 1;
-      case CrossShardWrite::Copy:
+      case StagedWriteKind::Copy:
         return 3 + 1 + 1;
     }
     return 1;
@@ -139,7 +139,7 @@ class StagedWrite final : public ReplyMerge {
   std::vector<Step> first_stage() const {
     const std::string& src = keys_[0].name;
     switch (rule_.kind) {
-      case CrossShardWrite::Store: {
+      case StagedWriteKind::Store: {
         std::vector<Step> steps;
         for (std::size_t k = 1; k < keys_.size(); ++k)
           for (const FetchCommand& fetch : stored_read(rule_).fetch) {
@@ -149,11 +149,11 @@ class StagedWrite final : public ReplyMerge {
           }
         return steps;
       }
-      case CrossShardWrite::SetMove:
-      case CrossShardWrite::ListMove:
+      case StagedWriteKind::SetMove:
+      case StagedWriteKind::ListMove:
         return {{keys_[0].shard, {"TYPE", src}}, {keys_[1].shard, {"TYPE", keys_[1].name}}};
-      case CrossShardWrite::Rename:
-      case CrossShardWrite::Copy:
+      case StagedWriteKind::Rename:
+      case StagedWriteKind::Copy:
         return {{keys_[0].shard, {"DUMP", src}},
                 {keys_[0].shard, {"PEXPIRETIME", src}},
                 {keys_[1].shard, {"EXISTS", keys_[1].name}}};
@@ -246,14 +246,14 @@ class StagedWrite final : public ReplyMerge {
       return out;
     }
     switch (rule_.kind) {
-      case CrossShardWrite::Store:
+      case StagedWriteKind::Store:
         return next_store(steps);
-      case CrossShardWrite::SetMove:
+      case StagedWriteKind::SetMove:
         return next_set_move(steps);
-      case CrossShardWrite::ListMove:
+      case StagedWriteKind::ListMove:
         return next_list_move(steps);
-      case CrossShardWrite::Rename:
-      case CrossShardWrite::Copy:
+      case StagedWriteKind::Rename:
+      case StagedWriteKind::Copy:
         return next_restore(steps);
     }
     return error_frame(ClientError::MergeInconsistentPlan);
@@ -385,7 +385,7 @@ class StagedWrite final : public ReplyMerge {
   std::optional<std::string> next_restore(std::vector<Step>& steps) {
     const KeyAt& src = keys_[0];
     const KeyAt& dst = keys_[1];
-    bool copy = rule_.kind == CrossShardWrite::Copy;
+    bool copy = rule_.kind == StagedWriteKind::Copy;
     switch (stage()) {
       case 1: {
         bool replace = !rule_.nx;

@@ -12,7 +12,7 @@ void observe_hot_key(const Routed& routed) {
   auto& worker = routed.session.worker();
   // Automatic salting folds back in the default database only: a counter used in another one
   // is never a candidate.
-  bool counter = counter_command(routed.spec.name) &&
+  bool counter = counter_command(routed.spec) &&
                  routed.session.state().database == worker.config().backend.database;
   worker.hotkeys().record(routed.request.args[routed.plan.keys.front().position],
                           routed.spec.has(protocol::kWrite), counter);

@@ -537,67 +537,66 @@ constexpr std::string_view kAllSubKeys = "runs on every sub-key";
 constexpr std::string_view kBaseKey = "runs on the key itself (sub-key 0)";
 
 struct SaltedCommand {
-  std::string_view name;
+  protocol::SaltedOperation operation;
   Handler handler;
   std::string_view effect;
   bool counter = true;  // see counter_command()
 };
 
-// What works on a salted counter; anything else is refused with an error naming the key.
+using S = protocol::SaltedOperation;
+
+// What works on a salted counter (the command table's salted= column), indexed by it:
+// kSaltedCommands[operation - 1]. A command without one is refused with an error naming the key.
 constexpr SaltedCommand kSaltedCommands[] = {
-    {"incr", increment, kOneSubKey},
-    {"incrby", increment, kOneSubKey},
-    {"decr", increment, kOneSubKey},
-    {"decrby", increment, kOneSubKey},
-    {"incrbyfloat", increment_float, kOneSubKey},
-    {"get", get, kEverySubKey},
-    {"mget", mget, kPerKey},
-    {"exists", count_keys, kPerKey},
-    {"del", count_keys, kPerKey},
-    {"unlink", count_keys, kPerKey},
+    {S::Increment, increment, kOneSubKey},
+    {S::IncrementFloat, increment_float, kOneSubKey},
+    {S::Get, get, kEverySubKey},
+    {S::Mget, mget, kPerKey},
+    {S::CountKeys, count_keys, kPerKey},
     // Replaces the whole value: a key that sees SET is not salted automatically.
-    {"set", set, "the value goes to the key itself, the other sub-keys are deleted", false},
-    {"expire", expire, kAllSubKeys},
-    {"pexpire", pexpire, kAllSubKeys},
-    {"persist", every_sub_key, kAllSubKeys},
-    {"ttl", base_key, kBaseKey},
-    {"pttl", base_key, kBaseKey},
-    {"strlen", strlen_of_sum, kEverySubKey},
+    {S::Set, set, "the value goes to the key itself, the other sub-keys are deleted", false},
+    {S::Expire, expire, kAllSubKeys},
+    {S::Pexpire, pexpire, kAllSubKeys},
+    {S::Persist, every_sub_key, kAllSubKeys},
+    {S::BaseKey, base_key, kBaseKey},
+    {S::Strlen, strlen_of_sum, kEverySubKey},
     // A salted key may hold a hash of counters: the same, field by field. Salted by the config
     // or SANTRAL SALT only, never automatically: a hash may mix counters with text fields
     // (written rarely, so perhaps never sampled), which salted HGET and HGETALL cannot sum.
-    {"hincrby", hash_increment, kOneSubKey, false},
-    {"hincrbyfloat", hash_increment_float, kOneSubKey, false},
-    {"hget", hash_get, kEverySubKey, false},
-    {"hgetall", hash_get_all, kEverySubKey, false},
-    {"hkeys", hash_keys, "reads every sub-key, each field once", false},
-    {"hlen", hash_length, "reads every sub-key, each field once", false},
-    {"hexists", hash_exists, "reads every sub-key", false},
+    {S::HashIncrement, hash_increment, kOneSubKey, false},
+    {S::HashIncrementFloat, hash_increment_float, kOneSubKey, false},
+    {S::HashGet, hash_get, kEverySubKey, false},
+    {S::HashGetAll, hash_get_all, kEverySubKey, false},
+    {S::HashKeys, hash_keys, "reads every sub-key, each field once", false},
+    {S::HashLength, hash_length, "reads every sub-key, each field once", false},
+    {S::HashExists, hash_exists, "reads every sub-key", false},
 };
 
-const SaltedCommand* salted_command(std::string_view name) {
-  for (const auto& command : kSaltedCommands)
-    if (command.name == name) return &command;
-  return nullptr;
+constexpr bool indexed_by_operation() {
+  for (std::size_t i = 0; i < std::size(kSaltedCommands); ++i)
+    if (static_cast<std::size_t>(kSaltedCommands[i].operation) != i + 1) return false;
+  return static_cast<std::size_t>(S::HashExists) == std::size(kSaltedCommands);
+}
+static_assert(indexed_by_operation(), "one entry per SaltedOperation, in the enum's order");
+
+const SaltedCommand* salted_command(const protocol::CommandSpec& spec) {
+  if (spec.salted == S::None) return nullptr;
+  return &kSaltedCommands[static_cast<std::size_t>(spec.salted) - 1];
 }
 
 }  // namespace
 
 void route_salted(const Routed& routed) {
-  salted_command(routed.spec.name)->handler(SaltedRequest{routed, routed.plan.keys});
+  salted_command(routed.spec)->handler(SaltedRequest{routed, routed.plan.keys});
 }
 
-bool salting_supports(std::string_view command) {
-  return salted_command(command) != nullptr;
-}
-
-std::string_view salted_effect(std::string_view command) {
-  const SaltedCommand* found = salted_command(command);
+std::string_view salted_effect(const protocol::CommandSpec& spec) {
+  const SaltedCommand* found = salted_command(spec);
   return found != nullptr ? found->effect : std::string_view("not supported");
 }
 
-bool counter_command(std::string_view command) {
-  const SaltedCommand* found = salted_command(command);
+bool counter_command(const protocol::CommandSpec& spec) {
+  const SaltedCommand* found = salted_command(spec);
   return found != nullptr && found->counter;
 }
 

@@ -1,8 +1,5 @@
 #include "router/merge/gathered/gather_rules.h"
 
-#include <array>
-#include <utility>
-
 namespace santral::router {
 namespace {
 
@@ -14,57 +11,65 @@ constexpr FetchCommand kMembers[] = {{"SMEMBERS", {}}};
 constexpr FetchCommand kZsetOrSet[] = {{"ZRANGE", kWholeZset}, {"SMEMBERS", {}}};
 constexpr FetchCommand kString[] = {{"GET", {}}};
 
+// Indexed by the gather= column: kRules[algorithm - 1] is the rule of `algorithm`.
 constexpr GatherRule kRules[] = {
-    {"sinter", A::SetInter, kMembers, "the intersection, in the smallest set's order"},
-    {"sintercard", A::SetInterCard, kMembers, "the size of the intersection (up to LIMIT)"},
-    {"sunion", A::SetUnion, kMembers, "the union"},
-    {"sdiff", A::SetDiff, kMembers, "the first set minus the others"},
-    {"zunion", A::ZUnion, kZsetOrSet, "the union, with WEIGHTS and AGGREGATE, sorted by score"},
-    {"zinter", A::ZInter, kZsetOrSet,
-     "the intersection, with WEIGHTS and AGGREGATE, sorted by score"},
-    {"zintercard", A::ZInterCard, kZsetOrSet, "the size of the intersection (up to LIMIT)"},
-    {"zdiff", A::ZDiff, kZsetOrSet, "the first sorted set minus the others, sorted by score"},
-    {"pfcount", A::PfCount, kString,
-     "the HyperLogLogs' registers merged as PFMERGE does, then counted"},
-    {"lcs", A::Lcs, kString,
-     "the longest common subsequence (LEN, IDX, MINMATCHLEN, WITHMATCHLEN)"},
+    {A::SetInter, kMembers, "the intersection, in the smallest set's order"},
+    {A::SetInterCard, kMembers, "the size of the intersection (up to LIMIT)"},
+    {A::SetUnion, kMembers, "the union"},
+    {A::SetDiff, kMembers, "the first set minus the others"},
+    {A::ZUnion, kZsetOrSet, "the union, with WEIGHTS and AGGREGATE, sorted by score"},
+    {A::ZInter, kZsetOrSet, "the intersection, with WEIGHTS and AGGREGATE, sorted by score"},
+    {A::ZInterCard, kZsetOrSet, "the size of the intersection (up to LIMIT)"},
+    {A::ZDiff, kZsetOrSet, "the first sorted set minus the others, sorted by score"},
+    {A::PfCount, kString, "the HyperLogLogs' registers merged as PFMERGE does, then counted"},
+    {A::Lcs, kString, "the longest common subsequence (LEN, IDX, MINMATCHLEN, WITHMATCHLEN)"},
 };
 
-using W = CrossShardWrite;
+using W = protocol::CrossShardWrite;
+using K = StagedWriteKind;
 
+// Indexed by the cross-write= column: kWriteRules[form - 1] is the rule of `form`.
 constexpr WriteRule kWriteRules[] = {
-    {"sinterstore", W::Store, "sinter"}, {"sunionstore", W::Store, "sunion"},
-    {"sdiffstore", W::Store, "sdiff"},   {"zunionstore", W::Store, "zunion"},
-    {"zinterstore", W::Store, "zinter"}, {"zdiffstore", W::Store, "zdiff"},
-    {"smove", W::SetMove, ""},           {"lmove", W::ListMove, ""},
-    {"rpoplpush", W::ListMove, ""},      {"rename", W::Rename, ""},
-    {"renamenx", W::Rename, "", true},   {"copy", W::Copy, ""},
+    {W::StoreSetInter, K::Store, A::SetInter},
+    {W::StoreSetUnion, K::Store, A::SetUnion},
+    {W::StoreSetDiff, K::Store, A::SetDiff},
+    {W::StoreZUnion, K::Store, A::ZUnion},
+    {W::StoreZInter, K::Store, A::ZInter},
+    {W::StoreZDiff, K::Store, A::ZDiff},
+    {W::SetMove, K::SetMove},
+    {W::ListMove, K::ListMove},
+    {W::Rename, K::Rename},
+    {W::RenameNx, K::Rename, A::None, true},
+    {W::Copy, K::Copy},
 };
 
-template <typename Rule, std::size_t N>
-const Rule* find_rule(const Rule (&rules)[N], const protocol::CommandSpec& spec) {
-  static const auto specs = [&] {
-    std::array<const protocol::CommandSpec*, N> found{};
-    for (std::size_t i = 0; i < N; ++i) found[i] = protocol::find_command(rules[i].command);
-    return found;
-  }();
+// Each table holds one rule per value of its column, in the enum's order.
+template <typename Rule, std::size_t N, typename Column>
+constexpr bool indexed_by(const Rule (&rules)[N], Column last, auto column_of) {
   for (std::size_t i = 0; i < N; ++i)
-    if (specs[i] == &spec) return &rules[i];
-  return nullptr;
+    if (static_cast<std::size_t>(column_of(rules[i])) != i + 1) return false;
+  return static_cast<std::size_t>(last) == N;
+}
+static_assert(indexed_by(kRules, A::Lcs, [](const GatherRule& r) { return r.algorithm; }));
+static_assert(indexed_by(kWriteRules, W::Copy, [](const WriteRule& r) { return r.form; }));
+
+template <typename Rule, std::size_t N, typename Column>
+const Rule* rule_of(const Rule (&rules)[N], Column column) {
+  return column == Column::None ? nullptr : &rules[static_cast<std::size_t>(column) - 1];
 }
 
 }  // namespace
 
 const WriteRule* cross_shard_write_rule(const protocol::CommandSpec& spec) {
-  return find_rule(kWriteRules, spec);
+  return rule_of(kWriteRules, spec.cross_write);
 }
 
 const GatherRule& stored_read(const WriteRule& rule) {
-  return *gather_rule(*protocol::find_command(rule.reads_as));
+  return *rule_of(kRules, rule.reads_as);
 }
 
 const GatherRule* gather_rule(const protocol::CommandSpec& spec) {
-  return find_rule(kRules, spec);
+  return rule_of(kRules, spec.gather);
 }
 
 std::string fetch_text(const FetchCommand& fetch, std::string_view key) {

@@ -9,20 +9,10 @@
 
 namespace santral::router {
 
-// The read-only multi-key commands Santral answers when their keys live on several shards:
-// it reads each key from its shard and computes the answer itself, as Redis would.
-enum class GatherAlgorithm : std::uint8_t {
-  SetInter,
-  SetInterCard,
-  SetUnion,
-  SetDiff,
-  ZUnion,
-  ZInter,
-  ZInterCard,
-  ZDiff,
-  PfCount,
-  Lcs,
-};
+// The read-only multi-key commands Santral answers when their keys live on several shards
+// (the command table's gather= column): it reads each key from its shard and computes the
+// answer itself, as Redis would.
+using protocol::GatherAlgorithm;
 
 // One command sent for each key: `name`, the key, then `after_key`.
 struct FetchCommand {
@@ -31,7 +21,6 @@ struct FetchCommand {
 };
 
 struct GatherRule {
-  std::string_view command;  // lower case, as in the command table
   GatherAlgorithm algorithm;
   std::span<const FetchCommand> fetch;  // per key, in this order
   std::string_view computes;            // what the router computes, for EXPLAIN
@@ -40,9 +29,10 @@ struct GatherRule {
 // The rule of `spec`, or nullptr when its keys must share a shard.
 const GatherRule* gather_rule(const protocol::CommandSpec& spec);
 
-// The write forms Santral runs across shards when `cross_shard_writes: allow` is set: as a read,
-// a write and (for moves) a delete, one after the other, not atomically.
-enum class CrossShardWrite : std::uint8_t {
+// The write forms Santral runs across shards when `cross_shard_writes: allow` is set (the
+// command table's cross-write= column): as a read, a write and (for moves) a delete, one after
+// the other, not atomically.
+enum class StagedWriteKind : std::uint8_t {
   Store,     // SINTERSTORE, ZUNIONSTORE, ...: read as `reads_as`, then write the destination
   SetMove,   // SMOVE: SREM on the source, then SADD on the destination
   ListMove,  // LMOVE, RPOPLPUSH: pop from the source, then push to the destination
@@ -51,10 +41,10 @@ enum class CrossShardWrite : std::uint8_t {
 };
 
 struct WriteRule {
-  std::string_view command;  // lower case, as in the command table
-  CrossShardWrite kind;
-  std::string_view reads_as;  // Store: the read whose result is stored ("sinter")
-  bool nx = false;            // RENAMENX: 0 when the destination exists
+  protocol::CrossShardWrite form;
+  StagedWriteKind kind;
+  GatherAlgorithm reads_as = GatherAlgorithm::None;  // Store: the read whose result is stored
+  bool nx = false;                                   // RENAMENX: 0 when the destination exists
 };
 
 // The rule of `spec`, or nullptr when it cannot run across shards.

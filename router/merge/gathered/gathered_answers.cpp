@@ -329,6 +329,8 @@ void answer_gathered(GatherAlgorithm algorithm, const GatheredInput& input, std:
       return answer_pfcount(input, out);
     case GatherAlgorithm::Lcs:
       return answer_lcs(input, out);
+    case GatherAlgorithm::None:  // not a gathered read: the planner never gathers it
+      return;
   }
 }
 

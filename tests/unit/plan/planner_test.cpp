@@ -7,6 +7,7 @@
 
 #include "placement/shard_map.h"
 #include "router/hotkeys/salting/salt_table.h"
+#include "router/hotkeys/salting/salted_route.h"
 #include "router/plan/planner.h"
 #include "tests/support/config_text.h"
 
@@ -232,6 +233,20 @@ TEST_CASE("a salted counter's plan carries its layout; unsupported commands are 
   CHECK(append.error_code == protocol::ClientError::SaltedCommand);
   f.in_multi = true;
   CHECK(f.plan({"INCR", "likes:7"}).error_code == protocol::ClientError::SaltedInTransaction);
+}
+
+TEST_CASE("what a salted counter does with a command is the command table's salted= column") {
+  auto spec = [](std::string_view name) { return *protocol::find_command(name); };
+  CHECK(router::salted_effect(spec("incrby")) == "goes to one sub-key chosen at random");
+  CHECK(router::salted_effect(spec("get")) == "reads every sub-key and adds the values up");
+  CHECK(router::salted_effect(spec("append")) == "not supported");
+  // A key sampled with counter commands only may be salted automatically; SET and the hash
+  // commands do not count.
+  CHECK(router::counter_command(spec("incr")));
+  CHECK(router::counter_command(spec("mget")));
+  CHECK_FALSE(router::counter_command(spec("set")));
+  CHECK_FALSE(router::counter_command(spec("hincrby")));
+  CHECK_FALSE(router::counter_command(spec("lpush")));
 }
 
 TEST_CASE("near cache and read_from come from the key's namespace, matched once") {

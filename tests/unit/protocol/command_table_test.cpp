@@ -133,3 +133,39 @@ TEST_CASE("stateful commands carry their verb and blocking ones their timeout an
   }
   CHECK(in_table == stateful);
 }
+
+TEST_CASE("the features' columns: gather= on reads, cross-write= on writes, salted= on counters") {
+  std::size_t gathered = 0, written = 0, salted = 0;
+  for (const CommandSpec& spec : all_commands()) {
+    INFO(spec.name);
+    if (spec.gather != GatherAlgorithm::None) {
+      ++gathered;
+      CHECK(spec.has(kReadonly));
+      CHECK(spec.routing == Routing::Keyed);
+    }
+    if (spec.cross_write != CrossShardWrite::None) {
+      ++written;
+      CHECK(spec.has(kWrite));
+      CHECK(spec.routing == Routing::Keyed);
+    }
+    if (spec.salted != SaltedOperation::None) ++salted;
+    for (const CommandSpec& sub : spec.subcommands) {
+      CHECK(sub.gather == GatherAlgorithm::None);
+      CHECK(sub.cross_write == CrossShardWrite::None);
+      CHECK(sub.salted == SaltedOperation::None);
+    }
+  }
+  CHECK(gathered == 10);
+  CHECK(written == 12);
+  CHECK(salted == 24);
+  CHECK(find_command("sintercard")->gather == GatherAlgorithm::SetInterCard);
+  CHECK(find_command("pfcount")->gather == GatherAlgorithm::PfCount);
+  CHECK(find_command("zunionstore")->cross_write == CrossShardWrite::StoreZUnion);
+  CHECK(find_command("rpoplpush")->cross_write == CrossShardWrite::ListMove);
+  CHECK(find_command("renamenx")->cross_write == CrossShardWrite::RenameNx);
+  CHECK(find_command("decrby")->salted == SaltedOperation::Increment);
+  CHECK(find_command("unlink")->salted == SaltedOperation::CountKeys);
+  CHECK(find_command("hgetall")->salted == SaltedOperation::HashGetAll);
+  CHECK(find_command("append")->salted == SaltedOperation::None);
+  CHECK(find_command("sinterstore")->gather == GatherAlgorithm::None);
+}

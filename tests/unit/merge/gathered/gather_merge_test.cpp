@@ -101,3 +101,28 @@ TEST_CASE("gathered PFCOUNT and LCS errors in Redis's words") {
   CHECK(answer(plan_for("lcs", {"LCS", "a", "b"}, 2), {"$8\r\nohmytext\r\n", "$9\r\nmynewtext\r\n"},
                {1, 0}) == "$6\r\nmytext\r\n");
 }
+
+TEST_CASE("the rules are found by the command table's columns") {
+  using santral::protocol::find_command;
+  const GatherRule* sinter = gather_rule(*find_command("sinter"));
+  REQUIRE(sinter != nullptr);
+  CHECK(sinter->algorithm == GatherAlgorithm::SetInter);
+  CHECK(fetch_text(sinter->fetch[0], "k") == "SMEMBERS k");
+  CHECK(gather_rule(*find_command("zinter"))->fetch.size() == 2);
+  CHECK(gather_rule(*find_command("get")) == nullptr);
+  CHECK(gather_rule(*find_command("sinterstore")) == nullptr);
+  // Each store reads as the read it is named after: ZUNIONSTORE as ZUNION.
+  for (std::string_view store :
+       {"sinterstore", "sunionstore", "sdiffstore", "zunionstore", "zinterstore", "zdiffstore"}) {
+    INFO(store);
+    const WriteRule* rule = cross_shard_write_rule(*find_command(store));
+    REQUIRE(rule != nullptr);
+    CHECK(rule->kind == StagedWriteKind::Store);
+    auto read = store.substr(0, store.size() - std::string_view("store").size());
+    CHECK(&stored_read(*rule) == gather_rule(*find_command(read)));
+  }
+  CHECK(cross_shard_write_rule(*find_command("renamenx"))->nx);
+  CHECK_FALSE(cross_shard_write_rule(*find_command("rename"))->nx);
+  CHECK(cross_shard_write_rule(*find_command("rpoplpush"))->kind == StagedWriteKind::ListMove);
+  CHECK(cross_shard_write_rule(*find_command("sinter")) == nullptr);
+}
