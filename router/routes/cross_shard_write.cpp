@@ -271,7 +271,7 @@ class StagedWrite final : public ReplyMerge {
       for (std::size_t i = 0; i < sources * fetches; ++i) values.push_back(value(i));
       std::vector<GatheredKey> keys(sources);
       for (std::size_t k = 0; k < sources; ++k) {
-        std::span<const ReplyValue> fetched(values.data() + k * fetches, fetches);
+        auto fetched = fetched_for<ReplyValue>(read, values, k);
         if (!decode_gathered_key(read.algorithm, fetched, keys[k]))
           return error_frame(ClientError::MergeInconsistentPlan);
       }

@@ -36,16 +36,17 @@ void route_gathered(const Routed& routed) {
 
   std::string& bytes = session.scratch();
   std::vector<std::string_view> command;
-  std::uint32_t fragment = 0;
-  for (const auto& key : keys) {
-    for (const FetchCommand& fetch : rule.fetch) {
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    for (std::size_t f = 0; f < rule.fetch.size(); ++f) {
+      const FetchCommand& fetch = rule.fetch[f];
       command.clear();
       command.push_back(fetch.name);
-      command.push_back(args[key.position]);
+      command.push_back(args[keys[k].position]);
       command.insert(command.end(), fetch.after_key.begin(), fetch.after_key.end());
       bytes.clear();
       protocol::RespWriter(bytes).command(command);
-      session.backend(key.owner.shard).send(bytes, &session, slot, fragment++);
+      session.backend(keys[k].owner.shard)
+          .send(bytes, &session, slot, first_fetch(rule, k) + static_cast<std::uint32_t>(f));
     }
   }
 }

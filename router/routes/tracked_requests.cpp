@@ -33,18 +33,16 @@ void expect_split(const Routed& routed, std::uint64_t slot, std::uint64_t epoch)
     routed.session.tracked_reads().expect(slot, f, epoch, std::move(keys[f]));
 }
 
-// A gathered read (SINTER, ZUNION, ... across shards) sends each key its own fetches, key by
-// key, as route_gathered() numbers them; the first fetch's reply registers the key.
+// A gathered read (SINTER, ZUNION, ... across shards) sends each key its own fetches
+// (first_fetch() numbers them); the first fetch's reply registers the key.
 void expect_gathered(const Routed& routed, std::uint64_t slot, std::uint64_t epoch) {
   const GatherRule* rule = gather_rule(routed.spec);
-  auto per_key = static_cast<std::uint32_t>(rule == nullptr ? 0 : rule->fetch.size());
-  if (per_key == 0) return invalidate_now(routed.session, key_names(routed));
-  std::uint32_t fragment = 0;
-  for (const auto& key : routed.plan.keys) {
-    routed.session.tracked_reads().expect(slot, fragment, epoch,
-                                          {std::string(routed.request.args[key.position])});
-    fragment += per_key;
-  }
+  if (rule == nullptr || rule->fetch.empty())
+    return invalidate_now(routed.session, key_names(routed));
+  const auto& keys = routed.plan.keys;
+  for (std::size_t k = 0; k < keys.size(); ++k)
+    routed.session.tracked_reads().expect(slot, first_fetch(*rule, k), epoch,
+                                          {std::string(routed.request.args[keys[k].position])});
 }
 
 void note_read(const Routed& routed, bool sent) {

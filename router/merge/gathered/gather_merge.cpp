@@ -73,7 +73,6 @@ class GatherMerge final : public ReplyMerge {
  public:
   explicit GatherMerge(GatherPlan plan)
       : plan_(std::move(plan)),
-        fetches_(plan_.rule->fetch.size()),
         frames_(plan_.fragment_names.size()),
         arrived_(plan_.fragment_names.size(), false) {}
 
@@ -112,10 +111,10 @@ class GatherMerge final : public ReplyMerge {
 
     std::vector<GatheredKey> keys(plan_.key_positions.size());
     for (std::size_t k = 0; k < keys.size(); ++k) {
-      std::span<const ReplyValue> fetched(values.data() + k * fetches_, fetches_);
+      auto fetched = fetched_for<ReplyValue>(*plan_.rule, values, k);
       if (!decode_gathered_key(plan_.rule->algorithm, fetched, keys[k]))
-        return RespWriter(out).error(
-            unexpected_reply_error(plan_.fragment_names[k * fetches_], plan_.command));
+        return RespWriter(out).error(unexpected_reply_error(
+            plan_.fragment_names[first_fetch(*plan_.rule, k)], plan_.command));
     }
     std::vector<std::string_view> args(plan_.args.begin(), plan_.args.end());
     answer_gathered(plan_.rule->algorithm, GatheredInput{args, keys, plan_.protocol}, out);
@@ -123,7 +122,6 @@ class GatherMerge final : public ReplyMerge {
 
  private:
   GatherPlan plan_;
-  std::size_t fetches_;
   std::vector<std::string> frames_;
   std::vector<bool> arrived_;
   std::size_t received_ = 0;

@@ -29,6 +29,19 @@ struct GatherRule {
 // The rule of `spec`, or nullptr when its keys must share a shard.
 const GatherRule* gather_rule(const protocol::CommandSpec& spec);
 
+// The one numbering of a gathered read's fragments (the route sends them so, the merge and the
+// tracked reads read them so): each key gets the rule's fetches, key by key, so key `key`'s
+// fetch `f` is fragment first_fetch(rule, key) + f.
+inline std::uint32_t first_fetch(const GatherRule& rule, std::size_t key) {
+  return static_cast<std::uint32_t>(key * rule.fetch.size());
+}
+// Key `key`'s replies, in its fetches' order, among every fetch's (numbered as above).
+template <typename Reply>
+std::span<const Reply> fetched_for(const GatherRule& rule, std::span<const Reply> replies,
+                                   std::size_t key) {
+  return replies.subspan(first_fetch(rule, key), rule.fetch.size());
+}
+
 // The write forms Santral runs across shards when `cross_shard_writes: allow` is set (the
 // command table's cross-write= column): as a read, a write and (for moves) a delete, one after
 // the other, not atomically.
