@@ -116,22 +116,12 @@ bool pulls_first(RequestContext& session, Plan& plan) {
   return false;
 }
 
-// In a fleet, a router that has not confirmed its lease lately may have been left out of a
-// move; until it has, nothing it routes reaches a shard (router/cluster/).
-void out_of_touch(RequestContext& session, Plan& plan) {
+// How this router stands with its fleet, for the planner (router/cluster/ keeps the lease).
+FleetStanding fleet_standing(RequestContext& session) {
   const auto& shared = session.worker().shared();
   auto until = shared.fleet_serve_until_ns.load(std::memory_order_relaxed);
-  if (until == std::numeric_limits<std::int64_t>::max()) return;
-  if (plan.kind == RouteKind::Answered || plan.kind == RouteKind::Local) return;
-  if (auto refused = shared.fleet_map_refused.load(std::memory_order_relaxed); refused != 0) {
-    plan.kind = RouteKind::Answered;
-    plan.error = protocol::error_message(ClientError::FleetMapRefused, refused);
-    return;
-  }
-  auto late = lease_clock_ns() - until;
-  if (late <= 0) return;
-  plan.kind = RouteKind::Answered;
-  plan.error = protocol::error_message(ClientError::FleetOutOfTouch, late / 1'000'000);
+  if (until == std::numeric_limits<std::int64_t>::max()) return {};
+  return {lease_clock_ns() - until, shared.fleet_map_refused.load(std::memory_order_relaxed)};
 }
 
 bool admitted(const Plan& plan) {
@@ -151,7 +141,7 @@ Dispatched dispatch(RequestContext& session, const protocol::Request& request) {
                          session.subscribed(), topology.config->backend.database,
                          topology.config->cross_shard_writes, session.state().permissions.get(),
                          topology.move.get(), topology.version, &worker.learned(),
-                         topology.config->cluster_endpoint},
+                         topology.config->cluster_endpoint, fleet_standing(session)},
              request, plan);
   if (denied_by_acl(plan)) log_denial(session, request, plan);
   if (plan.spec == nullptr) {  // no such command (or subcommand): not counted
@@ -159,7 +149,6 @@ Dispatched dispatch(RequestContext& session, const protocol::Request& request) {
     return Dispatched::Done;
   }
   const CommandSpec& spec = *plan.spec;
-  out_of_touch(session, plan);
   if (!session.idle() && waits_for_earlier_replies(spec)) return Dispatched::AfterEarlierReplies;
   if (session.coherence().fills_in_flight() > 0 && !spec.has(protocol::kReadonly))
     return Dispatched::AfterEarlierReplies;

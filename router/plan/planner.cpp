@@ -402,12 +402,32 @@ void plan_route(const PlanContext& context, const protocol::Request& request, Pl
       break;  // handled by find_spec
   }
 }
+
 }  // namespace
 
 bool runs_inside_multi(const CommandSpec& spec) {
   return spec.stateful == StatefulKind::Transaction || spec.local == LocalHandler::Quit ||
          spec.local == LocalHandler::Reset;
 }
+
+namespace {
+
+// In a fleet, a router that has not confirmed its lease lately may have been left out of a
+// move; until it has, nothing it routes reaches a shard. False: the plan stands.
+bool out_of_touch(const FleetStanding& fleet, Plan& plan) {
+  if (plan.kind == RouteKind::Answered || plan.kind == RouteKind::Local) return false;
+  if (fleet.map_refused != 0) {
+    plan.kind = RouteKind::Answered;
+    plan.fail(ClientError::FleetMapRefused, fleet.map_refused);
+    return true;
+  }
+  if (fleet.late_ns <= 0) return false;
+  plan.kind = RouteKind::Answered;
+  plan.fail(ClientError::FleetOutOfTouch, fleet.late_ns / 1'000'000);
+  return true;
+}
+
+}  // namespace
 
 void build_plan(const PlanContext& context, const protocol::Request& request, Plan& plan) {
   plan.clear();
@@ -419,6 +439,7 @@ void build_plan(const PlanContext& context, const protocol::Request& request, Pl
   else if (plan.spec->has(protocol::kReadonly))
     plan.connection = ConnectionKind::ReadFrom;
   plan_route(context, request, plan);
+  if (out_of_touch(context.fleet, plan)) return;
   plan_pulls(context, request, plan);
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "placement/shard_map.h"
@@ -15,6 +16,13 @@ class SaltTable;
 
 // What a plan depends on besides the request: the map in force, the salted counters, and the
 // client's state. Nothing here is a socket, so plans are built alike in tests and EXPLAIN.
+// How a fleet router stands with its fleet (router/cluster/): out of touch, nothing it plans
+// reaches a shard. A lone router, or one in touch: both zero.
+struct FleetStanding {
+  std::int64_t late_ns = 0;       // > 0: its lease ran out that long ago
+  std::uint64_t map_refused = 0;  // != 0: the fleet's map version it cannot take
+};
+
 struct PlanContext {
   const placement::ShardMap& map;
   SaltTable* salts = nullptr;  // nullptr or empty: nothing is salted
@@ -33,6 +41,7 @@ struct PlanContext {
   // (protocol/learned_commands.h); nullptr: none.
   const protocol::LearnedCommands* learned = nullptr;
   bool cluster_endpoint = false;  // `cluster_endpoint: true`: CLUSTER SLOTS and friends answer
+  FleetStanding fleet{};
 };
 
 // Resolves `request` into `plan` (cleared first): its command, its checks, its keys (found

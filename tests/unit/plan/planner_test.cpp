@@ -37,6 +37,7 @@ struct Fixture {
   bool cross_shard_writes = false;
   const protocol::LearnedCommands* learned = nullptr;
   bool cluster_endpoint = false;
+  router::FleetStanding fleet;
 
   explicit Fixture(const std::string& extra = "") : map(four_shards(extra)) {
     client.authenticated = true;
@@ -45,11 +46,12 @@ struct Fixture {
   Plan plan(std::vector<std::string_view> args) {
     Plan plan;
     protocol::Request request{args, {}, false};
-    router::build_plan(router::PlanContext{map, salts, client, in_multi, subscribed,
-                                           /*default_database=*/0, cross_shard_writes,
-                                           /*permissions=*/nullptr, /*move=*/nullptr,
-                                           /*topology_version=*/0, learned, cluster_endpoint},
-                       request, plan);
+    router::build_plan(
+        router::PlanContext{map, salts, client, in_multi, subscribed,
+                            /*default_database=*/0, cross_shard_writes,
+                            /*permissions=*/nullptr, /*move=*/nullptr,
+                            /*topology_version=*/0, learned, cluster_endpoint, fleet},
+        request, plan);
     return plan;
   }
   // Two keys that live on different shards.
@@ -348,4 +350,25 @@ TEST_CASE("learned commands are planned by the built-in rules: keyed, CROSSSLOT,
   CHECK(f.plan({"nosuch"}).error_code == protocol::ClientError::UnknownCommand);
   f.learned = nullptr;
   CHECK(f.plan({"HEXPIRE", "k", "10"}).error_code == protocol::ClientError::UnknownCommand);
+}
+
+TEST_CASE("a fleet router out of touch plans nothing that reaches a shard") {
+  Fixture f;
+  f.fleet.late_ns = 1'500'000'000;
+  auto get = f.plan({"GET", "k"});
+  CHECK(get.kind == RouteKind::Answered);
+  CHECK(get.error_code == protocol::ClientError::FleetOutOfTouch);
+  CHECK(get.error.find("(1500 ms late)") != std::string::npos);
+  CHECK(get.pulls.empty());
+  // Santral's own answers and the client's own errors are given as they were.
+  CHECK(f.plan({"PING"}).kind == RouteKind::Local);
+  CHECK(f.plan({"GET"}).error_code == protocol::ClientError::WrongArity);
+
+  f.fleet.map_refused = 42;
+  auto set = f.plan({"SET", "k", "v"});
+  CHECK(set.error_code == protocol::ClientError::FleetMapRefused);
+  CHECK(set.error.find("map version 42") != std::string::npos);
+
+  f.fleet = {};  // in touch again
+  CHECK(f.plan({"GET", "k"}).kind == RouteKind::SingleShard);
 }
