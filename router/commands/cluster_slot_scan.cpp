@@ -45,7 +45,7 @@ class SlotScan final : public ReplySink {
     protocol::ReplyValue value;
     if (!protocol::parse_reply(reply, value) || value.is_error())
       return session_->deliver(reply_slot_, 0, reply);
-    if (value.elements.size() != 2)
+    if (value.elements.size() != 2 || value.elements[1].type != protocol::ReplyValue::Type::Array)
       return finish_error(error_message(ClientError::MergeUnexpectedReply,
                                         session_->worker().shard_map().shard(shard).name, "SCAN"));
     for (const auto& key : value.elements[1].elements) {
