@@ -245,6 +245,9 @@ constexpr Entry kMessages[] = {
     {ClientError::MoveChangedUnderneath,
      "TRYAGAIN santral: the shard map changed while this command waited (a move started, ended "
      "or was aborted); it did not run, retry it"},
+    {ClientError::SlotScanMapChanged,
+     "TRYAGAIN santral: the shard map changed during {} (a reload or a move), so its keys would "
+     "be counted over two maps; retry it"},
     {ClientError::MoveSwitchTooSlow,
      "TRYAGAIN santral: the move changed direction and not every router has switched within {} "
      "ms (resharding.hold_timeout_ms; one may be frozen or cut off); nothing ran, retry it"},

@@ -148,6 +148,7 @@ enum class ClientError : std::uint8_t {
   // A move in progress.
   MoveFailed,
   MoveChangedUnderneath,
+  SlotScanMapChanged,
   MoveSwitchTooSlow,
   // Shards.
   ShardUnavailable,

@@ -6,7 +6,9 @@
 //           SCAN c1 ...        -> cursor 0        ──► next shard ... ──► the answer
 //
 // A full pass over every key, as costly as a SCAN of the whole keyspace; GETKEYSINSLOT stops
-// once it has `count` keys.
+// once it has `count` keys. A scan runs under one shard map: if a reload or a move changes it
+// on the way, the shards' numbering and the keys' places may have changed too, and the answer
+// is TRYAGAIN.
 #include <optional>
 
 #include <boost/intrusive_ptr.hpp>
@@ -37,11 +39,16 @@ class SlotScan final : public ReplySink {
         reply_slot_(session.open_slot()),
         slot_(slot),
         max_keys_(max_keys),
-        protocol_(session.state().protocol) {}
+        protocol_(session.state().protocol),
+        topology_version_(session.worker().topology().version) {}
 
   void start() { ask(0, "0"); }
 
   void deliver(std::uint64_t /*slot*/, std::uint32_t shard, std::string_view reply) override {
+    if (session_->worker().topology().version != topology_version_)
+      return finish_error(
+          error_message(ClientError::SlotScanMapChanged,
+                        max_keys_ ? "CLUSTER GETKEYSINSLOT" : "CLUSTER COUNTKEYSINSLOT"));
     protocol::ReplyValue value;
     if (!protocol::parse_reply(reply, value) || value.is_error())
       return session_->deliver(reply_slot_, 0, reply);
@@ -93,6 +100,7 @@ class SlotScan final : public ReplySink {
   std::uint32_t slot_;
   std::optional<std::uint64_t> max_keys_;  // GETKEYSINSLOT's count; none: COUNTKEYSINSLOT
   int protocol_;
+  std::uint64_t topology_version_;  // the map the scan started under
   std::uint64_t count_ = 0;
   std::vector<std::string> keys_;
 };

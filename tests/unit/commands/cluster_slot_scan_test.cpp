@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "config/config.h"
+#include "placement/topology.h"
 #include "protocol/resp_writer.h"
 #include "router/backend/backend_connection.h"
 #include "tests/support/fake_request_context.h"
@@ -201,4 +203,23 @@ TEST_CASE("a slot scan that reaches a shard marked down answers the shard's down
   CHECK(answer->front() == '-');
   CHECK(answer->find("shard0") != std::string::npos);
   CHECK(answer->find("no route to host") != std::string::npos);
+}
+
+TEST_CASE("a slot scan under a map that changed on the way answers TRYAGAIN") {
+  FakeWorkerServices worker(kClusterEndpoint);
+  FakeRequestContext client(worker);
+  hold_every_shard(client);
+  test::run(client, {"CLUSTER", "GETKEYSINSLOT", "12182", "10"}, router::run_local);
+  auto slot = client.last_slot();
+  answer_scan(client, 0, "0", scan_reply("0", {"foo"}));
+  // A reload: the shards may be numbered otherwise now, the keys placed elsewhere.
+  worker.serve(placement::make_topology(
+      config::parse_config(test::kFourShards + "cluster_endpoint: true\nworkers: 1\n", "b.yaml"),
+      2));
+  answer_scan(client, 1, "0", scan_reply("0", {"{foo}a"}));
+  auto answer = client.answer(slot);
+  REQUIRE(answer);
+  CHECK(
+      answer->starts_with("-TRYAGAIN santral: the shard map changed during CLUSTER GETKEYSINSLOT"));
+  CHECK(nothing_waiting(client));
 }
