@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,11 @@ inline std::string ask_local(FakeRequestContext& client, std::vector<std::string
   REQUIRE(plan.kind == router::RouteKind::Local);
   REQUIRE(client.replies.size() == before + 1);
   return client.replies.back();
+}
+
+// `text` as a RESP bulk string, as a command's expected answer spells it.
+inline std::string bulk(std::string_view text) {
+  return "$" + std::to_string(text.size()) + "\r\n" + std::string(text) + "\r\n";
 }
 
 }  // namespace santral::test

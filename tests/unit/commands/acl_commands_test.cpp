@@ -8,6 +8,7 @@
 #include "tests/support/planned_request.h"
 
 using namespace santral;
+using test::bulk;
 using test::FakeRequestContext;
 using test::FakeWorkerServices;
 
@@ -17,10 +18,6 @@ const std::string kUsers = test::kFourShards +
                            "users:\n"
                            "  - {name: app, password: pw, rules: \"on +@read ~app:*\"}\n"
                            "  - {name: admin, password: root}\n";
-
-std::string bulk(std::string_view text) {
-  return "$" + std::to_string(text.size()) + "\r\n" + std::string(text) + "\r\n";
-}
 
 }  // namespace
 

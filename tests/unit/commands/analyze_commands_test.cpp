@@ -14,6 +14,7 @@
 #include "tests/support/planned_request.h"
 
 using namespace santral;
+using test::bulk;
 using test::FakeControlPlane;
 using test::FakeRequestContext;
 using test::FakeWorkerServices;
@@ -24,10 +25,6 @@ namespace {
 const std::string kAnalyzeSyntax =
     "-ERR santral: syntax error; use SANTRAL ANALYZE <namespace | key glob> [SECONDS <n>=10] "
     "[SAMPLE <rate>=0.05] [KEY <field | regex>] [FORMAT text|json]\r\n";
-
-std::string bulk(const std::string& text) {
-  return "$" + std::to_string(text.size()) + "\r\n" + text + "\r\n";
-}
 
 router::AnalysisReport a_report() {
   router::AnalysisReport report;

@@ -13,6 +13,7 @@
 #include "tests/support/planned_request.h"
 
 using namespace santral;
+using test::bulk;
 using test::FakeControlPlane;
 using test::FakeRequestContext;
 using test::FakeWorkerServices;
@@ -23,10 +24,6 @@ namespace {
 const std::string kBalanceSyntax =
     "-ERR santral: syntax error; use SANTRAL BALANCE PLAN [BY ops|keys|bytes] [RATIO <r>=1.2] "
     "[SAMPLES <n>] [WINDOW <ms>]\r\n";
-
-std::string bulk(const std::string& text) {
-  return "$" + std::to_string(text.size()) + "\r\n" + text + "\r\n";
-}
 
 }  // namespace
 

@@ -11,6 +11,7 @@
 #include "tests/support/planned_request.h"
 
 using namespace santral;
+using test::bulk;
 using test::FakeControlPlane;
 using test::FakeRequestContext;
 using test::FakeWorkerServices;
@@ -33,10 +34,6 @@ router::RouterRecord record(const std::string& name, std::int64_t version) {
   r.lease_ttl_s = 10;
   r.started = "2026-12-05T06:00:00Z";
   return r;
-}
-
-std::string bulk(const std::string& text) {
-  return "$" + std::to_string(text.size()) + "\r\n" + text + "\r\n";
 }
 
 }  // namespace
