@@ -19,7 +19,8 @@ namespace santral::test {
 // the SANTRAL commands that ask the server's thread: what is asked is recorded with its `done`,
 // which the test calls when it likes (the answer then goes home through the worker's io(), which
 // the test polls: answer_and_poll). fleet_view() answers `fleet`. Installs itself as the
-// worker's shared().control for its lifetime.
+// worker's shared().control for its lifetime. Declare it after the clients: the answers it
+// keeps hold their requests (and so the clients), and must be let go while the clients live.
 class FakeControlPlane final : public router::ControlPlane {
  public:
   explicit FakeControlPlane(FakeWorkerServices& worker) : worker_(worker) {

@@ -43,8 +43,8 @@ router::AnalysisReport a_report() {
 
 TEST_CASE("SANTRAL ANALYZE refuses bad options without asking the server") {
   FakeWorkerServices worker(test::kFourShards);
-  FakeControlPlane server(worker);
   FakeRequestContext client(worker);
+  FakeControlPlane server(worker);
   const std::vector<std::vector<std::string>> refused = {
       {"SANTRAL", "ANALYZE", "orders", "SECONDS"},  // an option without its value
       {"SANTRAL", "ANALYZE", "orders", "SECONDS", "0"},
@@ -65,8 +65,8 @@ TEST_CASE("SANTRAL ANALYZE refuses bad options without asking the server") {
 
 TEST_CASE("SANTRAL ANALYZE asks the server for its target with the defaults, or the options") {
   FakeWorkerServices worker(test::kFourShards);
-  FakeControlPlane server(worker);
   FakeRequestContext client(worker);
+  FakeControlPlane server(worker);
   test::run(client, {"SANTRAL", "ANALYZE", "user:*"}, router::run_local);
   test::run(client,
             {"SANTRAL", "ANALYZE", "orders", "seconds", "3600", "SAMPLE", "1", "key", "{id}",
@@ -92,8 +92,8 @@ TEST_CASE("SANTRAL ANALYZE asks the server for its target with the defaults, or 
 
 TEST_CASE("SANTRAL ANALYZE answers the report as text, with the proposed config after it") {
   FakeWorkerServices worker(test::kFourShards);
-  FakeControlPlane server(worker);
   FakeRequestContext client(worker);
+  FakeControlPlane server(worker);
   test::run(client, {"SANTRAL", "ANALYZE", "orders"}, router::run_local);
   test::run(client, {"SANTRAL", "ANALYZE", "orders", "FORMAT", "text"}, router::run_local);
   REQUIRE(server.analyses.size() == 2);
@@ -110,8 +110,8 @@ TEST_CASE("SANTRAL ANALYZE answers the report as text, with the proposed config 
 
 TEST_CASE("SANTRAL ANALYZE FORMAT json answers the JSON report; RAW the sampled requests") {
   FakeWorkerServices worker(test::kFourShards);
-  FakeControlPlane server(worker);
   FakeRequestContext client(worker);
+  FakeControlPlane server(worker);
   test::run(client, {"SANTRAL", "ANALYZE", "orders", "FORMAT", "json"}, router::run_local);
   test::run(client, {"SANTRAL", "ANALYZE", "orders", "RAW", "FORMAT", "json"}, router::run_local);
   REQUIRE(server.analyses.size() == 2);
@@ -138,8 +138,8 @@ TEST_CASE("SANTRAL ANALYZE FORMAT json answers the JSON report; RAW the sampled 
 
 TEST_CASE("SANTRAL ANALYZE answers the server's error, whatever the format") {
   FakeWorkerServices worker(test::kFourShards);
-  FakeControlPlane server(worker);
   FakeRequestContext client(worker);
+  FakeControlPlane server(worker);
   test::run(client, {"SANTRAL", "ANALYZE", "orders", "FORMAT", "json"}, router::run_local);
   test::run(client, {"SANTRAL", "ANALYZE", "orders", "RAW"}, router::run_local);
   const std::string busy =

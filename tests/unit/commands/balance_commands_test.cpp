@@ -29,8 +29,8 @@ const std::string kBalanceSyntax =
 
 TEST_CASE("SANTRAL BALANCE refuses what is not PLAN with well-formed options") {
   FakeWorkerServices worker(test::kFourShards);
-  FakeControlPlane server(worker);
   FakeRequestContext client(worker);
+  FakeControlPlane server(worker);
   const std::vector<std::vector<std::string>> refused = {
       {"SANTRAL", "BALANCE", "APPLY"},
       {"SANTRAL", "BALANCE", "PLAN", "BY"},  // an option without its value
@@ -56,8 +56,8 @@ TEST_CASE("SANTRAL BALANCE refuses what is not PLAN with well-formed options") {
 
 TEST_CASE("SANTRAL BALANCE PLAN asks the server with the defaults, or the options given") {
   FakeWorkerServices worker(test::kFourShards);
-  FakeControlPlane server(worker);
   FakeRequestContext client(worker);
+  FakeControlPlane server(worker);
   test::run(client, {"SANTRAL", "BALANCE", "plan"}, router::run_local);
   test::run(client,
             {"SANTRAL", "BALANCE", "PLAN", "by", "BYTES", "ratio", "1.5", "Samples", "100000",
@@ -85,8 +85,8 @@ TEST_CASE("SANTRAL BALANCE PLAN asks the server with the defaults, or the option
 
 TEST_CASE("SANTRAL BALANCE PLAN answers the report, the proposed config after its marker") {
   FakeWorkerServices worker(test::kFourShards);
-  FakeControlPlane server(worker);
   FakeRequestContext client(worker);
+  FakeControlPlane server(worker);
   for (int i = 0; i < 3; ++i) test::run(client, {"SANTRAL", "BALANCE", "PLAN"}, router::run_local);
   REQUIRE(server.balances.size() == 3);
 

@@ -40,8 +40,8 @@ router::RouterRecord record(const std::string& name, std::int64_t version) {
 
 TEST_CASE("SANTRAL MAP takes PUSH and one config text, nothing else") {
   FakeWorkerServices worker(test::kFourShards);
-  FakeControlPlane server(worker);
   FakeRequestContext client(worker);
+  FakeControlPlane server(worker);
   CHECK(test::ask_local(client, {"SANTRAL", "MAP", "PUSH"}) == kMapPushSyntax);
   CHECK(test::ask_local(client, {"SANTRAL", "MAP", "PULL", "shards: []"}) == kMapPushSyntax);
   CHECK(test::ask_local(client, {"SANTRAL", "MAP", "PUSH", "a", "b"}) == kMapPushSyntax);
@@ -51,8 +51,8 @@ TEST_CASE("SANTRAL MAP takes PUSH and one config text, nothing else") {
 
 TEST_CASE("SANTRAL MAP PUSH proposes the text as it came, and answers once etcd has answered") {
   FakeWorkerServices worker(test::kFourShards);
-  FakeControlPlane server(worker);
   FakeRequestContext client(worker);
+  FakeControlPlane server(worker);
   const std::string text = test::kFourShards + "hash: fnv1a_64\n";
   test::run(client, {"SANTRAL", "MAP", "push", text}, router::run_local);
   test::run(client, {"SANTRAL", "MAP", "PUSH", "shards: ["}, router::run_local);
@@ -73,8 +73,8 @@ TEST_CASE("SANTRAL MAP PUSH proposes the text as it came, and answers once etcd 
 
 TEST_CASE("SANTRAL ROUTERS outside a fleet says so") {
   FakeWorkerServices worker(test::kFourShards);
-  FakeControlPlane server(worker);
   FakeRequestContext client(worker);
+  FakeControlPlane server(worker);
   CHECK(test::ask_local(client, {"SANTRAL", "ROUTERS"}) ==
         "-ERR santral: this router is not in a fleet (its config has no cluster:); edit its "
         "file and SANTRAL RELOAD instead\r\n");
@@ -82,8 +82,8 @@ TEST_CASE("SANTRAL ROUTERS outside a fleet says so") {
 
 TEST_CASE("SANTRAL ROUTERS answers one map per live router, a flat array under RESP2") {
   FakeWorkerServices worker(test::kFourShards);
-  FakeControlPlane server(worker);
   FakeRequestContext client(worker);
+  FakeControlPlane server(worker);
   server.fleet.emplace();
   CHECK(test::ask_local(client, {"SANTRAL", "ROUTERS"}) == "*0\r\n");
 

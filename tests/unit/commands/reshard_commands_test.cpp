@@ -39,8 +39,8 @@ router::ReshardStatus moving_status() {
 
 TEST_CASE("SANTRAL RESHARD refuses an unknown verb without asking the server") {
   FakeWorkerServices worker(test::kFourShards);
-  FakeControlPlane server(worker);
   FakeRequestContext client(worker);
+  FakeControlPlane server(worker);
   CHECK(test::ask_local(client, {"SANTRAL", "RESHARD", "START"}) ==
         "-ERR santral: syntax error; use SANTRAL RESHARD PLAN|APPROVE|STATUS|ABORT\r\n");
   CHECK(server.reshards.empty());
@@ -49,8 +49,8 @@ TEST_CASE("SANTRAL RESHARD refuses an unknown verb without asking the server") {
 
 TEST_CASE("SANTRAL RESHARD asks the server with its verb, in any case, and answers later") {
   FakeWorkerServices worker(test::kFourShards);
-  FakeControlPlane server(worker);
   FakeRequestContext client(worker);
+  FakeControlPlane server(worker);
   test::run(client, {"SANTRAL", "RESHARD", "plan"}, router::run_local);
   test::run(client, {"SANTRAL", "RESHARD", "Approve"}, router::run_local);
   test::run(client, {"SANTRAL", "RESHARD", "STATUS"}, router::run_local);
@@ -67,8 +67,8 @@ TEST_CASE("SANTRAL RESHARD asks the server with its verb, in any case, and answe
 
 TEST_CASE("SANTRAL RESHARD APPROVE and ABORT answer OK, or the server's error") {
   FakeWorkerServices worker(test::kFourShards);
-  FakeControlPlane server(worker);
   FakeRequestContext client(worker);
+  FakeControlPlane server(worker);
   test::run(client, {"SANTRAL", "RESHARD", "APPROVE"}, router::run_local);
   auto approve = client.last_slot();
   test::run(client, {"SANTRAL", "RESHARD", "ABORT"}, router::run_local);
@@ -88,8 +88,8 @@ TEST_CASE("SANTRAL RESHARD APPROVE and ABORT answer OK, or the server's error") 
 
 TEST_CASE("SANTRAL RESHARD PLAN answers the state and the plan as one text") {
   FakeWorkerServices worker(test::kFourShards);
-  FakeControlPlane server(worker);
   FakeRequestContext client(worker);
+  FakeControlPlane server(worker);
   test::run(client, {"SANTRAL", "RESHARD", "PLAN"}, router::run_local);
   auto slot = client.last_slot();
   server.answer_and_poll(server.reshards[0].done, Answer{"", moving_status()});
@@ -107,8 +107,8 @@ TEST_CASE("SANTRAL RESHARD PLAN answers the state and the plan as one text") {
 
 TEST_CASE("SANTRAL RESHARD STATUS answers its fields as a map, a flat array under RESP2") {
   FakeWorkerServices worker(test::kFourShards);
-  FakeControlPlane server(worker);
   FakeRequestContext client(worker);
+  FakeControlPlane server(worker);
   test::run(client, {"SANTRAL", "RESHARD", "STATUS"}, router::run_local);
   auto resp2 = client.last_slot();
   client.state().protocol = 3;
