@@ -39,6 +39,9 @@ std::optional<int> parse_command_line(int argc, char** argv, CommandLine& out) {
       "Address to serve on, host:port (overrides the config; lets two routers share one)");
   app.add_option("--admin-listen", out.admin_listen,
                  "Address of the admin HTTP API, host:port (overrides the config)");
+  app.add_option("--announce", out.announce,
+                 "Where clients reach this router, host:port, as the cluster endpoint and the "
+                 "fleet report it (overrides the config; e.g. a pod's IP)");
   app.add_option("--workers", out.workers, "Worker threads (overrides the config)")
       ->check(CLI::Range(1u, 1024u));
   try {

@@ -16,6 +16,7 @@ struct CommandLine {
   std::optional<unsigned> workers;
   std::optional<std::string> listen;        // host:port, overrides `listen`
   std::optional<std::string> admin_listen;  // host:port, overrides `admin.listen`
+  std::optional<std::string> announce;      // host:port, overrides `announce`
 };
 
 // Parses argv. On --help, --version or a usage error it prints what is needed and returns the

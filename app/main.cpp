@@ -21,9 +21,9 @@ int main(int argc, char** argv) {
   router::CommandLine options;
   if (auto exit_code = router::parse_command_line(argc, argv, options)) return *exit_code;
 
-  router::ConfigSource source{options.config_path, options.format,    options.pool,
-                              options.workers,     options.log_level, options.listen,
-                              options.admin_listen};
+  router::ConfigSource source{options.config_path,  options.format,    options.pool,
+                              options.workers,      options.log_level, options.listen,
+                              options.admin_listen, options.announce};
   config::Config config;
   try {
     config = source.load();

@@ -35,6 +35,12 @@ config::Config ConfigSource::parse(const std::string& text) const {
     config.plain_listener = true;
   }
   if (admin_listen) config.admin.listen = endpoint(*admin_listen, "--admin-listen");
+  if (announce) {
+    config.announce = endpoint(*announce, "--announce");
+    if (config.announce->port == 0)
+      throw config::ConfigError("command line", 0, "--announce",
+                                "expected the host:port clients connect to");
+  }
   return config;
 }
 

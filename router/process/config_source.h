@@ -18,6 +18,7 @@ struct ConfigSource {
   std::optional<std::string> log_level;
   std::optional<std::string> listen;
   std::optional<std::string> admin_listen;
+  std::optional<std::string> announce;
 
   config::Config load() const;  // throws config::ConfigError
   // The same from the file's text, read once, so that the text kept with a move is the text
