@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config/acl/permissions.h"
+#include "config/audit_config.h"
 #include "config/cluster_config.h"
 #include "config/hashkit/hash_functions.h"
 #include "config/namespace/namespace_config.h"
@@ -157,6 +158,13 @@ struct Admin {
   bool allow_remote_without_token = false;
 };
 
+// `shutdown:` how a SIGTERM ends the process (drain_ms bounds the drain itself).
+struct ShutdownSettings {
+  // /readyz answers 503 this long before the listeners close, so that a load balancer stops
+  // sending new clients first; 0: the drain starts at once.
+  std::chrono::milliseconds ready_delay{0};
+};
+
 // A user clients may AUTH as (AUTH name password), with its ACL rules (config/acl/): its
 // passwords (as SHA-256) and what it may run; without `rules:` it may run everything.
 struct User {
@@ -209,6 +217,8 @@ struct Config {
   ReshardingSettings resharding;          // how a placement change moves its keys
   bool watch_file = true;                 // reload when the file changes on disk
   std::chrono::milliseconds drain{5000};  // on SIGTERM, wait this long for in-flight work
+  ShutdownSettings shutdown;
+  AuditSettings audit;  // the operators' actions, as JSON lines; off by default
   std::string log_level = "info";
   // `cross_shard_writes: allow`: SINTERSTORE, SMOVE, RENAME, ... with keys on several shards
   // run as a read, a write and a delete, not atomically; by default they are CROSSSLOT.

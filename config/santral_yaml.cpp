@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "config/acl/users_yaml.h"
+#include "config/audit_yaml.h"
 #include "config/cluster_yaml.h"
 #include "config/command_declarations.h"
 #include "config/loaders.h"
@@ -146,6 +147,15 @@ void read_read_from(const YAML::Node& node, const YamlFields& fields, Config& co
     config.replica_max_lag = fields.millis(node["max_lag_ms"], "read_from.max_lag_ms");
 }
 
+void read_shutdown(const YAML::Node& node, const YamlFields& fields, ShutdownSettings& out) {
+  static constexpr std::string_view kKeys[] = {"ready_delay_ms"};
+  if (!node.IsMap()) fields.errors().at(node, "shutdown", "expected a map: {ready_delay_ms: 0}");
+  fields.only_keys(node, "shutdown", kKeys);
+  if (node["ready_delay_ms"])
+    out.ready_delay = std::chrono::milliseconds(
+        fields.integer(node["ready_delay_ms"], "shutdown.ready_delay_ms", 0, 600'000));
+}
+
 void read_admin(const YAML::Node& node, const YamlFields& fields, Admin& out) {
   static constexpr std::string_view kKeys[] = {"listen", "token", "tls",
                                                "allow_remote_without_token"};
@@ -229,7 +239,8 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
                                                "near_cache",   "resharding", "cross_shard_writes",
                                                "tls",          "cluster",    "cluster_endpoint",
                                                "announce",     "commands",   "write_concern",
-                                               "sentinel",     "failover"};
+                                               "sentinel",     "failover",   "shutdown",
+                                               "audit"};
   fields.only_keys(root, "", kKeys);
   Config config;
   config.format = ConfigFormat::Santral;
@@ -266,6 +277,8 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
   check_tls(root, config, errors);
   if (root["watch_file"]) config.watch_file = fields.boolean(root["watch_file"], "watch_file");
   if (root["drain_ms"]) config.drain = fields.millis(root["drain_ms"], "drain_ms");
+  if (root["shutdown"]) read_shutdown(root["shutdown"], fields, config.shutdown);
+  if (root["audit"]) read_audit(root["audit"], fields, config.audit);
   if (root["cross_shard_writes"]) {
     std::string mode = fields.string(root["cross_shard_writes"], "cross_shard_writes");
     if (mode != "refuse" && mode != "allow")

@@ -239,6 +239,28 @@ constexpr Entry kMessages[] = {
      "ERR santral: '{}' is no longer salted here, but not every router of the fleet confirmed "
      "it stopped writing its sub-keys ({}); they are left unfolded and still hold part of the "
      "count: SANTRAL SALT the key again, then UNSALT it once every router answers"},
+    {ClientError::ProbeWorkerSilent,
+     "worker {} did not answer within {} ms: its event loop is blocked or overloaded"},
+    {ClientError::ProbeStarting,
+     "starting: shard '{}' is {}; ready once every worker reaches the primary of every shard"},
+    {ClientError::ProbeShardDown,
+     "shard '{}' is {} (GET /shards says why); ready again once every worker reaches its "
+     "primary"},
+    {ClientError::ProbeNotJoined,
+     "not in its fleet: etcd has not confirmed its lease since it started or lost it; ready "
+     "once it has joined and serves the fleet's map"},
+    {ClientError::ProbeOutOfTouch,
+     "out of touch with etcd: its lease was not confirmed in time ({} ms late), so it may have "
+     "been left out of the fleet; ready again once etcd answers"},
+    {ClientError::ProbeMapRefused,
+     "refuses the fleet's map version {} (its log says why) and serves nothing until it takes "
+     "a map"},
+    {ClientError::ProbeMapBehind,
+     "serves map version {} while the fleet's is {} (its log says why when it refused it); "
+     "ready once it serves that one"},
+    {ClientError::ProbeDraining,
+     "shutting down: it serves on for shutdown.ready_delay_ms ({} ms), then closes its "
+     "listeners and drains"},
     {ClientError::MoveFailed,
      "TRYAGAIN santral: key '{}' is moving from shard '{}' to '{}' and could not be moved "
      "({}); the command did not run, retry it"},

@@ -145,6 +145,16 @@ enum class ClientError : std::uint8_t {
   FleetOutOfTouch,
   FleetMapRefused,
   FleetUnsaltUnconfirmed,
+  // Health probes (router/admin/health_probes.h): the reason GET /livez or GET /readyz gives
+  // beside its status, in an HTTP answer rather than a RESP reply.
+  ProbeWorkerSilent,
+  ProbeStarting,
+  ProbeShardDown,
+  ProbeNotJoined,
+  ProbeOutOfTouch,
+  ProbeMapRefused,
+  ProbeMapBehind,
+  ProbeDraining,
   // A move in progress.
   MoveFailed,
   MoveChangedUnderneath,

@@ -92,9 +92,9 @@ template <typename Stream>
 class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
  public:
   template <typename... Transport>
-  AdminSession(ControlPlane& server, const std::string& token, tcp::socket socket,
-               Transport&... transport)
-      : stream_(std::move(socket), transport...), server_(server), token_(token) {}
+  AdminSession(ControlPlane& server, HealthProbes& probes, const std::string& token,
+               tcp::socket socket, Transport&... transport)
+      : stream_(std::move(socket), transport...), server_(server), probes_(probes), token_(token) {}
 
   void start() {
     if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
@@ -148,6 +148,16 @@ class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
         });
   }
 
+  // Who sent this request, for the audit log: the peer's address, and "admin.token" when the
+  // request had to carry the token (the token names no one).
+  AuditActor actor() {
+    beast::error_code ec;
+    auto peer = beast::get_lowest_layer(stream_).socket().remote_endpoint(ec);
+    std::string address;
+    if (!ec) address = config::Endpoint{peer.address().to_string(), peer.port()}.text();
+    return {"http", token_.empty() ? "" : "admin.token", std::move(address)};
+  }
+
   void error(http::status status, std::string_view message) {
     answer(status, nlohmann::json{{"error", message}}.dump() + "\n");
   }
@@ -164,12 +174,23 @@ class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
     if (request_.method() == http::verb::get)
       if (const auto* asset = find_dashboard_asset(target))
         return answer(http::status::ok, std::string(asset->body), asset->content_type);
+    // An orchestrator's probes carry no token: they get a status and a reason, nothing more.
+    if (request_.method() == http::verb::get && (target == "/livez" || target == "/readyz")) {
+      auto probed = [self = this->shared_from_this()](const ProbeAnswer& probe) {
+        nlohmann::json body{{"status", probe.status}};
+        if (!probe.ok) body["reason"] = probe.reason;
+        self->answer(probe.ok ? http::status::ok : http::status::service_unavailable,
+                     body.dump() + "\n");
+      };
+      if (target == "/livez") return probes_.live(std::move(probed));
+      return probes_.ready(std::move(probed));
+    }
     if (!token_.empty() && !bearer_matches(request_[http::field::authorization], token_))
       return error(http::status::unauthorized,
                    "send the admin token as 'Authorization: Bearer <token>' (admin.token)");
     auto self = this->shared_from_this();
     if (request_.method() == http::verb::post && target == "/reload") {
-      return server_.reload([self](ControlPlane::ReloadResult result) {
+      return server_.reload(actor(), [self](ControlPlane::ReloadResult result) {
         self->answer(result.ok ? http::status::ok : http::status::unprocessable_entity,
                      nlohmann::json{{"ok", result.ok}, {"message", result.message}}.dump() + "\n");
       });
@@ -195,7 +216,8 @@ class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
     if (target != "/stats" && target != "/metrics" && target != "/shards")
       return error(http::status::not_found,
                    "no such page; try / (the dashboard), /stats, /metrics, /shards, "
-                   "/shards/info, /config, /placement, /hotkeys, /analyze, /reshard, /routers");
+                   "/shards/info, /config, /placement, /hotkeys, /analyze, /reshard, /routers, "
+                   "/livez, /readyz");
     take_snapshot(server_, [self, target](const ClusterSnapshot& snapshot) {
       if (target == "/metrics")
         return self->answer(http::status::ok, prometheus_text(snapshot),
@@ -217,7 +239,7 @@ class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
     Verb verb = target == "/reshard/approve" ? Verb::Approve
                 : target == "/reshard/abort" ? Verb::Abort
                                              : Verb::Status;
-    server_.reshard(verb,
+    server_.reshard(verb, actor(),
                     [self = this->shared_from_this()](const ControlPlane::ReshardAnswer& answer) {
                       auto body = to_json(answer.status);
                       if (!answer.error.empty()) body["error"] = answer.error;
@@ -324,13 +346,14 @@ class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
   beast::flat_buffer buffer_;
   Request request_;
   ControlPlane& server_;
+  HealthProbes& probes_;
   const std::string& token_;
 };
 
 }  // namespace
 
 AdminServer::AdminServer(asio::io_context& io, ControlPlane& server)
-    : io_(io), server_(server), acceptor_(io) {}
+    : io_(io), server_(server), probes_(server), acceptor_(io) {}
 
 AdminServer::~AdminServer() = default;
 
@@ -361,12 +384,12 @@ void AdminServer::accept() {
     if (ec == asio::error::operation_aborted) return;
     if (ec) return accept();
     if (!tls_) {
-      std::make_shared<AdminSession<beast::tcp_stream>>(server_, token_, std::move(socket))
+      std::make_shared<AdminSession<beast::tcp_stream>>(server_, probes_, token_, std::move(socket))
           ->start();
     } else if (auto contexts = tls_in_force(); contexts && contexts->clients) {
       // The certificates in force now: a reload's renewed files serve the next connection.
       std::make_shared<AdminSession<beast::ssl_stream<beast::tcp_stream>>>(
-          server_, token_, std::move(socket), *contexts->clients)
+          server_, probes_, token_, std::move(socket), *contexts->clients)
           ->start();
     }
     accept();

@@ -6,6 +6,7 @@
 #include <boost/asio/ip/tcp.hpp>
 
 #include "config/config.h"
+#include "router/admin/health_probes.h"
 
 namespace santral::router {
 
@@ -22,7 +23,9 @@ class ControlPlane;
 //   GET /placement    each namespace's placement table (ring arcs, slots, ranges, groups)
 //   GET /hotkeys      the hot-key report, salted counters with their sub-keys
 //   POST /reload      reload the config file
-// With admin.token set, every request but the dashboard's files needs
+//   GET /livez        200 while every event loop answers; GET /readyz: 200 while the router
+//                     should get new clients, 503 and why not (router/admin/health_probes.h)
+// With admin.token set, every request but the dashboard's files and the two probes needs
 // "Authorization: Bearer <token>" (compared in constant time). With admin.tls it is HTTPS.
 class AdminServer {
  public:
@@ -38,6 +41,7 @@ class AdminServer {
 
   boost::asio::io_context& io_;
   ControlPlane& server_;
+  HealthProbes probes_;
   boost::asio::ip::tcp::acceptor acceptor_;
   std::string token_;
   bool tls_ = false;  // HTTPS with the certificate of `tls:` (admin.tls)

@@ -15,6 +15,7 @@
 #include "router/acl/access_check.h"
 #include "router/acl/user_directory.h"
 #include "router/commands/local_reply.h"
+#include "router/runtime/audit_log.h"
 #include "router/runtime/request_context.h"
 #include "router/runtime/worker_services.h"
 
@@ -186,6 +187,8 @@ void acl_log(const Routed& r) {
   if (args.size() == 3) {
     if (protocol::equals_nocase(args[2], "RESET")) {
       log.reset();
+      audit_command(r.session.worker().shared().audit, "acl.log_reset", r.session.state(), args,
+                    true, "OK");
       return r.session.reply("+OK\r\n");
     }
     auto parsed = protocol::parse_integer(args[2]);
@@ -222,6 +225,10 @@ void log_denial(RequestContext& session, const protocol::Request& request, const
   entry.client_info = session.describe();
   entry.created = std::chrono::steady_clock::now();
   session.worker().shared().acl_log.add(std::move(entry));
+  // The command's name only: its arguments may be values the user may not write.
+  if (auto* audit = session.worker().shared().audit)
+    audit->record(
+        {"acl.denied", client_actor(state), std::string(plan.spec->name), false, plan.error, {}});
 }
 
 void log_auth_failure(RequestContext& session, std::string_view user) {
@@ -233,6 +240,14 @@ void log_auth_failure(RequestContext& session, std::string_view user) {
   entry.client_info = session.describe();
   entry.created = std::chrono::steady_clock::now();
   session.worker().shared().acl_log.add(std::move(entry));
+  // The user tried, never the password.
+  if (auto* audit = session.worker().shared().audit)
+    audit->record({"acl.auth_failed",
+                   client_actor(session.state()),
+                   fmt::format("AUTH {}", user),
+                   false,
+                   error_message(ClientError::AuthFailed),
+                   {}});
 }
 
 }  // namespace santral::router

@@ -22,7 +22,7 @@ void santral_map(const Routed& routed) {
   auto slot = session.open_slot();
   boost::intrusive_ptr<RequestContext> keep(&session);
   session.worker().shared().control->push_map(
-      std::string(args[3]),
+      std::string(args[3]), client_actor(session.state()),
       answer_on<ControlPlane::ReloadResult>(
           session.worker().io(), [keep, slot](const ControlPlane::ReloadResult& result) {
             std::string reply;

@@ -68,11 +68,12 @@ void santral_reshard(const Routed& routed) {
   boost::intrusive_ptr<RequestContext> keep(&session);
   int resp = session.state().protocol;
   session.worker().shared().control->reshard(
-      *verb, answer_on<ControlPlane::ReshardAnswer>(
-                 session.worker().io(),
-                 [keep, slot, verb = *verb, resp](const ControlPlane::ReshardAnswer& answer) {
-                   keep->deliver(slot, 0, answer_text(verb, answer, resp));
-                 }));
+      *verb, client_actor(session.state()),
+      answer_on<ControlPlane::ReshardAnswer>(
+          session.worker().io(),
+          [keep, slot, verb = *verb, resp](const ControlPlane::ReshardAnswer& answer) {
+            keep->deliver(slot, 0, answer_text(verb, answer, resp));
+          }));
 }
 
 }  // namespace santral::router

@@ -23,18 +23,20 @@ void santral_reload(const Routed& routed) {
   auto& session = routed.session;
   auto slot = session.open_slot();
   boost::intrusive_ptr<RequestContext> keep(&session);
-  session.worker().shared().control->reload(answer_on<ControlPlane::ReloadResult>(
-      session.worker().io(), [keep, slot](const ControlPlane::ReloadResult& result) {
-        std::string message = protocol::one_line(result.message);
-        std::string reply;
-        if (result.ok) {
-          protocol::RespWriter(reply).simple("OK " + message);
-        } else {
-          protocol::RespWriter(reply).error(
-              protocol::error_message(protocol::ClientError::ReloadRejected, message));
-        }
-        keep->deliver(slot, 0, reply);
-      }));
+  session.worker().shared().control->reload(
+      client_actor(session.state()),
+      answer_on<ControlPlane::ReloadResult>(
+          session.worker().io(), [keep, slot](const ControlPlane::ReloadResult& result) {
+            std::string message = protocol::one_line(result.message);
+            std::string reply;
+            if (result.ok) {
+              protocol::RespWriter(reply).simple("OK " + message);
+            } else {
+              protocol::RespWriter(reply).error(
+                  protocol::error_message(protocol::ClientError::ReloadRejected, message));
+            }
+            keep->deliver(slot, 0, reply);
+          }));
 }
 
 void santral_shardmap(const Routed& routed) {

@@ -4,21 +4,24 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "config/acl/user_changes.h"
 #include "config/config_error.h"
 #include "config/shared_map.h"
 #include "placement/change.h"
 #include "placement/diff.h"
+#include "protocol/errors.h"
 
 namespace santral::router {
 
 ConfigReloads::ConfigReloads(const ConfigSource& source, RouterHost& host, MoveDriver& driver,
-                             LocalLedger* local, FleetSync* fleet,
+                             LocalLedger* local, FleetSync* fleet, AuditLog* audit,
                              std::function<void(const config::Config&)> reloaded)
     : source_(source),
       host_(host),
       driver_(driver),
       local_(local),
       fleet_(fleet),
+      audit_(audit),
       reloaded_(std::move(reloaded)) {
   try {
     last_read_text_ = source_.read_text();
@@ -26,9 +29,15 @@ ConfigReloads::ConfigReloads(const ConfigSource& source, RouterHost& host, MoveD
   }
 }
 
-void ConfigReloads::reload(const std::string& why, std::function<void(ReloadResult)> done) {
-  auto answer = [this, why, done = std::move(done)](ReloadResult result) {
+void ConfigReloads::reload(const std::string& why, AuditActor who,
+                           std::function<void(ReloadResult)> done) {
+  auto before = host_.serving()->config;
+  auto answer = [this, why, who = std::move(who), before,
+                 done = std::move(done)](ReloadResult result) {
     result = remember(why, std::move(result));
+    if (audit_ != nullptr)
+      audit_->record({"config.reload", who, why, result.ok, protocol::one_line(result.message),
+                      config::describe_user_changes(*before, *host_.serving()->config)});
     if (done) done(std::move(result));
   };
   if (fleet_) return in_fleet(why, answer);
@@ -160,7 +169,7 @@ void ConfigReloads::check_file() {
   file_time_ = time;
   file_size_ = size;
   if (changed && host_.serving()->config->watch_file && !already_read())
-    reload("the file changed", nullptr);
+    reload("the file changed", {"file", "", ""}, nullptr);
 }
 
 }  // namespace santral::router

@@ -27,13 +27,15 @@ class ConfigReloads {
   using ReloadRecord = ControlPlane::ReloadRecord;
 
   // `fleet`: the fleet's link, or nullptr alone (then `local` is the state file's ledger).
+  // `audit`: where every reload is written as `who`'s (nullptr: no audit log).
   // `reloaded`: told each config a reload put in force (what is read only from it).
   ConfigReloads(const ConfigSource& source, RouterHost& host, MoveDriver& driver,
-                LocalLedger* local, FleetSync* fleet,
+                LocalLedger* local, FleetSync* fleet, AuditLog* audit,
                 std::function<void(const config::Config&)> reloaded);
 
-  // `why` names the trigger in the log and in last(); `done` may be empty.
-  void reload(const std::string& why, std::function<void(ReloadResult)> done);
+  // `why` names the trigger in the log, in last() and in the audit log, where `who` asked for
+  // it; `done` may be empty.
+  void reload(const std::string& why, AuditActor who, std::function<void(ReloadResult)> done);
   // Once a second: reloads when the file's modification time or size changed (watch_file),
   // unless some reload read this text already (SANTRAL RELOAD right after the edit).
   void check_file();
@@ -61,6 +63,7 @@ class ConfigReloads {
   MoveDriver& driver_;
   LocalLedger* local_;
   FleetSync* fleet_;
+  AuditLog* audit_;
   std::function<void(const config::Config&)> reloaded_;
   std::string last_read_text_;
   std::optional<ReloadRecord> last_;

@@ -12,6 +12,7 @@
 #include "placement/change.h"
 #include "placement/diff.h"
 #include "protocol/errors.h"
+#include "router/backend/lease_clock.h"
 #include "router/backend/sentinel_lookup.h"
 #include "router/cluster/map_document.h"
 #include "router/hotkeys/salting/salt_overrides_json.h"
@@ -102,6 +103,26 @@ bool FleetSync::file_map_is_new(const std::string& file_map) {
 
 FleetAgent::View FleetSync::view() const {
   return agent_->view();
+}
+
+std::optional<ControlPlane::Unready> FleetSync::unready() const {
+  using protocol::ClientError;
+  using protocol::error_message;
+  auto until = shared_.fleet_serve_until_ns.load(std::memory_order_relaxed);
+  if (until == 0)
+    return ControlPlane::Unready{"out_of_touch", error_message(ClientError::ProbeNotJoined)};
+  if (auto late_ns = lease_clock_ns() - until; late_ns > 0)
+    return ControlPlane::Unready{"out_of_touch",
+                                 error_message(ClientError::ProbeOutOfTouch, late_ns / 1'000'000)};
+  if (auto refused = shared_.fleet_map_refused.load(std::memory_order_relaxed))
+    return ControlPlane::Unready{"refusing_map",
+                                 error_message(ClientError::ProbeMapRefused, refused)};
+  auto fleets = agent_->seen_map_version();
+  auto serving = static_cast<std::int64_t>(host_.serving()->map_version);
+  if (fleets != 0 && fleets != serving)
+    return ControlPlane::Unready{"map_behind",
+                                 error_message(ClientError::ProbeMapBehind, serving, fleets)};
+  return std::nullopt;
 }
 
 FleetSync::FleetMap FleetSync::fleet_map(const std::string& key,

@@ -55,6 +55,9 @@ class FleetSync {
   void stop();
 
   FleetAgent::View view() const;
+  // GET /readyz: why this router must not get new clients (ControlPlane::unready()): its
+  // lease unconfirmed, the fleet's map refused or not served yet.
+  std::optional<ControlPlane::Unready> unready() const;
   // Fleet: the map in force with its shared part taken from a map read from etcd; an error
   // when it is refused.
   struct FleetMap {

@@ -10,6 +10,7 @@
 #include "protocol/errors.h"
 #include "router/admin/admin_server.h"
 #include "router/backend/write_fence.h"
+#include "router/cluster/router_record.h"
 #include "router/process/analyze_run.h"
 #include "router/process/balance_run.h"
 #include "router/routes/in_flight_fence.h"
@@ -47,6 +48,10 @@ Server::Server(ConfigSource source, config::Config config, FleetStart fleet)
       salting_(io_, shared_, workers_, topology_, fleet.agent.get()),
       sentinel_(io_, *this, shared_) {
   shared_.control = this;
+  if (const auto& audit = topology_->config->audit; audit.enabled()) {
+    audit_ = AuditLog::open(audit, own_record(*topology_->config).name, audit_error_);
+    shared_.audit = audit_.get();
+  }
   if (fleet.agent) {
     fleet_ = std::make_unique<FleetSync>(io_, static_cast<RouterHost&>(*this), shared_, fleet);
     topology_ = fleet_->first_topology(topology_);
@@ -63,10 +68,10 @@ Server::Server(ConfigSource source, config::Config config, FleetStart fleet)
     local_->on_change([this](const std::optional<LedgerMove>& move) { driver_->take(move); });
   }
   reloads_ = std::make_unique<ConfigReloads>(
-      source_, static_cast<RouterHost&>(*this), *driver_, local_.get(), fleet_.get(),
+      source_, static_cast<RouterHost&>(*this), *driver_, local_.get(), fleet_.get(), shared_.audit,
       [this](const config::Config& config) { sentinel_.watch(config); });
   Shutdown::Steps steps;
-  steps.reload = [this] { reloads_->reload("SIGHUP", nullptr); };
+  steps.reload = [this] { reloads_->reload("SIGHUP", {"signal", "", ""}, nullptr); };
   steps.stop_taking_work = [this] { stop_taking_work(); };
   // In a fleet the run-time salting is the fleet's, and outlives this router.
   steps.last_work = [this](std::function<void()> done) {
@@ -93,10 +98,11 @@ Server::~Server() {
 }
 
 int Server::run() {
-  if (!start_error_.empty()) {
-    spdlog::critical("{}", start_error_);
-    return 1;
-  }
+  for (const auto* error : {&audit_error_, &start_error_})
+    if (!error->empty()) {
+      spdlog::critical("{}", *error);
+      return 1;
+    }
   const auto& config = *topology_->config;
   auto tls = make_tls_contexts(config);
   if (!tls.contexts) {
@@ -197,10 +203,14 @@ std::shared_ptr<placement::Topology> Server::topology_of(const std::string& text
   }
 }
 
-void Server::reshard(ReshardVerb verb, std::function<void(ReshardAnswer)> done) {
-  asio::post(io_, [this, verb, done = std::move(done)]() mutable {
-    auto answer = [this, done = std::move(done)](const std::string& error) {
-      done({error, driver_->status()});
+void Server::reshard(ReshardVerb verb, AuditActor who, std::function<void(ReshardAnswer)> done) {
+  asio::post(io_, [this, verb, who = std::move(who), done = std::move(done)]() mutable {
+    auto answer = [this, verb, who = std::move(who),
+                   done = std::move(done)](const std::string& error) {
+      auto status = driver_->status();
+      if (verb == ReshardVerb::Approve || verb == ReshardVerb::Abort)
+        audit_move(verb, who, error, status);
+      done({error, std::move(status)});
     };
     if (verb == ReshardVerb::Approve) return driver_->approve(std::move(answer));
     if (verb == ReshardVerb::Abort) return driver_->abort(std::move(answer));
@@ -227,10 +237,29 @@ void Server::analyze(AnalyzeRequest request, std::function<void(AnalyzeAnswer)> 
   });
 }
 
-void Server::reload(std::function<void(ReloadResult)> done) {
-  asio::post(io_, [this, done = std::move(done)]() mutable {
-    reloads_->reload("SANTRAL RELOAD", std::move(done));
+void Server::reload(AuditActor who, std::function<void(ReloadResult)> done) {
+  asio::post(io_, [this, who = std::move(who), done = std::move(done)]() mutable {
+    std::string why = who.via == "http" ? "POST /reload" : "SANTRAL RELOAD";
+    reloads_->reload(why, std::move(who), std::move(done));
   });
+}
+
+// SANTRAL RESHARD APPROVE/ABORT, POST /reshard/approve|abort: one line of the audit log (PLAN
+// and STATUS only read).
+void Server::audit_move(ReshardVerb verb, const AuditActor& who, const std::string& error,
+                        const ReshardStatus& status) {
+  if (shared_.audit == nullptr) return;
+  bool approve = verb == ReshardVerb::Approve;
+  std::string command = who.via == "http"
+                            ? (approve ? "POST /reshard/approve" : "POST /reshard/abort")
+                            : (approve ? "SANTRAL RESHARD APPROVE" : "SANTRAL RESHARD ABORT");
+  shared_.audit->record({approve ? "move.approve" : "move.abort",
+                         who,
+                         std::move(command),
+                         error.empty(),
+                         error.empty() ? fmt::format("state: {}", reshard_state_name(status.state))
+                                       : protocol::one_line(error),
+                         {}});
 }
 
 ControlPlane::ReloadResult Server::remember_reload(std::string_view why, ReloadResult result) {
@@ -254,6 +283,15 @@ std::optional<FleetAgent::View> Server::fleet_view() const {
   return fleet_->view();
 }
 
+std::optional<ControlPlane::Unready> Server::unready() const {
+  if (shutdown_->draining())
+    return Unready{"draining",
+                   protocol::error_message(protocol::ClientError::ProbeDraining,
+                                           topology_->config->shutdown.ready_delay.count())};
+  if (fleet_) return fleet_->unready();
+  return std::nullopt;
+}
+
 void Server::put_in_force(placement::TopologyPtr topology) {
   if (fleet_) fleet_->agent().use_shards(shards_of(*topology));
   post_to_each<Worker>(worker_list(), [topology](Worker& worker) { worker.apply(topology); });
@@ -266,9 +304,21 @@ void Server::fence_all(std::function<void()> done) {
   fence_workers(io_, worker_list(), {}, nullptr, std::move(done));
 }
 
-void Server::push_map(std::string text, std::function<void(ReloadResult)> done) {
-  if (fleet_) return fleet_->push_map(std::move(text), std::move(done));
-  asio::post(io_, [done = std::move(done)] {
+void Server::push_map(std::string text, AuditActor who, std::function<void(ReloadResult)> done) {
+  // On the server's thread, where done runs too.
+  auto audited = [this, who = std::move(who), bytes = text.size(),
+                  done = std::move(done)](ReloadResult result) {
+    if (shared_.audit != nullptr)
+      shared_.audit->record({"map.push",
+                             who,
+                             fmt::format("SANTRAL MAP PUSH <{} bytes>", bytes),
+                             result.ok,
+                             protocol::one_line(result.message),
+                             {}});
+    done(std::move(result));
+  };
+  if (fleet_) return fleet_->push_map(std::move(text), std::move(audited));
+  asio::post(io_, [done = std::move(audited)] {
     done({false, protocol::error_message(protocol::ClientError::NotInFleet)});
   });
 }

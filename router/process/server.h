@@ -43,13 +43,15 @@ class Server final : public ControlPlane, private MoveHost, private RouterHost {
   // Serves until SIGINT or SIGTERM; returns the process exit code.
   int run();
 
-  // ControlPlane. reload(): SANTRAL RELOAD (SIGHUP and a changed file reach ConfigReloads).
-  void reload(std::function<void(ReloadResult)> done) override;
-  void reshard(ReshardVerb verb, std::function<void(ReshardAnswer)> done) override;
+  // ControlPlane. reload(): SANTRAL RELOAD, POST /reload (SIGHUP and a changed file reach
+  // ConfigReloads).
+  void reload(AuditActor who, std::function<void(ReloadResult)> done) override;
+  void reshard(ReshardVerb verb, AuditActor who, std::function<void(ReshardAnswer)> done) override;
   void balance(BalanceRequest request, std::function<void(BalanceAnswer)> done) override;
   void analyze(AnalyzeRequest request, std::function<void(AnalyzeAnswer)> done) override;
-  void push_map(std::string text, std::function<void(ReloadResult)> done) override;
+  void push_map(std::string text, AuditActor who, std::function<void(ReloadResult)> done) override;
   std::optional<FleetAgent::View> fleet_view() const override;
+  std::optional<Unready> unready() const override;
   void share_salting(SaltChange change, std::function<void(std::string)> done) override;
 
   const std::optional<ReloadRecord>& last_reload() const override { return reloads_->last(); }
@@ -80,10 +82,14 @@ class Server final : public ControlPlane, private MoveHost, private RouterHost {
   ReloadResult remember_reload(std::string_view why, ReloadResult result) override;
   void every_second();
   void stop_taking_work();
+  void audit_move(ReshardVerb verb, const AuditActor& who, const std::string& error,
+                  const ReshardStatus& status);
 
   ConfigSource source_;
   placement::TopologyPtr topology_;
   SharedState shared_;
+  std::unique_ptr<AuditLog> audit_;  // `audit:`; shared_.audit points to it
+  std::string audit_error_;          // the audit log asked for cannot be opened
   // Before io_: a connection handed over is posted to a worker's io_context, so the workers
   // must outlive the acceptor's io_context.
   std::vector<std::unique_ptr<Worker>> workers_;

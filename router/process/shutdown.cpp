@@ -3,6 +3,7 @@
 #include <csignal>
 #include <cstdlib>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
 
@@ -34,15 +35,31 @@ void Shutdown::wait_for_signals() {
   });
 }
 
-// Stops accepting, then lets every worker answer what its clients already sent; exits when
-// all are done or when drain_ms has passed.
+// Says it is not ready (GET /readyz) and serves on for shutdown.ready_delay_ms, so that a
+// load balancer polling /readyz stops sending new clients before the listeners close.
 void Shutdown::begin(int signal) {
   shutting_down_ = true;
-  auto drain = serving_->config->drain;
+  const auto& config = *serving_->config;
+  auto delay = config.shutdown.ready_delay;
   spdlog::info(
-      "received {}: no new clients; answering what was already sent (up to {} ms); "
-      "send it again to exit at once",
-      signal == SIGINT ? "SIGINT" : "SIGTERM", drain.count());
+      "received {}: /readyz answers 503; {}answering what was already sent (up to {} ms); send "
+      "it again to exit at once",
+      signal == SIGINT ? "SIGINT" : "SIGTERM",
+      delay.count() > 0
+          ? fmt::format("serving on for {} ms (shutdown.ready_delay_ms), then no new clients, ",
+                        delay.count())
+          : std::string("no new clients; "),
+      config.drain.count());
+  if (delay.count() == 0) return drain();
+  drain_timer_.expires_after(delay);
+  drain_timer_.async_wait([this](boost::system::error_code ec) {
+    if (!ec) drain();
+  });
+}
+
+// Stops accepting, then lets every worker answer what its clients already sent; exits when
+// all are done or when drain_ms has passed.
+void Shutdown::drain() {
   steps_.stop_taking_work();
   for (const auto& worker : workers_) {
     Worker* w = worker.get();
@@ -54,7 +71,7 @@ void Shutdown::begin(int signal) {
       });
     });
   }
-  drain_timer_.expires_after(drain);
+  drain_timer_.expires_after(serving_->config->drain);
   drain_timer_.async_wait([this](boost::system::error_code ec) {
     if (ec) return;
     spdlog::warn("drain_ms passed with clients still waiting for replies; closing them");

@@ -16,12 +16,14 @@
 namespace santral::router {
 
 // The process's signals, on the server's thread. SIGHUP reloads. The first SIGINT or SIGTERM
-// shuts down gracefully: no new work, every worker answers what its clients already sent,
-// then the server's io_context stops (at the latest after drain_ms); a second one exits at
-// once.
+// shuts down gracefully: /readyz answers 503 at once, and for shutdown.ready_delay_ms the
+// router serves on (a load balancer stops sending it new clients meanwhile); then no new
+// work, every worker answers what its clients already sent, then the server's io_context
+// stops (at the latest after drain_ms); a second signal exits at once.
 //
-//   signal ──► stop_taking_work() ──► each worker drains ──► last_work(done) ──► io.stop()
-//                                └──── drain_ms passed ─────────────────────────┘
+//   signal ──► draining() ─ready_delay_ms─► stop_taking_work() ──► each worker drains ──►
+//              (/readyz: 503)                         last_work(done) ──► io.stop()
+//                                   └──── drain_ms passed ────────────────────┘
 class Shutdown {
  public:
   struct Steps {
@@ -36,9 +38,12 @@ class Shutdown {
            const placement::TopologyPtr& serving, Steps steps);
 
   void wait_for_signals();
+  // A signal asked the process to stop: it is no longer ready for new clients.
+  bool draining() const { return shutting_down_; }
 
  private:
   void begin(int signal);
+  void drain();
   void finish();
 
   boost::asio::io_context& io_;
@@ -46,7 +51,7 @@ class Shutdown {
   const placement::TopologyPtr& serving_;
   Steps steps_;
   boost::asio::signal_set signals_;
-  boost::asio::steady_timer drain_timer_;
+  boost::asio::steady_timer drain_timer_;  // ready_delay_ms, then drain_ms
   bool shutting_down_ = false;
   std::size_t drained_workers_ = 0;
 };

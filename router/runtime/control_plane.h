@@ -12,6 +12,7 @@
 #include "router/analysis/shard_key_analysis.h"
 #include "router/cluster/fleet_agent.h"
 #include "router/resharding/reshard_state.h"
+#include "router/runtime/audit_log.h"
 #include "router/runtime/shared_state.h"
 
 namespace santral::router {
@@ -44,12 +45,14 @@ class ControlPlane {
     std::chrono::system_clock::time_point at;
   };
   virtual const std::optional<ReloadRecord>& last_reload() const = 0;
-  // Reloads the config file; `done` runs on the server's thread with the outcome.
-  virtual void reload(std::function<void(ReloadResult)> done) = 0;
+  // Reloads the config file; `done` runs on the server's thread with the outcome. `who`
+  // asked (SANTRAL RELOAD, POST /reload): the audit log names them.
+  virtual void reload(AuditActor who, std::function<void(ReloadResult)> done) = 0;
 
   // SANTRAL MAP PUSH (santral map push FILE): proposes the map of `text`, a config file's
   // text, as the fleet's next map version; `done` runs once etcd has taken it or refused.
-  virtual void push_map(std::string text, std::function<void(ReloadResult)> done) = 0;
+  virtual void push_map(std::string text, AuditActor who,
+                        std::function<void(ReloadResult)> done) = 0;
   // SANTRAL ROUTERS / GET /routers: the fleet as this router last read it from etcd; nullopt
   // outside a fleet. Safe from any thread.
   virtual std::optional<FleetAgent::View> fleet_view() const = 0;
@@ -59,13 +62,25 @@ class ControlPlane {
   // before answered. `done(error)` runs on the server's thread; at once with "" outside a fleet.
   virtual void share_salting(SaltChange change, std::function<void(std::string)> done) = 0;
 
+  // GET /readyz: why this router must not be sent new clients now, whatever its shards say
+  // (router/admin/health_probes.h asks them next): draining at SIGTERM, out of touch with its
+  // fleet, refusing or behind the fleet's map. nullopt when nothing of the process stands in
+  // the way.
+  struct Unready {
+    std::string status;  // draining, out_of_touch, refusing_map, map_behind
+    std::string reason;  // from the error table (protocol/errors.h, Probe...)
+  };
+  virtual std::optional<Unready> unready() const = 0;
+
   // SANTRAL RESHARD / GET /reshard: the move's state, after approving or aborting it.
   enum class ReshardVerb { Plan, Approve, Status, Abort };
   struct ReshardAnswer {
     std::string error;  // for the client; empty on success
     ReshardStatus status;
   };
-  virtual void reshard(ReshardVerb verb, std::function<void(ReshardAnswer)> done) = 0;
+  // Approve and Abort are written to the audit log as `who`'s.
+  virtual void reshard(ReshardVerb verb, AuditActor who,
+                       std::function<void(ReshardAnswer)> done) = 0;
 
   // SANTRAL BALANCE PLAN: measures the shards and proposes moves; nothing is applied.
   struct BalanceRequest {

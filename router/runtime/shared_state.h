@@ -13,6 +13,7 @@
 #include "router/catalog/command_catalog.h"
 #include "router/resharding/migration_gate.h"
 #include "router/runtime/acl_log.h"
+#include "router/runtime/audit_log.h"
 #include "router/runtime/client_directory.h"
 
 namespace santral::router {
@@ -41,6 +42,9 @@ struct SharedState {
   std::shared_ptr<const SaltOverrides> salt_overrides;
   std::uint64_t salt_version = 0;
   AclLog acl_log;  // ACL LOG: every worker's denials
+  // `audit:` the operators' actions (router/runtime/audit_log.h); nullptr when off. Set before
+  // the workers start, never changed after.
+  AuditLog* audit = nullptr;
   // In a fleet: the lease clock's time (router/backend/lease_clock.h, ns) past which this router
   // may have been left out of the fleet (its lease unconfirmed) and must not reach the shards. The
   // maximum outside a fleet. Read once per request that goes to a shard.

@@ -65,15 +65,18 @@ class FakeControlPlane final : public router::ControlPlane {
   router::SharedState& shared() override { return worker_.shared(); }
   std::vector<router::WorkerServices*> worker_services() const override { return {&worker_}; }
   const std::optional<ReloadRecord>& last_reload() const override { return last_reload_; }
-  void reload(std::function<void(ReloadResult)>) override { not_in_the_fake(); }
-  void push_map(std::string text, std::function<void(ReloadResult)> done) override {
+  void reload(router::AuditActor, std::function<void(ReloadResult)>) override { not_in_the_fake(); }
+  void push_map(std::string text, router::AuditActor,
+                std::function<void(ReloadResult)> done) override {
     map_pushes.push_back({std::move(text), std::move(done)});
   }
   std::optional<router::FleetAgent::View> fleet_view() const override { return fleet; }
+  std::optional<Unready> unready() const override { return std::nullopt; }
   void share_salting(router::SaltChange, std::function<void(std::string)>) override {
     not_in_the_fake();
   }
-  void reshard(ReshardVerb verb, std::function<void(ReshardAnswer)> done) override {
+  void reshard(ReshardVerb verb, router::AuditActor,
+               std::function<void(ReshardAnswer)> done) override {
     reshards.push_back({verb, std::move(done)});
   }
   void balance(BalanceRequest request, std::function<void(BalanceAnswer)> done) override {

@@ -10,6 +10,7 @@
 #include "router/hotkeys/detection/hot_key_report.h"
 #include "router/hotkeys/salting/salt_table.h"
 #include "router/hotkeys/salting/salting_change.h"
+#include "router/runtime/audit_log.h"
 #include "router/runtime/request_context.h"
 #include "router/runtime/worker_services.h"
 
@@ -65,39 +66,58 @@ void santral_hotkeys(const Routed& routed) {
       });
 }
 
+// SANTRAL SALT and UNSALT change how the fleet routes a key: each, refused or done, is one
+// line of the audit log.
 void santral_salt(const Routed& routed) {
   auto& session = routed.session;
   const auto& args = routed.request.args;
+  auto refuse = [&](const std::string& message) {
+    audit_command(session.worker().shared().audit, "salt", session.state(), args, false, message);
+    session.reply_error(message);
+  };
   std::string_view key = args[2];
   auto salts = parse_integer(args[3]);
   if (!salts || *salts < config::kMinSalts || *salts > config::kMaxSalts)
-    return session.reply_error(
-        error_message(ClientError::SaltCount, config::kMinSalts, config::kMaxSalts));
+    return refuse(error_message(ClientError::SaltCount, config::kMinSalts, config::kMaxSalts));
   auto reply = config::SaltReply::Estimate;
   if (args.size() == 6 && equals_nocase(args[4], "REPLY") && equals_nocase(args[5], "exact"))
     reply = config::SaltReply::Exact;
   else if (args.size() != 4 && !(args.size() == 6 && equals_nocase(args[4], "REPLY") &&
                                  equals_nocase(args[5], "estimate")))
-    return session.reply_error(error_message(ClientError::SaltSyntax));
+    return refuse(error_message(ClientError::SaltSyntax));
   auto& worker = session.worker();
   if (const SaltedCounter* counter = worker.salts().find(key))
-    return session.reply_error(error_message(ClientError::AlreadySalted, key, counter->salts));
+    return refuse(error_message(ClientError::AlreadySalted, key, counter->salts));
   salt_key(worker, key,
            SaltOverrides::Salting{static_cast<std::uint32_t>(*salts), reply, SaltedBy::Command},
            fmt::format("by client {} ({})", session.state().id, session.state().peer));
+  audit_command(worker.shared().audit, "salt", session.state(), args, true, "OK");
   session.reply("+OK\r\n");
 }
 
 void santral_unsalt(const Routed& routed) {
   auto& session = routed.session;
-  std::string_view key = routed.request.args[2];
-  if (session.worker().salts().find(key) == nullptr)
-    return session.reply_error(error_message(ClientError::NotSalted, key));
+  const auto& args = routed.request.args;
+  std::string_view key = args[2];
+  auto* audit = session.worker().shared().audit;
+  if (session.worker().salts().find(key) == nullptr) {
+    auto message = error_message(ClientError::NotSalted, key);
+    audit_command(audit, "unsalt", session.state(), args, false, message);
+    return session.reply_error(message);
+  }
   auto slot = session.open_slot();
   boost::intrusive_ptr<RequestContext> keep(&session);
-  UnsaltFoldTarget target{
-      session.profile(), session.state().id,
-      [keep, slot](const std::string& reply) { keep->deliver(slot, 0, reply); }};
+  // The fold answers later, on this worker: the line is written with its reply.
+  auto done = [keep, slot, audit, command = std::vector<std::string>(args.begin(), args.end())](
+                  const std::string& reply) {
+    if (audit != nullptr) {
+      std::vector<std::string_view> views(command.begin(), command.end());
+      audit_command(audit, "unsalt", keep->state(), views, !reply.starts_with('-'),
+                    reply_first_line(reply));
+    }
+    keep->deliver(slot, 0, reply);
+  };
+  UnsaltFoldTarget target{session.profile(), session.state().id, std::move(done)};
   unsalt_key(session.worker(), key, false,
              fmt::format("by client {} ({})", session.state().id, session.state().peer),
              std::move(target));

@@ -142,6 +142,18 @@ TEST_CASE("config errors name the file, the line and the key") {
       {"failover: 5\n" + kShards, 1, "failover", "expected a map with wait_ms"},
       {"failover:\n  wait_ms: -1\n" + kShards, 2, "failover.wait_ms", "out of range"},
       {"failover:\n  wait: 5\n" + kShards, 2, "failover.wait", "unknown key"},
+      {"shutdown: 5\n" + kShards, 1, "shutdown", "expected a map: {ready_delay_ms"},
+      {"shutdown:\n  ready_delay_ms: -1\n" + kShards, 2, "shutdown.ready_delay_ms",
+       "out of range"},
+      {"shutdown:\n  ready_delay: 5\n" + kShards, 2, "shutdown.ready_delay", "unknown key"},
+      {"audit: on\n" + kShards, 1, "audit", "expected a map: {path:"},
+      {"audit:\n  max_bytes: 1mb\n" + kShards, 2, "audit.path", "missing"},
+      {"audit:\n  path: ''\n" + kShards, 2, "audit.path", "must not be empty"},
+      {"audit:\n  path: /tmp/a.log\n  max_bytes: 100\n" + kShards, 3, "audit.max_bytes",
+       "at least 4kb"},
+      {"audit:\n  path: /tmp/a.log\n  max_files: 0\n" + kShards, 3, "audit.max_files",
+       "out of range"},
+      {"audit:\n  file: /tmp/a.log\n" + kShards, 2, "audit.file", "unknown key"},
   };
   for (const auto& c : cases) {
     INFO(c.text);
@@ -153,6 +165,20 @@ TEST_CASE("config errors name the file, the line and the key") {
     CHECK(what.find("bad.yaml:" + std::to_string(c.line)) != std::string::npos);
     CHECK(what.find(c.says) != std::string::npos);
   }
+}
+
+TEST_CASE("shutdown.ready_delay_ms is 0 and the audit log off by default; both are read") {
+  Config plain = load_text(kShards);
+  CHECK(plain.shutdown.ready_delay.count() == 0);
+  CHECK_FALSE(plain.audit.enabled());
+  Config c = load_text(
+      "shutdown: {ready_delay_ms: 5000}\n"
+      "audit: {path: stderr, max_bytes: 1mb, max_files: 3}\n" +
+      kShards);
+  CHECK(c.shutdown.ready_delay.count() == 5000);
+  CHECK(c.audit.to_stderr());
+  CHECK(c.audit.max_bytes == 1024 * 1024);
+  CHECK(c.audit.max_files == 3);
 }
 
 TEST_CASE("write_concern is off by default and read with its bound") {
