@@ -67,6 +67,11 @@ std::vector<std::string> keep_restart_settings(const config::Config& current,
     kept.push_back("admin.listen stays " + current.admin.listen.text());
     next.admin.listen = current.admin.listen;
   }
+  // The audit log is opened once: a reload can neither switch it off nor move it.
+  if (!(next.audit == current.audit)) {
+    kept.emplace_back("audit stays as it is");
+    next.audit = current.audit;
+  }
   if (next.cluster.etcd != current.cluster.etcd || next.cluster.name != current.cluster.name ||
       next.cluster.router != current.cluster.router) {
     kept.emplace_back("cluster stays as it is");

@@ -27,7 +27,8 @@ struct ConfigSource {
   config::Config parse(const std::string& text) const;  // throws config::ConfigError
 };
 
-// What a reload may not change without a restart (listeners, workers, admin.listen, cluster),
+// What a reload may not change without a restart (listeners, workers, admin.listen, cluster,
+// audit),
 // put back in `next` to the running values; each one kept is named for the reload's answer.
 std::vector<std::string> keep_restart_settings(const config::Config& current, config::Config& next);
 

@@ -12,14 +12,23 @@ namespace santral::test {
 
 HttpResponse http_request(int port, const std::string& method, const std::string& target,
                           const std::string& bearer_token) {
-  RawConnection connection(port);
+  return HttpExchange(port, method, target, bearer_token).response();
+}
+
+HttpExchange::HttpExchange(int port, const std::string& method, const std::string& target,
+                           const std::string& bearer_token)
+    : connection_(port) {
   std::string request =
       method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
   if (!bearer_token.empty()) request += "Authorization: Bearer " + bearer_token + "\r\n";
   if (method == "POST") request += "Content-Length: 0\r\n";
-  connection.send(request + "\r\n");
+  connection_.send(request + "\r\n");
+}
+
+HttpResponse HttpExchange::response(int timeout_ms) {
   std::string raw;
-  if (!connection.wait_closed(raw, 10000)) throw std::runtime_error("no complete HTTP response");
+  if (!connection_.wait_closed(raw, timeout_ms))
+    throw std::runtime_error("no complete HTTP response");
   HttpResponse response;
   auto end_of_headers = raw.find("\r\n\r\n");
   if (raw.rfind("HTTP/1.1 ", 0) != 0 || end_of_headers == std::string::npos)
