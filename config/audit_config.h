@@ -6,7 +6,7 @@
 
 namespace santral::config {
 
-// `audit:` where the audit log goes (router/admin/audit_log.h): every action of an operator
+// `audit:` where the audit log goes (router/runtime/audit_log.h): every action of an operator
 // (admin commands, reloads, map pushes, moves, salting, ACL changes and denials) as one JSON
 // line. Off while `path` is empty.
 struct AuditSettings {

@@ -18,6 +18,7 @@
 #include "config/near_cache_config.h"
 #include "config/read_from.h"
 #include "config/salting_config.h"
+#include "config/slowlog_config.h"
 #include "config/tls_config.h"
 #include "config/write_concern.h"
 #include "protocol/learned_commands.h"
@@ -218,7 +219,8 @@ struct Config {
   bool watch_file = true;                 // reload when the file changes on disk
   std::chrono::milliseconds drain{5000};  // on SIGTERM, wait this long for in-flight work
   ShutdownSettings shutdown;
-  AuditSettings audit;  // the operators' actions, as JSON lines; off by default
+  AuditSettings audit;      // the operators' actions, as JSON lines; off by default
+  SlowLogSettings slowlog;  // which slow requests SLOWLOG keeps
   std::string log_level = "info";
   // `cross_shard_writes: allow`: SINTERSTORE, SMOVE, RENAME, ... with keys on several shards
   // run as a read, a write and a delete, not atomically; by default they are CROSSSLOT.

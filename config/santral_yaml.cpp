@@ -13,6 +13,7 @@
 #include "config/resharding_yaml.h"
 #include "config/salting_yaml.h"
 #include "config/sentinel_yaml.h"
+#include "config/slowlog_yaml.h"
 #include "config/tls_yaml.h"
 #include "config/write_concern_yaml.h"
 #include "config/yaml_fields.h"
@@ -240,7 +241,7 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
                                                "tls",          "cluster",    "cluster_endpoint",
                                                "announce",     "commands",   "write_concern",
                                                "sentinel",     "failover",   "shutdown",
-                                               "audit"};
+                                               "audit",        "slowlog"};
   fields.only_keys(root, "", kKeys);
   Config config;
   config.format = ConfigFormat::Santral;
@@ -279,6 +280,7 @@ Config read_santral_yaml(const YAML::Node& root, const ConfigErrors& errors) {
   if (root["drain_ms"]) config.drain = fields.millis(root["drain_ms"], "drain_ms");
   if (root["shutdown"]) read_shutdown(root["shutdown"], fields, config.shutdown);
   if (root["audit"]) read_audit(root["audit"], fields, config.audit);
+  if (root["slowlog"]) read_slowlog(root["slowlog"], fields, config.slowlog);
   if (root["cross_shard_writes"]) {
     std::string mode = fields.string(root["cross_shard_writes"], "cross_shard_writes");
     if (mode != "refuse" && mode != "allow")

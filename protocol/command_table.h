@@ -94,6 +94,10 @@ enum class LocalHandler : std::uint8_t {
   SantralUnsalt,
   SantralMap,
   SantralRouters,
+  SantralShard,
+  SlowlogGet,
+  SlowlogLen,
+  SlowlogReset,
 };
 
 // Commands a Redis Cluster client sends (CLUSTER SLOTS, ASKING, ...): answered only with the

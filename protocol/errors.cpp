@@ -225,6 +225,10 @@ constexpr Entry kMessages[] = {
     {ClientError::MapPushSyntax,
      "ERR santral: syntax error; use SANTRAL MAP PUSH <config text> (santral map push FILE "
      "sends a file)"},
+    {ClientError::SlowlogCount, "ERR count should be greater than or equal to -1"},
+    {ClientError::ShardSlowlogSyntax,
+     "ERR santral: syntax error; use SANTRAL SHARD SLOWLOG GET [count] | LEN | RESET (the "
+     "shards' own slow logs; SLOWLOG alone is Santral's)"},
     {ClientError::MapProposal, "ERR santral: the map was not proposed: {}"},
     {ClientError::FleetOutOfTouch,
      "CLUSTERDOWN santral: this router has not confirmed its lease with etcd in time ({} ms "

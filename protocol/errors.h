@@ -141,6 +141,9 @@ enum class ClientError : std::uint8_t {
   // A fleet of routers sharing one map (router/cluster/).
   NotInFleet,
   MapPushSyntax,
+  // SLOWLOG (router/commands/slowlog_commands.h).
+  SlowlogCount,
+  ShardSlowlogSyntax,
   MapProposal,
   FleetOutOfTouch,
   FleetMapRefused,

@@ -308,9 +308,14 @@ void BackendConnection::send_within(std::string_view request, ReplySinkPtr sink,
   enqueue(request, std::move(sink), slot, fragment, limit);
 }
 
+void BackendConnection::tell_timing(ReplySink& sink, std::uint64_t slot, std::uint32_t fragment,
+                                    Clock::duration held, Clock::duration waited) const {
+  sink.timed(slot, fragment, {target_.shard_index, held, waited});
+}
+
 void BackendConnection::enqueue(std::string_view request, ReplySinkPtr sink, std::uint64_t slot,
                                 std::uint32_t fragment, Clock::duration limit,
-                                const config::WriteConcern* concern) {
+                                const config::WriteConcern* concern, Clock::duration held) {
   fence_lifted();
   if (holds_while_down()) {
     waiting_.push_back({std::string(request), std::move(sink), slot, fragment, limit,
@@ -325,6 +330,7 @@ void BackendConnection::enqueue(std::string_view request, ReplySinkPtr sink, std
             : as_reply(error_message(ClientError::ShardUnavailable, target_.shard_name,
                                      address_text(), down_reason_));
     ++stats_->errors;
+    tell_timing(*sink, slot, fragment, held, {});
     sink->deliver(slot, fragment, reply);
     return;
   }
@@ -341,15 +347,16 @@ void BackendConnection::enqueue(std::string_view request, ReplySinkPtr sink, std
     batch_.replicas = std::max(batch_.replicas, wanted.replicas);
     batch_.timeout = std::max(batch_.timeout, wanted.timeout);
   }
-  pending_.push_back({std::move(sink), slot, fragment, owner, now, deadline, wanted});
+  pending_.push_back({std::move(sink), slot, fragment, owner, now, deadline, wanted, held});
   if (state_ == State::Up) schedule_flush();
 }
 
 void BackendConnection::adopt_waiting(std::deque<Waiting> waiting) {
   if (waiting_.empty() && !holds_while_down()) {
+    auto now = Clock::now();
     for (auto& w : waiting)
       enqueue(w.request, std::move(w.sink), w.slot, w.fragment, w.limit,
-              w.concern ? &*w.concern : nullptr);
+              w.concern ? &*w.concern : nullptr, now - w.arrived);
     return;
   }
   // Older than what this connection holds: they go first.
@@ -361,9 +368,10 @@ void BackendConnection::adopt_waiting(std::deque<Waiting> waiting) {
 
 // The shard answers again: what waited for it goes, in the order it came.
 void BackendConnection::release_waiting() {
+  auto now = Clock::now();
   for (auto& w : std::exchange(waiting_, {}))
     enqueue(w.request, std::move(w.sink), w.slot, w.fragment, w.limit,
-            w.concern ? &*w.concern : nullptr);
+            w.concern ? &*w.concern : nullptr, now - w.arrived);
 }
 
 void BackendConnection::expire_waiting(Clock::time_point now) {
@@ -371,6 +379,7 @@ void BackendConnection::expire_waiting(Clock::time_point now) {
     auto waiting = std::move(waiting_.front());
     waiting_.pop_front();
     ++stats_->errors;
+    tell_timing(*waiting.sink, waiting.slot, waiting.fragment, now - waiting.arrived, {});
     waiting.sink->deliver(
         waiting.slot, waiting.fragment,
         as_reply(error_message(ClientError::FailoverWaitOver, target_.shard_name, address_text(),
@@ -594,11 +603,13 @@ bool BackendConnection::deliver_frames() {
       case Owner::Client:
         stats_->latency.record(now - owner.sent);
         if (protocol::is_error_frame(frame)) ++stats_->errors;
+        tell_timing(*owner.sink, owner.slot, owner.fragment, owner.held, now - owner.sent);
         owner.sink->deliver(owner.slot, owner.fragment, frame);
         break;
       case Owner::ClientWrite:
         stats_->latency.record(now - owner.sent);
         if (protocol::is_error_frame(frame)) ++stats_->errors;
+        tell_timing(*owner.sink, owner.slot, owner.fragment, owner.held, now - owner.sent);
         awaiting_.push_back(
             {std::move(owner.sink), owner.slot, owner.fragment, std::string(frame), owner.concern});
         break;
@@ -650,9 +661,11 @@ void BackendConnection::fail_all(const std::string& reply) {
     ++stats_->errors;
     held.sink->deliver(held.slot, held.fragment, reply);
   }
+  auto now = Clock::now();
   for (auto& p : failed) {
     if (p.owner != Owner::Client && p.owner != Owner::ClientWrite) continue;
     ++stats_->errors;
+    tell_timing(*p.sink, p.slot, p.fragment, p.held, now - p.sent);
     p.sink->deliver(p.slot, p.fragment, reply);
   }
 }

@@ -127,6 +127,7 @@ class BackendConnection
     std::chrono::steady_clock::duration limit;  // its reply's, once sent
     std::chrono::steady_clock::time_point until;
     std::optional<config::WriteConcern> concern;  // its namespace's
+    std::chrono::steady_clock::time_point arrived = std::chrono::steady_clock::now();
   };
   void wait_while_down(std::chrono::milliseconds wait) { failover_wait_ = wait; }
   std::deque<Waiting> take_waiting() { return std::exchange(waiting_, {}); }
@@ -220,12 +221,19 @@ class BackendConnection
     Owner owner;
     std::chrono::steady_clock::time_point sent;
     std::chrono::steady_clock::time_point deadline;
-    config::WriteConcern concern{};  // a ClientWrite's
+    config::WriteConcern concern{};              // a ClientWrite's
+    std::chrono::steady_clock::duration held{};  // waiting for a failover before it was sent
   };
 
+  // `held`: how long it waited for the shard before (Waiting), for the sink's ShardTiming.
   void enqueue(std::string_view request, ReplySinkPtr sink, std::uint64_t slot,
                std::uint32_t fragment, std::chrono::steady_clock::duration limit,
-               const config::WriteConcern* concern = nullptr);
+               const config::WriteConcern* concern = nullptr,
+               std::chrono::steady_clock::duration held = {});
+  // Tells `sink` where the time of (`slot`, `fragment`) went here, before its reply.
+  void tell_timing(ReplySink& sink, std::uint64_t slot, std::uint32_t fragment,
+                   std::chrono::steady_clock::duration held,
+                   std::chrono::steady_clock::duration waited) const;
   void connect();
   void start_tls();
   void on_connected();

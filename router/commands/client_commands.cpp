@@ -5,7 +5,7 @@
 #include "protocol/arguments.h"
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
-#include "router/runtime/fan_out.h"
+#include "router/commands/across_workers.h"
 #include "router/runtime/request_context.h"
 #include "router/runtime/worker_services.h"
 
@@ -54,21 +54,6 @@ struct ClientFilter {
     return true;
   }
 };
-
-// Answers the current request later, on this worker, once `collect` has run on every worker.
-// Only `collect`'s plain data goes to the other workers; the session stays here (fan_out.h).
-template <typename T>
-void across_workers(const Routed& routed, std::function<T(WorkerServices&)> collect,
-                    std::function<std::string(std::vector<T>)> answer) {
-  auto& session = routed.session;
-  auto slot = session.open_slot();
-  boost::intrusive_ptr<RequestContext> keep(&session);
-  auto& worker = session.worker();
-  fan_out<T, WorkerServices>(worker.io(), worker.peers(), std::move(collect),
-                             [keep, slot, answer = std::move(answer)](std::vector<T> results) {
-                               keep->deliver(slot, 0, answer(std::move(results)));
-                             });
-}
 
 }  // namespace
 

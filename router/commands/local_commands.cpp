@@ -13,6 +13,7 @@
 #include "router/commands/cluster_commands.h"
 #include "router/commands/local_reply.h"
 #include "router/commands/santral_commands.h"
+#include "router/commands/slowlog_commands.h"
 #include "router/hotkeys/detection/hot_key_commands.h"
 #include "router/routes/routing.h"
 #include "router/routes/script_cache.h"
@@ -235,7 +236,7 @@ void acl_whoami(const Routed& r) {
   answer(r, [&](RespWriter& w) { w.bulk(r.session.state().user); });
 }
 
-constexpr std::size_t kHandlers = static_cast<std::size_t>(LocalHandler::SantralRouters) + 1;
+constexpr std::size_t kHandlers = static_cast<std::size_t>(LocalHandler::SlowlogReset) + 1;
 
 struct HandlerTable {
   std::array<Handler, kHandlers> handlers{};
@@ -300,6 +301,10 @@ constexpr HandlerTable kTable = [] {
   set(LocalHandler::SantralHotkeys, santral_hotkeys);
   set(LocalHandler::SantralSalt, santral_salt);
   set(LocalHandler::SantralUnsalt, santral_unsalt);
+  set(LocalHandler::SantralShard, santral_shard);
+  set(LocalHandler::SlowlogGet, slowlog_get);
+  set(LocalHandler::SlowlogLen, slowlog_len);
+  set(LocalHandler::SlowlogReset, slowlog_reset);
   return table;
 }();
 

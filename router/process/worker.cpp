@@ -54,7 +54,7 @@ Worker::Worker(unsigned index, placement::TopologyPtr topology, SharedState& sha
         return static_cast<TrackingClient*>(find_client(id));
       })) {
   provide({index_, &io_, &topology_, &shared_, &stats_, &scripts_, hotkeys_.get(), &sampler_,
-           salts_.get(), near_cache_.get(), &learned_});
+           salts_.get(), near_cache_.get(), &learned_, &slow_log_});
   refresh_salts();
   lanes_->apply(topology_);
 }

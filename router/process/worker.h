@@ -23,6 +23,7 @@
 #include "router/routes/key_pull.h"
 #include "router/routes/script_cache.h"
 #include "router/runtime/shared_state.h"
+#include "router/runtime/slow_log.h"
 #include "router/runtime/worker_services.h"
 #include "router/session/session_input.h"
 
@@ -133,6 +134,7 @@ class Worker final : public WorkerServices {
   ScriptCache scripts_;
   std::unique_ptr<HotKeyDetector> hotkeys_;
   RequestSampler sampler_;
+  SlowLog slow_log_;
   std::unique_ptr<SaltTable> salts_;
   std::unique_ptr<NearCache> near_cache_;
   std::unique_ptr<TrackingConnections> near_cache_connections_;

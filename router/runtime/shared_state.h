@@ -42,6 +42,8 @@ struct SharedState {
   std::shared_ptr<const SaltOverrides> salt_overrides;
   std::uint64_t salt_version = 0;
   AclLog acl_log;  // ACL LOG: every worker's denials
+  // SLOWLOG: the id of the next slow request of any worker (taken only when one is slow).
+  std::atomic<std::uint64_t> next_slow_id{0};
   // `audit:` the operators' actions (router/runtime/audit_log.h); nullptr when off. Set before
   // the workers start, never changed after.
   AuditLog* audit = nullptr;

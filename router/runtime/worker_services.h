@@ -29,6 +29,7 @@ class TrackingLanes;
 class SaltTable;
 class ScriptCache;
 class InputPool;
+class SlowLog;
 
 // What one worker offers the requests of its clients: its thread's io_context, the topology
 // it routes by, its connections to the shards, its caches, salts and counters, and the other
@@ -63,6 +64,8 @@ class WorkerServices {
   SaltTable& salts() { return *s_.salts; }
   // Hot reads answered here (near_cache:), and the RESP3 connections that keep them coherent.
   NearCache& near_cache() { return *s_.near_cache; }
+  // SLOWLOG: this worker's slow requests (router/runtime/slow_log.h).
+  SlowLog& slow_log() { return *s_.slow_log; }
   virtual TrackingConnections& near_cache_connections() = 0;
   // Client-side caching: the tracking clients' lanes to the shards (router/tracking/).
   virtual TrackingLanes& lanes() = 0;
@@ -117,6 +120,7 @@ class WorkerServices {
     SaltTable* salts = nullptr;
     NearCache* near_cache = nullptr;
     const std::shared_ptr<const protocol::LearnedCommands>* learned = nullptr;
+    SlowLog* slow_log = nullptr;
   };
   void provide(const Services& services) { s_ = services; }
 

@@ -69,12 +69,16 @@ Dispatched Client::handle(protocol::Request& request) {
   silent_ = state_.reply_off || state_.skip_next;
   bool skipping = std::exchange(state_.skip_next, false);
   state_.last_active = std::chrono::steady_clock::now();
+  request_read_ = waiting_since_.value_or(state_.last_active);
   auto dispatched = dispatch(*this, request);
   silent_ = false;
   if (dispatched == Dispatched::AfterEarlierReplies) {
-    // Parsed again once every earlier reply is in: a CLIENT REPLY SKIP still applies to it.
+    // Parsed again once every earlier reply is in: a CLIENT REPLY SKIP still applies to it,
+    // and its time counts from the first reading.
     state_.skip_next = skipping;
+    waiting_since_ = request_read_;
   } else {
+    waiting_since_.reset();
     ++requests_dispatched_;
   }
   return dispatched;
@@ -134,7 +138,13 @@ bool Client::subscribed() const {
 void Client::begin(const protocol::CommandSpec& command, std::span<const std::string_view> args,
                    const Plan& plan) {
   // The request was read a moment ago: its parse time is its start (one clock read fewer).
-  current_ = {&command, state_.last_active, &worker_.stats().called(command), std::nullopt};
+  current_ = {&command, request_read_, &worker_.stats().called(command), std::nullopt, {}};
+  if (worker_.config().slowlog.enabled()) {
+    current_.trace.args = slow_args(args);
+    current_.trace.queued = state_.last_active - request_read_;
+    current_.trace.queued_behind_pull =
+        pull_ && pull_->done && pull_->request == requests_dispatched_;
+  }
   connection_ = plan.connection;
   read_from_ = plan.read_from;
   write_concern_ = plan.write_concern;
@@ -282,6 +292,11 @@ void Client::deliver(std::uint64_t slot, std::uint32_t fragment, std::string_vie
   // Before this client can send its next request: it must not read what it just overwrote.
   forget_answered_writes();
   session_.send_replies();
+}
+
+void Client::timed(std::uint64_t slot, std::uint32_t /*fragment*/, const ShardTiming& timing) {
+  if (!worker_.config().slowlog.enabled()) return;
+  if (auto* request = session_.slot_request(slot)) request->trace.shards.push_back(timing);
 }
 
 void Client::connection_lost(std::size_t shard) {

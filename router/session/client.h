@@ -56,6 +56,7 @@ class Client final : public RequestContext, public TrackingClient {
   // ReplySink: a backend's reply to one of this client's requests, or a pub/sub message.
   void deliver(std::uint64_t slot, std::uint32_t fragment, std::string_view reply) override;
   void connection_lost(std::size_t shard) override;
+  void timed(std::uint64_t slot, std::uint32_t fragment, const ShardTiming& timing) override;
   // TrackingClient: client-side caching (router/tracking/).
   const TrackingSettings& tracking_settings() const override { return state_.tracking; }
 
@@ -122,6 +123,10 @@ class Client final : public RequestContext, public TrackingClient {
   std::uint64_t opened_slots_ = 0;
   std::uint64_t requests_dispatched_ = 0;
   std::uint64_t routed_version_ = 0;
+  // When the request being handled was read; a request parsed again after waiting for earlier
+  // replies (a pull) keeps the first time, `waiting_since_`.
+  std::chrono::steady_clock::time_point request_read_;
+  std::optional<std::chrono::steady_clock::time_point> waiting_since_;
 
   WriteCoherence coherence_;
   std::unique_ptr<Transaction> transaction_;

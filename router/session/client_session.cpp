@@ -26,13 +26,32 @@ void release_if_large(Buffer& buffer) {
   if (buffer.capacity() > InputPool::kKeepBytes) Buffer().swap(buffer);
 }
 
-// A reply left the queue: its command's statistics count it.
-void count_answered(const SlotRequest& request, bool error) {
-  if (request.stats == nullptr) return;
-  WorkerStats::answered(*request.stats, std::chrono::steady_clock::now() - request.start, error);
-}
-
 }  // namespace
+
+// A reply left the queue: its command's statistics count it, and SLOWLOG keeps it when it
+// took slowlog.threshold_us or more.
+void ClientSession::answered(const SlotRequest& request, bool error) {
+  if (request.stats == nullptr) return;
+  auto took = std::chrono::steady_clock::now() - request.start;
+  WorkerStats::answered(*request.stats, took, error);
+  auto& worker = client_.worker();
+  const auto& slowlog = worker.config().slowlog;
+  if (!slowlog.enabled() || took < std::chrono::microseconds(slowlog.threshold_us)) return;
+  const auto& map = worker.shard_map();
+  SlowEntry entry;
+  entry.id = worker.shared().next_slow_id.fetch_add(1, std::memory_order_relaxed);
+  entry.unix_time = std::chrono::duration_cast<std::chrono::seconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
+  entry.duration_us = std::chrono::duration_cast<std::chrono::microseconds>(took).count();
+  entry.args = request.trace.args;
+  entry.measure = slow_measure(request.trace, [&map](std::size_t shard) {
+    return shard < map.shard_count() ? map.shard(shard).name : "shard " + std::to_string(shard);
+  });
+  entry.client_addr = client_.state().peer;
+  entry.client_name = client_.state().name;
+  worker.slow_log().add(std::move(entry), slowlog.max_len);
+}
 
 ClientSession::ClientSession(Client& client, asio::ip::tcp::socket socket, bool tls)
     : client_(client), stream_(std::move(socket)), handshaking_(tls) {
@@ -255,7 +274,7 @@ std::optional<std::uint64_t> ClientSession::answer(std::string_view resp,
   std::optional<std::uint64_t> slot;
   if (replies_.empty()) {
     outbox_.append(resp);
-    count_answered(request, protocol::is_error_frame(resp));
+    answered(request, protocol::is_error_frame(resp));
   } else {
     slot = replies_.open(1, nullptr, request);
     replies_.complete(*slot, resp);
@@ -273,11 +292,13 @@ void ClientSession::fill(std::uint64_t slot, std::uint32_t fragment, std::string
   }
   if (replies_.is_simple_head(slot)) {
     outbox_.append(reply);
-    count_answered(replies_.head_request(), protocol::is_error_frame(reply));
+    answered(replies_.head_request(), protocol::is_error_frame(reply));
     replies_.pop_head();
-    replies_.drain(outbox_, count_answered);
+    replies_.drain(outbox_,
+                   [this](const SlotRequest& request, bool error) { answered(request, error); });
   } else if (replies_.fill(slot, fragment, reply)) {
-    replies_.drain(outbox_, count_answered);
+    replies_.drain(outbox_,
+                   [this](const SlotRequest& request, bool error) { answered(request, error); });
   }
 }
 

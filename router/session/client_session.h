@@ -91,8 +91,11 @@ class ClientSession {
     std::size_t memory = 0;      // tot-mem
   };
   Buffers buffers();
+  // The request `slot` was opened for, while it is queued (nullptr once it left).
+  SlotRequest* slot_request(std::uint64_t slot) { return replies_.request(slot); }
 
  private:
+  void answered(const SlotRequest& request, bool error);
   void on_handshake(const boost::system::error_code& ec);
   void read();
   bool may_read() const;

@@ -13,6 +13,7 @@
 #include "protocol/reply_scanner.h"
 #include "protocol/resp2_reply.h"
 #include "router/merge/reply_merge.h"
+#include "router/runtime/slow_log.h"
 
 namespace santral::router {
 
@@ -34,6 +35,8 @@ struct SlotRequest {
   // A RESP2 client's request sent over a RESP3 tracking lane: its replies are rewritten in
   // this shape before they are queued (protocol/resp2_reply.h).
   std::optional<protocol::Resp2Shape> resp2;
+  // Where its time went, for SLOWLOG: filled while `slowlog:` is on.
+  SlowTrace trace;
 };
 
 class ReplyQueue {
@@ -74,6 +77,10 @@ class ReplyQueue {
   const Request& head_request() const { return slots_.front().request; }
   // The request `slot` was opened for, or nullptr when it is not queued.
   const Request* request(std::uint64_t slot) const {
+    if (slot < head_ || slot - head_ >= slots_.size()) return nullptr;
+    return &slots_[slot - head_].request;
+  }
+  Request* request(std::uint64_t slot) {
     if (slot < head_ || slot - head_ >= slots_.size()) return nullptr;
     return &slots_[slot - head_].request;
   }
