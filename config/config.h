@@ -19,6 +19,7 @@
 #include "config/read_from.h"
 #include "config/salting_config.h"
 #include "config/slowlog_config.h"
+#include "config/tenant_limits.h"
 #include "config/tls_config.h"
 #include "config/write_concern.h"
 #include "protocol/learned_commands.h"
@@ -171,6 +172,7 @@ struct ShutdownSettings {
 struct User {
   std::string name;
   std::shared_ptr<const Permissions> permissions;  // never null
+  TenantLimits limits;                             // none by default
 };
 
 // Why the admin API must not listen where `admin` says (beyond loopback without a token, unless

@@ -14,6 +14,7 @@
 #include "config/salting_yaml.h"
 #include "config/sentinel_yaml.h"
 #include "config/slowlog_yaml.h"
+#include "config/tenant_limits_yaml.h"
 #include "config/tls_yaml.h"
 #include "config/write_concern_yaml.h"
 #include "config/yaml_fields.h"
@@ -116,12 +117,13 @@ void read_users(const YAML::Node& node, const YamlFields& fields, Config& config
   for (std::size_t i = 0; i < node.size(); ++i) {
     const YAML::Node& item = node[i];
     std::string key = fmt::format("users[{}]", i);
-    User user{read_user_name(item, fields, key), nullptr};
+    User user{read_user_name(item, fields, key), nullptr, {}};
     for (const auto& other : config.users)
       if (other.name == user.name)
         fields.errors().at(item["name"], key + ".name", "user '" + user.name + "' is listed twice");
     user.permissions =
         std::make_shared<const Permissions>(read_user_permissions(item, fields, key));
+    if (item["limits"]) user.limits = read_tenant_limits(item["limits"], fields, key + ".limits");
     config.users.push_back(std::move(user));
   }
 }

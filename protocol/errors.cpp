@@ -225,6 +225,15 @@ constexpr Entry kMessages[] = {
     {ClientError::MapPushSyntax,
      "ERR santral: syntax error; use SANTRAL MAP PUSH <config text> (santral map push FILE "
      "sends a file)"},
+    {ClientError::UserRateLimited,
+     "ERR santral: user '{}' is over its limits.requests_per_s of {} (burst {}); the request was "
+     "not run, retry it later"},
+    {ClientError::UserConnectionLimit,
+     "ERR santral: user '{}' already has {} connections to this router, its "
+     "limits.max_connections; close one before logging in with another"},
+    {ClientError::UserPipelineLimit,
+     "ERR santral: user '{}' may have {} requests waiting for replies on one connection "
+     "(limits.max_pipeline); the request was not run, read the replies before sending more"},
     {ClientError::SlowlogCount, "ERR count should be greater than or equal to -1"},
     {ClientError::ShardSlowlogSyntax,
      "ERR santral: syntax error; use SANTRAL SHARD SLOWLOG GET [count] | LEN | RESET (the "

@@ -141,6 +141,10 @@ enum class ClientError : std::uint8_t {
   // A fleet of routers sharing one map (router/cluster/).
   NotInFleet,
   MapPushSyntax,
+  // A user's limits (router/runtime/tenant_limiter.h).
+  UserRateLimited,
+  UserConnectionLimit,
+  UserPipelineLimit,
   // SLOWLOG (router/commands/slowlog_commands.h).
   SlowlogCount,
   ShardSlowlogSyntax,

@@ -17,8 +17,13 @@ namespace {
 std::map<std::string, std::string> user_lines(const Config& config) {
   std::map<std::string, std::string> lines;
   lines["default"] = "password " + config.password;
-  for (const auto& user : config.users)
-    lines[user.name] = describe_user(user.name, *user.permissions);
+  for (const auto& user : config.users) {
+    const auto& limits = user.limits;
+    // A change of its limits is a change of the user too.
+    lines[user.name] = fmt::format(
+        "{} limits {} {} {} {}", describe_user(user.name, *user.permissions), limits.requests_per_s,
+        limits.burst, limits.max_connections, limits.max_pipeline);
+  }
   return lines;
 }
 

@@ -7,7 +7,8 @@ namespace santral::config {
 
 std::string read_user_name(const YAML::Node& item, const YamlFields& fields,
                            const std::string& key) {
-  static constexpr std::string_view kKeys[] = {"name", "password", "password_sha256", "rules"};
+  static constexpr std::string_view kKeys[] = {"name", "password", "password_sha256", "rules",
+                                               "limits"};
   fields.only_keys(item, key, kKeys);
   if (!item["name"]) fields.errors().at(item, key, "every user needs a name");
   std::string name = fields.string(item["name"], key + ".name");

@@ -20,6 +20,7 @@
 #include "router/routes/subscriptions.h"
 #include "router/routes/transaction.h"
 #include "router/runtime/request_context.h"
+#include "router/runtime/tenant_limiter.h"
 #include "router/runtime/worker_services.h"
 #include "santral/version.h"
 
@@ -109,9 +110,20 @@ bool authenticate(const Routed& r, std::string_view user, std::string_view passw
     r.session.reply_error(error_message(ClientError::AuthFailed));
     return false;
   }
-  r.session.state().authenticated = true;
-  r.session.state().user = std::string(user);
-  r.session.state().permissions_version = 0;  // its rules are resolved at the next command
+  auto& state = r.session.state();
+  auto* limiter = r.session.worker().shared().limiters.find(user);
+  if (limiter != state.limiter) {
+    if (limiter != nullptr && !limiter->add_connection()) {
+      r.session.reply_error(
+          error_message(ClientError::UserConnectionLimit, user, limiter->limits().max_connections));
+      return false;
+    }
+    if (state.limiter != nullptr) state.limiter->remove_connection();
+    state.limiter = limiter;
+  }
+  state.authenticated = true;
+  state.user = std::string(user);
+  state.permissions_version = 0;  // its rules are resolved at the next command
   return true;
 }
 
@@ -201,6 +213,7 @@ void reset(const Routed& r) {
   state.tracking = TrackingSettings{};
   state.user = "default";
   state.permissions_version = 0;
+  if (auto* limiter = std::exchange(state.limiter, nullptr)) limiter->remove_connection();
   state.authenticated = config.password.empty() && config.users.empty();
   session.set_silent(false);
   session.reply("+RESET\r\n");

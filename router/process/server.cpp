@@ -48,6 +48,7 @@ Server::Server(ConfigSource source, config::Config config, FleetStart fleet)
       salting_(io_, shared_, workers_, topology_, fleet.agent.get()),
       sentinel_(io_, *this, shared_) {
   shared_.control = this;
+  shared_.limiters.configure(*topology_->config);
   if (const auto& audit = topology_->config->audit; audit.enabled()) {
     audit_ = AuditLog::open(audit, own_record(*topology_->config).name, audit_error_);
     shared_.audit = audit_.get();
@@ -183,6 +184,7 @@ void Server::switch_topology(placement::TopologyPtr topology, std::function<void
   if (fleet_) fleet_->agent().use_shards(shards_of(*topology));
   topology_ = topology;
   shared_.topology_version = topology->version;
+  shared_.limiters.configure(*topology->config);
   fence_workers(
       io_, worker_list(), {}, [topology](Worker& worker) { worker.apply(topology); },
       std::move(done));
@@ -297,6 +299,7 @@ void Server::put_in_force(placement::TopologyPtr topology) {
   post_to_each<Worker>(worker_list(), [topology](Worker& worker) { worker.apply(topology); });
   topology_ = std::move(topology);
   shared_.topology_version = topology_->version;
+  shared_.limiters.configure(*topology_->config);
   spdlog::set_level(spdlog::level::from_str(topology_->config->log_level));
 }
 

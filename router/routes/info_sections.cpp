@@ -94,6 +94,18 @@ std::string santral_info_section(WorkerServices& worker) {
   // SANTRAL ANALYZE: the share of requests sampled now (0: no analysis runs).
   auto every = shared.analysis_every.load(std::memory_order_relaxed);
   line("analysis_sample_rate", every == 0 ? 0.0 : 1.0 / every);
+  // Each user with limits: its connections and what its limits refused on this router.
+  for (const auto* limiter : shared.limiters.shown()) {
+    auto limits = limiter->limits();
+    auto counters = limiter->counters();
+    fmt::format_to(std::back_inserter(out),
+                   "user_limits_{}:connections={},requests_per_s={},burst={},max_connections={},"
+                   "max_pipeline={},refused_requests={},refused_connections={},"
+                   "refused_pipeline={}\r\n",
+                   limiter->user(), counters.connections, limits.requests_per_s, limits.burst,
+                   limits.max_connections, limits.max_pipeline, counters.refused_requests,
+                   counters.refused_connections, counters.refused_pipeline);
+  }
   std::lock_guard guard(shared.failover_lock);
   for (std::size_t s = 0; s < map.shard_count(); ++s) {
     const auto& shard = map.shard(s);

@@ -11,6 +11,8 @@
 
 namespace santral::router {
 
+class TenantLimiter;
+
 // What Santral remembers about one client connection between its requests.
 struct ClientState {
   std::uint64_t id = 0;
@@ -23,6 +25,9 @@ struct ClientState {
   // by name whenever the topology version (a reload) is not `permissions_version`.
   std::shared_ptr<const config::Permissions> permissions;
   std::uint64_t permissions_version = 0;
+  // The limits of the configured user it logged in as (router/runtime/tenant_limiter.h), which
+  // counts it among that user's connections; nullptr before AUTH and for an unconfigured user.
+  TenantLimiter* limiter = nullptr;
   int protocol = 2;                        // RESP version chosen with HELLO
   int database = 0;                        // SELECTed database
   bool reply_off = false;                  // CLIENT REPLY OFF

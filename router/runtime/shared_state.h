@@ -15,6 +15,7 @@
 #include "router/runtime/acl_log.h"
 #include "router/runtime/audit_log.h"
 #include "router/runtime/client_directory.h"
+#include "router/runtime/tenant_limiter.h"
 
 namespace santral::router {
 
@@ -42,6 +43,9 @@ struct SharedState {
   std::shared_ptr<const SaltOverrides> salt_overrides;
   std::uint64_t salt_version = 0;
   AclLog acl_log;  // ACL LOG: every worker's denials
+  // Each configured user's limits and what they refused (router/runtime/tenant_limiter.h):
+  // configured by the server at start and at each reload.
+  TenantLimiters limiters;
   // SLOWLOG: the id of the next slow request of any worker (taken only when one is slow).
   std::atomic<std::uint64_t> next_slow_id{0};
   // `audit:` the operators' actions (router/runtime/audit_log.h); nullptr when off. Set before

@@ -9,6 +9,7 @@
 #include "router/hotkeys/near_cache/near_cache.h"
 #include "router/routes/subscriptions.h"
 #include "router/routes/transaction.h"
+#include "router/runtime/tenant_limiter.h"
 #include "router/runtime/worker_services.h"
 #include "router/tracking/redirected_invalidations.h"
 #include "router/tracking/tracking_lanes.h"
@@ -51,7 +52,9 @@ Client::Client(WorkerServices& worker, asio::ip::tcp::socket socket, std::uint64
 // A client let go without close() (nothing held it any more: no read and no reply pending)
 // must not stay in its worker's list.
 Client::~Client() {
-  if (!session_.closed()) worker_.forget(*this);
+  if (session_.closed()) return;
+  leave_user_limits();
+  worker_.forget(*this);
 }
 
 void Client::close() {
@@ -61,7 +64,32 @@ void Client::close() {
   // A blocked connection is still inside its command on the shard: close it, never reuse it.
   for (auto& call : blocked_.take_all()) worker_.pool().drop(call.connection);
   coherence_.clear();
+  leave_user_limits();
   worker_.forget(*this);
+}
+
+void Client::leave_user_limits() {
+  if (auto* limiter = std::exchange(state_.limiter, nullptr)) limiter->remove_connection();
+}
+
+// The limits of the user it logged in as; a request past one is answered with an error that
+// names it, and not run. A request parsed again (after waiting for earlier replies) was
+// counted already.
+bool Client::within_user_limits() {
+  auto* limiter = state_.limiter;
+  if (limiter == nullptr || waiting_since_) return true;
+  if (!limiter->admits_pipeline(session_.replies_owed())) {
+    reply_error(
+        error_message(ClientError::UserPipelineLimit, state_.user, limiter->limits().max_pipeline));
+    return false;
+  }
+  if (!limiter->take_request(state_.last_active)) {
+    auto limits = limiter->limits();
+    reply_error(error_message(ClientError::UserRateLimited, state_.user, limits.requests_per_s,
+                              limits.burst));
+    return false;
+  }
+  return true;
 }
 
 Dispatched Client::handle(protocol::Request& request) {
@@ -70,6 +98,11 @@ Dispatched Client::handle(protocol::Request& request) {
   bool skipping = std::exchange(state_.skip_next, false);
   state_.last_active = std::chrono::steady_clock::now();
   request_read_ = waiting_since_.value_or(state_.last_active);
+  if (!within_user_limits()) {
+    silent_ = false;
+    ++requests_dispatched_;
+    return Dispatched::Done;
+  }
   auto dispatched = dispatch(*this, request);
   silent_ = false;
   if (dispatched == Dispatched::AfterEarlierReplies) {

@@ -110,6 +110,8 @@ class Client final : public RequestContext, public TrackingClient {
 
  private:
   bool answers_writes() const;
+  bool within_user_limits();
+  void leave_user_limits();
   void forget_answered_writes(bool now = false);
   void end_calls(const std::vector<BlockedCalls::Call>& calls, const std::string& error);
 

@@ -79,6 +79,7 @@ class ClientSession {
   bool closing() const { return closing_; }
   // Owes no reply; `next_reply()`: the id of the oldest slot still owed.
   bool owes_nothing() const { return replies_.empty(); }
+  std::size_t replies_owed() const { return replies_.size(); }
   std::uint64_t next_reply() const { return replies_.head_id(); }
 
   // CLIENT LIST's figures of this connection.

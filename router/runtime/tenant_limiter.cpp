@@ -1,0 +1,83 @@
+#include "router/runtime/tenant_limiter.h"
+
+#include <algorithm>
+
+namespace santral::router {
+
+void TenantLimiter::configure(const config::TenantLimits& limits) {
+  requests_per_s_.store(limits.requests_per_s, std::memory_order_relaxed);
+  // A burst left at 0 is a second's worth, as when the config does not give one.
+  burst_.store(limits.burst > 0 ? limits.burst : limits.requests_per_s, std::memory_order_relaxed);
+  max_connections_.store(limits.max_connections, std::memory_order_relaxed);
+  max_pipeline_.store(limits.max_pipeline, std::memory_order_relaxed);
+  interval_ns_.store(limits.requests_per_s == 0 ? 0 : 1'000'000'000 / limits.requests_per_s,
+                     std::memory_order_relaxed);
+}
+
+config::TenantLimits TenantLimiter::limits() const {
+  return {requests_per_s_.load(std::memory_order_relaxed), burst_.load(std::memory_order_relaxed),
+          max_connections_.load(std::memory_order_relaxed),
+          max_pipeline_.load(std::memory_order_relaxed)};
+}
+
+bool TenantLimiter::take_slow_path(std::chrono::steady_clock::time_point now,
+                                   std::int64_t interval) {
+  auto now_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+  auto allowance = interval * static_cast<std::int64_t>(burst_.load(std::memory_order_relaxed));
+  auto tat = tat_ns_.load(std::memory_order_relaxed);
+  for (;;) {
+    auto next = std::max(tat, now_ns) + interval;
+    if (next - now_ns > allowance) {
+      refused_requests_.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+    if (tat_ns_.compare_exchange_weak(tat, next, std::memory_order_relaxed)) return true;
+  }
+}
+
+bool TenantLimiter::add_connection() {
+  auto most = max_connections_.load(std::memory_order_relaxed);
+  auto now = connections_.fetch_add(1, std::memory_order_relaxed);
+  if (most == 0 || now < static_cast<std::int64_t>(most)) return true;
+  connections_.fetch_sub(1, std::memory_order_relaxed);
+  refused_connections_.fetch_add(1, std::memory_order_relaxed);
+  return false;
+}
+
+TenantLimiter::Counters TenantLimiter::counters() const {
+  return {static_cast<std::uint64_t>(std::max<std::int64_t>(0, connections_.load())),
+          refused_requests_.load(), refused_connections_.load(), refused_pipeline_.load()};
+}
+
+void TenantLimiters::configure(const config::Config& config) {
+  std::lock_guard guard(lock_);
+  for (auto& [name, limiter] : limiters_) limiter->configure({});
+  for (const auto& user : config.users) {
+    auto& limiter = limiters_[user.name];
+    if (!limiter) limiter = std::make_unique<TenantLimiter>(user.name);
+    limiter->configure(user.limits);
+  }
+}
+
+TenantLimiter* TenantLimiters::find(std::string_view user) {
+  std::lock_guard guard(lock_);
+  auto found = limiters_.find(std::string(user));
+  return found == limiters_.end() ? nullptr : found->second.get();
+}
+
+std::vector<const TenantLimiter*> TenantLimiters::shown() const {
+  std::lock_guard guard(lock_);
+  std::vector<const TenantLimiter*> shown;
+  for (const auto& [name, limiter] : limiters_) {
+    auto counters = limiter->counters();
+    if (limiter->limits().any() ||
+        counters.refused_requests + counters.refused_connections + counters.refused_pipeline > 0)
+      shown.push_back(limiter.get());
+  }
+  std::sort(shown.begin(), shown.end(),
+            [](const TenantLimiter* a, const TenantLimiter* b) { return a->user() < b->user(); });
+  return shown;
+}
+
+}  // namespace santral::router

@@ -1,0 +1,94 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "config/config.h"
+
+namespace santral::router {
+
+// One user's limits (config/tenant_limits.h) as every worker of the router shares them, and
+// what they refused. All atomics: a request of a limited user costs a compare-and-swap on its
+// bucket; one of a user without limits costs two relaxed loads (and a client that never
+// logged in as a configured user, none).
+//
+// The bucket is GCRA's: `tat` is when the bucket would be full again; a request moves it one
+// interval (1 s / requests_per_s) later, and is refused when that lands further than `burst`
+// intervals from now.
+class TenantLimiter {
+ public:
+  explicit TenantLimiter(std::string user) : user_(std::move(user)) {}
+
+  const std::string& user() const { return user_; }
+  // At start and at each reload (0 everywhere for a user the config no longer has).
+  void configure(const config::TenantLimits& limits);
+  config::TenantLimits limits() const;
+
+  // A request of this user: false when it is over requests_per_s (counted).
+  bool take_request(std::chrono::steady_clock::time_point now) {
+    auto interval = interval_ns_.load(std::memory_order_relaxed);
+    if (interval == 0) return true;
+    return take_slow_path(now, interval);
+  }
+  // A connection with `owed` replies still to come may send one more request; false (counted)
+  // when that is past max_pipeline.
+  bool admits_pipeline(std::size_t owed) {
+    auto most = max_pipeline_.load(std::memory_order_relaxed);
+    if (most == 0 || owed < most) return true;
+    refused_pipeline_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  // A connection logs in as this user: false (counted) when it has max_connections already.
+  bool add_connection();
+  // A connection logged in as this user went, or logged in as another.
+  void remove_connection() { connections_.fetch_sub(1, std::memory_order_relaxed); }
+
+  struct Counters {
+    std::uint64_t connections = 0;
+    std::uint64_t refused_requests = 0;
+    std::uint64_t refused_connections = 0;
+    std::uint64_t refused_pipeline = 0;
+  };
+  Counters counters() const;
+
+ private:
+  bool take_slow_path(std::chrono::steady_clock::time_point now, std::int64_t interval);
+
+  const std::string user_;
+  std::atomic<std::int64_t> interval_ns_{0};  // 1 s / requests_per_s; 0: no rate limit
+  std::atomic<std::uint32_t> requests_per_s_{0};
+  std::atomic<std::uint32_t> burst_{0};
+  std::atomic<std::uint32_t> max_connections_{0};
+  std::atomic<std::uint32_t> max_pipeline_{0};
+  std::atomic<std::int64_t> tat_ns_{0};
+  std::atomic<std::int64_t> connections_{0};
+  std::atomic<std::uint64_t> refused_requests_{0};
+  std::atomic<std::uint64_t> refused_connections_{0};
+  std::atomic<std::uint64_t> refused_pipeline_{0};
+};
+
+// Every configured user's TenantLimiter, made at the first config that names the user and
+// kept for the life of the process (a session holds a plain pointer to its user's); looked up
+// only at AUTH, under a lock.
+class TenantLimiters {
+ public:
+  // The users of `config` get their limits; users it no longer names get none.
+  void configure(const config::Config& config);
+  // The limiter of `user`, or nullptr for a user no config named.
+  TenantLimiter* find(std::string_view user);
+  // Those with some limit in force, or that refused something, for INFO.
+  std::vector<const TenantLimiter*> shown() const;
+
+ private:
+  mutable std::mutex lock_;
+  std::unordered_map<std::string, std::unique_ptr<TenantLimiter>> limiters_;
+};
+
+}  // namespace santral::router

@@ -1,0 +1,154 @@
+// Limits per user (users[].limits): a user over its requests_per_s, max_pipeline or
+// max_connections is refused with an error that names the limit, counted in INFO, while a
+// user without limits is served as before.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "tests/support/cluster.h"
+#include "tests/support/process.h"
+
+using namespace santral::test;
+
+namespace {
+
+const std::string kUsers =
+    "users:\n"
+    "  - name: ops\n"
+    "    password: ops-pw\n"
+    "  - name: rated\n"
+    "    password: rated-pw\n"
+    "    limits: {requests_per_s: 5}\n"
+    "  - name: piped\n"
+    "    password: piped-pw\n"
+    "    limits: {max_pipeline: 2}\n"
+    "  - name: few\n"
+    "    password: few-pw\n"
+    "    limits: {max_connections: 2}\n";
+
+RedisClient logged_in(Cluster& cluster, const std::string& user) {
+  auto client = cluster.client();
+  auto answer = client.command({"AUTH", user, user + "-pw"});
+  INFO(answer.str);
+  REQUIRE(answer.is_ok());
+  return client;
+}
+
+// The replies of `count` GETs of `key` sent in one write.
+std::vector<Reply> pipelined_gets(RedisClient& client, const std::string& key, int count) {
+  for (int i = 0; i < count; ++i) client.append({"GET", key});
+  std::vector<Reply> replies;
+  for (int i = 0; i < count; ++i) replies.push_back(client.get_reply());
+  return replies;
+}
+
+std::string info_line(RedisClient& client, const std::string& key) {
+  auto info = client.command({"INFO", "santral"}).str;
+  auto at = info.find(key + ":");
+  if (at == std::string::npos) return "";
+  return info.substr(at, info.find("\r\n", at) - at);
+}
+
+}  // namespace
+
+TEST_CASE("limits.requests_per_s: a user over its rate is refused, another user is not") {
+  Cluster cluster(2, kUsers, {"--workers", "2"});
+  auto rated = logged_in(cluster, "rated");
+  auto ops = logged_in(cluster, "ops");
+  REQUIRE(ops.command({"SET", "k", "v"}).is_ok());
+
+  // 100 requests in one write: a bucket of 5 tokens refilled at 5 a second cannot pass them
+  // all unless reading them took Santral 19 s.
+  auto replies = pipelined_gets(rated, "k", 100);
+  int served = 0, refused = 0;
+  for (const auto& reply : replies) {
+    if (reply.is_error()) {
+      ++refused;
+      INFO(reply.str);
+      CHECK(reply.str.find("user 'rated' is over its limits.requests_per_s of 5") !=
+            std::string::npos);
+    } else {
+      ++served;
+      CHECK(reply.str == "v");
+    }
+  }
+  CHECK(served >= 5);
+  CHECK(refused > 0);
+
+  // The same at once from a user without limits: every one served.
+  for (const auto& reply : pipelined_gets(ops, "k", 100)) CHECK(reply.str == "v");
+
+  auto line = info_line(ops, "user_limits_rated");
+  INFO(line);
+  CHECK(line.find("requests_per_s=5,burst=5,") != std::string::npos);
+  CHECK(line.find("refused_requests=" + std::to_string(refused)) != std::string::npos);
+  CHECK(info_line(ops, "user_limits_ops").empty());  // no limits, nothing refused
+}
+
+TEST_CASE("limits.max_pipeline: requests past it on one connection are refused, not run") {
+  Cluster cluster(1, kUsers + "timeouts: {request_ms: 60000}\n");
+  auto ops = logged_in(cluster, "ops");
+  // A raw connection, so that the requests are sent at once without reading a reply.
+  RawConnection piped(cluster.santral().port());
+  piped.send("*3\r\n$4\r\nAUTH\r\n$5\r\npiped\r\n$8\r\npiped-pw\r\n");
+  REQUIRE(piped.read_until("\r\n") == "+OK\r\n");
+
+  // The shard answers nothing while stopped: the first two stay owed when the others come.
+  cluster.shard(0).pause();
+  std::string incr = "*2\r\n$4\r\nINCR\r\n$7\r\ncounter\r\n";
+  piped.send(incr + incr + incr + incr);
+  // Santral has read them once INFO counts the refusals.
+  REQUIRE(wait_until(
+      [&] {
+        return info_line(ops, "user_limits_piped").find("refused_pipeline=2") != std::string::npos;
+      },
+      10000));
+  cluster.shard(0).resume();
+  std::string replies;
+  auto lines = [&] {
+    std::size_t count = 0;
+    for (auto at = replies.find("\r\n"); at != std::string::npos; at = replies.find("\r\n", at + 2))
+      ++count;
+    return count;
+  };
+  while (lines() < 4) {
+    auto more = piped.read_until("\r\n", 10000);
+    REQUIRE_FALSE(more.empty());
+    replies += more;
+  }
+  INFO(replies);
+  CHECK(replies.starts_with(":1\r\n:2\r\n-ERR santral: user 'piped' may have 2 requests"));
+  auto second_error = replies.find("-ERR", replies.find("-ERR") + 1);
+  CHECK(second_error != std::string::npos);
+  CHECK(replies.find("limits.max_pipeline", second_error) != std::string::npos);
+  // Refused requests did not run.
+  CHECK(ops.command({"GET", "counter"}).str == "2");
+  // With its replies read, the connection is served again.
+  piped.send(incr);
+  CHECK(piped.read_until("\r\n") == ":3\r\n");
+}
+
+TEST_CASE("limits.max_connections: a login past it is refused until a connection goes") {
+  Cluster cluster(1, kUsers);
+  auto first = logged_in(cluster, "few");
+  auto second = logged_in(cluster, "few");
+  auto third = cluster.client();
+  auto refused = third.command({"AUTH", "few", "few-pw"});
+  INFO(refused.str);
+  CHECK(refused.str.find("user 'few' already has 2 connections") != std::string::npos);
+  CHECK(refused.str.find("limits.max_connections") != std::string::npos);
+  // Not logged in: it is still the default user, which may not run commands here.
+  CHECK(third.command({"GET", "k"}).is_error());
+  // Other users log in as before.
+  auto ops = logged_in(cluster, "ops");
+  CHECK(info_line(ops, "user_limits_few").find("connections=2,") != std::string::npos);
+
+  // One connection goes (or logs in as someone else): the next login is accepted.
+  REQUIRE(second.command({"AUTH", "ops", "ops-pw"}).is_ok());
+  CHECK(third.command({"AUTH", "few", "few-pw"}).is_ok());
+  first = RedisClient(cluster.santral().port());  // the first one closes
+  auto fourth = cluster.client();
+  CHECK(wait_until([&] { return fourth.command({"AUTH", "few", "few-pw"}).is_ok(); }, 10000));
+  CHECK(info_line(ops, "user_limits_few").find("refused_connections=") != std::string::npos);
+}

@@ -1,0 +1,59 @@
+#include "router/runtime/tenant_limiter.h"
+
+#include <catch2/catch.hpp>
+
+using namespace santral::router;
+using namespace std::chrono_literals;
+
+TEST_CASE("requests_per_s: a bucket of `burst` requests refilled at the rate") {
+  TenantLimiter limiter("batch");
+  limiter.configure({.requests_per_s = 10, .burst = 2});
+  auto t0 = std::chrono::steady_clock::time_point(1000s);
+  CHECK(limiter.take_request(t0));
+  CHECK(limiter.take_request(t0));
+  CHECK_FALSE(limiter.take_request(t0));
+  CHECK_FALSE(limiter.take_request(t0 + 50ms));
+  CHECK(limiter.take_request(t0 + 100ms));  // one interval later, one token
+  CHECK_FALSE(limiter.take_request(t0 + 100ms));
+  CHECK(limiter.take_request(t0 + 10s));  // saved up, but never more than the burst
+  CHECK(limiter.take_request(t0 + 10s));
+  CHECK_FALSE(limiter.take_request(t0 + 10s));
+  CHECK(limiter.counters().refused_requests == 4);
+  // Without a rate, nothing is refused.
+  limiter.configure({});
+  for (int i = 0; i < 1000; ++i) CHECK(limiter.take_request(t0));
+}
+
+TEST_CASE("max_connections and max_pipeline") {
+  TenantLimiter limiter("few");
+  limiter.configure({.max_connections = 2, .max_pipeline = 3});
+  CHECK(limiter.add_connection());
+  CHECK(limiter.add_connection());
+  CHECK_FALSE(limiter.add_connection());
+  limiter.remove_connection();
+  CHECK(limiter.add_connection());
+  CHECK(limiter.admits_pipeline(2));
+  CHECK_FALSE(limiter.admits_pipeline(3));
+  auto counters = limiter.counters();
+  CHECK(counters.connections == 2);
+  CHECK(counters.refused_connections == 1);
+  CHECK(counters.refused_pipeline == 1);
+}
+
+TEST_CASE("TenantLimiters: one limiter per configured user, kept across reloads") {
+  santral::config::Config config;
+  config.users.push_back({"batch", nullptr, {.requests_per_s = 5}});
+  config.users.push_back({"free", nullptr, {}});
+  TenantLimiters limiters;
+  limiters.configure(config);
+  auto* batch = limiters.find("batch");
+  REQUIRE(batch != nullptr);
+  CHECK(limiters.find("free") != nullptr);
+  CHECK(limiters.find("nobody") == nullptr);
+  REQUIRE(limiters.shown().size() == 1);  // only users with limits
+  CHECK(batch->limits().burst == 5);      // a second's worth when not given
+  config.users.clear();
+  limiters.configure(config);  // the user left the config: its limiter stays, unlimited
+  CHECK(limiters.find("batch") == batch);
+  CHECK_FALSE(batch->limits().any());
+}
