@@ -130,6 +130,23 @@ std::string prometheus_text(const ClusterSnapshot& snapshot) {
          "Clients refused at limits.max_clients.");
   fmt::format_to(std::back_inserter(out), "santral_rejected_connections_total {}\n",
                  snapshot.rejected_clients);
+  family(out, "santral_user_connections", "gauge",
+         "Connections logged in as each user with limits (users[].limits).");
+  for (const auto& user : snapshot.user_limits)
+    fmt::format_to(std::back_inserter(out), "santral_user_connections{{user=\"{}\"}} {}\n",
+                   label(user.user), user.counters.connections);
+  family(out, "santral_user_refused_total", "counter",
+         "Requests and logins refused by a user's limits, by limit.");
+  for (const auto& user : snapshot.user_limits) {
+    const std::pair<std::string_view, std::uint64_t> refused[] = {
+        {"requests_per_s", user.counters.refused_requests},
+        {"max_connections", user.counters.refused_connections},
+        {"max_pipeline", user.counters.refused_pipeline}};
+    for (const auto& [limit, count] : refused)
+      fmt::format_to(std::back_inserter(out),
+                     "santral_user_refused_total{{user=\"{}\",limit=\"{}\"}} {}\n",
+                     label(user.user), limit, count);
+  }
   family(out, "santral_client_bytes_total", "counter", "Bytes read from and written to clients.");
   fmt::format_to(std::back_inserter(out), "santral_client_bytes_total{{direction=\"in\"}} {}\n",
                  total.client_bytes_in);

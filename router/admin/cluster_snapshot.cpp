@@ -33,6 +33,8 @@ void take_snapshot(ControlPlane& server, std::function<void(ClusterSnapshot)> do
       std::chrono::duration<double>(std::chrono::steady_clock::now() - server.shared().started)
           .count();
   snapshot.rejected_clients = server.shared().rejected_clients.load();
+  for (const auto* limiter : server.shared().limiters.shown())
+    snapshot.user_limits.push_back({limiter->user(), limiter->limits(), limiter->counters()});
   {
     std::lock_guard guard(server.shared().failover_lock);
     snapshot.failovers = server.shared().failovers;

@@ -21,6 +21,13 @@ struct WorkerSnapshot {
   NearCache::Counters near_cache;
 };
 
+// A user with limits (router/runtime/tenant_limiter.h): what they are and what they refused.
+struct UserLimitsReport {
+  std::string user;
+  config::TenantLimits limits;
+  TenantLimiter::Counters counters;
+};
+
 // Every worker's report, taken on each worker's own thread and put together on the server's.
 struct ClusterSnapshot {
   placement::TopologyPtr topology;
@@ -29,6 +36,7 @@ struct ClusterSnapshot {
   double uptime_seconds = 0;
   std::uint64_t rejected_clients = 0;
   std::map<std::string, Failover> failovers;  // each shard's last, by name
+  std::vector<UserLimitsReport> user_limits;
 };
 
 // Asks every worker for its report; `done` runs on the server's thread.

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "tests/support/cluster.h"
+#include "tests/support/free_port.h"
+#include "tests/support/http_client.h"
 #include "tests/support/process.h"
 
 using namespace santral::test;
@@ -53,7 +55,9 @@ std::string info_line(RedisClient& client, const std::string& key) {
 }  // namespace
 
 TEST_CASE("limits.requests_per_s: a user over its rate is refused, another user is not") {
-  Cluster cluster(2, kUsers, {"--workers", "2"});
+  int admin_port = free_loopback_port();
+  Cluster cluster(2, kUsers + "admin: {listen: 127.0.0.1:" + std::to_string(admin_port) + "}\n",
+                  {"--workers", "2"});
   auto rated = logged_in(cluster, "rated");
   auto ops = logged_in(cluster, "ops");
   REQUIRE(ops.command({"SET", "k", "v"}).is_ok());
@@ -84,6 +88,13 @@ TEST_CASE("limits.requests_per_s: a user over its rate is refused, another user 
   CHECK(line.find("requests_per_s=5,burst=5,") != std::string::npos);
   CHECK(line.find("refused_requests=" + std::to_string(refused)) != std::string::npos);
   CHECK(info_line(ops, "user_limits_ops").empty());  // no limits, nothing refused
+
+  // The same on /metrics.
+  auto metrics = http_request(admin_port, "GET", "/metrics").body;
+  CHECK(metrics.find("santral_user_refused_total{user=\"rated\",limit=\"requests_per_s\"} " +
+                     std::to_string(refused) + "\n") != std::string::npos);
+  CHECK(metrics.find("santral_user_connections{user=\"rated\"} 1\n") != std::string::npos);
+  CHECK(metrics.find("user=\"ops\"") == std::string::npos);
 }
 
 TEST_CASE("limits.max_pipeline: requests past it on one connection are refused, not run") {
