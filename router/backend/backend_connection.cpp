@@ -12,6 +12,7 @@
 #include "protocol/errors.h"
 #include "protocol/reply_scanner.h"
 #include "protocol/resp_writer.h"
+#include "router/backend/draining_connections.h"
 #include "router/backend/shard_login.h"
 #include "router/backend/write_fence.h"
 #include "router/transport/tls_contexts.h"
@@ -71,7 +72,7 @@ void BackendConnection::start() {
 
 void BackendConnection::stop() {
   state_ = State::Stopped;
-  close_socket();
+  close_socket("the connection was closed");
   resolver_.cancel();
   retry_timer_.cancel();
   push_sink_.reset();
@@ -85,7 +86,7 @@ void BackendConnection::stop() {
 
 void BackendConnection::abandon(const std::string& why) {
   if (state_ == State::Stopped) return;
-  close_socket();
+  close_socket(why);
   resolver_.cancel();
   retry_timer_.cancel();
   tracking_lost();
@@ -105,6 +106,7 @@ BackendConnectionPtr BackendConnection::open(boost::asio::io_context& io, Backen
       new BackendConnection(io, std::move(target), std::move(config), stats, options.role));
   if (options.push_sink) connection->set_push_sink(std::move(options.push_sink));
   connection->wait_while_down(options.wait_while_down);
+  connection->drains_ = options.drains;
   connection->start();
   return connection;
 }
@@ -133,7 +135,10 @@ void BackendConnection::retarget(std::size_t shard_index, std::string shard_name
   confirms_ = config_->confirms_writes();
 }
 
-void BackendConnection::close_socket() {
+void BackendConnection::close_socket(std::string_view why) {
+  if (drains_ && wrote_ && carries_requests())
+    DrainingConnections::of(io_).add(target_, server_client_id_, config_, std::string(why));
+  wrote_ = false;
   ++generation_;
   boost::system::error_code ignored;
   stream_.socket().close(ignored);
@@ -207,8 +212,16 @@ void BackendConnection::on_connected() {
   if (!ejected_ && on_ready_) on_ready_();
 }
 
-// HELLO/AUTH and SELECT go first on every new connection; their replies are checked, not
-// forwarded.
+// Whether a request of a client (or a pinned transaction's MULTI) is unanswered: given up on,
+// it may still run. A handshake, a health PING or a WAIT running late changes nothing.
+bool BackendConnection::carries_requests() const {
+  return std::any_of(pending_.begin(), pending_.end(), [](const Pending& p) {
+    return p.owner == Owner::Client || p.owner == Owner::ClientWrite || p.owner == Owner::Silent;
+  });
+}
+
+// HELLO/AUTH, SELECT and CLIENT ID go first on every new connection; their replies are
+// checked, not forwarded.
 void BackendConnection::handshake() {
   auto login = shard_login(config_->backend);
   std::string prefix;
@@ -247,17 +260,20 @@ void BackendConnection::handshake() {
     ++commands;
   }
   auto now = Clock::now();
-  // A lent connection's id on its server: a switch of topology may have to end the call
-  // blocked on it from another connection (CLIENT UNBLOCK, router/routes/blocked_calls.h).
-  // Its reply is not a handshake's: a server that refuses CLIENT ID still serves.
+  // The connection's id on its server: what Santral gives up on is proven not to run by
+  // `CLIENT KILL ID` (draining_connections.h), and a switch of topology may have to end the
+  // call blocked on a lent connection (CLIENT UNBLOCK, router/routes/blocked_calls.h).
+  // Requests wait for it, so that every request sent has an id to end it by; a server that
+  // refuses CLIENT ID still serves.
   server_client_id_ = 0;
-  if (role_ == ConnectionRole::Dedicated) {
+  if (drains_) {
     std::string_view args[] = {"CLIENT", "ID"};
     writer.command(args);
     pending_.push_front({nullptr, 0, 0, Owner::ClientId, now, now + config_->timeouts.request});
   }
   for (std::size_t i = 0; i < commands; ++i)
     pending_.push_front({nullptr, 0, 0, Owner::Handshake, now, now + config_->timeouts.request});
+  if (drains_) ++commands;
   if (commands == 0) {
     outbox_.insert(0, prefix);
     return;
@@ -457,6 +473,8 @@ void BackendConnection::flush() {
           false);
     auto chunk =
         asio::buffer(writing_.data() + written_, std::min(writing_.size() - written_, kMaxWrite));
+    // Requests go out only once the handshake has answered (held_ until then).
+    if (handshake_left_ == 0) wrote_ = true;
     if (stream_.tls()) return write_tls(chunk);
     boost::system::error_code ec;
     auto& socket = stream_.socket();
@@ -628,6 +646,13 @@ bool BackendConnection::deliver_frames() {
         if (frame.size() > 3 && frame.front() == ':')
           server_client_id_ =
               protocol::parse_integer<std::uint64_t>(frame.substr(1, frame.size() - 3)).value_or(0);
+        else if (!ejected_)  // once, not on every reconnect
+          spdlog::warn(
+              "shard '{}' ({}) refused CLIENT ID ({}): a request Santral gives up on there cannot "
+              "be proven not to run late, so a move's switch waits for the shard to close it; "
+              "allow CLIENT ID and CLIENT KILL for Santral's user on the shard",
+              target_.shard_name, address_text(), protocol::line_text(frame));
+        handshake_answered();
         break;
     }
     if (generation != generation_) return false;
@@ -664,7 +689,7 @@ void BackendConnection::fail_all(const std::string& reply) {
 // client that sends again from its error handler queues to the new connection or fails fast.
 void BackendConnection::connection_failed(const std::string& reply, bool counts_as_failure) {
   if (state_ == State::Stopped) return;
-  close_socket();
+  close_socket(std::string_view(reply).substr(1, reply.size() - 3));
   tracking_lost();
   if (role_ != ConnectionRole::Shared && !tracks()) {
     state_ = State::Down;
@@ -714,7 +739,7 @@ void BackendConnection::tracking_lost() {
 
 void BackendConnection::go_down(const std::string& reason) {
   if (state_ == State::Stopped) return;
-  close_socket();
+  close_socket(reason);
   tracking_lost();
   bool first = !ejected_;
   down_reason_ = reason;

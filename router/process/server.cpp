@@ -9,6 +9,7 @@
 #include "config/config_error.h"
 #include "protocol/errors.h"
 #include "router/admin/admin_server.h"
+#include "router/backend/draining_connections.h"
 #include "router/backend/write_fence.h"
 #include "router/process/analyze_run.h"
 #include "router/process/balance_run.h"
@@ -177,9 +178,13 @@ void Server::switch_topology(placement::TopologyPtr topology, std::function<void
   if (fleet_) fleet_->agent().use_shards(shards_of(*topology));
   topology_ = topology;
   shared_.topology_version = topology->version;
+  // The workers' connections, then the server's own (the walk's, the samplers'): what any of
+  // them gave up on is proven over first (draining_connections.h).
   fence_workers(
       io_, worker_list(), {}, [topology](Worker& worker) { worker.apply(topology); },
-      std::move(done));
+      [this, done = std::move(done)]() mutable {
+        DrainingConnections::of(io_).after_all(std::move(done));
+      });
 }
 
 void Server::release_pulls() {

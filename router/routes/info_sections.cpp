@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 
 #include "router/backend/connection_pool.h"
+#include "router/backend/draining_connections.h"
+#include "router/resharding/key_conflict.h"
 #include "router/runtime/worker_services.h"
 #include "santral/version.h"
 
@@ -81,6 +83,10 @@ std::string santral_info_section(WorkerServices& worker) {
   line("connected_clients", shared.connected_clients.load());
   line("total_connections_received", shared.next_client_id.load() - 1);
   line("rejected_connections", shared.rejected_clients.load());
+  // Keys a move found on both shards with different values, kept apart (key_conflict.h), and
+  // connections given up on that their shards have not yet proven over (draining_connections.h).
+  line("move_conflicts", move_conflicts());
+  line("draining_connections", DrainingConnections::everywhere().size());
   for (const auto& [name, counter] : kTotals) {
     std::uint64_t total = 0;
     for (const WorkerServices* peer : worker.peers())

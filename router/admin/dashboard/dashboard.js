@@ -555,7 +555,8 @@
 
   function drawReshard(reshard) {
     const panel = $('reshard-panel');
-    if (!reshard || reshard.state === 'idle') {
+    // Idle, the panel stays only to show conflicts a move kept apart (santral:conflict:<key>).
+    if (!reshard || (reshard.state === 'idle' && !(reshard.conflicts > 0))) {
       panel.hidden = true;
       return;
     }
@@ -574,7 +575,8 @@
       figure('bytes moved', bytes(reshard.bytes_moved)),
       figure('keys/s', number(reshard.keys_per_sec)),
       figure('ETA', reshard.eta_s === undefined || reshard.eta_s === null ? '–' : duration(reshard.eta_s)),
-      figure('errors', number(reshard.errors), reshard.errors > 0 ? 'bad' : ''));
+      figure('errors', number(reshard.errors), reshard.errors > 0 ? 'bad' : ''),
+      figure('conflicts kept', number(reshard.conflicts || 0), reshard.conflicts > 0 ? 'bad' : ''));
     const moves = el('table', {class: 'moves'},
       el('thead', {}, el('tr', {}, ...['unit', 'from', 'to', 'keys (est.)', 'bytes (est.)', ''].map((h) => el('th', {text: h})))),
       el('tbody', {}, ...(reshard.moves || []).map((m) => el('tr', {class: m.done ? 'done' : ''},
@@ -582,7 +584,10 @@
         el('td', {text: number(m.keys_estimated)}), el('td', {text: bytes(m.bytes_estimated)}),
         el('td', {text: m.done ? 'done' : 'to do'})))));
     replace($('reshard'), bar, figures,
-      reshard.last_error ? el('p', {class: 'error', text: `last error: ${reshard.last_error}`}) : null, moves);
+      reshard.last_error ? el('p', {class: 'error', text: `last error: ${reshard.last_error}`}) : null,
+      reshard.waiting_for ? el('p', {class: 'error', id: 'reshard-waiting', text: `the switch waits for ${reshard.waiting_for}`}) : null,
+      reshard.conflicts > 0 ? el('p', {class: 'error', text: 'keys found on two shards with different values are kept apart as santral:conflict:<key> (SCAN MATCH santral:conflict:*); compare and keep the right one'}) : null,
+      moves);
   }
 
   function drawFleet(fleet, ourVersion) {

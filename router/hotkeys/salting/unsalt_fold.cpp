@@ -15,6 +15,7 @@
 #include "protocol/errors.h"
 #include "protocol/reply_value.h"
 #include "protocol/resp_writer.h"
+#include "router/backend/draining_connections.h"
 #include "router/backend/reply_sink.h"
 #include "router/resharding/marked_migrate.h"
 #include "router/resharding/migrate.h"
@@ -108,8 +109,15 @@ class UnsaltFold final : public ReplySink {
         keep_mark_ = true;
         add_unknown_version_ = sent_version_;
       }
-      if (worth_again(value.text)) return again(std::string(value.text));
-      return fail(std::string(value.text));
+      if (!worth_again(value.text)) return fail(std::string(value.text));
+      // Given up on by Santral: it may yet run where it went. Sent again (or looked for) only
+      // once that shard proves it done or dead (draining_connections.h), so that a copy
+      // running late cannot meet the one sent again.
+      if (value.text.starts_with("ERR santral:"))
+        return DrainingConnections::of(worker_.io())
+            .after(sent_address_, [self = boost::intrusive_ptr<UnsaltFold>(this),
+                                   why = std::string(value.text)] { self->again(why); });
+      return again(std::string(value.text));
     }
     switch (step_) {
       case Step::Read:
@@ -314,15 +322,15 @@ class UnsaltFold final : public ReplySink {
     auto still_wanted = [self = boost::intrusive_ptr<UnsaltFold>(this), version = pull_version_] {
       return self->worker_.topology().version == version;
     };
-    send_migrate(
-        worker_.io(),
+    auto migrate =
         plan_migrate(*topology.config, topology.map->shard(owner).address, target_.profile.database,
-                     keys, connection(source), connection(owner), still_wanted),
-        ReplySinkPtr(this), 0, 0);
+                     keys, connection(source), connection(owner), still_wanted);
+    // The claim is held until the MIGRATE is over, which a timeout is not (marked_migrate.h).
+    migrate.settled = [gate = &worker_.shared().migrations, claim = claim_] { gate->leave(claim); };
+    send_migrate(worker_.io(), std::move(migrate), ReplySinkPtr(this), 0, 0);
   }
 
   void pulled(std::string_view reply) {
-    worker_.shared().migrations.leave(claim_);
     pulling_ = false;
     // The step did not run: sent again (pulled again) after a pause.
     if (!migrated(reply))
@@ -336,7 +344,10 @@ class UnsaltFold final : public ReplySink {
 
   void send_to(std::size_t shard, const std::string& bytes) {
     sent_version_ = worker_.topology().version;
-    connection(shard).send(bytes, ReplySinkPtr(this), 0, 0);
+    sent_address_ = connection(shard).target().address.text();
+    // A fold's steps wait as long as its MIGRATEs do (migrate.h): one policy for a move's work.
+    connection(shard).send_within(bytes, ReplySinkPtr(this), 0, 0,
+                                  migrate_answer_timeout(*worker_.topology().config));
   }
 
   BackendConnection& connection(std::size_t shard) {
@@ -367,6 +378,7 @@ class UnsaltFold final : public ReplySink {
   bool keep_mark_ = false;    // an answer was lost for an add of this sub-key
   std::uint64_t add_unknown_version_ = 0;           // the topology it was sent under
   std::uint64_t sent_version_ = 0;                  // the topology the last request was sent under
+  std::string sent_address_;                        // ... and the server it went to
   std::chrono::steady_clock::time_point deadline_;  // of the step under way
   std::chrono::milliseconds pause_length_ = kFirstPause;
   boost::asio::steady_timer pause_;
