@@ -250,7 +250,9 @@ constexpr Entry kMessages[] = {
      "be counted over two maps; retry it"},
     {ClientError::MoveSwitchTooSlow,
      "TRYAGAIN santral: the move changed direction and not every router has switched within {} "
-     "ms (resharding.hold_timeout_ms; one may be frozen or cut off); nothing ran, retry it"},
+     "ms (resharding.hold_timeout_ms; one may be frozen or cut off, or a stalled shard has not "
+     "yet proven that requests given up on will not run late: SANTRAL RESHARD STATUS says what "
+     "the switch waits for); nothing ran, retry it"},
     {ClientError::ShardUnavailable,
      "ERR santral: shard '{}' ({}) is unavailable: {}; Santral keeps retrying in the "
      "background, try again shortly"},

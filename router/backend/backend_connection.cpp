@@ -1,6 +1,7 @@
 #include "router/backend/backend_connection.h"
 
 #include <algorithm>
+#include <span>
 #include <utility>
 
 #include <spdlog/spdlog.h>
@@ -12,6 +13,7 @@
 #include "protocol/errors.h"
 #include "protocol/reply_scanner.h"
 #include "protocol/resp_writer.h"
+#include "router/backend/connection_name.h"
 #include "router/backend/draining_connections.h"
 #include "router/backend/shard_login.h"
 #include "router/backend/write_fence.h"
@@ -226,60 +228,64 @@ void BackendConnection::handshake() {
   auto login = shard_login(config_->backend);
   std::string prefix;
   protocol::RespWriter writer(prefix);
-  std::size_t commands = 0;
+  // Whose each reply is, in the order the commands are written: a Handshake's error means the
+  // shard refuses Santral; Naming's and ClientId's do not (the server still serves).
+  std::vector<Owner> owners;
+  auto command = [&](std::span<const std::string_view> args, Owner owner) {
+    writer.command(args);
+    owners.push_back(owner);
+  };
   std::string_view user = login.user.empty() ? std::string_view("default") : login.user;
   if (target_.profile.protocol == 3) {
     if (login.password.empty()) {
       std::string_view args[] = {"HELLO", "3"};
-      writer.command(args);
+      command(args, Owner::Handshake);
     } else {
       std::string_view args[] = {"HELLO", "3", "AUTH", user, login.password};
-      writer.command(args);
+      command(args, Owner::Handshake);
     }
-    ++commands;
   } else if (!login.password.empty()) {
     std::string_view args[] = {"AUTH", user, login.password};
-    writer.command(args);
-    ++commands;
+    command(args, Owner::Handshake);
   }
   if (role_ == ConnectionRole::Tracking) {
     // Every key read here from now on is tracked; Redis pushes `invalidate` when it changes.
     std::string_view args[] = {"CLIENT", "TRACKING", "ON"};
-    writer.command(args);
-    ++commands;
+    command(args, Owner::Handshake);
   } else if (role_ == ConnectionRole::TrackingBroadcast) {
     // Every key written anywhere on the shard is pushed here.
     std::string_view args[] = {"CLIENT", "TRACKING", "ON", "BCAST"};
-    writer.command(args);
-    ++commands;
+    command(args, Owner::Handshake);
   }
+  std::string db = std::to_string(target_.profile.database);
   if (target_.profile.database != 0) {
-    std::string db = std::to_string(target_.profile.database);
     std::string_view args[] = {"SELECT", db};
-    writer.command(args);
-    ++commands;
+    command(args, Owner::Handshake);
   }
-  auto now = Clock::now();
-  // The connection's id on its server: what Santral gives up on is proven not to run by
-  // `CLIENT KILL ID` (draining_connections.h), and a switch of topology may have to end the
-  // call blocked on a lent connection (CLIENT UNBLOCK, router/routes/blocked_calls.h).
-  // Requests wait for it, so that every request sent has an id to end it by; a server that
-  // refuses CLIENT ID still serves.
   server_client_id_ = 0;
   if (drains_) {
+    // Named for the router and this run of it, so that a later run can end this connection
+    // (connection_name.h).
+    if (!connection_name().empty()) {
+      std::string_view args[] = {"CLIENT", "SETNAME", connection_name()};
+      command(args, Owner::Naming);
+    }
+    // The connection's id on its server: what Santral gives up on is proven not to run by
+    // `CLIENT KILL ID` (draining_connections.h), and a switch of topology may have to end the
+    // call blocked on a lent connection (CLIENT UNBLOCK, router/routes/blocked_calls.h).
+    // Requests wait for it, so that every request sent has an id to end it by.
     std::string_view args[] = {"CLIENT", "ID"};
-    writer.command(args);
-    pending_.push_front({nullptr, 0, 0, Owner::ClientId, now, now + config_->timeouts.request});
+    command(args, Owner::ClientId);
   }
-  for (std::size_t i = 0; i < commands; ++i)
-    pending_.push_front({nullptr, 0, 0, Owner::Handshake, now, now + config_->timeouts.request});
-  if (drains_) ++commands;
-  if (commands == 0) {
+  auto now = Clock::now();
+  for (auto owner = owners.rbegin(); owner != owners.rend(); ++owner)
+    pending_.push_front({nullptr, 0, 0, *owner, now, now + config_->timeouts.request});
+  if (owners.empty()) {
     outbox_.insert(0, prefix);
     return;
   }
   // Nothing else goes out before the handshake has answered (handshake_answered()).
-  handshake_left_ = commands;
+  handshake_left_ = owners.size();
   held_ = std::exchange(outbox_, std::move(prefix));
 }
 
@@ -641,6 +647,9 @@ bool BackendConnection::deliver_frames() {
         }
         break;
       case Owner::Silent:
+        break;
+      case Owner::Naming:
+        handshake_answered();
         break;
       case Owner::ClientId:
         if (frame.size() > 3 && frame.front() == ':')

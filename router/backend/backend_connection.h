@@ -210,6 +210,7 @@ class BackendConnection
     Handshake,
     Silent,
     Probe,
+    Naming,
     ClientId
   };
   struct HeldReply {

@@ -23,9 +23,11 @@ constexpr auto kFirstPause = std::chrono::milliseconds(50);
 constexpr auto kLongestPause = std::chrono::milliseconds(1000);
 constexpr auto kRefusedPause = std::chrono::milliseconds(5000);
 
-// The shard's own answer that the client is gone: killed now, or gone before.
+// The shard's own answer that the client is gone: CLIENT KILL ID answers how many clients it
+// killed (:1 now, :0 gone before); the old form +OK or "No such client".
 bool proves_gone(std::string_view reply) {
-  return reply.starts_with("+OK") || reply.find("No such client") != std::string_view::npos;
+  return reply.starts_with(":") || reply.starts_with("+OK") ||
+         reply.find("No such client") != std::string_view::npos;
 }
 
 // An error Santral made (the kill's connection broke, or its shard is marked down): the shard

@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
@@ -9,7 +11,9 @@
 #include "config/config_error.h"
 #include "protocol/errors.h"
 #include "router/admin/admin_server.h"
+#include "router/backend/connection_name.h"
 #include "router/backend/draining_connections.h"
+#include "router/backend/earlier_runs.h"
 #include "router/backend/write_fence.h"
 #include "router/process/analyze_run.h"
 #include "router/process/balance_run.h"
@@ -38,6 +42,15 @@ void log_topology(const config::Config& config) {
                  shard.replicas.empty() ? "" : fmt::format(", {} replicas", shard.replicas.size()));
 }
 
+// Which router this is, as its connections name it on the shards (connection_name.h): its name
+// in a fleet, else this host and its client listen address.
+std::string router_identity(const config::Config& config, const FleetStart& fleet) {
+  if (fleet.agent) return fleet.agent->router_name();
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = 0;
+  return fmt::format("{}:{}", host, config.listen.text());
+}
+
 }  // namespace
 
 Server::Server(ConfigSource source, config::Config config, FleetStart fleet)
@@ -48,6 +61,7 @@ Server::Server(ConfigSource source, config::Config config, FleetStart fleet)
       salting_(io_, shared_, workers_, topology_, fleet.agent.get()),
       sentinel_(io_, *this, shared_) {
   shared_.control = this;
+  name_connections(router_identity(*topology_->config, fleet));
   if (fleet.agent) {
     fleet_ = std::make_unique<FleetSync>(io_, static_cast<RouterHost&>(*this), shared_, fleet);
     topology_ = fleet_->first_topology(topology_);
@@ -127,6 +141,8 @@ int Server::run() {
   if (local_)
     asio::post(io_, [this] {
       driver_->coordinate(true);  // alone, it drives its moves itself
+      if (kept_move_ && kept_move_->document.phase != MoveDocument::Phase::Planned)
+        end_earlier_runs_first();
       if (kept_move_) driver_->take(std::exchange(kept_move_, std::nullopt));
       if (auto to = std::exchange(planned_at_start_, nullptr))
         driver_->plan(to, reloads_->last_read_text(), [](bool ok, const std::string& message) {
@@ -183,8 +199,29 @@ void Server::switch_topology(placement::TopologyPtr topology, std::function<void
   fence_workers(
       io_, worker_list(), {}, [topology](Worker& worker) { worker.apply(topology); },
       [this, done = std::move(done)]() mutable {
-        DrainingConnections::of(io_).after_all(std::move(done));
+        DrainingConnections::of(io_).after_all([this, done = std::move(done)]() mutable {
+          after_earlier_runs(std::move(done));
+        });
       });
+}
+
+// A move resumed at start: the connections the router's earlier run left on the shards are
+// ended first (earlier_runs.h); the first switch waits for it.
+void Server::end_earlier_runs_first() {
+  std::vector<BackendTarget> servers;
+  const auto& map = *topology_->map;
+  for (std::size_t s = 0; s < map.shard_count(); ++s)
+    servers.push_back({s, map.shard(s).name, map.shard(s).address, {}});
+  earlier_runs_ended_ = false;
+  end_earlier_runs(io_, std::move(servers), topology_->config, [this] {
+    earlier_runs_ended_ = true;
+    for (auto& then : std::exchange(after_earlier_runs_, {})) then();
+  });
+}
+
+void Server::after_earlier_runs(std::function<void()> then) {
+  if (earlier_runs_ended_) return then();
+  after_earlier_runs_.push_back(std::move(then));
 }
 
 void Server::release_pulls() {
@@ -268,7 +305,9 @@ void Server::put_in_force(placement::TopologyPtr topology) {
 }
 
 void Server::fence_all(std::function<void()> done) {
-  fence_workers(io_, worker_list(), {}, nullptr, std::move(done));
+  fence_workers(io_, worker_list(), {}, nullptr, [this, done = std::move(done)]() mutable {
+    DrainingConnections::of(io_).after_all(std::move(done));
+  });
 }
 
 void Server::push_map(std::string text, std::function<void(ReloadResult)> done) {

@@ -55,6 +55,9 @@ Worker::Worker(unsigned index, placement::TopologyPtr topology, SharedState& sha
       })) {
   provide({index_, &io_, &topology_, &shared_, &stats_, &scripts_, hotkeys_.get(), &sampler_,
            salts_.get(), near_cache_.get(), &learned_});
+  // A move under way at start (resumed, or a fleet's) pulls nothing until this router has
+  // switched to it and the move released its epoch (release_moves()).
+  holding_moves_ = topology_->move != nullptr;
   refresh_salts();
   lanes_->apply(topology_);
 }

@@ -308,7 +308,7 @@ std::function<void(const std::vector<std::string>&)> Mover::finisher(
       return std::exchange(batches->drained, nullptr)();
     if (alive.expired() || !*alive.lock()) return;
     if (batch->scan_ahead) batch->source->next_page = replies.back();
-    moved(*batch->source, replies, batch->sizes, batch->keys);
+    moved(*batch->source, replies, batch->sizes, batch->keys, batch->reported);
   };
   return [this, alive = std::weak_ptr<bool>(alive_), batch,
           end = std::move(end)](const std::vector<std::string>& replies) {
@@ -320,6 +320,14 @@ std::function<void(const std::vector<std::string>&)> Mover::finisher(
       settle_conflicts(batch, replies, [end, replies] { end(replies); });
     };
     if (!given_up) return settled();
+    // Reported at once (STATUS, the log); the batch ends once its source has answered for it.
+    if (!alive.expired() && *alive.lock()) {
+      batch->reported = true;
+      for (std::size_t g = 0; g < batch->sizes.size(); ++g)
+        if (const auto& result = replies[batch->keys + g];
+            protocol::is_error_frame(result) && !refused_as_receiving(result) && !busy_key(result))
+          report(*batch->source, "MIGRATE", result);
+    }
     DrainingConnections::of(io_).after(topology_->map->shard(batch->source->shard).address.text(),
                                        std::move(settled));
   };
@@ -372,8 +380,17 @@ BackendConnection* Mover::mark_connection(std::size_t shard) {
   return connection.get();
 }
 
+// A MIGRATE that failed: counted, and said in STATUS's last_error and the log.
+void Mover::report(const Source& source, std::string_view what, const std::string& reply) {
+  ++progress_.errors;
+  progress_.last_error = fmt::format("{} from shard '{}': {}", what,
+                                     topology_->map->shard(source.shard).name,
+                                     protocol::line_text(reply));
+  spdlog::warn("resharding: {}; retrying on the next pass", progress_.last_error);
+}
+
 void Mover::moved(Source& source, const std::vector<std::string>& replies,
-                  const std::vector<std::size_t>& sizes, std::size_t keys) {
+                  const std::vector<std::size_t>& sizes, std::size_t keys, bool reported) {
   std::uint64_t batch_keys = 0, batch_bytes = 0;
   bool failed = false, refused = false;  // this batch's
   std::size_t first = 0;
@@ -401,11 +418,7 @@ void Mover::moved(Source& source, const std::vector<std::string>& replies,
       refused = true;
     } else {
       failed = true;
-      ++progress_.errors;
-      progress_.last_error =
-          fmt::format("MIGRATE from shard '{}': {}", topology_->map->shard(source.shard).name,
-                      protocol::line_text(result));
-      spdlog::warn("resharding: {}; retrying on the next pass", progress_.last_error);
+      if (!reported) report(source, "MIGRATE", result);
     }
   }
   progress_.keys_moved += batch_keys;

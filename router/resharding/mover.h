@@ -69,6 +69,7 @@ class Mover {
     std::vector<std::string> group_keys;  // the keys, target after target
     int database = 0;
     std::size_t keys = 0;
+    bool reported = false;  // its failures counted already, while its source was proving it over
     bool scan_ahead = false;
     MigrationGate::Claim claim;
     std::string holder;  // of its receiving marks, in a fleet
@@ -87,7 +88,8 @@ class Mover {
   void settle_conflicts(const std::shared_ptr<Batch>& batch,
                         const std::vector<std::string>& replies, std::function<void()> then);
   void moved(Source& source, const std::vector<std::string>& replies,
-             const std::vector<std::size_t>& targets, std::size_t keys);
+             const std::vector<std::size_t>& targets, std::size_t keys, bool reported);
+  void report(const Source& source, std::string_view what, const std::string& reply);
   void failed(Source& source, const std::string& what);
   void pass_done(Source& source);
   void later(Source& source, std::chrono::steady_clock::duration after);

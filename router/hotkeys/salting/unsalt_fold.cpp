@@ -113,10 +113,16 @@ class UnsaltFold final : public ReplySink {
       // Given up on by Santral: it may yet run where it went. Sent again (or looked for) only
       // once that shard proves it done or dead (draining_connections.h), so that a copy
       // running late cannot meet the one sent again.
-      if (value.text.starts_with("ERR santral:"))
-        return DrainingConnections::of(worker_.io())
-            .after(sent_address_, [self = boost::intrusive_ptr<UnsaltFold>(this),
-                                   why = std::string(value.text)] { self->again(why); });
+      if (value.text.starts_with("ERR santral:")) {
+        auto& draining = DrainingConnections::of(worker_.io());
+        if (draining.draining(sent_address_))
+          spdlog::warn(
+              "{}: '{}': the {} of sub-key '{}' was given up on ({}); it is sent again once its "
+              "shard ({}) has proven it done or dead (a stalled shard runs it when it wakes)",
+              log_prefix_, key(), step_name(), sub_key(), value.text, sent_address_);
+        return draining.after(sent_address_, [self = boost::intrusive_ptr<UnsaltFold>(this),
+                                              why = std::string(value.text)] { self->again(why); });
+      }
       return again(std::string(value.text));
     }
     switch (step_) {

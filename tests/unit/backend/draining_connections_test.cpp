@@ -14,6 +14,7 @@
 #include "config/config.h"
 #include "router/backend/backend_connection.h"
 #include "router/backend/draining_connections.h"
+#include "router/backend/earlier_runs.h"
 #include "router/backend/reply_sink.h"
 #include "router/metrics/stats.h"
 #include "tests/support/scripted_shard.h"
@@ -119,21 +120,21 @@ TEST_CASE("a connection given up on is draining until the shard answers the kill
   REQUIRE(draining.list().size() == 1);
   CHECK(draining.list()[0].client_id == 7);
 
-  // The shard wakes: the kill is sent again on its new connection and answered.
-  kill_answer = "+OK\r\n";
+  // The shard wakes and answers the kill it holds: one client killed.
+  kill_answer = ":1\r\n";
   for (std::size_t c = 1; c < shard.accepted(); ++c) {
     for (const auto& request : shard.requests(c))
-      if (request == "CLIENT KILL ID 7") shard.write(c, "+OK\r\n");
+      if (request == "CLIENT KILL ID 7") shard.write(c, ":1\r\n");
   }
   REQUIRE(loop.run_until([&] { return proven; }));
   CHECK_FALSE(draining.draining(address(shard)));
   connection->stop();
 }
 
-TEST_CASE("'No such client' proves the connection gone, and waiters before a drain do not wait") {
+TEST_CASE("a kill that found no client proves it gone, and waiters before a drain do not wait") {
   Loop loop;
   ScriptedShard shard(
-      loop.io, shard_script([](const Words&) { return std::string("-ERR No such client\r\n"); }));
+      loop.io, shard_script([](const Words&) { return std::string(":0\r\n"); }));
   auto& draining = DrainingConnections::of(loop.io);
   bool before = false;
   draining.after(address(shard), [&] { before = true; });
@@ -166,4 +167,20 @@ TEST_CASE("a connection given up on before its requests went out is not draining
   REQUIRE(replies->got.size() == 1);
   CHECK_FALSE(DrainingConnections::of(loop.io).draining(address(shard)));
   connection->stop();
+}
+
+TEST_CASE("a restarted router finds the clients its earlier runs left, and only those") {
+  using santral::router::earlier_run_clients;
+  std::string list =
+      "id=3 addr=127.0.0.1:50001 laddr=127.0.0.1:7000 fd=8 name=santral:h:127.0.0.1:6380:aa age=9 "
+      "flags=N db=0 cmd=get user=default resp=2\n"
+      "id=4 addr=127.0.0.1:50002 laddr=127.0.0.1:7000 fd=9 name=santral:h:127.0.0.1:6380:bb age=1 "
+      "flags=N db=0 cmd=client|id user=default resp=2\n"
+      "id=5 addr=127.0.0.1:50003 laddr=127.0.0.1:7000 fd=10 name= age=1 flags=N db=0 cmd=get "
+      "user=default resp=2\n"
+      "id=6 addr=127.0.0.1:50004 laddr=127.0.0.1:7000 fd=11 name=santral:h:127.0.0.1:6381:aa "
+      "age=1 flags=N db=0 cmd=get user=default resp=2\n";
+  auto ids = earlier_run_clients(list, "santral:h:127.0.0.1:6380:", "santral:h:127.0.0.1:6380:bb");
+  CHECK(ids == std::vector<std::string>{"3"});
+  CHECK(earlier_run_clients(list, "", "x").empty());
 }
