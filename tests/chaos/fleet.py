@@ -66,8 +66,9 @@ MEMBERS = 3
 
 FAULTS = [("router-freeze", 1.5), ("router-stop", 1), ("router-kill", 1), ("router-term", 0.5),
           ("etcd-kill", 1), ("etcd-cut-blackhole", 1), ("etcd-cut-reset", 1),
-          ("etcd-no-quorum", 1), ("shard-stop", 1), ("shard-kill", 1), ("link-delay", 1),
-          ("link-stall", 0.5), ("link-reset", 1), ("link-blackhole", 0.5)]
+          ("etcd-no-quorum", 1), ("shard-stop", 1.5), ("shard-kill", 1), ("link-delay", 0.5),
+          ("link-delay-late", 0.5), ("link-stall", 0.5), ("link-stall-deliver", 0.75),
+          ("link-stall-next", 0.5), ("link-reset", 1), ("link-blackhole", 0.5)]
 OPERATOR_ACTIONS = nemesis.OPERATOR_ACTIONS
 
 
@@ -162,12 +163,18 @@ class SteadyProxy(cluster.Proxy):
     times out (a proxy starved of CPU on a loaded machine): a fault must always be lifted."""
 
     def fault(self, link, fault, arg=None):
+        return self._steady(lambda: self.control.fault(link, fault, arg))
+
+    def kill(self, link):
+        return self._steady(lambda: self.control.command(f"KILL {link}"))
+
+    def _steady(self, command):
         import fault_proxy  # noqa: E402 (cluster.Proxy put its directory on sys.path)
 
         for attempt in range(5):
             with self._lock:
                 try:
-                    return self.control.fault(link, fault, arg)
+                    return command()
                 except (OSError, ConnectionError):
                     if attempt == 4:
                         raise
@@ -247,6 +254,7 @@ class Fleet:
             ports = [self.etcd_proxy.add(f"r{i}-{m.name}", m.client_port) for m in self.members]
             r = Router(env.spawner, args.santral, workdir, env.proxy, i, ports, args.fence)
             r.max_keys_per_sec = 300
+            r.request_ms = args.request_ms
             r.write_config(model)
             self.routers.append(r)
         for r in self.routers:
@@ -501,9 +509,12 @@ class FleetOperator(nemesis.Operator):
             time.sleep(0.1)
         return False
 
+    def grows(self, m):
+        return len(m.shards) < len(SHARDS)
+
     def target(self, action):
         m = self.in_force
-        if action in ("grow/shrink", "abort"):
+        if action in ("grow/shrink", "abort", "abort-now"):
             if len(m.shards) >= len(SHARDS):
                 gone = self.rng.choice(m.shards)
                 return m.copy(shards=[s for s in m.shards if s != gone])
@@ -529,13 +540,27 @@ class FleetOperator(nemesis.Operator):
             return "planned", f"(push answered {out.error}; a move is planned)", name
         return "failed", out.error or "", name
 
+    def send_abort(self):
+        out, name = self.via(1, "SANTRAL", "RESHARD", "ABORT", idempotent=False)
+        if out.broken:
+            # Unknown: aborted or not, what runs says; ABORT again where it answers.
+            out, name = self.via(2, "SANTRAL", "RESHARD", "ABORT")
+        return out, name
+
+    def after_abort(self, old, keep_file):
+        if self.wait_idle(approve_planned=False, expect=old):
+            self.env.moves_switched_add()
+            self.in_force = old
+            self.file_model = old
+            self.last_move = f"an abort back to {old.describe()} ended at {self.env.stamp()}"
+
     def act(self, action, abort_at, keep_file):
         env = self.env
         self.rng.shuffle(self.roles)
         begun = self.begin(action, "a router", f"r{self.roles[0]}")
         if begun is None:
             return
-        old, new, action, aborting = begun
+        old, new, action, style = begun
         self.max_keys_per_sec = env.walk_rate()
         self.file_model = new
         verdict, text, via = self.push(new)
@@ -552,45 +577,36 @@ class FleetOperator(nemesis.Operator):
             self.file_model = old
             return
         self.wait_state(lambda s: s == "planned")
-        if not self.approve():
-            # Left planned: abort it so that the next action starts from idle.
-            self.via(1, "SANTRAL", "RESHARD", "ABORT")
-            self.wait_idle(approve_planned=False)
-            if self.status().get("state") == "planned":
-                # The ABORT did not take either (etcd without quorum): the move to `new` stays
-                # planned, and the next action's wait_idle approves it (file_model is `new`).
+        stop = self.stop_source(old, new, action) if style == "source-stop" else None
+        try:
+            if not self.approve():
+                if stop is not None:
+                    stop.resume("APPROVE failed")
+                # Left planned: abort it so that the next action starts from idle.
+                self.via(1, "SANTRAL", "RESHARD", "ABORT")
+                self.wait_idle(approve_planned=False)
+                if self.status().get("state") == "planned":
+                    # The ABORT did not take either (etcd without quorum): the move to `new`
+                    # stays planned, and the next action's wait_idle approves it (file_model
+                    # is `new`).
+                    return
+                self.file_model = old
                 return
-            self.file_model = old
-            return
-        started = now()
-        if aborting:
-            limit = started + self.rng.uniform(0.5, 4.0)
-            while now() < limit and not env.stop_nemeses.is_set():
-                st = self.status()
-                if st.get("state") not in ("moving",):
-                    break
-                if int(st.get("keys_moved", "0") or 0) > 0 and now() > started + 0.3 + 2 * abort_at:
-                    break
-                time.sleep(0.1)
-            st = self.status()
-            out, name = self.via(1, "SANTRAL", "RESHARD", "ABORT", idempotent=False)
-            if out.broken:
-                # Unknown: aborted or not, what runs says; ABORT again where it answers.
-                out, name = self.via(2, "SANTRAL", "RESHARD", "ABORT")
-            env.event(f"operator: ABORT through {name} at keys_moved={st.get('keys_moved')} "
-                      f"state={st.get('state')}: {'OK' if out.ok else out.error}")
-            if out.ok:
-                env.count("moves aborted")
-                if self.wait_idle(approve_planned=False, expect=old):
-                    env.moves_switched_add()
-                    self.in_force = old
-                    self.file_model = old
-                return
+            started = now()
+            if style is not None:
+                out = self.abort(style, started, abort_at, stop)
+                if out.ok:
+                    self.after_abort(old, keep_file)
+                    return
+        finally:
+            if stop is not None:
+                stop.resume("the operator's action ended")
         if self.wait_idle(expect=new):
             env.count("moves finished")
             env.moves_switched_add()
             self.in_force = new
             self.file_model = new
+            self.last_move = f"{action} to {new.describe()} ended at {env.stamp()}"
             env.event(f"operator: move to {new.describe()} finished in {now() - started:.1f} s "
                       f"(status through r{self.roles[2]})")
 
