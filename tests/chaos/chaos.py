@@ -31,10 +31,18 @@ reads placement from the current primaries; see tests/chaos/failover.py.
 
     scripts/chaos.sh 90 --failover [--seed N] [--faults primary-kill,primary-stop]
 
+Options that make the faults hit Santral's timeouts harder: --request-ms N (Santral's
+timeouts.request_ms, default 2000; most shard stops, 0.5-5 s, and the late-delivering link
+faults outlast it), --burners N (N busy-loop processes beside the run, as on a loaded machine).
+
+After each move has ended, before the operator's next action: every data key on exactly one
+shard, the owner of the map in force (check_placement_after_move).
+
 The checker, once faults are lifted and no move runs: each workload's end-state conditions;
 then every key on every redis-server (SCAN on each, directly): on exactly one shard, and that
 shard the owner the map in force names (SANTRAL EXPLAIN MGET <keys>, through Santral). It
-prints per workload what it checked, counts (operations, moves, faults, anomalies by kind) and
+prints per workload what it checked, counts (operations, moves, faults, anomalies by kind),
+what each shard's append-only file holds for the keys anomalies named (tests/chaos/aof.py), and
 ends with one line `chaos: N passed, M failed` (N checks that held, M anomalies); the exit code
 is 0 only when M is 0 (with --self-test: only when every injected damage was reported). The
 seed (--seed, else random) is printed first: the same seed gives the same sequence of operator

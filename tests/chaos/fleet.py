@@ -23,13 +23,17 @@ the move is planned through the first (SANTRAL MAP PUSH <map text>), approved (a
 aborted) through the second, its status read through the third (the next one when that one does
 not answer or a fault is on it: a router that was away answers from its own, old view until it
 has caught up). A move counts as over once its state is idle and a router serves its map (the
-old one after an abort). Actions: remove a shard / add it back (grow/shrink), the same aborted halfway,
-`hash:` murmur <-> fnv1a_64, `hash_tag:` "{}" <-> "[]". Before each action the map a router
+old one after an abort). Actions: remove a shard / add it back (grow/shrink), the same aborted halfway
+or at once (abort, abort-now), source-stop-abort (a shard of the map SIGSTOPped before APPROVE
+while a removed shard is added back, or `hash:` changes, until request_ms + 1.5 s after the
+ABORT), `hash:` murmur <-> fnv1a_64, `hash_tag:` "{}" <-> "[]". Placement is checked after each
+move, through a router that serves the map in force. Before each action the map a router
 serves (SANTRAL SHARDMAP) must be the one the last move left in force (a router may take a
 moment to catch up: it is asked again for up to 30 s).
 
 Faults (FleetFaults; one at a time, 0.5-3 s apart), in addition to single mode's shard faults
-(shard-stop, shard-kill, link-delay/stall/reset/blackhole on shard links):
+(shard-stop, shard-kill, link-delay/delay-late/stall/stall-deliver/stall-next/reset/blackhole on
+shard links; nemesis.py):
   router-freeze     SIGSTOP a router for twice its lease (it must find itself left out, and
                     its writes refused, when it wakes)
   router-stop       SIGSTOP a router 0.5-2 s (well within its lease)
