@@ -25,8 +25,8 @@ not answer or a fault is on it: a router that was away answers from its own, old
 has caught up). A move counts as over once its state is idle and a router serves its map (the
 old one after an abort). Actions: remove a shard / add it back (grow/shrink), the same aborted halfway
 or at once (abort, abort-now), source-stop-abort (a shard of the map SIGSTOPped before APPROVE
-while a removed shard is added back, or `hash:` changes, until request_ms + 1.5 s after the
-ABORT), `hash:` murmur <-> fnv1a_64, `hash_tag:` "{}" <-> "[]". Placement is checked after each
+while a removed shard is added back, a plain move removing one first when all five are in,
+until request_ms + 1.5 s after the ABORT), `hash:` murmur <-> fnv1a_64, `hash_tag:` "{}" <-> "[]". Placement is checked after each
 move, through a router that serves the map in force. Before each action the map a router
 serves (SANTRAL SHARDMAP) must be the one the last move left in force (a router may take a
 moment to catch up: it is asked again for up to 30 s).
@@ -558,13 +558,15 @@ class FleetOperator(nemesis.Operator):
             self.file_model = old
             self.last_move = f"an abort back to {old.describe()} ended at {self.env.stamp()}"
 
-    def act(self, action, abort_at, keep_file):
+    def act(self, action, abort_at, keep_file, room_made=False):
         env = self.env
         self.rng.shuffle(self.roles)
         begun = self.begin(action, "a router", f"r{self.roles[0]}")
         if begun is None:
             return
         old, new, action, style = begun
+        if self.make_room(action, style, old, abort_at, keep_file, room_made):
+            return
         self.max_keys_per_sec = env.walk_rate()
         self.file_model = new
         verdict, text, via = self.push(new)

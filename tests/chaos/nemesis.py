@@ -13,7 +13,8 @@ Operator (one action at a time, a pause of 1-4 s between them):
                 restart plans the move again), never the file's silently (F9)
   abort-now     the same, with the ABORT sent right after APPROVE answered
   source-stop-abort  SIGSTOP a source shard of the planned move (one of the old map's shards:
-                the move adds the spare shard, or, when it is in, changes `hash:`), APPROVE,
+                the move adds the spare shard; when it is in, a plain move takes it out first,
+                and should it still be in, the move changes `hash:` instead), APPROVE,
                 ABORT once keys_moved > 0 (the other sources' walks; at most 8 s), keep the
                 shard stopped until request_ms + 1.5 s after the ABORT was sent (whether or not
                 Santral answered it meanwhile), SIGCONT, wait until idle. Santral gives up on
@@ -221,9 +222,9 @@ class Operator:
     def target(self, action):
         m = self.in_force
         if action == "source-stop-abort":
-            # A move of which every shard of the old map is a source: the spare shard added,
-            # or, when it is in, a change of hash (removing it has one source alone, which
-            # stopped would leave keys_moved at 0).
+            # A move of which every shard of the old map is a source: the spare shard added
+            # (make_room takes it out first), or, when it is in, a change of hash (removing it
+            # has one source alone, which stopped would leave keys_moved at 0).
             return self.target("grow/shrink" if self.grows(m) else "hash")
         if action in ("grow/shrink", "abort", "abort-now"):
             shards = [s for s in m.shards if s != "s3"] if "s3" in m.shards else m.shards + ["s3"]
@@ -364,12 +365,26 @@ class Operator:
         return SourceStop(self.env, name, watchdog, f"a source of {action} to {new.describe()}")
 
     # --- one action -----------------------------------------------------------------------
-    def act(self, action, abort_at, keep_file):
+    def make_room(self, action, style, old, abort_at, keep_file, room_made):
+        """source-stop-abort with the spare shard in the map: a plain move takes it out first
+        (then the action starts again), so that the stopped shard is a source of a move that
+        adds a shard (every shard of the map gives keys to the new one, and the others' walks
+        go on). True when it did; the second time round, the action goes on as target() says."""
+        if style != "source-stop" or self.grows(old) or room_made:
+            return False
+        self.env.event("operator: source-stop-abort: first a move that takes a shard out")
+        self.act("grow/shrink", abort_at, keep_file)
+        self.act(action, abort_at, keep_file, room_made=True)
+        return True
+
+    def act(self, action, abort_at, keep_file, room_made=False):
         env = self.env
         begun = self.begin(action)
         if begun is None:
             return
         old, new, action, style = begun
+        if self.make_room(action, style, old, abort_at, keep_file, room_made):
+            return
         env.santral.max_keys_per_sec = env.walk_rate()
         env.santral.write_config(new)
         self.file_model = new

@@ -838,7 +838,8 @@ class Transactions(Workload):
         a, b, last = (as_int(values[0]), as_int(values[1]), values[2])
         name = self.groups[i][0]
         if a != b:
-            env.anomaly("transaction: not atomic (a != b)", f"{name} ({where}): a={a} b={b}")
+            env.anomaly("transaction: not atomic (a != b)", f"{name} ({where}): a={a} b={b}",
+                        key=name)
         elif a < min_a:
             env.anomaly("transaction: acknowledged EXEC lost",
                         f"{name} ({where}): a={a}, an acknowledged EXEC answered {min_a}", key=name)
@@ -909,7 +910,7 @@ class Transactions(Workload):
                     va, vb = out.value[0], out.value[1]
                     if int(va) != int(vb):
                         env.anomaly("transaction: not atomic (a != b)",
-                                    f"EXEC on {a} answered a={va} b={vb}")
+                                    f"EXEC on {a} answered a={va} b={vb}", key=a)
                     acked_a = int(va)
                 elif out.status == UNKNOWN:
                     self.attempted[i] += 1
@@ -935,7 +936,7 @@ class Transactions(Workload):
                 continue
             va, vb = as_int(out.value[0]), as_int(out.value[1])
             if va != vb:
-                env.anomaly("transaction: not atomic (a != b)", f"{a}: final a={va} b={vb}")
+                env.anomaly("transaction: not atomic (a != b)", f"{a}: final a={va} b={vb}", key=a)
             elif va < self.acked[i]:
                 env.anomaly("transaction: acknowledged EXEC lost",
                             f"{a} = {va}, {self.acked[i]} EXECs acknowledged", key=a)
