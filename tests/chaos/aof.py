@@ -122,25 +122,36 @@ def runs(entries):
     return out
 
 
-def describe(directories, key, t0_wall, limit=40):
+def describe(directories, key, t0_wall, at=None, limit=40):
     """Lines saying what each shard's AOF holds for `key`: per shard, its runs of commands with
     the harness's time (seconds since the run began, t0_wall = time.time() then) and the wall
-    clock. `directories` is [(shard name, dir)]."""
+    clock. `directories` is [(shard name, dir)]. With `at` (seconds since the run began: when
+    the first anomaly named the key), the runs from 60 s before it to 15 s after it; else the
+    last ones; at most `limit` per shard."""
     lines = []
     for name, directory in directories:
         entries = history(directory, [key]).get(key, [])
         if not entries:
             continue
         rs = runs(entries)
-        shown = rs[-limit:]
+        if at is not None:
+            lo, hi = t0_wall + at - 60.0, t0_wall + at + 15.0
+            first = next((i for i, r in enumerate(rs) if r[3] is None or r[3] >= lo), len(rs))
+            end = next((i for i, r in enumerate(rs) if r[2] is not None and r[2] > hi), len(rs))
+            end = max(end, first)
+        else:
+            first, end = 0, len(rs)
+        first = max(first, end - limit)
         parts = []
-        for cmd, count, first, last in shown:
-            when = _when(first, t0_wall)
-            if count > 1 and last is not None and last != first:
-                when += f"..{_when(last, t0_wall, clock=False)}"
+        for cmd, count, t_first, t_last in rs[first:end]:
+            when = _when(t_first, t0_wall)
+            if count > 1 and t_last is not None and t_last != t_first:
+                when += f"..{_when(t_last, t0_wall, clock=False)}"
             parts.append(f"{when} {cmd}" + (f" x{count}" if count > 1 else ""))
-        more = f"({len(rs) - limit} earlier runs left out) " if len(rs) > limit else ""
-        lines.append(f"{name} ({len(entries)} commands): {more}" + ", ".join(parts))
+        before = f"({first} earlier runs left out) " if first else ""
+        after = f" ({len(rs) - end} later runs left out)" if end < len(rs) else ""
+        lines.append(f"{name} ({len(entries)} commands): {before}"
+                     + (", ".join(parts) or "none in that window") + after)
     return lines or ["(no shard's AOF names it)"]
 
 

@@ -116,7 +116,9 @@ class Env:
         self._print_lock = threading.Lock()
         self.anomalies = collections.Counter()
         self.examples = collections.defaultdict(list)
-        self.anomaly_keys = {}  # key -> the first anomaly kind that named it (AOF history)
+        # key -> (the first anomaly kind that named it, when: seconds since the start), for
+        # the report's AOF history
+        self.anomaly_keys = {}
         self.placement_reported = set()  # (key, shards) found misplaced after a move
         self.lost_write_refusals = collections.Counter()  # failover mode: shard -> refusals
         self.checks = collections.Counter()
@@ -159,7 +161,7 @@ class Env:
         """An anomaly; `key`, when it is about one key, gets its AOF history in the report."""
         with self._lock:
             if key is not None and key not in self.anomaly_keys and len(self.anomaly_keys) < 12:
-                self.anomaly_keys[key] = kind
+                self.anomaly_keys[key] = (kind, now() - self.t0)
             self.anomalies[kind] += 1
             n = self.anomalies[kind]
             if len(self.examples[kind]) < 6:
@@ -857,10 +859,10 @@ def aof_report(env):
     print(f"\n== the AOFs of anomalous keys ([seconds since the run began, wall clock]; the run "
           f"began at {time.strftime('%H:%M:%S', time.localtime(env.wall0))}, santral.log's clock) ==")
     dirs = env.aof_dirs()
-    for key, kind in env.anomaly_keys.items():
-        print(f"  {key} ({kind}):")
+    for key, (kind, at) in env.anomaly_keys.items():
+        print(f"  {key} ({kind}, first at [{at:.1f}s]; the AOFs from 60 s before to 15 s after):")
         try:
-            for line in aof.describe(dirs, key, env.wall0):
+            for line in aof.describe(dirs, key, env.wall0, at=at):
                 print(f"    {line}")
         except Exception as e:  # the report must not hide the verdict
             print(f"    (AOF not read: {type(e).__name__}: {e})")
