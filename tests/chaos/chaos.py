@@ -919,6 +919,11 @@ def main(argv=None):
     p.add_argument("--request-ms", type=int, default=2000,
                    help="Santral's timeouts.request_ms (default 2000); e.g. 300: most shard "
                         "stops and late-delivering link faults outlast it")
+    p.add_argument("--source-stop-hold", type=float, default=None, metavar="S",
+                   help="source-stop-abort keeps the shard stopped until request_ms + S seconds "
+                        "after the ABORT (default 1.5; with --fleet 8: a fleet's abort walks "
+                        "the old target for seconds, and a late MIGRATE that lands before it is "
+                        "done is walked back)")
     p.add_argument("--burners", type=int, default=0, metavar="N",
                    help="N CPU burners (busy-loop processes) beside the run, started once the "
                         "cluster is up and stopped when the faults stop")
@@ -932,6 +937,8 @@ def main(argv=None):
         args.faults = "-"
     if args.fleet and args.failover:
         p.error("--fleet and --failover are separate modes")
+    if args.source_stop_hold is None:
+        args.source_stop_hold = 8.0 if args.fleet else 1.5
     if not os.access(args.santral, os.X_OK):
         print(f"chaos: no santral binary at {args.santral} (build it, or set SANTRAL_BINARY)")
         print("chaos: 0 passed, 1 failed")

@@ -24,9 +24,9 @@ aborted) through the second, its status read through the third (the next one whe
 not answer or a fault is on it: a router that was away answers from its own, old view until it
 has caught up). A move counts as over once its state is idle and a router serves its map (the
 old one after an abort). Actions: remove a shard / add it back (grow/shrink), the same aborted halfway
-or at once (abort, abort-now), source-stop-abort (a shard of the map SIGSTOPped before APPROVE
-while a removed shard is added back, a plain move removing one first when all five are in,
-until request_ms + 1.5 s after the ABORT), `hash:` murmur <-> fnv1a_64, `hash_tag:` "{}" <-> "[]". Placement is checked after each
+or at once (abort, abort-now), source-stop-abort (a shard of the map SIGSTOPped before APPROVE,
+or right after it, while a removed shard is added back, a plain move removing one first when
+all five are in, until request_ms + 8 s after the ABORT: --source-stop-hold), `hash:` murmur <-> fnv1a_64, `hash_tag:` "{}" <-> "[]". Placement is checked after each
 move, through a router that serves the map in force. Before each action the map a router
 serves (SANTRAL SHARDMAP) must be the one the last move left in force (a router may take a
 moment to catch up: it is asked again for up to 30 s).
@@ -583,7 +583,12 @@ class FleetOperator(nemesis.Operator):
             self.file_model = old
             return
         self.wait_state(lambda s: s == "planned")
-        stop = self.stop_source(old, new, action) if style == "source-stop" else None
+        # source-stop-abort stops the source before APPROVE (findings F1: the new direction's
+        # walk of it never starts) or, half the time, right after (its pulls are then queued
+        # on connections made before the stop; a fleet fenced by ACL users fails its
+        # connections to a shard it cannot make its user on at the switch).
+        early = style == "source-stop" and self.rng.random() < 0.5
+        stop = self.stop_source(old, new, action, "before APPROVE") if early else None
         try:
             if not self.approve():
                 if stop is not None:
@@ -599,6 +604,8 @@ class FleetOperator(nemesis.Operator):
                 self.file_model = old
                 return
             started = now()
+            if style == "source-stop" and stop is None:
+                stop = self.stop_source(old, new, action, "right after APPROVE")
             if style is not None:
                 out = self.abort(style, started, abort_at, stop)
                 if out.ok:

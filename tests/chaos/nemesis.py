@@ -14,10 +14,13 @@ Operator (one action at a time, a pause of 1-4 s between them):
   abort-now     the same, with the ABORT sent right after APPROVE answered
   source-stop-abort  SIGSTOP a source shard of the planned move (one of the old map's shards:
                 the move adds the spare shard; when it is in, a plain move takes it out first,
-                and should it still be in, the move changes `hash:` instead), APPROVE,
+                and should it still be in, the move changes `hash:` instead) before APPROVE
+                (or, half the time, right after it answered),
                 ABORT once keys_moved > 0 (the other sources' walks; at most 8 s), keep the
-                shard stopped until request_ms + 1.5 s after the ABORT was sent (whether or not
-                Santral answered it meanwhile), SIGCONT, wait until idle. Santral gives up on
+                shard stopped until request_ms + 1.5 s (--source-stop-hold; 8 s in a fleet,
+                whose abort walks the old target for seconds) after the ABORT was
+                sent (whether or not Santral answered it meanwhile), SIGCONT, wait until
+                idle. Santral gives up on
                 what it sent the stopped shard, which still runs it when it wakes: pulls and
                 writes of the aborted direction land after the abort (findings F1, F2). The
                 stop is a fault (one at a time) that an UNSALT may run beside
@@ -326,7 +329,7 @@ class Operator:
                                       name="operator-abort", daemon=True)
             sent = now()
             sender.start()
-            hold = env.request_ms / 1000.0 + 1.5
+            hold = env.request_ms / 1000.0 + env.args.source_stop_hold
             env.stop_nemeses.wait(max(0.0, sent + hold - now()))
             stop.resume(f"{now() - sent:.1f} s after the ABORT was sent; request_ms "
                         f"{env.request_ms}")
@@ -357,12 +360,13 @@ class Operator:
                 if self.rng.random() < 0.4:
                     self.restart_santral()
 
-    def stop_source(self, old, new, action):
+    def stop_source(self, old, new, action, when):
         """source-stop-abort: SIGSTOP one shard of the old map (each is a source of the move)."""
         name = self.rng.choice(sorted(old.shards))
         # Released by the operator, or by the watchdog whatever APPROVE and ABORT do.
-        watchdog = 8.0 + self.env.request_ms / 1000.0 + 1.5 + 60.0
-        return SourceStop(self.env, name, watchdog, f"a source of {action} to {new.describe()}")
+        watchdog = 8.0 + self.env.request_ms / 1000.0 + self.env.args.source_stop_hold + 60.0
+        return SourceStop(self.env, name, watchdog,
+                          f"a source of {action} to {new.describe()}, {when}")
 
     # --- one action -----------------------------------------------------------------------
     def make_room(self, action, style, old, abort_at, keep_file, room_made):
@@ -405,11 +409,18 @@ class Operator:
             if verdict == "failed":
                 self.reload()
             return
-        stop = self.stop_source(old, new, action) if style == "source-stop" else None
+        # source-stop-abort stops the source before APPROVE (findings F1: the new direction's
+        # walk of it never starts) or, half the time, right after (its pulls are then queued
+        # on connections made before the stop; a fleet fenced by ACL users fails its
+        # connections to a shard it cannot make its user on at the switch).
+        early = style == "source-stop" and self.rng.random() < 0.5
+        stop = self.stop_source(old, new, action, "before APPROVE") if early else None
         try:
             if not self.approve():
                 return
             started = now()
+            if style == "source-stop" and stop is None:
+                stop = self.stop_source(old, new, action, "right after APPROVE")
             if style is not None:
                 out = self.abort(style, started, abort_at, stop)
                 if out.ok:
