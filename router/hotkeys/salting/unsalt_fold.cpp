@@ -198,16 +198,23 @@ class UnsaltFold final : public ReplySink {
   void add() {
     if (step_ != Step::LookForMark) begin(Step::Add);
     step_ = Step::Add;
-    mark_ = fold_mark(*worker_.topology().map, key());
     add_unknown_ = false;
-    const std::string mark_millis = std::to_string(kMarkSeconds * 1000);
+    send(key(), add_words());
+  }
+
+  // The add's EVAL with a new mark named for where the key is under the topology in force now
+  // (route() names it again if that changes before it goes).
+  std::vector<std::string_view> add_words() {
+    mark_ = fold_mark(*worker_.topology().map, key());
+    named_version_ = worker_.topology().version;
+    mark_millis_ = std::to_string(kMarkSeconds * 1000);
     std::vector<std::string_view> args = {
-        "EVAL", kAdd, "2", key(), mark_, mark_millis, hash_ ? "hash" : "string"};
+        "EVAL", kAdd, "2", key(), mark_, mark_millis_, hash_ ? "hash" : "string"};
     for (const auto& [field, amount] : taken_) {
       args.push_back(field);
       args.push_back(amount);
     }
-    send(key(), args);
+    return args;
   }
 
   void added() {
@@ -294,6 +301,12 @@ class UnsaltFold final : public ReplySink {
 
   void route() {
     const auto& topology = worker_.topology();
+    // An add that never ran (none sent yet, or answered that it did not): its mark is named for
+    // the topology it goes by, so that a later look for it finds it where its name places it.
+    if (step_ == Step::Add && !add_unknown_ && topology.version != named_version_) {
+      step_bytes_.clear();
+      protocol::RespWriter(step_bytes_).command(add_words());
+    }
     // An add whose answer was lost, sent again under another topology: the key may have moved
     // away from its mark, so the mark is looked for first, wherever it is now.
     if (step_ == Step::Add && add_unknown_ && topology.version != add_unknown_version_) {
@@ -380,6 +393,8 @@ class UnsaltFold final : public ReplySink {
   std::vector<std::pair<std::string, std::string>> taken_;
   bool hash_ = false;
   std::string mark_;          // the add's mark, a key placed with the key
+  std::string mark_millis_;   // its life, as the add's EVAL says it
+  std::uint64_t named_version_ = 0;  // the topology mark_ was named for
   bool add_unknown_ = false;  // an add's answer was lost: it may have run, or may yet run
   bool keep_mark_ = false;    // an answer was lost for an add of this sub-key
   std::uint64_t add_unknown_version_ = 0;           // the topology it was sent under
