@@ -44,6 +44,7 @@ Worker::Worker(unsigned index, placement::TopologyPtr topology, SharedState& sha
       shared_(shared),
       work_(io_.get_executor()),
       ticker_(io_),
+      replica_watch_(shared.primary_readings),
       pool_(io_, stats_, shared.replica_freshness),
       hotkeys_(std::make_unique<HotKeyDetector>(topology_->config->hotkeys,
                                                 std::chrono::steady_clock::now())),
@@ -54,7 +55,7 @@ Worker::Worker(unsigned index, placement::TopologyPtr topology, SharedState& sha
         return static_cast<TrackingClient*>(find_client(id));
       })) {
   provide({index_, &io_, &topology_, &shared_, &stats_, &scripts_, hotkeys_.get(), &sampler_,
-           salts_.get(), near_cache_.get(), &learned_});
+           salts_.get(), near_cache_.get(), &learned_, &write_refusals_});
   refresh_salts();
   lanes_->apply(topology_);
 }
