@@ -94,6 +94,7 @@ enum class LocalHandler : std::uint8_t {
   SantralUnsalt,
   SantralMap,
   SantralRouters,
+  SantralFailover,
 };
 
 // Commands a Redis Cluster client sends (CLUSTER SLOTS, ASKING, ...): answered only with the

@@ -219,6 +219,10 @@ constexpr Entry kMessages[] = {
      "ERR santral: an analysis is already running on this router; wait for it (at most its "
      "SECONDS) and ask again"},
     {ClientError::AnalyzeTarget, "ERR santral: cannot analyze: {}"},
+    {ClientError::FailoverSyntax, "ERR santral: syntax error; use SANTRAL FAILOVER ACCEPT <shard>"},
+    {ClientError::FailoverNothingToAccept,
+     "ERR santral: nothing to accept for shard '{}': {}; SANTRAL SHARDMAP shows the shards and "
+     "any lost_writes line"},
     {ClientError::NotInFleet,
      "ERR santral: this router is not in a fleet (its config has no cluster:); edit its file "
      "and SANTRAL RELOAD instead"},
@@ -272,6 +276,11 @@ constexpr Entry kMessages[] = {
      "NOREPLICAS Not enough good replicas to write: shard '{}' ({}) applied the write, but only "
      "{} of the {} replicas write_concern asks for confirmed it within {} ms; a failover may "
      "lose it: read it back, or send it again if it is safe to repeat"},
+    {ClientError::LostWritesRefused,
+     "ERR santral: shard '{0}' refuses writes: Sentinel promoted {1} in place of {2}, and {3}, "
+     "so writes acknowledged before the failover may be missing from it; reads are still "
+     "served. Check or restore its data, then SANTRAL FAILOVER ACCEPT {0} lets writes go "
+     "(failover.on_lost_writes: refuse)"},
     {ClientError::ShuttingDown, "ERR santral: the router is shutting down; reconnect shortly"},
 };
 

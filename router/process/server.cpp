@@ -59,7 +59,10 @@ Server::Server(ConfigSource source, config::Config config, FleetStart fleet)
       listeners_(io_, shared_, workers_, topology_),
       watch_timer_(io_),
       salting_(io_, shared_, workers_, topology_, fleet.agent.get()),
-      sentinel_(io_, *this, shared_) {
+      sentinel_(io_, *this, shared_, [this](std::shared_ptr<const WriteRefusals> refusals) {
+        post_to_each<Worker>(worker_list(),
+                             [refusals](Worker& worker) { worker.set_write_refusals(refusals); });
+      }) {
   shared_.control = this;
   name_connections(router_identity(*topology_->config, fleet));
   if (fleet.agent) {
@@ -247,6 +250,13 @@ void Server::reshard(ReshardVerb verb, std::function<void(ReshardAnswer)> done) 
     if (verb == ReshardVerb::Approve) return driver_->approve(std::move(answer));
     if (verb == ReshardVerb::Abort) return driver_->abort(std::move(answer));
     answer({});
+  });
+}
+
+void Server::accept_failover(std::string shard, std::function<void(FailoverAnswer)> done) {
+  // The workers are told before `done` answers: a write sent after the answer goes through.
+  asio::post(io_, [this, shard = std::move(shard), done = std::move(done)] {
+    done(sentinel_.accept(shard));
   });
 }
 

@@ -46,6 +46,7 @@ class Server final : public ControlPlane, private MoveHost, private RouterHost {
   // ControlPlane. reload(): SANTRAL RELOAD (SIGHUP and a changed file reach ConfigReloads).
   void reload(std::function<void(ReloadResult)> done) override;
   void reshard(ReshardVerb verb, std::function<void(ReshardAnswer)> done) override;
+  void accept_failover(std::string shard, std::function<void(FailoverAnswer)> done) override;
   void balance(BalanceRequest request, std::function<void(BalanceAnswer)> done) override;
   void analyze(AnalyzeRequest request, std::function<void(AnalyzeAnswer)> done) override;
   void push_map(std::string text, std::function<void(ReloadResult)> done) override;

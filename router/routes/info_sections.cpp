@@ -113,13 +113,25 @@ std::string santral_info_section(WorkerServices& worker) {
         fmt::format_to(std::back_inserter(out), ",reads={},lag_ms={}", server.fresh ? "yes" : "no",
                        server.lag_ms);
       else if (!shard.sentinel_master.empty())
-        fmt::format_to(std::back_inserter(out), ",sentinel_master={}", shard.sentinel_master);
+        // And the replication offset a failover's new primary must reach (-1: not read yet).
+        fmt::format_to(std::back_inserter(out), ",sentinel_master={},read_offset={}",
+                       shard.sentinel_master, shared.primary_readings.last(server.address).offset);
       out += "\r\n";
     }
     if (auto failover = shared.failovers.find(shard.name); failover != shared.failovers.end())
       fmt::format_to(std::back_inserter(out),
                      "shard{}_last_failover:unix_time={},from={},to={}\r\n", s,
                      failover->second.unix_time, failover->second.from, failover->second.to);
+    // Its last failover that lost writes, and whether its writes are refused for it.
+    if (auto lost = shared.lost_writes.find(shard.name); lost != shared.lost_writes.end()) {
+      const auto& report = lost->second;
+      fmt::format_to(std::back_inserter(out),
+                     "shard{}_lost_writes:writes={},lineage={},unix_time={},from={},to={},"
+                     "read_offset={},missing_bytes={}\r\n",
+                     s, report.writes_name(), lineage_name(report.verdict.lineage),
+                     report.failover.unix_time, report.failover.from, report.failover.to,
+                     report.verdict.read_offset, report.verdict.missing_bytes);
+    }
   }
   return out;
 }

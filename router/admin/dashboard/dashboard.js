@@ -294,6 +294,20 @@
     return el('p', {class: 'failover muted', text: `Sentinel master ${shard.sentinel_master} · ${text}`});
   }
 
+  // The shard's last failover whose new primary lacks writes of the old one, and what became of
+  // writes to it since.
+  function lostWritesLine(shard) {
+    const l = shard.lost_writes;
+    const when = new Date(l.unix_time * 1000).toISOString().replace('.000', '');
+    const writes = {
+      refused: `writes refused until SANTRAL FAILOVER ACCEPT ${shard.name}; reads are served`,
+      served: 'writes go on (failover.on_lost_writes: accept)',
+      accepted: 'accepted by an operator',
+    }[l.writes] || l.writes;
+    return el('p', {class: `lost-writes ${l.writes === 'accepted' ? 'muted' : 'reason'}`,
+      text: `Lost writes (${l.lineage}) at ${when}: ${l.from} → ${l.to}: ${l.why} · ${writes}`});
+  }
+
   function drawShards(shards, info, stats, rates) {
     const cards = [];
     const load = [];
@@ -351,6 +365,7 @@
       cards.push(card);
       card.append(title, stateLine, figures, replicaList);
       if (shard.sentinel_master) card.append(failoverLine(shard));
+      if (shard.lost_writes) card.append(lostWritesLine(shard));
       if (keyspace && !keyspace.answered && keyspace.error)
         card.append(el('p', {class: 'reason', text: `INFO: ${keyspace.error}`}));
     });
