@@ -60,6 +60,7 @@ class MarkedMigrate final : public ReplySink {
     if (fragment == kUnmark) return;  // a mark taken back: nothing waits for it
     if (fragment == kMark) {
       if (!reply.starts_with(":")) return finish(reply, false);
+      holds_mark_ = true;
       return migrate();
     }
     if (busy_key(reply) && settles_ < kMostSettles) return settle();
@@ -104,7 +105,8 @@ class MarkedMigrate final : public ReplySink {
   }
 
   void unmark() {
-    if (send_.marked) send_.target->send(send_.unmark, ReplySinkPtr(this), 0, kUnmark);
+    if (std::exchange(holds_mark_, false))
+      send_.target->send(send_.unmark, ReplySinkPtr(this), 0, kUnmark);
   }
 
   // The answer goes to the caller now. The MIGRATE is over once its source answered it; if
@@ -112,14 +114,14 @@ class MarkedMigrate final : public ReplySink {
   // source proves it done or dead. Until then its target stays marked and its claim held.
   void finish(std::string_view reply, bool sent) {
     if (sink_) std::exchange(sink_, nullptr)->deliver(slot_, fragment_, reply);
-    if (!sent || !protocol::is_error_frame(reply)) return over(sent);
+    if (!sent || !protocol::is_error_frame(reply)) return over();
     DrainingConnections::of(io_).after(
         send_.source->target().address.text(),
-        [self = boost::intrusive_ptr<MarkedMigrate>(this)] { self->over(true); });
+        [self = boost::intrusive_ptr<MarkedMigrate>(this)] { self->over(); });
   }
 
-  void over(bool sent) {
-    if (sent) unmark();
+  void over() {
+    unmark();
     if (send_.settled) std::exchange(send_.settled, nullptr)();
   }
 
@@ -130,6 +132,7 @@ class MarkedMigrate final : public ReplySink {
   std::uint32_t fragment_;
   int attempts_ = 0;
   int settles_ = 0;
+  bool holds_mark_ = false;  // its target is marked as receiving (a fleet's)
   boost::asio::steady_timer retry_;
 };
 
