@@ -138,8 +138,22 @@ void BackendConnection::retarget(std::size_t shard_index, std::string shard_name
 }
 
 void BackendConnection::close_socket(std::string_view why) {
-  if (drains_ && wrote_ && carries_requests())
-    DrainingConnections::of(io_).add(target_, server_client_id_, config_, std::string(why));
+  if (drains_ && wrote_ && carries_requests()) {
+    // A plain socket is handed over, still open, to be read until every request on it is
+    // answered (one proof); a TLS or subscriber one (whose pushes are not answers) is closed,
+    // and only the kill proves it over.
+    std::optional<DrainingConnections::Socket> late;
+    auto& socket = stream_.socket();
+    if (!stream_.tls() && role_ != ConnectionRole::Subscriber && socket.is_open()) {
+      boost::system::error_code ignored;
+      socket.cancel(ignored);  // this connection's own reads and waits end, reading nothing
+      late.emplace(DrainingConnections::Socket{
+          std::move(socket), pending_.size(),
+          std::string(inbox_.data() + inbox_start_, inbox_end_ - inbox_start_)});
+    }
+    DrainingConnections::of(io_).add(target_, server_client_id_, config_, std::string(why),
+                                     std::move(late));
+  }
   wrote_ = false;
   ++generation_;
   boost::system::error_code ignored;

@@ -192,6 +192,8 @@ class BackendConnection
   }
   const std::string& down_reason() const { return down_reason_; }
   const BackendTarget& target() const { return target_; }
+  // The loop it lives on (its DrainingConnections are that loop's).
+  boost::asio::io_context& io() const { return io_; }
   std::size_t in_flight() const { return pending_.size() + waiting_.size(); }
   // The connection's CLIENT ID on its server, asked in the handshake (0: not known yet, or
   // refused).

@@ -32,9 +32,9 @@ void name_connections(const std::string& router) {
   for (char& c : clean)
     if (c == ' ' || c == '\n' || c == '\r') c = '_';
   prefix() = "santral:" + clean + ":";
-  auto run = (std::uint64_t{std::random_device{}()} << 32) ^
-             static_cast<std::uint64_t>(
-                 std::chrono::system_clock::now().time_since_epoch().count());
+  auto run =
+      (std::uint64_t{std::random_device{}()} << 32) ^
+      static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
   name() = fmt::format("{}{:016x}", prefix(), run);
 }
 

@@ -45,6 +45,23 @@ std::vector<const DrainingConnections*>& services() {
 
 }  // namespace
 
+struct DrainingConnections::Listening {
+  explicit Listening(Socket given) : socket(std::move(given.socket)), unanswered(given.unanswered) {
+    inbox.assign(given.read.begin(), given.read.end());
+    inbox.resize(std::max<std::size_t>(inbox.size() * 2, 4096));
+    end = given.read.size();
+  }
+  void close() {
+    boost::system::error_code ignored;
+    socket.close(ignored);
+  }
+  boost::asio::ip::tcp::socket socket;
+  std::size_t unanswered;
+  std::vector<char> inbox;
+  std::size_t start = 0, end = 0;
+  protocol::ReplyScanner scanner;
+};
+
 // The kills' answers, by the entry's serial; the service may be gone when one comes late.
 class DrainingConnections::KillAnswers final : public ReplySink {
  public:
@@ -91,13 +108,16 @@ void DrainingConnections::shutdown() {
   stopped_ = true;
   answers_->forget();
   timer_.cancel();
+  for (auto& entry : entries_)
+    if (entry.listening) entry.listening->close();
   for (auto& [address, killer] : killers_) killer->connection->stop();
   killers_.clear();
   waiters_.clear();
 }
 
 void DrainingConnections::add(const BackendTarget& target, std::uint64_t client_id,
-                              std::shared_ptr<const config::Config> config, std::string why) {
+                              std::shared_ptr<const config::Config> config, std::string why,
+                              std::optional<Socket> socket) {
   if (stopped_) return;
   auto now = Clock::now();
   Entry entry;
@@ -106,6 +126,7 @@ void DrainingConnections::add(const BackendTarget& target, std::uint64_t client_
   entry.client_id = client_id;
   entry.why = std::move(why);
   entry.since = entry.kill_at = now;
+  if (socket) entry.listening = std::make_shared<Listening>(std::move(*socket));
   entry.target.profile = {};  // the kill is asked in database 0, in RESP2
   auto& killer_of = killers_[entry.target.address.text()];
   if (!killer_of) killer_of = std::make_unique<Killer>();
@@ -113,7 +134,7 @@ void DrainingConnections::add(const BackendTarget& target, std::uint64_t client_
   if (client_id == 0) {
     entry.problem =
         "the server did not tell its CLIENT ID, so Santral cannot have it end this connection; "
-        "it waits for the server to close it";
+        "it waits for its answers on it";
     spdlog::error(
         "shard '{}' ({}): a connection Santral gave up on ({}) may still run requests, and "
         "the server refused CLIENT ID, so it cannot be ended: whatever waits for it (a move's "
@@ -126,7 +147,10 @@ void DrainingConnections::add(const BackendTarget& target, std::uint64_t client_
     std::lock_guard guard(lock_);
     entries_.push_back(std::move(entry));
   }
-  if (client_id != 0) kill(entries_.back());
+  auto serial = entries_.back().serial;
+  if (auto listening = entries_.back().listening) heard(serial, listening);  // what it read
+  if (!find(serial)) return;  // every answer was in already
+  if (client_id != 0) kill(*find(serial));
   if (!ticking_) {
     ticking_ = true;
     tick();
@@ -152,6 +176,50 @@ void DrainingConnections::kill(Entry& entry) {
   protocol::RespWriter(request).command(args);
   // No deadline: a stalled shard answers once it wakes, and that answer is the proof.
   killer(entry).connection->send(request, answers_, entry.serial, 0, false);
+}
+
+void DrainingConnections::listen(std::uint64_t serial,
+                                 const std::shared_ptr<Listening>& listening) {
+  if (listening->end == listening->inbox.size()) {
+    if (listening->start > 0) {
+      std::copy(listening->inbox.begin() + static_cast<std::ptrdiff_t>(listening->start),
+                listening->inbox.begin() + static_cast<std::ptrdiff_t>(listening->end),
+                listening->inbox.begin());
+      listening->end -= listening->start;
+      listening->start = 0;
+    } else {
+      listening->inbox.resize(listening->inbox.size() * 2);
+    }
+  }
+  listening->socket.async_read_some(
+      boost::asio::buffer(listening->inbox.data() + listening->end,
+                          listening->inbox.size() - listening->end),
+      [this, serial, listening](boost::system::error_code ec, std::size_t bytes) {
+        if (ec) return listening->close();  // gone, or proven: the kill is the proof left
+        listening->end += bytes;
+        heard(serial, listening);
+      });
+}
+
+// Counts the answers read on a given-up socket: once every request on it is answered, nothing
+// more from it can run (pushes, RESP3 '>', are not answers). Then it is proven.
+void DrainingConnections::heard(std::uint64_t serial, const std::shared_ptr<Listening>& listening) {
+  if (stopped_ || !find(serial)) return listening->close();
+  while (listening->start < listening->end && listening->unanswered > 0) {
+    std::size_t size = 0;
+    std::string_view input(listening->inbox.data() + listening->start,
+                           listening->end - listening->start);
+    auto status = listening->scanner.scan(input, size);
+    if (status == protocol::ScanStatus::NeedMore) break;
+    if (status == protocol::ScanStatus::Error) return listening->close();
+    if (input.front() != '>') --listening->unanswered;
+    listening->start += size;
+  }
+  if (listening->unanswered == 0) {
+    listening->close();
+    return prove(serial);
+  }
+  listen(serial, listening);
 }
 
 void DrainingConnections::answered(std::uint64_t serial, std::string_view reply) {
@@ -186,6 +254,7 @@ void DrainingConnections::prove(std::uint64_t serial) {
     spdlog::info("shard '{}' ({}): connection {} proven ended after {} ms (it was given up on: {})",
                  it->target.shard_name, it->target.address.text(), it->client_id,
                  std::chrono::duration_cast<std::chrono::milliseconds>(waited).count(), it->why);
+  if (it->listening) it->listening->close();
   {
     std::lock_guard guard(lock_);
     entries_.erase(it);

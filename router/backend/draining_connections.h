@@ -6,10 +6,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include "config/config.h"
@@ -23,14 +25,16 @@ namespace santral::router {
 // timeout said meanwhile. So a connection Santral gives up on with requests on the wire (a
 // timeout, a lost connection, one stopped while it carried requests) is *draining* until its
 // shard proves that nothing more from it will run: by answering `CLIENT KILL ID <id>` sent on
-// another connection (Redis frees that client and never reads its unread input; "No such client"
-// says it is gone already). What needs "nothing sent before now can still run" (a move's switch
-// of direction, the migration gate, an UNSALT fold's step sent again) waits here for that
+// another connection (Redis frees that client and never reads its unread input; it answers :0
+// for one gone already), or by answering every request on it: a plain connection's socket is
+// kept open and read until then. What needs "nothing sent before now can still run" (a move's
+// switch of direction, the migration gate, an UNSALT fold's step sent again) waits here for that
 // proof; it never takes a timeout for one.
 //
-//   given up ──► draining ──CLIENT KILL ID n, on a connection of its own──► +OK ──► proven
-//                   │                   (no deadline: a stalled shard answers when it wakes)
-//                   └─ that connection breaks, or the shard is down: the kill is sent again
+//   given up ──► draining ──CLIENT KILL ID n, on a connection of its own──► :1 / :0 ──► proven
+//                   │  │                (no deadline: a stalled shard answers when it wakes)
+//                   │  └─ that connection breaks, or the shard is down: the kill is sent again
+//                   └──── its own socket, still read: every request on it answered ──► proven
 //
 // One per io_context (an Asio service): every connection lives on one loop (a worker's or the
 // server's), and so do the fences that wait for its requests.
@@ -44,10 +48,18 @@ class DrainingConnections final : public boost::asio::execution_context::service
 
   static DrainingConnections& of(boost::asio::io_context& io);
 
+  // What a connection given up on still holds: its plain TCP socket, read on for the answers
+  // to the requests on it, and the bytes of the first of them read so far.
+  struct Socket {
+    boost::asio::ip::tcp::socket socket;
+    std::size_t unanswered;
+    std::string read;
+  };
   // `client_id` (its CLIENT ID on the server; 0 when the server refused to say) gave up on
   // requests that may have reached `target`'s server: draining until proven.
   void add(const BackendTarget& target, std::uint64_t client_id,
-           std::shared_ptr<const config::Config> config, std::string why);
+           std::shared_ptr<const config::Config> config, std::string why,
+           std::optional<Socket> socket = std::nullopt);
 
   // Runs `proven` (on this loop) once every connection to `address` (config::Endpoint::text())
   // draining now is proven: at once when none is. after_all: to any server.
@@ -73,7 +85,9 @@ class DrainingConnections final : public boost::asio::execution_context::service
   std::uint64_t proven() const { return proven_; }
 
  private:
+  struct Listening;  // a given-up socket read on
   struct Entry {
+    std::shared_ptr<Listening> listening;
     std::uint64_t serial = 0;
     BackendTarget target;
     std::uint64_t client_id = 0;
@@ -98,6 +112,8 @@ class DrainingConnections final : public boost::asio::execution_context::service
   void shutdown() override;
   void tick();
   void kill(Entry& entry);
+  void listen(std::uint64_t serial, const std::shared_ptr<Listening>& listening);
+  void heard(std::uint64_t serial, const std::shared_ptr<Listening>& listening);
   void answered(std::uint64_t serial, std::string_view reply);
   void prove(std::uint64_t serial);
   void wait_for(std::vector<std::uint64_t> serials, std::function<void()> proven);

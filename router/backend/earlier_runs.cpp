@@ -29,7 +29,10 @@ class EarlierRuns final : public ReplySink {
  public:
   EarlierRuns(boost::asio::io_context& io, BackendTarget server,
               std::shared_ptr<const config::Config> config, std::function<void()> done)
-      : server_(std::move(server)), config_(std::move(config)), done_(std::move(done)), retry_(io),
+      : server_(std::move(server)),
+        config_(std::move(config)),
+        done_(std::move(done)),
+        retry_(io),
         io_(io) {}
 
   void start() {
@@ -78,9 +81,10 @@ class EarlierRuns final : public ReplySink {
         "there ({}); the move resumes once it can, asking again in {} s",
         server_.shard_name, server_.address.text(), why, kAgain.count());
     retry_.expires_after(kAgain);
-    retry_.async_wait([self = boost::intrusive_ptr<EarlierRuns>(this)](boost::system::error_code ec) {
-      if (!ec) self->start();
-    });
+    retry_.async_wait(
+        [self = boost::intrusive_ptr<EarlierRuns>(this)](boost::system::error_code ec) {
+          if (!ec) self->start();
+        });
   }
 
   void finish() {

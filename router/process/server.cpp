@@ -202,9 +202,8 @@ void Server::switch_topology(placement::TopologyPtr topology, std::function<void
   fence_workers(
       io_, worker_list(), {}, [topology](Worker& worker) { worker.apply(topology); },
       [this, done = std::move(done)]() mutable {
-        DrainingConnections::of(io_).after_all([this, done = std::move(done)]() mutable {
-          after_earlier_runs(std::move(done));
-        });
+        DrainingConnections::of(io_).after_all(
+            [this, done = std::move(done)]() mutable { after_earlier_runs(std::move(done)); });
       });
 }
 

@@ -115,9 +115,9 @@ class MarkedMigrate final : public ReplySink {
   void finish(std::string_view reply, bool sent) {
     if (sink_) std::exchange(sink_, nullptr)->deliver(slot_, fragment_, reply);
     if (!sent || !protocol::is_error_frame(reply)) return over();
-    DrainingConnections::of(io_).after(
-        send_.source->target().address.text(),
-        [self = boost::intrusive_ptr<MarkedMigrate>(this)] { self->over(); });
+    DrainingConnections::of(send_.source->io())
+        .after(send_.source->target().address.text(),
+               [self = boost::intrusive_ptr<MarkedMigrate>(this)] { self->over(); });
   }
 
   void over() {

@@ -20,17 +20,15 @@ namespace {
 // drain (registered before the failure was delivered) is waited for instead.
 class FenceSink final : public ReplySink {
  public:
-  FenceSink(DrainingConnections& draining, std::vector<std::string> addresses,
-            std::function<void()> done)
-      : draining_(draining),
-        addresses_(std::move(addresses)),
-        left_(addresses_.size() + 1),
-        done_(std::move(done)) {}
+  FenceSink(std::vector<BackendConnectionPtr> pinged, std::function<void()> done)
+      : pinged_(std::move(pinged)), left_(pinged_.size() + 1), done_(std::move(done)) {}
 
   void deliver(std::uint64_t /*slot*/, std::uint32_t fragment, std::string_view reply) override {
-    if (!protocol::is_error_frame(reply) || fragment >= addresses_.size()) return count_down();
-    draining_.after(addresses_[fragment],
-                    [self = boost::intrusive_ptr<FenceSink>(this)] { self->count_down(); });
+    if (!protocol::is_error_frame(reply) || fragment >= pinged_.size()) return count_down();
+    const auto& connection = *pinged_[fragment];
+    DrainingConnections::of(connection.io())
+        .after(connection.target().address.text(),
+               [self = boost::intrusive_ptr<FenceSink>(this)] { self->count_down(); });
   }
 
   // The "+1": what was draining before the fence began.
@@ -39,8 +37,7 @@ class FenceSink final : public ReplySink {
   }
 
  private:
-  DrainingConnections& draining_;
-  std::vector<std::string> addresses_;  // by fragment: each PING's connection
+  std::vector<BackendConnectionPtr> pinged_;  // by fragment
   std::size_t left_;
   std::function<void()> done_;
 };
@@ -94,28 +91,34 @@ void fence_one(WorkerServices& worker, const std::vector<std::size_t>& shards,
     }
     std::sort(connections.begin(), connections.end());
     connections.erase(std::unique(connections.begin(), connections.end()), connections.end());
-    for (const auto& connection : connections)
+    // Where connections given up on before now drain: every loop these live on.
+    std::vector<boost::asio::io_context*> loops = {&worker.io()};
+    for (const auto& connection : connections) {
       addresses.push_back(connection->target().address.text());
+      if (std::find(loops.begin(), loops.end(), &connection->io()) == loops.end())
+        loops.push_back(&connection->io());
+    }
     std::erase_if(connections, [](const BackendConnectionPtr& c) { return !may_carry(*c); });
-    auto& draining = DrainingConnections::of(worker.io());
-    std::vector<std::string> pinged;
-    for (const auto& connection : connections)
-      pinged.push_back(connection->target().address.text());
-    boost::intrusive_ptr<FenceSink> sink(
-        new FenceSink(draining, std::move(pinged), std::move(done)));
+    boost::intrusive_ptr<FenceSink> sink(new FenceSink(connections, std::move(done)));
     for (std::uint32_t i = 0; i < connections.size(); ++i) connections[i]->send(kPing, sink, 0, i);
     // Connections given up on before now: every server's for a fence of every shard, else
     // those of the fenced shards' servers.
-    auto before = [sink] { sink->count_down(); };
-    if (shards.empty()) return draining.after_all(std::move(before));
     std::sort(addresses.begin(), addresses.end());
     addresses.erase(std::unique(addresses.begin(), addresses.end()), addresses.end());
-    auto left = std::make_shared<std::size_t>(addresses.size());
-    if (addresses.empty()) return before();
-    for (const auto& address : addresses)
-      draining.after(address, [left, before] {
-        if (--*left == 0) before();
-      });
+    std::size_t waits = loops.size() * (shards.empty() ? 1 : addresses.size());
+    if (waits == 0) return sink->count_down();
+    auto left = std::make_shared<std::size_t>(waits);
+    auto before = [left, sink] {
+      if (--*left == 0) sink->count_down();
+    };
+    for (auto* loop : loops) {
+      auto& draining = DrainingConnections::of(*loop);
+      if (shards.empty()) {
+        draining.after_all(before);
+        continue;
+      }
+      for (const auto& address : addresses) draining.after(address, before);
+    }
   });
 }
 }  // namespace santral::router

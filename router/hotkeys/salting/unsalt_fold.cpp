@@ -114,7 +114,7 @@ class UnsaltFold final : public ReplySink {
       // once that shard proves it done or dead (draining_connections.h), so that a copy
       // running late cannot meet the one sent again.
       if (value.text.starts_with("ERR santral:")) {
-        auto& draining = DrainingConnections::of(worker_.io());
+        auto& draining = DrainingConnections::of(*sent_io_);
         if (draining.draining(sent_address_))
           spdlog::warn(
               "{}: '{}': the {} of sub-key '{}' was given up on ({}); it is sent again once its "
@@ -364,6 +364,7 @@ class UnsaltFold final : public ReplySink {
   void send_to(std::size_t shard, const std::string& bytes) {
     sent_version_ = worker_.topology().version;
     sent_address_ = connection(shard).target().address.text();
+    sent_io_ = &connection(shard).io();
     // A fold's steps wait as long as its MIGRATEs do (migrate.h): one policy for a move's work.
     connection(shard).send_within(bytes, ReplySinkPtr(this), 0, 0,
                                   migrate_answer_timeout(*worker_.topology().config));
@@ -392,15 +393,16 @@ class UnsaltFold final : public ReplySink {
   // What was read from the sub-key: one value (field empty), or a hash's fields and values.
   std::vector<std::pair<std::string, std::string>> taken_;
   bool hash_ = false;
-  std::string mark_;          // the add's mark, a key placed with the key
-  std::string mark_millis_;   // its life, as the add's EVAL says it
+  std::string mark_;                 // the add's mark, a key placed with the key
+  std::string mark_millis_;          // its life, as the add's EVAL says it
   std::uint64_t named_version_ = 0;  // the topology mark_ was named for
-  bool add_unknown_ = false;  // an add's answer was lost: it may have run, or may yet run
-  bool keep_mark_ = false;    // an answer was lost for an add of this sub-key
-  std::uint64_t add_unknown_version_ = 0;           // the topology it was sent under
-  std::uint64_t sent_version_ = 0;                  // the topology the last request was sent under
-  std::string sent_address_;                        // ... and the server it went to
-  std::chrono::steady_clock::time_point deadline_;  // of the step under way
+  bool add_unknown_ = false;         // an add's answer was lost: it may have run, or may yet run
+  bool keep_mark_ = false;           // an answer was lost for an add of this sub-key
+  std::uint64_t add_unknown_version_ = 0;  // the topology it was sent under
+  std::uint64_t sent_version_ = 0;         // the topology the last request was sent under
+  std::string sent_address_;               // ... and the server it went to
+  boost::asio::io_context* sent_io_ = &worker_.io();  // ... on its connection's loop
+  std::chrono::steady_clock::time_point deadline_;    // of the step under way
   std::chrono::milliseconds pause_length_ = kFirstPause;
   boost::asio::steady_timer pause_;
   std::string step_bytes_;  // the step being sent, and the key it goes by

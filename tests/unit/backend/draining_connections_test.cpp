@@ -1,6 +1,6 @@
 // router/backend/draining_connections.cpp: a connection Santral gave up on stays draining until
 // its shard proves it over (CLIENT KILL ID answered on another connection); a timeout alone
-// never counts. The shard is a script on a loopback socket (tests/support/scripted_shard.h).
+// never counts. The shard is played on a loopback socket (tests/support/scripted_shard.h).
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 
 #include "config/config.h"
 #include "router/backend/backend_connection.h"
@@ -63,91 +64,73 @@ struct Loop {
   }
 };
 
-BackendConnectionPtr connect(Loop& loop, const ScriptedShard& shard) {
-  return BackendConnection::open(loop.io, BackendTarget{0, "s0", {"127.0.0.1", shard.port()}, {}},
-                                 config(), loop.stats);
+BackendConnectionPtr connect(Loop& loop, int port) {
+  return BackendConnection::open(
+      loop.io, BackendTarget{0, "s0", {"127.0.0.1", static_cast<std::uint16_t>(port)}, {}},
+      config(), loop.stats);
 }
 
-std::string address(const ScriptedShard& shard) {
-  return santral::config::Endpoint{"127.0.0.1", shard.port()}.text();
+std::string address(int port) {
+  return santral::config::Endpoint{"127.0.0.1", static_cast<std::uint16_t>(port)}.text();
 }
 
-// A shard that tells each connection its id (7 for the first, 8, ...), answers PING and
-// GET k, and answers kills as `kill` says.
-ScriptedShard::Answer shard_script(std::function<std::optional<std::string>(const Words&)> kill) {
-  return [kill](std::size_t connection, const Words& words) -> std::optional<std::string> {
-    if (words == Words{"CLIENT", "ID"}) return ":" + std::to_string(7 + connection) + "\r\n";
-    if (words.size() == 4 && words[0] == "CLIENT" && words[1] == "KILL") return kill(words);
-    if (words[0] == "PING") return "+PONG\r\n";
-    return "$1\r\nv\r\n";
-  };
+// The shard stopped (SIGSTOP) with a GET unread; the router gives up on it at its timeout.
+BackendConnectionPtr give_up_on_a_get(Loop& loop, ScriptedShard& shard, Replies& replies) {
+  auto connection = connect(loop, shard.port());
+  REQUIRE(loop.run_until([&] { return connection->server_client_id() == 7; }));
+  connection->send("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", &replies, 2, 0);
+  REQUIRE(loop.run_until([&] { return shard.unread(0) > 0; }));
+  connection->check_deadlines(Clock::now() + std::chrono::seconds(1));
+  REQUIRE(replies.got.size() == 1);
+  CHECK(replies.got[0].second.find("did not answer") != std::string::npos);
+  return connection;
 }
 
 }  // namespace
 
 TEST_CASE("a connection given up on is draining until the shard answers the kill of its id") {
   Loop loop;
-  std::optional<std::string> kill_answer;  // held while empty: a shard that has not woken
-  ScriptedShard shard(loop.io, shard_script([&](const Words&) { return kill_answer; }));
-  auto connection = connect(loop, shard);
+  ScriptedShard shard;  // its first connection stops after its handshake
+  shard.hold_kills(true);
   boost::intrusive_ptr<Replies> replies(new Replies);
-
-  connection->send("*1\r\n$4\r\nPING\r\n", replies, 1, 0);
-  REQUIRE(loop.run_until([&] { return replies->got.size() == 1; }));
-  REQUIRE(connection->server_client_id() == 7);
-
-  // The shard stops reading (SIGSTOP); a GET is given up on at its timeout.
-  shard.reading(0, false);
-  connection->send("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", replies, 2, 0);
-  loop.run_until([] { return false; }, std::chrono::milliseconds(50));
-  connection->check_deadlines(Clock::now() + std::chrono::seconds(1));
-  REQUIRE(replies->got.size() == 2);
-  CHECK(replies->got[1].second.find("did not answer") != std::string::npos);
+  auto connection = give_up_on_a_get(loop, shard, *replies);
 
   auto& draining = DrainingConnections::of(loop.io);
   bool proven = false;
-  draining.after(address(shard), [&] { proven = true; });
-  CHECK(draining.draining(address(shard)));
+  draining.after(address(shard.port()), [&] { proven = true; });
+  CHECK(draining.draining(address(shard.port())));
   // Another connection carries CLIENT KILL ID 7; unanswered, nothing is proven, however long.
-  REQUIRE(loop.run_until([&] {
-    for (std::size_t c = 0; c < shard.accepted(); ++c)
-      for (const auto& request : shard.requests(c))
-        if (request == "CLIENT KILL ID 7") return true;
-    return false;
-  }));
+  REQUIRE(loop.run_until([&] { return !shard.kills().empty(); }));
+  CHECK(shard.kills()[0].connection != 0);
+  CHECK(shard.kills()[0].words == Words{"CLIENT", "KILL", "ID", "7"});
   loop.run_until([] { return false; }, std::chrono::milliseconds(300));
   CHECK_FALSE(proven);
   REQUIRE(draining.list().size() == 1);
   CHECK(draining.list()[0].client_id == 7);
 
-  // The shard wakes and answers the kill it holds: one client killed.
-  kill_answer = ":1\r\n";
-  for (std::size_t c = 1; c < shard.accepted(); ++c) {
-    for (const auto& request : shard.requests(c))
-      if (request == "CLIENT KILL ID 7") shard.write(c, ":1\r\n");
-  }
+  // The shard wakes: it ends the connection and answers the kill (:1, one client killed).
+  shard.hold_kills(false);
   REQUIRE(loop.run_until([&] { return proven; }));
-  CHECK_FALSE(draining.draining(address(shard)));
+  CHECK_FALSE(draining.draining(address(shard.port())));
+  CHECK(draining.proven() == 1);
   connection->stop();
 }
 
-TEST_CASE("a kill that found no client proves it gone, and waiters before a drain do not wait") {
+TEST_CASE(
+    "a connection stopped with requests on the wire drains too; earlier waiters do not wait") {
   Loop loop;
-  ScriptedShard shard(
-      loop.io, shard_script([](const Words&) { return std::string(":0\r\n"); }));
+  ScriptedShard shard;
   auto& draining = DrainingConnections::of(loop.io);
   bool before = false;
-  draining.after(address(shard), [&] { before = true; });
+  draining.after(address(shard.port()), [&] { before = true; });
   CHECK(before);  // nothing draining: at once
 
-  auto connection = connect(loop, shard);
+  auto connection = connect(loop, shard.port());
+  REQUIRE(loop.run_until([&] { return connection->server_client_id() == 7; }));
   boost::intrusive_ptr<Replies> replies(new Replies);
-  connection->send("*1\r\n$4\r\nPING\r\n", replies, 1, 0);
-  REQUIRE(loop.run_until([&] { return replies->got.size() == 1; }));
-  shard.reading(0, false);
-  connection->send("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", replies, 2, 0);
-  loop.run_until([] { return false; }, std::chrono::milliseconds(50));
-  connection->stop();  // stopped with a request on the wire: draining too
+  connection->send("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", replies, 1, 0);
+  REQUIRE(loop.run_until([&] { return shard.unread(0) > 0; }));
+  connection->stop();
   bool proven = false;
   draining.after_all([&] { proven = true; });
   REQUIRE(loop.run_until([&] { return proven; }));
@@ -156,16 +139,19 @@ TEST_CASE("a kill that found no client proves it gone, and waiters before a drai
 
 TEST_CASE("a connection given up on before its requests went out is not draining") {
   Loop loop;
-  // The shard never answers the handshake: the request waits behind it, never sent.
-  ScriptedShard shard(loop.io, [](std::size_t, const Words&) { return std::nullopt; });
-  auto connection = connect(loop, shard);
+  // A server that accepts and never reads: the handshake is never answered, so the request
+  // waits behind it, never sent.
+  asio::ip::tcp::acceptor acceptor(loop.io, {asio::ip::address_v4::loopback(), 0});
+  asio::ip::tcp::socket accepted(loop.io);
+  acceptor.async_accept(accepted, [](boost::system::error_code) {});
+  int port = acceptor.local_endpoint().port();
+  auto connection = connect(loop, port);
   boost::intrusive_ptr<Replies> replies(new Replies);
   connection->send("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", replies, 1, 0);
-  REQUIRE(loop.run_until([&] { return shard.requests(0).size() == 1; }));
-  CHECK(shard.requests(0)[0] == "CLIENT ID");
+  REQUIRE(loop.run_until([&] { return connection->state() == BackendConnection::State::Up; }));
   connection->check_deadlines(Clock::now() + std::chrono::seconds(1));
   REQUIRE(replies->got.size() == 1);
-  CHECK_FALSE(DrainingConnections::of(loop.io).draining(address(shard)));
+  CHECK_FALSE(DrainingConnections::of(loop.io).draining(address(port)));
   connection->stop();
 }
 

@@ -25,6 +25,7 @@
 #include "placement/shard_map.h"
 #include "placement/topology.h"
 #include "router/plan/dispatch.h"
+#include "router/resharding/migrate.h"
 #include "router/resharding/moving_topology.h"
 #include "tests/support/fake_request_context.h"
 #include "tests/support/planned_request.h"
@@ -102,7 +103,9 @@ struct StoppedSource {
     CHECK(router::dispatch(*client, request.request()) == Dispatched::AfterEarlierReplies);
     REQUIRE(run_until([&] { return source.unread(0) > 0; }, 5000));
     std::size_t migrate_bytes = source.unread(0);
-    connection.check_deadlines(std::chrono::steady_clock::now() + worker.config().timeouts.request +
+    // A pull's MIGRATE is waited for as long as any MIGRATE (migrate.h), not request_ms.
+    connection.check_deadlines(std::chrono::steady_clock::now() +
+                               router::migrate_answer_timeout(worker.config()) +
                                std::chrono::milliseconds(100));
     run_for(200);
     CHECK(source.unread(0) == migrate_bytes);  // the MIGRATE has not run: it will, late
