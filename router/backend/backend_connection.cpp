@@ -239,7 +239,10 @@ bool BackendConnection::carries_requests() const {
 // HELLO/AUTH, SELECT and CLIENT ID go first on every new connection; their replies are
 // checked, not forwarded.
 void BackendConnection::handshake() {
-  auto login = shard_login(config_->backend);
+  // The connection that proves others over logs in as backend.username/password, not as the
+  // fleet's per-lease user: it must get through while this router rejoins (below, flush()).
+  auto login = drains_ ? shard_login(config_->backend)
+                       : ShardLogin{config_->backend.username, config_->backend.password};
   std::string prefix;
   protocol::RespWriter writer(prefix);
   // Whose each reply is, in the order the commands are written: a Handshake's error means the
@@ -484,7 +487,10 @@ void BackendConnection::flush() {
       written_ = 0;
       writing_.swap(outbox_);
     }
-    if (auto late = write_fence_late_ms(); late > 0)
+    // The fence holds back every write of a router past its lease but the proving
+    // connection's: a CLIENT KILL ID of this router's own connection writes no data, and a
+    // rejoining router waits for those proofs (FleetSync::rejoin fences every connection).
+    if (auto late = drains_ ? write_fence_late_ms() : 0; late > 0)
       return connection_failed(
           as_reply(error_message(
               ClientError::ShardConnectionLost, target_.shard_name, address_text(),
@@ -726,7 +732,7 @@ void BackendConnection::connection_failed(const std::string& reply, bool counts_
     return go_down(fmt::format("{} failures in a row, the last: {}", failures_,
                                std::string_view(reply).substr(1, reply.size() - 3)));
   }
-  if (write_fence_late_ms() > 0) {
+  if (drains_ && write_fence_late_ms() > 0) {
     // Out of touch with etcd: no write may go out, the handshake's neither; connecting again
     // at once would be failed by it again, thousands of times a second.
     state_ = State::Down;

@@ -160,8 +160,11 @@ void DrainingConnections::add(const BackendTarget& target, std::uint64_t client_
 DrainingConnections::Killer& DrainingConnections::killer(const Entry& entry) {
   auto& killer = *killers_[entry.target.address.text()];
   if (!killer.connection || killer.connection->state() == BackendConnection::State::Stopped) {
+    // A kill that runs late ends a client that is gone anyway. Not draining, this connection
+    // also logs in as backend.username/password and passes the fleet's write fence
+    // (backend_connection.cpp): a rejoining router waits for these kills.
     BackendConnection::Options options;
-    options.drains = false;  // a kill that runs late ends a client that is gone anyway
+    options.drains = false;
     killer.connection =
         BackendConnection::open(io_, entry.target, killer.config, killer.stats, options);
   }
