@@ -100,7 +100,7 @@ class Server final : public ControlPlane, private MoveHost, private RouterHost {
   std::unique_ptr<LocalLedger> local_;
   std::unique_ptr<FleetSync> fleet_;  // in a fleet (`cluster:`): etcd's maps, moves, salting
   std::unique_ptr<MoveDriver> driver_;
-  std::string start_error_;              // the router does not start (a bad state file)
+  std::string start_error_;         // the router does not start (a bad state file)
   bool earlier_runs_ended_ = true;  // end_earlier_runs_first()
   std::vector<std::function<void()>> after_earlier_runs_;
   std::optional<LedgerMove> kept_move_;  // alone: the move the state file holds, resumed at run()

@@ -44,8 +44,7 @@ class MarkedMigrate final : public ReplySink {
  public:
   MarkedMigrate(boost::asio::io_context& io, MigrateSend send, ReplySinkPtr sink,
                 std::uint64_t slot, std::uint32_t fragment)
-      : io_(io),
-        send_(std::move(send)),
+      : send_(std::move(send)),
         sink_(std::move(sink)),
         slot_(slot),
         fragment_(fragment),
@@ -125,7 +124,6 @@ class MarkedMigrate final : public ReplySink {
     if (send_.settled) std::exchange(send_.settled, nullptr)();
   }
 
-  boost::asio::io_context& io_;
   MigrateSend send_;
   ReplySinkPtr sink_;
   std::uint64_t slot_;

@@ -383,9 +383,9 @@ BackendConnection* Mover::mark_connection(std::size_t shard) {
 // A MIGRATE that failed: counted, and said in STATUS's last_error and the log.
 void Mover::report(const Source& source, std::string_view what, const std::string& reply) {
   ++progress_.errors;
-  progress_.last_error = fmt::format("{} from shard '{}': {}", what,
-                                     topology_->map->shard(source.shard).name,
-                                     protocol::line_text(reply));
+  progress_.last_error =
+      fmt::format("{} from shard '{}': {}", what, topology_->map->shard(source.shard).name,
+                  protocol::line_text(reply));
   spdlog::warn("resharding: {}; retrying on the next pass", progress_.last_error);
 }
 

@@ -45,10 +45,9 @@ TEST_CASE("migrate_command logs in at the target as the backend does") {
   SECTION("password alone: AUTH") {
     auto config = config_of("backend: {password: s3cret}\n");
     auto args = router::migrate_arguments(config, config.shards[0].address, 0);
-    CHECK(args ==
-          std::vector<std::string>{"MIGRATE", "127.0.0.1", "7000", "", "0",
-                                   std::to_string(config.resharding.migrate_timeout.count()),
-                                   "AUTH", "s3cret"});
+    CHECK(args == std::vector<std::string>{
+                      "MIGRATE", "127.0.0.1", "7000", "", "0",
+                      std::to_string(config.resharding.migrate_timeout.count()), "AUTH", "s3cret"});
   }
   SECTION("user and password: AUTH2") {
     auto config = config_of("backend: {username: mover, password: s3cret}\n");
