@@ -135,7 +135,8 @@ std::vector<std::string> earlier_run_clients(std::string_view client_list, std::
 }
 
 void end_earlier_runs(boost::asio::io_context& io, std::vector<BackendTarget> servers,
-                      std::shared_ptr<const config::Config> config, std::function<void()> done) {
+                      const std::shared_ptr<const config::Config>& config,
+                      std::function<void()> done) {
   if (servers.empty() || connection_name_prefix().empty()) return done();
   auto left = std::make_shared<std::size_t>(servers.size());
   auto one = [left, done = std::move(done)] {

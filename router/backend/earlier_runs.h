@@ -19,7 +19,8 @@ namespace santral::router {
 // them; a server that cannot be asked (down, stalled) is asked again every second, and the
 // move waits for it.
 void end_earlier_runs(boost::asio::io_context& io, std::vector<BackendTarget> servers,
-                      std::shared_ptr<const config::Config> config, std::function<void()> done);
+                      const std::shared_ptr<const config::Config>& config,
+                      std::function<void()> done);
 
 // The ids of CLIENT LIST's clients whose name starts with `prefix` but is not `mine`.
 std::vector<std::string> earlier_run_clients(std::string_view client_list, std::string_view prefix,
