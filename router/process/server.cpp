@@ -59,7 +59,7 @@ Server::Server(ConfigSource source, config::Config config, FleetStart fleet)
       listeners_(io_, shared_, workers_, topology_),
       watch_timer_(io_),
       salting_(io_, shared_, workers_, topology_, fleet.agent.get()),
-      sentinel_(io_, *this, shared_, [this](std::shared_ptr<const WriteRefusals> refusals) {
+      sentinel_(io_, *this, shared_, [this](const std::shared_ptr<const WriteRefusals>& refusals) {
         post_to_each<Worker>(worker_list(),
                              [refusals](Worker& worker) { worker.set_write_refusals(refusals); });
       }) {

@@ -44,6 +44,7 @@ bool busy_key(std::string_view reply) {
 void settle_busy_keys(BackendConnection& source, BackendConnection& target,
                       std::vector<std::string> keys, std::function<void(std::string error)> done) {
   std::vector<std::string> dumps;
+  dumps.reserve(keys.size());
   for (const auto& key : keys) dumps.push_back(command_bytes({"DUMP", key}));
   BackendConnectionPtr from(&source);
   auto names = std::make_shared<std::pair<std::string, std::string>>(source.target().shard_name,

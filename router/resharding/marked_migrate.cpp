@@ -82,7 +82,7 @@ class MarkedMigrate final : public ReplySink {
   void settle() {
     ++settles_;
     settle_busy_keys(*send_.source, *send_.target, send_.keys,
-                     [self = boost::intrusive_ptr<MarkedMigrate>(this)](std::string error) {
+                     [self = boost::intrusive_ptr<MarkedMigrate>(this)](const std::string& error) {
                        if (!error.empty())
                          return self->finish(
                              "-ERR santral: a key exists on both shards and "
