@@ -24,6 +24,7 @@
 #include "config/config.h"
 #include "placement/shard_map.h"
 #include "placement/topology.h"
+#include "router/backend/draining_connections.h"
 #include "router/plan/dispatch.h"
 #include "router/resharding/migrate.h"
 #include "router/resharding/moving_topology.h"
@@ -71,7 +72,18 @@ struct StoppedSource {
       if (i > 100000) throw std::logic_error("no key moves from shard1 to shard3");
     }
   }
+  // The client is owned here, not counted by references: what still waits for the stopped
+  // source's proof (a pull's claim, holding the client) must let go of it before it goes, so
+  // the stop ends first (else the io_context's shutdown frees those waiters after the client).
   ~StoppedSource() {
+    source.hold_kills(false);
+    for (int n = 0; n < source.accepted(); ++n) source.wake(n);
+    run_until(
+        [&] {
+          return router::DrainingConnections::of(worker.connections_io()).list().empty() &&
+                 router::DrainingConnections::of(worker.io()).list().empty();
+        },
+        5000);
     client.reset();
     worker.close_pool();
   }
