@@ -24,6 +24,7 @@
 #include "router/backend/reply_sink.h"
 #include "router/routes/in_flight_fence.h"
 #include "tests/support/fake_worker_services.h"
+#include "tests/support/recorded_replies.h"
 #include "tests/support/scripted_shard.h"
 
 using namespace santral;
@@ -35,14 +36,7 @@ namespace {
 constexpr std::string_view kGet = "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n";
 constexpr std::string_view kPing = "*1\r\n$4\r\nPING\r\n";
 
-class Replies final : public router::ReplySink {
- public:
-  void deliver(std::uint64_t /*slot*/, std::uint32_t /*fragment*/,
-               std::string_view reply) override {
-    got.emplace_back(reply);
-  }
-  std::vector<std::string> got;
-};
+using Replies = test::RecordedReplies;
 
 void poll(boost::asio::io_context& io) {
   io.restart();
