@@ -64,4 +64,9 @@ bool Config::confirms_writes() const {
          });
 }
 
+LostWritesPolicy Config::lost_writes_policy() const {
+  if (failover.on_lost_writes) return *failover.on_lost_writes;
+  return confirms_writes() ? LostWritesPolicy::Refuse : LostWritesPolicy::Accept;
+}
+
 }  // namespace santral::config

@@ -80,11 +80,21 @@ struct SentinelSettings {
   bool enabled() const { return !addresses.empty(); }
 };
 
-// `failover:` what a request for a shard that follows Sentinel does while its primary is down.
+// `failover.on_lost_writes`: what becomes of writes to a shard whose new primary (Sentinel's)
+// lacks writes its old one had (router/backend/primary_lineage.h). Either way it is reported.
+enum class LostWritesPolicy {
+  Refuse,  // writes to the shard are refused until SANTRAL FAILOVER ACCEPT <shard>
+  Accept,  // they go on
+};
+
+// `failover:` what a request for a shard that follows Sentinel does while its primary is down,
+// and after a failover that lost writes.
 struct FailoverSettings {
   // It waits this long for the primary to answer again or for Sentinel's new one to be put in
   // force (router/backend/backend_connection.h); 0: it fails at once, as for any down shard.
   std::chrono::milliseconds wait{0};
+  // Unset: Config::lost_writes_policy() decides.
+  std::optional<LostWritesPolicy> on_lost_writes;
   bool operator==(const FailoverSettings&) const = default;
 };
 
@@ -243,6 +253,9 @@ struct Config {
 
   // Whether some write is to be confirmed by replicas: write_concern, or a namespace's.
   bool confirms_writes() const;
+  // failover.on_lost_writes, or its default: refuse where writes are confirmed by replicas
+  // (confirms_writes()), accept otherwise.
+  LostWritesPolicy lost_writes_policy() const;
 };
 
 // Validates `text`, a config read from `source` (named in error messages). Throws ConfigError.

@@ -22,15 +22,26 @@ void read_sentinel(const YAML::Node& node, const YamlFields& fields, SentinelSet
 }
 
 void read_failover(const YAML::Node& node, const YamlFields& fields, FailoverSettings& out) {
-  static constexpr std::string_view kKeys[] = {"wait_ms"};
+  static constexpr std::string_view kKeys[] = {"wait_ms", "on_lost_writes"};
   if (!node.IsMap())
     fields.errors().at(node, "failover",
                        "expected a map with wait_ms (how long a request for a shard whose "
-                       "primary is down waits for Sentinel's new one; 0: it fails at once)");
+                       "primary is down waits for Sentinel's new one; 0: it fails at once) and "
+                       "on_lost_writes (refuse or accept)");
   fields.only_keys(node, "failover", kKeys);
   if (node["wait_ms"])
     out.wait =
         std::chrono::milliseconds(fields.integer(node["wait_ms"], "failover.wait_ms", 0, 600'000));
+  if (node["on_lost_writes"]) {
+    std::string policy = fields.string(node["on_lost_writes"], "failover.on_lost_writes");
+    if (policy != "refuse" && policy != "accept")
+      fields.errors().at(node["on_lost_writes"], "failover.on_lost_writes",
+                         "expected refuse (writes to a shard whose new primary lacks acknowledged "
+                         "writes are refused until SANTRAL FAILOVER ACCEPT <shard>; the default "
+                         "with write_concern) or accept (they go on, and the loss is only "
+                         "reported; the default without)");
+    out.on_lost_writes = policy == "refuse" ? LostWritesPolicy::Refuse : LostWritesPolicy::Accept;
+  }
 }
 
 }  // namespace santral::config

@@ -98,6 +98,7 @@ enum class LocalHandler : std::uint8_t {
   SlowlogGet,
   SlowlogLen,
   SlowlogReset,
+  SantralFailover,
 };
 
 // Commands a Redis Cluster client sends (CLUSTER SLOTS, ASKING, ...): answered only with the

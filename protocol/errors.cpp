@@ -219,6 +219,10 @@ constexpr Entry kMessages[] = {
      "ERR santral: an analysis is already running on this router; wait for it (at most its "
      "SECONDS) and ask again"},
     {ClientError::AnalyzeTarget, "ERR santral: cannot analyze: {}"},
+    {ClientError::FailoverSyntax, "ERR santral: syntax error; use SANTRAL FAILOVER ACCEPT <shard>"},
+    {ClientError::FailoverNothingToAccept,
+     "ERR santral: nothing to accept for shard '{}': {}; SANTRAL SHARDMAP shows the shards and "
+     "any lost_writes line"},
     {ClientError::NotInFleet,
      "ERR santral: this router is not in a fleet (its config has no cluster:); edit its file "
      "and SANTRAL RELOAD instead"},
@@ -285,7 +289,9 @@ constexpr Entry kMessages[] = {
      "be counted over two maps; retry it"},
     {ClientError::MoveSwitchTooSlow,
      "TRYAGAIN santral: the move changed direction and not every router has switched within {} "
-     "ms (resharding.hold_timeout_ms; one may be frozen or cut off); nothing ran, retry it"},
+     "ms (resharding.hold_timeout_ms; one may be frozen or cut off, or a stalled shard has not "
+     "yet proven that requests given up on will not run late: SANTRAL RESHARD STATUS says what "
+     "the switch waits for); nothing ran, retry it"},
     {ClientError::ShardUnavailable,
      "ERR santral: shard '{}' ({}) is unavailable: {}; Santral keeps retrying in the "
      "background, try again shortly"},
@@ -305,6 +311,11 @@ constexpr Entry kMessages[] = {
      "NOREPLICAS Not enough good replicas to write: shard '{}' ({}) applied the write, but only "
      "{} of the {} replicas write_concern asks for confirmed it within {} ms; a failover may "
      "lose it: read it back, or send it again if it is safe to repeat"},
+    {ClientError::LostWritesRefused,
+     "ERR santral: shard '{0}' refuses writes: Sentinel promoted {1} in place of {2}, and {3}, "
+     "so writes acknowledged before the failover may be missing from it; reads are still "
+     "served. Check or restore its data, then SANTRAL FAILOVER ACCEPT {0} lets writes go "
+     "(failover.on_lost_writes: refuse)"},
     {ClientError::ShuttingDown, "ERR santral: the router is shutting down; reconnect shortly"},
 };
 

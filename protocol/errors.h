@@ -138,6 +138,8 @@ enum class ClientError : std::uint8_t {
   AnalyzeSyntax,
   AnalyzeBusy,
   AnalyzeTarget,
+  FailoverSyntax,
+  FailoverNothingToAccept,
   // A fleet of routers sharing one map (router/cluster/).
   NotInFleet,
   MapPushSyntax,
@@ -174,6 +176,7 @@ enum class ClientError : std::uint8_t {
   ShardConnectionLost,
   ShardProtocolError,
   WriteNotReplicated,
+  LostWritesRefused,
   ShuttingDown,
 };
 

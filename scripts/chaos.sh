@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Santral's fault-injection harness (tests/chaos/): four redis-server shards (appendfsync
 # always), one Santral whose shard links go through a TCP fault proxy, workloads over
-# long-lived connections, and, chosen at random, moves (add/remove a shard, abort halfway),
-# map edits, SIGSTOP/SIGKILL of Santral and of shards, and link delays, stalls and resets.
+# long-lived connections, and, chosen at random, moves (add/remove a shard, aborts: halfway, at
+# once, with a source shard stopped), map edits, SIGSTOP/SIGKILL of Santral and of shards, and
+# link delays, stalls and resets (some delivering late what Santral gave up on).
 # Once every fault is lifted it checks what was acknowledged and where every key is, and ends
 # with `chaos: N passed, M failed`; exit code 0 only when M is 0.
 #   scripts/chaos.sh [seconds] [options]     seconds of faults, default 600
@@ -14,6 +15,9 @@
 #   scripts/chaos.sh 90 --failover           failover mode: shards of a primary and a replica that
 #                                            Redis Sentinel manages, write_concern, primaries killed
 #                                            and stopped (tests/chaos/failover.py)
+#   scripts/chaos.sh 150 --burners 2         two CPU burners (busy loops) beside the run
+#   scripts/chaos.sh 150 --request-ms 300    Santral's timeouts.request_ms 300 (default 2000): most
+#                                            shard stops and late link faults outlast it
 # Other options: /usr/bin/python3 tests/chaos/chaos.py --help. SANTRAL_BINARY names the binary
 # (default build/app/santral, built here if missing).
 set -euo pipefail

@@ -255,6 +255,19 @@ json shards_json(const ClusterSnapshot& snapshot) {
       shards.back()["last_failover"] = {{"unix_time", failover->second.unix_time},
                                         {"from", failover->second.from},
                                         {"to", failover->second.to}};
+    if (auto lost = snapshot.lost_writes.find(shard.name); lost != snapshot.lost_writes.end()) {
+      const auto& report = lost->second;
+      shards.back()["lost_writes"] = {
+          {"unix_time", report.failover.unix_time},
+          {"from", report.failover.from},
+          {"to", report.failover.to},
+          {"lineage", std::string(lineage_name(report.verdict.lineage))},
+          {"writes", std::string(report.writes_name())},
+          {"why", report.verdict.why},
+          {"read_offset", report.verdict.read_offset},
+          {"missing_bytes", report.verdict.missing_bytes},
+          {"accepted_unix_time", report.accepted_unix_time}};
+    }
   }
   return {{"config_version", snapshot.topology->shown_version()}, {"shards", shards}};
 }

@@ -38,6 +38,7 @@ void take_snapshot(ControlPlane& server, std::function<void(ClusterSnapshot)> do
   {
     std::lock_guard guard(server.shared().failover_lock);
     snapshot.failovers = server.shared().failovers;
+    snapshot.lost_writes = server.shared().lost_writes;
   }
   fan_out<WorkerSnapshot, WorkerServices>(server.io(), server.worker_services(), report_of,
                                           [snapshot = std::move(snapshot), done = std::move(done)](

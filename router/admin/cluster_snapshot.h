@@ -35,7 +35,8 @@ struct ClusterSnapshot {
   WorkerStats total;  // the workers' stats merged
   double uptime_seconds = 0;
   std::uint64_t rejected_clients = 0;
-  std::map<std::string, Failover> failovers;  // each shard's last, by name
+  std::map<std::string, Failover> failovers;      // each shard's last, by name
+  std::map<std::string, LostWrites> lost_writes;  // each shard's last that lost writes
   std::vector<UserLimitsReport> user_limits;
 };
 

@@ -1,6 +1,7 @@
 #include "router/backend/backend_connection.h"
 
 #include <algorithm>
+#include <span>
 #include <utility>
 
 #include <spdlog/spdlog.h>
@@ -12,6 +13,8 @@
 #include "protocol/errors.h"
 #include "protocol/reply_scanner.h"
 #include "protocol/resp_writer.h"
+#include "router/backend/connection_name.h"
+#include "router/backend/draining_connections.h"
 #include "router/backend/shard_login.h"
 #include "router/backend/write_fence.h"
 #include "router/transport/tls_contexts.h"
@@ -71,7 +74,7 @@ void BackendConnection::start() {
 
 void BackendConnection::stop() {
   state_ = State::Stopped;
-  close_socket();
+  close_socket("the connection was closed");
   resolver_.cancel();
   retry_timer_.cancel();
   push_sink_.reset();
@@ -85,7 +88,7 @@ void BackendConnection::stop() {
 
 void BackendConnection::abandon(const std::string& why) {
   if (state_ == State::Stopped) return;
-  close_socket();
+  close_socket(why);
   resolver_.cancel();
   retry_timer_.cancel();
   tracking_lost();
@@ -105,6 +108,7 @@ BackendConnectionPtr BackendConnection::open(boost::asio::io_context& io, Backen
       new BackendConnection(io, std::move(target), std::move(config), stats, options.role));
   if (options.push_sink) connection->set_push_sink(std::move(options.push_sink));
   connection->wait_while_down(options.wait_while_down);
+  connection->drains_ = options.drains;
   connection->start();
   return connection;
 }
@@ -133,7 +137,24 @@ void BackendConnection::retarget(std::size_t shard_index, std::string shard_name
   confirms_ = config_->confirms_writes();
 }
 
-void BackendConnection::close_socket() {
+void BackendConnection::close_socket(std::string_view why) {
+  if (drains_ && wrote_ && carries_requests()) {
+    // A plain socket is handed over, still open, to be read until every request on it is
+    // answered (one proof); a TLS or subscriber one (whose pushes are not answers) is closed,
+    // and only the kill proves it over.
+    std::optional<DrainingConnections::Socket> late;
+    auto& socket = stream_.socket();
+    if (!stream_.tls() && role_ != ConnectionRole::Subscriber && socket.is_open()) {
+      boost::system::error_code ignored;
+      socket.cancel(ignored);  // this connection's own reads and waits end, reading nothing
+      late.emplace(DrainingConnections::Socket{
+          std::move(socket), pending_.size(),
+          std::string(inbox_.data() + inbox_start_, inbox_end_ - inbox_start_)});
+    }
+    DrainingConnections::of(io_).add(target_, server_client_id_, config_, std::string(why),
+                                     std::move(late));
+  }
+  wrote_ = false;
   ++generation_;
   boost::system::error_code ignored;
   stream_.socket().close(ignored);
@@ -207,63 +228,81 @@ void BackendConnection::on_connected() {
   if (!ejected_ && on_ready_) on_ready_();
 }
 
-// HELLO/AUTH and SELECT go first on every new connection; their replies are checked, not
-// forwarded.
+// Whether a request of a client (or a pinned transaction's MULTI) is unanswered: given up on,
+// it may still run. A handshake, a health PING or a WAIT running late changes nothing.
+bool BackendConnection::carries_requests() const {
+  return std::any_of(pending_.begin(), pending_.end(), [](const Pending& p) {
+    return p.owner == Owner::Client || p.owner == Owner::ClientWrite || p.owner == Owner::Silent;
+  });
+}
+
+// HELLO/AUTH, SELECT and CLIENT ID go first on every new connection; their replies are
+// checked, not forwarded.
 void BackendConnection::handshake() {
-  auto login = shard_login(config_->backend);
+  // The connection that proves others over logs in as backend.username/password, not as the
+  // fleet's per-lease user: it must get through while this router rejoins (below, flush()).
+  auto login = drains_ ? shard_login(config_->backend)
+                       : ShardLogin{config_->backend.username, config_->backend.password};
   std::string prefix;
   protocol::RespWriter writer(prefix);
-  std::size_t commands = 0;
+  // Whose each reply is, in the order the commands are written: a Handshake's error means the
+  // shard refuses Santral; Naming's and ClientId's do not (the server still serves).
+  std::vector<Owner> owners;
+  auto command = [&](std::span<const std::string_view> args, Owner owner) {
+    writer.command(args);
+    owners.push_back(owner);
+  };
   std::string_view user = login.user.empty() ? std::string_view("default") : login.user;
   if (target_.profile.protocol == 3) {
     if (login.password.empty()) {
       std::string_view args[] = {"HELLO", "3"};
-      writer.command(args);
+      command(args, Owner::Handshake);
     } else {
       std::string_view args[] = {"HELLO", "3", "AUTH", user, login.password};
-      writer.command(args);
+      command(args, Owner::Handshake);
     }
-    ++commands;
   } else if (!login.password.empty()) {
     std::string_view args[] = {"AUTH", user, login.password};
-    writer.command(args);
-    ++commands;
+    command(args, Owner::Handshake);
   }
   if (role_ == ConnectionRole::Tracking) {
     // Every key read here from now on is tracked; Redis pushes `invalidate` when it changes.
     std::string_view args[] = {"CLIENT", "TRACKING", "ON"};
-    writer.command(args);
-    ++commands;
+    command(args, Owner::Handshake);
   } else if (role_ == ConnectionRole::TrackingBroadcast) {
     // Every key written anywhere on the shard is pushed here.
     std::string_view args[] = {"CLIENT", "TRACKING", "ON", "BCAST"};
-    writer.command(args);
-    ++commands;
+    command(args, Owner::Handshake);
   }
+  std::string db = std::to_string(target_.profile.database);
   if (target_.profile.database != 0) {
-    std::string db = std::to_string(target_.profile.database);
     std::string_view args[] = {"SELECT", db};
-    writer.command(args);
-    ++commands;
+    command(args, Owner::Handshake);
+  }
+  server_client_id_ = 0;
+  if (drains_) {
+    // Named for the router and this run of it, so that a later run can end this connection
+    // (connection_name.h).
+    if (!connection_name().empty()) {
+      std::string_view args[] = {"CLIENT", "SETNAME", connection_name()};
+      command(args, Owner::Naming);
+    }
+    // The connection's id on its server: what Santral gives up on is proven not to run by
+    // `CLIENT KILL ID` (draining_connections.h), and a switch of topology may have to end the
+    // call blocked on a lent connection (CLIENT UNBLOCK, router/routes/blocked_calls.h).
+    // Requests wait for it, so that every request sent has an id to end it by.
+    std::string_view args[] = {"CLIENT", "ID"};
+    command(args, Owner::ClientId);
   }
   auto now = Clock::now();
-  // A lent connection's id on its server: a switch of topology may have to end the call
-  // blocked on it from another connection (CLIENT UNBLOCK, router/routes/blocked_calls.h).
-  // Its reply is not a handshake's: a server that refuses CLIENT ID still serves.
-  server_client_id_ = 0;
-  if (role_ == ConnectionRole::Dedicated) {
-    std::string_view args[] = {"CLIENT", "ID"};
-    writer.command(args);
-    pending_.push_front({nullptr, 0, 0, Owner::ClientId, now, now + config_->timeouts.request});
-  }
-  for (std::size_t i = 0; i < commands; ++i)
-    pending_.push_front({nullptr, 0, 0, Owner::Handshake, now, now + config_->timeouts.request});
-  if (commands == 0) {
+  for (auto owner = owners.rbegin(); owner != owners.rend(); ++owner)
+    pending_.push_front({nullptr, 0, 0, *owner, now, now + config_->timeouts.request});
+  if (owners.empty()) {
     outbox_.insert(0, prefix);
     return;
   }
   // Nothing else goes out before the handshake has answered (handshake_answered()).
-  handshake_left_ = commands;
+  handshake_left_ = owners.size();
   held_ = std::exchange(outbox_, std::move(prefix));
 }
 
@@ -457,7 +496,10 @@ void BackendConnection::flush() {
       written_ = 0;
       writing_.swap(outbox_);
     }
-    if (auto late = write_fence_late_ms(); late > 0)
+    // The fence holds back every write of a router past its lease but the proving
+    // connection's: a CLIENT KILL ID of this router's own connection writes no data, and a
+    // rejoining router waits for those proofs (FleetSync::rejoin fences every connection).
+    if (auto late = drains_ ? write_fence_late_ms() : 0; late > 0)
       return connection_failed(
           as_reply(error_message(
               ClientError::ShardConnectionLost, target_.shard_name, address_text(),
@@ -466,6 +508,8 @@ void BackendConnection::flush() {
           false);
     auto chunk =
         asio::buffer(writing_.data() + written_, std::min(writing_.size() - written_, kMaxWrite));
+    // Requests go out only once the handshake has answered (held_ until then).
+    if (handshake_left_ == 0) wrote_ = true;
     if (stream_.tls()) return write_tls(chunk);
     boost::system::error_code ec;
     auto& socket = stream_.socket();
@@ -635,10 +679,20 @@ bool BackendConnection::deliver_frames() {
         break;
       case Owner::Silent:
         break;
+      case Owner::Naming:
+        handshake_answered();
+        break;
       case Owner::ClientId:
         if (frame.size() > 3 && frame.front() == ':')
           server_client_id_ =
               protocol::parse_integer<std::uint64_t>(frame.substr(1, frame.size() - 3)).value_or(0);
+        else if (!ejected_)  // once, not on every reconnect
+          spdlog::warn(
+              "shard '{}' ({}) refused CLIENT ID ({}): a request Santral gives up on there cannot "
+              "be proven not to run late, so a move's switch waits for the shard to close it; "
+              "allow CLIENT ID and CLIENT KILL for Santral's user on the shard",
+              target_.shard_name, address_text(), protocol::line_text(frame));
+        handshake_answered();
         break;
     }
     if (generation != generation_) return false;
@@ -677,7 +731,7 @@ void BackendConnection::fail_all(const std::string& reply) {
 // client that sends again from its error handler queues to the new connection or fails fast.
 void BackendConnection::connection_failed(const std::string& reply, bool counts_as_failure) {
   if (state_ == State::Stopped) return;
-  close_socket();
+  close_socket(std::string_view(reply).substr(1, reply.size() - 3));
   tracking_lost();
   if (role_ != ConnectionRole::Shared && !tracks()) {
     state_ = State::Down;
@@ -691,7 +745,7 @@ void BackendConnection::connection_failed(const std::string& reply, bool counts_
     return go_down(fmt::format("{} failures in a row, the last: {}", failures_,
                                std::string_view(reply).substr(1, reply.size() - 3)));
   }
-  if (write_fence_late_ms() > 0) {
+  if (drains_ && write_fence_late_ms() > 0) {
     // Out of touch with etcd: no write may go out, the handshake's neither; connecting again
     // at once would be failed by it again, thousands of times a second.
     state_ = State::Down;
@@ -727,7 +781,7 @@ void BackendConnection::tracking_lost() {
 
 void BackendConnection::go_down(const std::string& reason) {
   if (state_ == State::Stopped) return;
-  close_socket();
+  close_socket(reason);
   tracking_lost();
   bool first = !ejected_;
   down_reason_ = reason;

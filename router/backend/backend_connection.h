@@ -37,7 +37,7 @@ struct ConnectionProfile {
 };
 
 struct BackendTarget {
-  std::size_t shard_index;
+  std::size_t shard_index = 0;
   std::string shard_name;  // for messages: "shard0", or "shard0 replica 127.0.0.1:7101"
   config::Endpoint address;
   ConnectionProfile profile;
@@ -92,6 +92,9 @@ class BackendConnection
     ConnectionRole role = ConnectionRole::Shared;
     ReplySinkPtr push_sink;
     std::chrono::milliseconds wait_while_down{0};
+    // Requests given up on with the connection stay "draining" until the shard proves they will
+    // not run (draining_connections.h). Off only for the connection that sends those proofs.
+    bool drains = true;
   };
   // A connection that starts connecting now.
   static BackendConnectionPtr open(boost::asio::io_context& io, BackendTarget target,
@@ -184,12 +187,17 @@ class BackendConnection
   std::string_view state_name() const { return state_name(state_, ejected_); }
   // Up, but the replies to its handshake (HELLO, AUTH, CLIENT TRACKING, SELECT) are not all in.
   bool handshaking() const {
-    return state_ == State::Up && !pending_.empty() && pending_.front().owner == Owner::Handshake;
+    return state_ == State::Up && !pending_.empty() &&
+           (pending_.front().owner == Owner::Handshake ||
+            pending_.front().owner == Owner::ClientId);
   }
   const std::string& down_reason() const { return down_reason_; }
   const BackendTarget& target() const { return target_; }
+  // The loop it lives on (its DrainingConnections are that loop's).
+  boost::asio::io_context& io() const { return io_; }
   std::size_t in_flight() const { return pending_.size() + waiting_.size(); }
-  // A lent connection's CLIENT ID on its server (0: not known yet, or refused).
+  // The connection's CLIENT ID on its server, asked in the handshake (0: not known yet, or
+  // refused).
   std::uint64_t server_client_id() const { return server_client_id_; }
 
  private:
@@ -205,6 +213,7 @@ class BackendConnection
     Handshake,
     Silent,
     Probe,
+    Naming,
     ClientId
   };
   struct HeldReply {
@@ -267,7 +276,10 @@ class BackendConnection
   void go_down(const std::string& reason);
   void fence_lifted();
   void tracking_lost();
-  void close_socket();
+  // Closes the socket; requests it carried that the shard has not answered are handed to
+  // DrainingConnections (`why` says what Santral gave up on).
+  void close_socket(std::string_view why);
+  bool carries_requests() const;
   std::string address_text() const { return target_.address.text(); }
   bool tracks() const {
     return role_ == ConnectionRole::Tracking || role_ == ConnectionRole::TrackingBroadcast;
@@ -294,6 +306,8 @@ class BackendConnection
   std::function<void()> on_ready_;
   std::unordered_set<std::string> scripts_;
   std::uint64_t server_client_id_ = 0;
+  bool drains_ = true;  // Options::drains
+  bool wrote_ = false;  // bytes went to this socket since it connected
 
   // A devector: it reuses its room as replies come in (a deque allocates a block every few
   // requests as it slides).

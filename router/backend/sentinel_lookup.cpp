@@ -74,13 +74,19 @@ std::optional<SentinelView> ask_sentinels(const config::SentinelSettings& sentin
     try {
       auto view = ask_one(address, {sentinel.username, sentinel.password}, master, timeout);
       if (view.primary.text() == confirmed) return view;
-      auto role = blocking_call(view.primary, shard_login(backend), "backend.username/password",
-                                {{"ROLE"}}, timeout, tls);
+      auto replies = blocking_call(view.primary, shard_login(backend), "backend.username/password",
+                                   {{"ROLE"}, {"INFO", "replication"}}, timeout, tls);
       protocol::ReplyValue value;
-      if (!protocol::parse_reply(role[0], value) || value.elements.empty() ||
+      if (!protocol::parse_reply(replies[0], value) || value.elements.empty() ||
           value.elements[0].text != "master")
         throw std::runtime_error(fmt::format("it names {} as the primary, which answers ROLE {}",
-                                             view.primary.text(), protocol::line_text(role[0])));
+                                             view.primary.text(), protocol::line_text(replies[0])));
+      protocol::ReplyValue info;
+      if (protocol::parse_reply(replies[1], info) && !info.is_error() &&
+          info.type != protocol::ReplyValue::Type::Null)
+        view.replication = std::string(info.text);
+      else
+        view.replication_error = "INFO replication answered " + protocol::line_text(replies[1]);
       return view;
     } catch (const std::exception& e) {
       said += fmt::format("{}{}: {}", said.empty() ? "" : "; ", address.text(), e.what());

@@ -16,12 +16,17 @@ struct SentinelView {
   config::Endpoint primary;
   std::vector<config::Endpoint> replicas;
   std::string sentinel;  // the one that answered
+  // The primary's INFO replication, read with its ROLE when it was confirmed (what it took
+  // over when promoted: router/backend/primary_lineage.h); or why it could not be read.
+  std::string replication;
+  std::string replication_error;
 };
 
 // Asks the sentinels in turn until one answers: SENTINEL GET-MASTER-ADDR-BY-NAME and SENTINEL
 // REPLICAS; then the primary itself must answer ROLE as a master (Santral follows Sentinel's
 // elections, it never makes one, and never sends writes to a server that is not a primary
-// yet), unless it is `confirmed` already (the one asked before, every 250 ms). ROLE goes over
+// yet), unless it is `confirmed` already (the one asked before, every 250 ms); INFO
+// replication goes with ROLE (SentinelView::replication). ROLE goes over
 // TLS when `tls` is given (the shard has `tls: true`). nullopt and `error` (what each sentinel
 // said) otherwise. Blocking: for the config loader and the server's Sentinel thread.
 std::optional<SentinelView> ask_sentinels(const config::SentinelSettings& sentinel,

@@ -249,7 +249,7 @@ void acl_whoami(const Routed& r) {
   answer(r, [&](RespWriter& w) { w.bulk(r.session.state().user); });
 }
 
-constexpr std::size_t kHandlers = static_cast<std::size_t>(LocalHandler::SlowlogReset) + 1;
+constexpr std::size_t kHandlers = static_cast<std::size_t>(LocalHandler::SantralFailover) + 1;
 
 struct HandlerTable {
   std::array<Handler, kHandlers> handlers{};
@@ -311,6 +311,7 @@ constexpr HandlerTable kTable = [] {
   set(LocalHandler::SantralShardmap, santral_shardmap);
   set(LocalHandler::SantralMap, santral_map);
   set(LocalHandler::SantralRouters, santral_routers);
+  set(LocalHandler::SantralFailover, santral_failover);
   set(LocalHandler::SantralHotkeys, santral_hotkeys);
   set(LocalHandler::SantralSalt, santral_salt);
   set(LocalHandler::SantralUnsalt, santral_unsalt);

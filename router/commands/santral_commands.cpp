@@ -8,6 +8,7 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include "protocol/arguments.h"
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
 #include "router/runtime/control_plane.h"
@@ -57,7 +58,10 @@ void santral_shardmap(const Routed& routed) {
         fmt::format_to(std::back_inserter(text), " reads:{} lag_ms:{}", server.fresh ? "yes" : "no",
                        server.lag_ms);
       else if (!shard.sentinel_master.empty())
-        fmt::format_to(std::back_inserter(text), " sentinel_master:{}", shard.sentinel_master);
+        // And the replication offset a failover's new primary must reach (-1: not read yet).
+        fmt::format_to(std::back_inserter(text), " sentinel_master:{} read_offset:{}",
+                       shard.sentinel_master,
+                       worker.shared().primary_readings.last(server.address).offset);
       text += '\n';
     }
   }
@@ -72,11 +76,49 @@ void santral_shardmap(const Routed& routed) {
       text += fmt::format("last_failover:{:%Y-%m-%dT%H:%M:%SZ} shard:{} from:{} to:{}\n",
                           fmt::gmtime(static_cast<std::time_t>(last->second.unix_time)),
                           last->first, last->second.from, last->second.to);
+    // Each shard's last failover that lost writes (router/process/sentinel_failover.h).
+    for (std::size_t s = 0; s < topology.map->shard_count(); ++s) {
+      const auto& name = topology.map->shard(s).name;
+      auto lost = shared.lost_writes.find(name);
+      if (lost == shared.lost_writes.end()) continue;
+      const auto& report = lost->second;
+      text += fmt::format(
+          "lost_writes:{:%Y-%m-%dT%H:%M:%SZ} shard:{} from:{} to:{} lineage:{} writes:{} "
+          "why:{}{}\n",
+          fmt::gmtime(static_cast<std::time_t>(report.failover.unix_time)), name,
+          report.failover.from, report.failover.to, lineage_name(report.verdict.lineage),
+          report.writes_name(), report.verdict.why,
+          report.writes == LostWrites::Writes::Refused
+              ? fmt::format("; SANTRAL FAILOVER ACCEPT {} lets writes go", name)
+              : "");
+    }
   }
   text += topology.map->describe();
   std::string out;
   protocol::RespWriter(out).bulk(text);
   routed.session.reply(out);
+}
+
+// SANTRAL FAILOVER ACCEPT <shard>: asked of the server's thread, which tells every worker
+// before it answers here.
+void santral_failover(const Routed& routed) {
+  auto& session = routed.session;
+  const auto& args = routed.request.args;
+  if (args.size() != 4 || !protocol::equals_nocase(args[2], "ACCEPT"))
+    return session.reply_error(protocol::error_message(protocol::ClientError::FailoverSyntax));
+  auto slot = session.open_slot();
+  boost::intrusive_ptr<RequestContext> keep(&session);
+  session.worker().shared().control->accept_failover(
+      std::string(args[3]), client_actor(session.state()),
+      answer_on<ControlPlane::FailoverAnswer>(
+          session.worker().io(), [keep, slot](const ControlPlane::FailoverAnswer& answer) {
+            std::string reply;
+            if (answer.error.empty())
+              protocol::RespWriter(reply).simple("OK " + protocol::one_line(answer.said));
+            else
+              protocol::RespWriter(reply).error(answer.error);
+            keep->deliver(slot, 0, reply);
+          }));
 }
 
 }  // namespace santral::router

@@ -13,5 +13,6 @@ void santral_analyze(const Routed& routed);   // SANTRAL ANALYZE <namespace | gl
 void santral_shardmap(const Routed& routed);  // SANTRAL SHARDMAP
 void santral_map(const Routed& routed);       // SANTRAL MAP PUSH <config text>
 void santral_routers(const Routed& routed);   // SANTRAL ROUTERS
+void santral_failover(const Routed& routed);  // SANTRAL FAILOVER ACCEPT <shard>
 
 }  // namespace santral::router

@@ -141,7 +141,8 @@ Dispatched dispatch(RequestContext& session, const protocol::Request& request) {
                          session.subscribed(), topology.config->backend.database,
                          topology.config->cross_shard_writes, session.state().permissions.get(),
                          topology.move.get(), topology.version, &worker.learned(),
-                         topology.config->cluster_endpoint, fleet_standing(session)},
+                         topology.config->cluster_endpoint, fleet_standing(session),
+                         worker.write_refusals()},
              request, plan);
   if (denied_by_acl(plan)) log_denial(session, request, plan);
   if (plan.spec == nullptr) {  // no such command (or subcommand): not counted

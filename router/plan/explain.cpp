@@ -348,10 +348,20 @@ void santral_explain(const Routed& routed) {
   protocol::Request request{routed.request.args.subspan(2), {}, false};
   // As if sent outside MULTI and subscriptions, by this client.
   Plan plan;
-  build_plan(PlanContext{map, &worker.salts(), session.state(), false, false,
-                         topology.config->backend.database, topology.config->cross_shard_writes,
-                         nullptr, topology.move.get(), topology.version, &worker.learned(),
-                         topology.config->cluster_endpoint},
+  build_plan(PlanContext{map,
+                         &worker.salts(),
+                         session.state(),
+                         false,
+                         false,
+                         topology.config->backend.database,
+                         topology.config->cross_shard_writes,
+                         nullptr,
+                         topology.move.get(),
+                         topology.version,
+                         &worker.learned(),
+                         topology.config->cluster_endpoint,
+                         {},
+                         worker.write_refusals()},
              request, plan);
   Explanation e = plan.spec == nullptr ? explain_error(plan) : explain(session, request, plan);
   if (plan.spec != nullptr && plan.spec->origin != protocol::CommandOrigin::BuiltIn)

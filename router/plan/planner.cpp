@@ -427,6 +427,38 @@ bool out_of_touch(const FleetStanding& fleet, Plan& plan) {
   return true;
 }
 
+// Whether the command may write: Redis's `write` flag, or a script (not the _RO forms).
+bool may_write(const CommandSpec& spec) {
+  return spec.has(protocol::kWrite) || (protocol::runs_script(spec) && !spec.name.ends_with("_ro"));
+}
+
+// After a failover to a primary that lacks acknowledged writes (failover.on_lost_writes:
+// refuse), a write that would reach that shard is refused until SANTRAL FAILOVER ACCEPT; reads
+// go on. Inside MULTI the refusal dooms the transaction, as any command that fails to queue.
+// False: the plan stands.
+bool refused_write(const PlanContext& context, Plan& plan) {
+  if (context.refusals == nullptr || plan.kind == RouteKind::Answered ||
+      plan.kind == RouteKind::Local || plan.kind == RouteKind::Refused || !may_write(*plan.spec))
+    return false;
+  const WriteRefusal* refusal = nullptr;
+  auto check = [&](std::size_t shard) {
+    if (refusal == nullptr && shard < context.map.shard_count())
+      refusal = context.refusals->find(context.map.shard(shard).name);
+  };
+  if (plan.shard) check(*plan.shard);
+  for (std::size_t shard : plan.shards) check(shard);
+  for (const auto& key : plan.keys) {
+    check(key.owner.shard);
+    if (key.salted != nullptr)
+      for (std::size_t shard : key.salted->shards) check(shard);
+  }
+  if (refusal == nullptr) return false;
+  plan.kind = RouteKind::Answered;
+  plan.fail(ClientError::LostWritesRefused, refusal->shard, refusal->to, refusal->from,
+            refusal->why);
+  return true;
+}
+
 }  // namespace
 
 void build_plan(const PlanContext& context, const protocol::Request& request, Plan& plan) {
@@ -439,7 +471,7 @@ void build_plan(const PlanContext& context, const protocol::Request& request, Pl
   else if (plan.spec->has(protocol::kReadonly))
     plan.connection = ConnectionKind::ReadFrom;
   plan_route(context, request, plan);
-  if (out_of_touch(context.fleet, plan)) return;
+  if (out_of_touch(context.fleet, plan) || refused_write(context, plan)) return;
   plan_pulls(context, request, plan);
 }
 

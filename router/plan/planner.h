@@ -9,6 +9,7 @@
 #include "protocol/request.h"
 #include "router/runtime/client_state.h"
 #include "router/runtime/plan.h"
+#include "router/runtime/write_refusals.h"
 
 namespace santral::router {
 
@@ -42,6 +43,8 @@ struct PlanContext {
   const protocol::LearnedCommands* learned = nullptr;
   bool cluster_endpoint = false;  // `cluster_endpoint: true`: CLUSTER SLOTS and friends answer
   FleetStanding fleet{};
+  // The shards whose writes are refused after a failover that lost writes; nullptr: none.
+  const WriteRefusals* refusals = nullptr;
 };
 
 // Resolves `request` into `plan` (cleared first): its command, its checks, its keys (found

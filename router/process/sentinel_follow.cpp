@@ -4,6 +4,8 @@
 #include <iterator>
 #include <map>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
@@ -94,6 +96,9 @@ void SentinelFollow::hint(const std::string& sentinel, const std::string& channe
 
 void SentinelFollow::run() {
   std::map<std::string, std::string> confirmed;  // master -> the primary ROLE confirmed
+  // master -> its INFO replication when confirmed: every later view carries it, so that the
+  // switch is judged on what it took over when promoted, whenever it is put in force.
+  std::map<std::string, std::pair<std::string, std::string>> replication;
   std::unique_lock guard(lock_);
   while (!stopping_) {
     auto sentinel = sentinel_;
@@ -115,6 +120,10 @@ void SentinelFollow::run() {
       auto view = ask_sentinels(asked, master, backend, over_tls ? tls.get() : nullptr, kTimeout,
                                 error, confirmed[master]);
       if (!view) continue;
+      if (view->primary.text() != confirmed[master])
+        replication[master] = {view->replication, view->replication_error};
+      else
+        std::tie(view->replication, view->replication_error) = replication[master];
       confirmed[master] = view->primary.text();
       boost::asio::post(home_, [heard = heard_, master, view = *view] { heard(master, view); });
     }

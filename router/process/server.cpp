@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
@@ -9,6 +11,9 @@
 #include "config/config_error.h"
 #include "protocol/errors.h"
 #include "router/admin/admin_server.h"
+#include "router/backend/connection_name.h"
+#include "router/backend/draining_connections.h"
+#include "router/backend/earlier_runs.h"
 #include "router/backend/write_fence.h"
 #include "router/cluster/router_record.h"
 #include "router/process/analyze_run.h"
@@ -38,6 +43,15 @@ void log_topology(const config::Config& config) {
                  shard.replicas.empty() ? "" : fmt::format(", {} replicas", shard.replicas.size()));
 }
 
+// Which router this is, as its connections name it on the shards (connection_name.h): its name
+// in a fleet, else this host and its client listen address.
+std::string router_identity(const config::Config& config, const FleetStart& fleet) {
+  if (fleet.agent) return fleet.agent->router_name();
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = 0;
+  return fmt::format("{}:{}", host, config.listen.text());
+}
+
 }  // namespace
 
 Server::Server(ConfigSource source, config::Config config, FleetStart fleet)
@@ -46,13 +60,17 @@ Server::Server(ConfigSource source, config::Config config, FleetStart fleet)
       listeners_(io_, shared_, workers_, topology_),
       watch_timer_(io_),
       salting_(io_, shared_, workers_, topology_, fleet.agent.get()),
-      sentinel_(io_, *this, shared_) {
+      sentinel_(io_, *this, shared_, [this](const std::shared_ptr<const WriteRefusals>& refusals) {
+        post_to_each<Worker>(worker_list(),
+                             [refusals](Worker& worker) { worker.set_write_refusals(refusals); });
+      }) {
   shared_.control = this;
   shared_.limiters.configure(*topology_->config);
   if (const auto& audit = topology_->config->audit; audit.enabled()) {
     audit_ = AuditLog::open(audit, own_record(*topology_->config).name, audit_error_);
     shared_.audit = audit_.get();
   }
+  name_connections(router_identity(*topology_->config, fleet));
   if (fleet.agent) {
     fleet_ = std::make_unique<FleetSync>(io_, static_cast<RouterHost&>(*this), shared_, fleet);
     topology_ = fleet_->first_topology(topology_);
@@ -133,6 +151,8 @@ int Server::run() {
   if (local_)
     asio::post(io_, [this] {
       driver_->coordinate(true);  // alone, it drives its moves itself
+      if (kept_move_ && kept_move_->document.phase != MoveDocument::Phase::Planned)
+        end_earlier_runs_first();
       if (kept_move_) driver_->take(std::exchange(kept_move_, std::nullopt));
       if (auto to = std::exchange(planned_at_start_, nullptr))
         driver_->plan(to, reloads_->last_read_text(), [](bool ok, const std::string& message) {
@@ -185,9 +205,33 @@ void Server::switch_topology(placement::TopologyPtr topology, std::function<void
   topology_ = topology;
   shared_.topology_version = topology->version;
   shared_.limiters.configure(*topology->config);
+  // The workers' connections, then the server's own (the walk's, the samplers'): what any of
+  // them gave up on is proven over first (draining_connections.h).
   fence_workers(
       io_, worker_list(), {}, [topology](Worker& worker) { worker.apply(topology); },
-      std::move(done));
+      [this, done = std::move(done)]() mutable {
+        DrainingConnections::of(io_).after_all(
+            [this, done = std::move(done)]() mutable { after_earlier_runs(std::move(done)); });
+      });
+}
+
+// A move resumed at start: the connections the router's earlier run left on the shards are
+// ended first (earlier_runs.h); the first switch waits for it.
+void Server::end_earlier_runs_first() {
+  std::vector<BackendTarget> servers;
+  const auto& map = *topology_->map;
+  for (std::size_t s = 0; s < map.shard_count(); ++s)
+    servers.push_back({s, map.shard(s).name, map.shard(s).address, {}});
+  earlier_runs_ended_ = false;
+  end_earlier_runs(io_, std::move(servers), topology_->config, [this] {
+    earlier_runs_ended_ = true;
+    for (auto& then : std::exchange(after_earlier_runs_, {})) then();
+  });
+}
+
+void Server::after_earlier_runs(std::function<void()> then) {
+  if (earlier_runs_ended_) return then();
+  after_earlier_runs_.push_back(std::move(then));
 }
 
 void Server::release_pulls() {
@@ -217,6 +261,20 @@ void Server::reshard(ReshardVerb verb, AuditActor who, std::function<void(Reshar
     if (verb == ReshardVerb::Approve) return driver_->approve(std::move(answer));
     if (verb == ReshardVerb::Abort) return driver_->abort(std::move(answer));
     answer({});
+  });
+}
+
+void Server::accept_failover(std::string shard, AuditActor who,
+                             std::function<void(FailoverAnswer)> done) {
+  // The workers are told before `done` answers: a write sent after the answer goes through.
+  asio::post(io_, [this, shard = std::move(shard), who = std::move(who), done = std::move(done)] {
+    auto answer = sentinel_.accept(shard);
+    if (shared_.audit != nullptr)
+      shared_.audit->record({"failover.accept", who, "SANTRAL FAILOVER ACCEPT " + shard,
+                             answer.error.empty(),
+                             protocol::one_line(answer.error.empty() ? answer.said : answer.error),
+                             {}});
+    done(std::move(answer));
   });
 }
 
@@ -304,7 +362,9 @@ void Server::put_in_force(placement::TopologyPtr topology) {
 }
 
 void Server::fence_all(std::function<void()> done) {
-  fence_workers(io_, worker_list(), {}, nullptr, std::move(done));
+  fence_workers(io_, worker_list(), {}, nullptr, [this, done = std::move(done)]() mutable {
+    DrainingConnections::of(io_).after_all(std::move(done));
+  });
 }
 
 void Server::push_map(std::string text, AuditActor who, std::function<void(ReloadResult)> done) {

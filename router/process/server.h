@@ -47,6 +47,8 @@ class Server final : public ControlPlane, private MoveHost, private RouterHost {
   // ConfigReloads).
   void reload(AuditActor who, std::function<void(ReloadResult)> done) override;
   void reshard(ReshardVerb verb, AuditActor who, std::function<void(ReshardAnswer)> done) override;
+  void accept_failover(std::string shard, AuditActor who,
+                       std::function<void(FailoverAnswer)> done) override;
   void balance(BalanceRequest request, std::function<void(BalanceAnswer)> done) override;
   void analyze(AnalyzeRequest request, std::function<void(AnalyzeAnswer)> done) override;
   void push_map(std::string text, AuditActor who, std::function<void(ReloadResult)> done) override;
@@ -75,6 +77,8 @@ class Server final : public ControlPlane, private MoveHost, private RouterHost {
   const placement::TopologyPtr& serving() const override { return topology_; }
   void switch_topology(placement::TopologyPtr topology, std::function<void()> done) override;
   void release_pulls() override;
+  void end_earlier_runs_first();
+  void after_earlier_runs(std::function<void()> then);
   MigrationGate& migrations() override { return shared_.migrations; }
   std::shared_ptr<placement::Topology> topology_of(const std::string& text,
                                                    std::string& error) override;
@@ -103,7 +107,9 @@ class Server final : public ControlPlane, private MoveHost, private RouterHost {
   std::unique_ptr<LocalLedger> local_;
   std::unique_ptr<FleetSync> fleet_;  // in a fleet (`cluster:`): etcd's maps, moves, salting
   std::unique_ptr<MoveDriver> driver_;
-  std::string start_error_;              // the router does not start (a bad state file)
+  std::string start_error_;         // the router does not start (a bad state file)
+  bool earlier_runs_ended_ = true;  // end_earlier_runs_first()
+  std::vector<std::function<void()>> after_earlier_runs_;
   std::optional<LedgerMove> kept_move_;  // alone: the move the state file holds, resumed at run()
   placement::TopologyPtr planned_at_start_;  // alone: the file's map, planned as a move at run()
   std::unique_ptr<ConfigReloads> reloads_;

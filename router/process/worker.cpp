@@ -44,6 +44,7 @@ Worker::Worker(unsigned index, placement::TopologyPtr topology, SharedState& sha
       shared_(shared),
       work_(io_.get_executor()),
       ticker_(io_),
+      replica_watch_(shared.primary_readings),
       pool_(io_, stats_, shared.replica_freshness),
       hotkeys_(std::make_unique<HotKeyDetector>(topology_->config->hotkeys,
                                                 std::chrono::steady_clock::now())),
@@ -54,7 +55,10 @@ Worker::Worker(unsigned index, placement::TopologyPtr topology, SharedState& sha
         return static_cast<TrackingClient*>(find_client(id));
       })) {
   provide({index_, &io_, &topology_, &shared_, &stats_, &scripts_, hotkeys_.get(), &sampler_,
-           salts_.get(), near_cache_.get(), &learned_, &slow_log_});
+           salts_.get(), near_cache_.get(), &learned_, &slow_log_, &write_refusals_});
+  // A move under way at start (resumed, or a fleet's) pulls nothing until this router has
+  // switched to it and the move released its epoch (release_moves()).
+  holding_moves_ = topology_->move != nullptr;
   refresh_salts();
   lanes_->apply(topology_);
 }

@@ -82,6 +82,11 @@ class Worker final : public WorkerServices {
   void set_learned(std::shared_ptr<const protocol::LearnedCommands> learned) {
     learned_ = std::move(learned);
   }
+  // The shards whose writes are refused (router/process/sentinel_failover.h), replaced whole
+  // on this thread.
+  void set_write_refusals(std::shared_ptr<const WriteRefusals> refusals) {
+    write_refusals_ = std::move(refusals);
+  }
   void refresh_salts() override;
   void remember_script(std::string_view body) override;
   void forget_scripts() override;
@@ -143,6 +148,7 @@ class Worker final : public WorkerServices {
   std::vector<WorkerServices*> peer_services_;  // the same, as their services
   std::shared_ptr<const protocol::LearnedCommands> learned_ =
       std::make_shared<const protocol::LearnedCommands>();
+  std::shared_ptr<const WriteRefusals> write_refusals_;
   std::unordered_map<std::uint64_t, Client*> clients_;
   // Clients that must finish their TLS handshake (tls.handshake_timeout_ms) or AUTH
   // (limits.auth_timeout_ms) by a deadline; one timeout each, so each list is in deadline order.

@@ -14,8 +14,7 @@ std::vector<std::string> migrate_arguments(const config::Config& config,
                                    std::to_string(target.port),
                                    "",
                                    std::to_string(database),
-                                   std::to_string(config.resharding.migrate_timeout.count()),
-                                   "REPLACE"};
+                                   std::to_string(config.resharding.migrate_timeout.count())};
   auto login = shard_login(config.backend);
   if (!login.password.empty()) {
     if (!login.user.empty()) {
@@ -36,6 +35,10 @@ std::string migrate_command(const config::Config& config, const config::Endpoint
   std::string out;
   protocol::RespWriter(out).command(args);
   return out;
+}
+
+std::chrono::milliseconds migrate_answer_timeout(const config::Config& config) {
+  return config.timeouts.request + config.resharding.migrate_timeout * 2;
 }
 
 bool migrated(std::string_view reply) {

@@ -5,10 +5,13 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "placement/change.h"
 #include "placement/diff.h"
 #include "protocol/errors.h"
+#include "router/backend/draining_connections.h"
+#include "router/resharding/key_conflict.h"
 #include "router/resharding/move_sampler.h"
 #include "router/resharding/moving_topology.h"
 
@@ -18,6 +21,21 @@ namespace {
 
 using Phase = MoveDocument::Phase;
 constexpr unsigned kSamples = 200;
+// How often a switch that waits for shards' proofs says so in the log.
+constexpr auto kSwitchWatch = std::chrono::seconds(5);
+
+// What a switch waits for: each connection given up on that its shard has not proven over.
+std::string waiting_for_proof() {
+  std::string text;
+  for (const auto& d : DrainingConnections::everywhere()) {
+    text += fmt::format(
+        "{}shard '{}' ({}) to prove that connection {} runs nothing more ({} ms ago: {}{}{})",
+        text.empty() ? "" : "; ", d.shard, d.address, d.client_id,
+        std::chrono::duration_cast<std::chrono::milliseconds>(d.age).count(), d.why,
+        d.problem.empty() ? "" : "; ", d.problem);
+  }
+  return text;
+}
 
 ReshardState state_of(Phase phase) {
   switch (phase) {
@@ -45,8 +63,9 @@ struct MoveDriver::Move {
   bool ending = false;              // coordinator: the ledger's last write is on its way
   std::unique_ptr<Mover> mover;     // coordinator: the walk
   std::uint64_t mover_epoch = 0;
-  std::chrono::steady_clock::time_point started{};  // when this router first switched
-  std::vector<UnitProgress> estimates;              // what sampling the sources found, per unit
+  std::chrono::steady_clock::time_point started{};       // when this router first switched
+  std::chrono::steady_clock::time_point switch_began{};  // ... and to the latest epoch
+  std::vector<UnitProgress> estimates;  // what sampling the sources found, per unit
   std::function<void()> stop_sampling;
 
   ~Move() {
@@ -59,7 +78,7 @@ struct MoveDriver::Move {
 
 MoveDriver::MoveDriver(boost::asio::io_context& io, MoveHost& host, MoveLedger& ledger,
                        std::string who)
-    : io_(io), host_(host), ledger_(ledger), who_(std::move(who)) {}
+    : io_(io), host_(host), ledger_(ledger), who_(std::move(who)), switch_watch_(io) {}
 
 MoveDriver::~MoveDriver() = default;
 
@@ -177,6 +196,7 @@ void MoveDriver::switch_to(std::uint64_t epoch) {
   move.moving = moving;
   if (move.applied == 0) move.started = std::chrono::steady_clock::now();
   move.applied = epoch;
+  move.switch_began = std::chrono::steady_clock::now();
   spdlog::info(
       "resharding: switching to epoch {} of the move ({}); requests for its keys wait until "
       "every router has switched",
@@ -184,6 +204,25 @@ void MoveDriver::switch_to(std::uint64_t epoch) {
   auto id = move.record.id;
   host_.switch_topology(moving, [this, id, epoch, waits] {
     if (--*waits == 0) switched(id, epoch);
+  });
+  watch_switch(id, epoch);
+}
+
+// A switch that waits (a stalled shard has not proven that a request given up on will not run
+// late) says what for, every few seconds, until it is done.
+void MoveDriver::watch_switch(std::int64_t id, std::uint64_t epoch) {
+  switch_watch_.expires_after(kSwitchWatch);
+  switch_watch_.async_wait([this, id, epoch](boost::system::error_code ec) {
+    if (ec || !move_ || move_->record.id != id || move_->applied != epoch ||
+        move_->switched == epoch)
+      return;
+    auto waiting = waiting_for_proof();
+    spdlog::warn(
+        "resharding: the switch to epoch {} has waited {:.0f} s{}{}", epoch,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - move_->switch_began)
+            .count(),
+        waiting.empty() ? " for the routers' requests sent the old way" : " for ", waiting);
+    watch_switch(id, epoch);
   });
 }
 
@@ -324,11 +363,14 @@ ReshardStatus MoveDriver::status() const {
   if (!move_) {
     ReshardStatus status = last_;
     status.map_version = host_.serving()->shown_version();
+    status.conflicts = move_conflicts();
     return status;
   }
   const auto& move = *move_;
   ReshardStatus status;
   status.state = state();
+  status.conflicts = move_conflicts();
+  if (move.applied != 0 && move.switched != move.applied) status.waiting_for = waiting_for_proof();
   status.map_version = host_.serving()->shown_version();
   status.units = move.estimates;
   if (move.applied != 0)

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "placement/topology.h"
 #include "router/resharding/move_ledger.h"
@@ -95,6 +96,7 @@ class MoveDriver {
   struct Move;
   void start(const LedgerMove& record);
   void switch_to(std::uint64_t epoch);
+  void watch_switch(std::int64_t id, std::uint64_t epoch);
   void switched(std::int64_t id, std::uint64_t epoch);
   void take_release();
   void walked(std::uint64_t epoch);
@@ -107,6 +109,7 @@ class MoveDriver {
   std::unique_ptr<Move> move_;  // as the ledger last said, and as this router carries it out
   bool coordinating_ = false;   // what the ledger last said
   ReshardStatus last_;          // how the last move ended, for STATUS once idle
+  boost::asio::steady_timer switch_watch_;  // a switch that waits says so (watch_switch)
 };
 
 }  // namespace santral::router

@@ -7,6 +7,8 @@
 
 #include "protocol/reply_scanner.h"
 #include "protocol/reply_value.h"
+#include "router/backend/draining_connections.h"
+#include "router/resharding/key_conflict.h"
 #include "router/resharding/migrate.h"
 #include "router/resharding/receiving_mark.h"
 #include "router/resharding/shard_calls.h"
@@ -72,7 +74,7 @@ Mover::Mover(boost::asio::io_context& io, placement::TopologyPtr topology, Migra
   // A MIGRATE of a big key may take as long as its own timeout allows: the walk's connections
   // wait that long before they give up on a shard (clients' connections keep theirs).
   auto config = std::make_shared<config::Config>(*topology_->config);
-  config->timeouts.request += config->resharding.migrate_timeout * 2;
+  config->timeouts.request = migrate_answer_timeout(*topology_->config);
   walk_config_ = std::move(config);
   // Every shard the old map placed keys on may hold keys that move.
   std::vector<std::size_t> shards = topology_->move->from_shard;
@@ -100,10 +102,13 @@ void Mover::stop() {
   for (auto& source : sources_)
     if (source->connection) source->connection->stop();
   for (auto& [shard, connection] : mark_connections_) connection->stop();
+  for (auto& [place, connection] : target_connections_) connection->stop();
 }
 
 // No new batch starts; the batch whose MIGRATEs are out is waited for (its connection stays
-// open, or the MIGRATE would run on with nobody to wait for it), then `stopped` runs.
+// open, or the MIGRATE would run on with nobody to wait for it; given up on, until its source
+// proves it done or dead), then the walk's connections close, and once whatever they gave up
+// on is proven too (a SCAN or INFO on a stalled source), `stopped` runs.
 void Mover::stop(std::function<void()> stopped) {
   if (!stopped_) {
     stopped_ = true;
@@ -111,8 +116,12 @@ void Mover::stop(std::function<void()> stopped) {
     deadlines_.cancel();
     for (auto& source : sources_) source->timer.cancel();
   }
-  if (batches_->in_flight == 0) return stopped();
-  batches_->drained = std::move(stopped);
+  auto closed = [this, stopped = std::move(stopped)]() mutable {
+    stop();
+    DrainingConnections::of(io_).after_all(std::move(stopped));
+  };
+  if (batches_->in_flight == 0) return closed();
+  batches_->drained = std::move(closed);
 }
 
 bool Mover::source_done(std::size_t shard) const {
@@ -126,6 +135,7 @@ void Mover::check_deadlines() {
   for (auto& source : sources_)
     if (source->connection) source->connection->check_deadlines(now);
   for (auto& [shard, connection] : mark_connections_) connection->check_deadlines(now);
+  for (auto& [place, connection] : target_connections_) connection->check_deadlines(now);
   deadlines_.expires_after(kDeadlineCheck);
   deadlines_.async_wait([this, alive = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
     if (!ec && !alive.expired() && *alive.lock()) check_deadlines();
@@ -227,6 +237,9 @@ void Mover::scanned(Source& source, const std::string& reply) {
   if (scan_ahead) requests.push_back(scan_request(source));
   auto batch = std::make_shared<Batch>();
   batch->source = &source;
+  batch->database = database;
+  for (const auto& group : groups)
+    batch->group_keys.insert(batch->group_keys.end(), group.begin(), group.end());
   batch->targets = std::move(targets);
   batch->requests = std::move(requests);
   batch->keys = keys;
@@ -282,18 +295,78 @@ void Mover::unmark(const Batch& batch) {
 }
 
 // What ends a batch once its replies are in: it leaves the gate, a stop waiting for it goes
-// on, and a walk still alive counts what moved.
+// on, and a walk still alive counts what moved. A batch Santral gave up on (an error where a
+// reply should be) ends only once its source proves its MIGRATEs done or dead
+// (draining_connections.h): a MIGRATE running late must not meet one of the other direction.
+// Keys a target already held (BUSYKEY) are settled first (key_conflict.h).
 std::function<void(const std::vector<std::string>&)> Mover::finisher(
     const std::shared_ptr<Batch>& batch) {
-  return [this, alive = std::weak_ptr<bool>(alive_), gate = &gate_, batches = batches_,
-          batch](const std::vector<std::string>& replies) {
+  auto end = [this, alive = std::weak_ptr<bool>(alive_), gate = &gate_, batches = batches_,
+              batch](const std::vector<std::string>& replies) {
     gate->leave(batch->claim);
     if (--batches->in_flight == 0 && batches->drained)
       return std::exchange(batches->drained, nullptr)();
     if (alive.expired() || !*alive.lock()) return;
     if (batch->scan_ahead) batch->source->next_page = replies.back();
-    moved(*batch->source, replies, batch->sizes, batch->keys);
+    moved(*batch->source, replies, batch->sizes, batch->keys, batch->reported);
   };
+  return [this, alive = std::weak_ptr<bool>(alive_), batch,
+          end = std::move(end)](const std::vector<std::string>& replies) {
+    bool given_up = std::any_of(replies.begin(), replies.end(), [](const std::string& reply) {
+      return protocol::is_error_frame(reply);
+    });
+    auto settled = [this, alive, batch, end, replies] {
+      if (alive.expired() || !*alive.lock()) return end(replies);
+      settle_conflicts(batch, replies, [end, replies] { end(replies); });
+    };
+    if (!given_up) return settled();
+    // Reported at once (STATUS, the log); the batch ends once its source has answered for it.
+    if (!alive.expired() && *alive.lock()) {
+      batch->reported = true;
+      for (std::size_t g = 0; g < batch->sizes.size(); ++g)
+        if (const auto& result = replies[batch->keys + g];
+            protocol::is_error_frame(result) && !refused_as_receiving(result) && !busy_key(result))
+          report(*batch->source, "MIGRATE", result);
+    }
+    DrainingConnections::of(io_).after(topology_->map->shard(batch->source->shard).address.text(),
+                                       std::move(settled));
+  };
+}
+
+// The batch's groups answered BUSYKEY, each settled (key_conflict.h) before the batch ends; the
+// next pass moves what is left.
+void Mover::settle_conflicts(const std::shared_ptr<Batch>& batch,
+                             const std::vector<std::string>& replies, std::function<void()> then) {
+  std::vector<std::size_t> busy;
+  for (std::size_t g = 0; g < batch->sizes.size(); ++g)
+    if (busy_key(replies[batch->keys + g])) busy.push_back(g);
+  if (busy.empty()) return then();
+  auto left = std::make_shared<std::size_t>(busy.size());
+  auto done = [left, then = std::move(then)](const std::string& error) {
+    if (!error.empty()) spdlog::warn("resharding: {}; trying again on the next pass", error);
+    if (--*left == 0) then();
+  };
+  for (std::size_t g : busy) {
+    std::size_t first = 0;
+    for (std::size_t before = 0; before < g; ++before) first += batch->sizes[before];
+    std::vector<std::string> keys(
+        batch->group_keys.begin() + static_cast<std::ptrdiff_t>(first),
+        batch->group_keys.begin() + static_cast<std::ptrdiff_t>(first + batch->sizes[g]));
+    settle_busy_keys(*batch->source->connection,
+                     *target_connection(batch->targets[g], batch->database), std::move(keys), done);
+  }
+}
+
+// A connection to `shard` in `database`, where the walk compares copies (key_conflict.h).
+BackendConnection* Mover::target_connection(std::size_t shard, int database) {
+  auto& connection = target_connections_[{shard, database}];
+  if (!connection) {
+    const auto& entry = topology_->map->shard(shard);
+    connection =
+        BackendConnection::open(io_, BackendTarget{shard, entry.name, entry.address, {database, 2}},
+                                walk_config_, mark_stats_);
+  }
+  return connection.get();
 }
 
 // The connection receiving marks go down to `shard` (database 0, where they live).
@@ -307,8 +380,17 @@ BackendConnection* Mover::mark_connection(std::size_t shard) {
   return connection.get();
 }
 
+// A MIGRATE that failed: counted, and said in STATUS's last_error and the log.
+void Mover::report(const Source& source, std::string_view what, const std::string& reply) {
+  ++progress_.errors;
+  progress_.last_error =
+      fmt::format("{} from shard '{}': {}", what, topology_->map->shard(source.shard).name,
+                  protocol::line_text(reply));
+  spdlog::warn("resharding: {}; retrying on the next pass", progress_.last_error);
+}
+
 void Mover::moved(Source& source, const std::vector<std::string>& replies,
-                  const std::vector<std::size_t>& sizes, std::size_t keys) {
+                  const std::vector<std::size_t>& sizes, std::size_t keys, bool reported) {
   std::uint64_t batch_keys = 0, batch_bytes = 0;
   bool failed = false, refused = false;  // this batch's
   std::size_t first = 0;
@@ -330,15 +412,13 @@ void Mover::moved(Source& source, const std::vector<std::string>& replies,
         batch_keys += sizes[g];
         batch_bytes += bytes;
       }
-    } else if (refused_as_receiving(result)) {
-      refused = true;  // not an error: the next pass sends these again
+    } else if (refused_as_receiving(result) || busy_key(result)) {
+      // Not an error (a MIGRATE of another router in the way, or copies settled already,
+      // key_conflict.h): the next pass sends these again.
+      refused = true;
     } else {
       failed = true;
-      ++progress_.errors;
-      progress_.last_error =
-          fmt::format("MIGRATE from shard '{}': {}", topology_->map->shard(source.shard).name,
-                      protocol::line_text(result));
-      spdlog::warn("resharding: {}; retrying on the next pass", progress_.last_error);
+      if (!reported) report(source, "MIGRATE", result);
     }
   }
   progress_.keys_moved += batch_keys;

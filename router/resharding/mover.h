@@ -46,10 +46,12 @@ class Mover {
   Mover& operator=(const Mover&) = delete;
 
   void start();
-  // Now: its connections close (a MIGRATE already sent runs on at its source).
+  // Now: its connections close (a MIGRATE already sent runs on at its source; what they gave
+  // up on drains, draining_connections.h).
   void stop();
-  // Without starting another batch; `stopped` runs once the batch in flight has its replies
-  // (a switch of direction waits for it: the old direction's MIGRATE must not land late).
+  // Without starting another batch; `stopped` runs once the batch in flight has its replies,
+  // or its source proved it over, and what the walk's connections gave up on is proven (a
+  // switch of direction waits for it: the old direction's MIGRATE must not land late).
   void stop(std::function<void()> stopped);
   const Progress& progress() const { return progress_; }
   // Whether the walk of `shard` (the topology's index) has found nothing left to move.
@@ -63,8 +65,11 @@ class Mover {
     Source* source = nullptr;
     std::vector<std::size_t> targets;
     std::vector<std::string> requests;
-    std::vector<std::size_t> sizes;  // keys per target
+    std::vector<std::size_t> sizes;       // keys per target
+    std::vector<std::string> group_keys;  // the keys, target after target
+    int database = 0;
     std::size_t keys = 0;
+    bool reported = false;  // its failures counted already, while its source was proving it over
     bool scan_ahead = false;
     MigrationGate::Claim claim;
     std::string holder;  // of its receiving marks, in a fleet
@@ -79,8 +84,12 @@ class Mover {
   std::function<void(const std::vector<std::string>&)> finisher(
       const std::shared_ptr<Batch>& batch);
   BackendConnection* mark_connection(std::size_t shard);
+  BackendConnection* target_connection(std::size_t shard, int database);
+  void settle_conflicts(const std::shared_ptr<Batch>& batch,
+                        const std::vector<std::string>& replies, std::function<void()> then);
   void moved(Source& source, const std::vector<std::string>& replies,
-             const std::vector<std::size_t>& targets, std::size_t keys);
+             const std::vector<std::size_t>& targets, std::size_t keys, bool reported);
+  void report(const Source& source, std::string_view what, const std::string& reply);
   void failed(Source& source, const std::string& what);
   void pass_done(Source& source);
   void later(Source& source, std::chrono::steady_clock::duration after);
@@ -99,6 +108,7 @@ class Mover {
   bool stopped_ = false;
   bool marked_;  // in a fleet: MIGRATEs behind receiving marks (receiving_mark.h)
   std::map<std::size_t, BackendConnectionPtr> mark_connections_;
+  std::map<std::pair<std::size_t, int>, BackendConnectionPtr> target_connections_;
   ShardStats mark_stats_;
   std::shared_ptr<bool> alive_;
   struct Batches {

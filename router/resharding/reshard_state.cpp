@@ -63,6 +63,8 @@ nlohmann::json to_json(const ReshardStatus& status) {
           {"errors", status.errors},
           {"last_error", status.last_error},
           {"largest_key_bytes", status.largest_key_bytes},
+          {"waiting_for", status.waiting_for},
+          {"conflicts", status.conflicts},
           {"moves", moves}};
 }
 
@@ -80,7 +82,9 @@ std::vector<std::pair<std::string, std::string>> status_fields(const ReshardStat
           {"elapsed_s", fmt::format("{:.1f}", status.elapsed_s)},
           {"errors", std::to_string(status.errors)},
           {"last_error", status.last_error},
-          {"largest_key_bytes", std::to_string(status.largest_key_bytes)}};
+          {"largest_key_bytes", std::to_string(status.largest_key_bytes)},
+          {"waiting_for", status.waiting_for},
+          {"conflicts", std::to_string(status.conflicts)}};
 }
 
 std::string describe_plan(const ReshardStatus& status) {

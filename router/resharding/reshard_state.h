@@ -41,6 +41,10 @@ struct ReshardStatus {
   double eta_s = 0;
   double elapsed_s = 0;
   std::uint64_t largest_key_bytes = 0;  // the largest key the mover moved
+  // While a switch of epoch waits for shards to prove that requests given up on will not run
+  // late (router/backend/draining_connections.h): what it waits for; else empty.
+  std::string waiting_for;
+  std::uint64_t conflicts = 0;  // keys found on both shards with different values, kept apart
 
   std::size_t units_done() const;
   std::uint64_t keys_estimated() const;

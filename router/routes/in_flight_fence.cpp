@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "protocol/reply_scanner.h"
+#include "router/backend/draining_connections.h"
 #include "router/backend/reply_sink.h"
 #include "router/routes/staged_writes.h"
 #include "router/runtime/worker_services.h"
@@ -12,17 +14,30 @@ namespace santral::router {
 
 namespace {
 
-// Counts the PINGs of one worker's fence back in.
+// Counts one worker's fence back in: each connection's PING, and the connections given up on
+// before (draining_connections.h). A PING answered by the shard proves that everything sent
+// before it on its connection has run; a PING that failed proves nothing, so its connection's
+// drain (registered before the failure was delivered) is waited for instead.
 class FenceSink final : public ReplySink {
  public:
-  FenceSink(std::size_t pings, std::function<void()> done) : left_(pings), done_(std::move(done)) {}
+  FenceSink(std::vector<BackendConnectionPtr> pinged, std::function<void()> done)
+      : pinged_(std::move(pinged)), left_(pinged_.size() + 1), done_(std::move(done)) {}
 
-  void deliver(std::uint64_t /*slot*/, std::uint32_t /*fragment*/,
-               std::string_view /*reply*/) override {
+  void deliver(std::uint64_t /*slot*/, std::uint32_t fragment, std::string_view reply) override {
+    if (!protocol::is_error_frame(reply) || fragment >= pinged_.size()) return count_down();
+    const auto& connection = *pinged_[fragment];
+    DrainingConnections::of(connection.io())
+        .after(connection.target().address.text(),
+               [self = boost::intrusive_ptr<FenceSink>(this)] { self->count_down(); });
+  }
+
+  // The "+1": what was draining before the fence began.
+  void count_down() {
     if (left_ > 0 && --left_ == 0) std::exchange(done_, nullptr)();
   }
 
  private:
+  std::vector<BackendConnectionPtr> pinged_;  // by fragment
   std::size_t left_;
   std::function<void()> done_;
 };
@@ -30,8 +45,8 @@ class FenceSink final : public ReplySink {
 constexpr std::string_view kPing = "*1\r\n$4\r\nPING\r\n";
 
 // Whether a PING down `connection` is needed: it may carry something sent before now. A
-// connection still connecting with nothing queued carries nothing yet; a stopped one carries
-// nothing any more.
+// connection still connecting with nothing queued carries nothing yet; a stopped or down one
+// carries nothing any more (what it gave up on is draining instead).
 bool may_carry(const BackendConnection& connection) {
   switch (connection.state()) {
     case BackendConnection::State::Up:
@@ -54,12 +69,15 @@ void fence_one(WorkerServices& worker, const std::vector<std::size_t>& shards,
   // land inside the transaction.
   after_staged_writes([&worker, shards, done = std::move(done)]() mutable {
     std::vector<BackendConnectionPtr> connections;
-    std::size_t count = worker.shard_map().shard_count();
+    std::vector<std::string> addresses;  // of the servers whose drains are waited for
+    const auto& map = worker.shard_map();
+    std::size_t count = map.shard_count();
     if (shards.empty()) {
       connections = worker.pool().fence_connections(std::nullopt);
     } else {
       for (std::size_t shard : shards) {
         if (shard >= count) continue;
+        addresses.push_back(map.shard(shard).address.text());
         auto more = worker.pool().fence_connections(shard);
         connections.insert(connections.end(), more.begin(), more.end());
       }
@@ -73,10 +91,34 @@ void fence_one(WorkerServices& worker, const std::vector<std::size_t>& shards,
     }
     std::sort(connections.begin(), connections.end());
     connections.erase(std::unique(connections.begin(), connections.end()), connections.end());
+    // Where connections given up on before now drain: every loop these live on.
+    std::vector<boost::asio::io_context*> loops = {&worker.io()};
+    for (const auto& connection : connections) {
+      addresses.push_back(connection->target().address.text());
+      if (std::find(loops.begin(), loops.end(), &connection->io()) == loops.end())
+        loops.push_back(&connection->io());
+    }
     std::erase_if(connections, [](const BackendConnectionPtr& c) { return !may_carry(*c); });
-    if (connections.empty()) return done();
-    boost::intrusive_ptr<FenceSink> sink(new FenceSink(connections.size(), std::move(done)));
-    for (auto& connection : connections) connection->send(kPing, sink, 0, 0);
+    boost::intrusive_ptr<FenceSink> sink(new FenceSink(connections, std::move(done)));
+    for (std::uint32_t i = 0; i < connections.size(); ++i) connections[i]->send(kPing, sink, 0, i);
+    // Connections given up on before now: every server's for a fence of every shard, else
+    // those of the fenced shards' servers.
+    std::sort(addresses.begin(), addresses.end());
+    addresses.erase(std::unique(addresses.begin(), addresses.end()), addresses.end());
+    std::size_t waits = loops.size() * (shards.empty() ? 1 : addresses.size());
+    if (waits == 0) return sink->count_down();
+    auto left = std::make_shared<std::size_t>(waits);
+    auto before = [left, sink] {
+      if (--*left == 0) sink->count_down();
+    };
+    for (auto* loop : loops) {
+      auto& draining = DrainingConnections::of(*loop);
+      if (shards.empty()) {
+        draining.after_all(before);
+        continue;
+      }
+      for (const auto& address : addresses) draining.after(address, before);
+    }
   });
 }
 }  // namespace santral::router

@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 
 #include "router/backend/connection_pool.h"
+#include "router/backend/draining_connections.h"
+#include "router/resharding/key_conflict.h"
 #include "router/runtime/worker_services.h"
 #include "santral/version.h"
 
@@ -81,6 +83,10 @@ std::string santral_info_section(WorkerServices& worker) {
   line("connected_clients", shared.connected_clients.load());
   line("total_connections_received", shared.next_client_id.load() - 1);
   line("rejected_connections", shared.rejected_clients.load());
+  // Keys a move found on both shards with different values, kept apart (key_conflict.h), and
+  // connections given up on that their shards have not yet proven over (draining_connections.h).
+  line("move_conflicts", move_conflicts());
+  line("draining_connections", DrainingConnections::everywhere().size());
   for (const auto& [name, counter] : kTotals) {
     std::uint64_t total = 0;
     for (const WorkerServices* peer : worker.peers())
@@ -119,13 +125,25 @@ std::string santral_info_section(WorkerServices& worker) {
         fmt::format_to(std::back_inserter(out), ",reads={},lag_ms={}", server.fresh ? "yes" : "no",
                        server.lag_ms);
       else if (!shard.sentinel_master.empty())
-        fmt::format_to(std::back_inserter(out), ",sentinel_master={}", shard.sentinel_master);
+        // And the replication offset a failover's new primary must reach (-1: not read yet).
+        fmt::format_to(std::back_inserter(out), ",sentinel_master={},read_offset={}",
+                       shard.sentinel_master, shared.primary_readings.last(server.address).offset);
       out += "\r\n";
     }
     if (auto failover = shared.failovers.find(shard.name); failover != shared.failovers.end())
       fmt::format_to(std::back_inserter(out),
                      "shard{}_last_failover:unix_time={},from={},to={}\r\n", s,
                      failover->second.unix_time, failover->second.from, failover->second.to);
+    // Its last failover that lost writes, and whether its writes are refused for it.
+    if (auto lost = shared.lost_writes.find(shard.name); lost != shared.lost_writes.end()) {
+      const auto& report = lost->second;
+      fmt::format_to(std::back_inserter(out),
+                     "shard{}_lost_writes:writes={},lineage={},unix_time={},from={},to={},"
+                     "read_offset={},missing_bytes={}\r\n",
+                     s, report.writes_name(), lineage_name(report.verdict.lineage),
+                     report.failover.unix_time, report.failover.from, report.failover.to,
+                     report.verdict.read_offset, report.verdict.missing_bytes);
+    }
   }
   return out;
 }

@@ -90,7 +90,6 @@ class PullChain final : public ReplySink {
   }
 
   void deliver(std::uint64_t, std::uint32_t fragment, std::string_view reply) override {
-    session_->worker().shared().migrations.leave(claim_);
     session_->deliver(slot_, fragment, reply);
     ++group_;
     next();
@@ -108,12 +107,13 @@ class PullChain final : public ReplySink {
     auto still_wanted = [session = session_, direction = direction_] {
       return session->worker().direction() == direction;
     };
-    send_migrate(
-        worker.io(),
+    auto migrate =
         plan_migrate(worker.config(), worker.shard_map().shard(group.target).address,
                      session_->profile().database, keys, session_->shared_backend(group.source),
-                     session_->shared_backend(group.target), still_wanted),
-        ReplySinkPtr(this), slot_, group_);
+                     session_->shared_backend(group.target), still_wanted);
+    // The claim is held until the MIGRATE is over, which a timeout is not (marked_migrate.h).
+    migrate.settled = [gate = &worker.shared().migrations, claim = claim_] { gate->leave(claim); };
+    send_migrate(worker.io(), std::move(migrate), ReplySinkPtr(this), slot_, group_);
   }
 
   void give_up() {

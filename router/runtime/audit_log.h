@@ -33,6 +33,7 @@ AuditActor client_actor(const ClientState& client);
 //   move.approve    SANTRAL RESHARD APPROVE, POST /reshard/approve
 //   move.abort      SANTRAL RESHARD ABORT, POST /reshard/abort
 //   salt, unsalt    SANTRAL SALT, SANTRAL UNSALT
+//   failover.accept SANTRAL FAILOVER ACCEPT
 //   acl.log_reset   ACL LOG RESET
 //   acl.denied      a command, key or channel refused by the user's ACL rules
 //   acl.auth_failed AUTH or HELLO AUTH with a wrong user or password

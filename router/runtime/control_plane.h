@@ -72,6 +72,16 @@ class ControlPlane {
   };
   virtual std::optional<Unready> unready() const = 0;
 
+  // SANTRAL FAILOVER ACCEPT <shard>: after a failover that lost writes, the operator takes
+  // the loss and writes to the shard go again (router/process/sentinel_failover.h). `done`
+  // runs on the server's thread once every worker has been told.
+  struct FailoverAnswer {
+    std::string error;  // for the client; empty on success
+    std::string said;   // what changed, on success
+  };
+  virtual void accept_failover(std::string shard, AuditActor who,
+                               std::function<void(FailoverAnswer)> done) = 0;
+
   // SANTRAL RESHARD / GET /reshard: the move's state, after approving or aborting it.
   enum class ReshardVerb { Plan, Approve, Status, Abort };
   struct ReshardAnswer {

@@ -8,7 +8,9 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 
+#include "router/backend/primary_lineage.h"
 #include "router/backend/replica_freshness.h"
 #include "router/catalog/command_catalog.h"
 #include "router/resharding/migration_gate.h"
@@ -26,6 +28,25 @@ struct SaltOverrides;  // router/hotkeys/salting/salt_table.h
 struct Failover {
   std::int64_t unix_time = 0;
   std::string from, to;  // the primaries' addresses
+};
+
+// A failover whose new primary does not descend from the old one as Santral last read it
+// (router/backend/primary_lineage.h), and what became of writes to the shard since.
+struct LostWrites {
+  enum class Writes {
+    Refused,   // failover.on_lost_writes: refuse, until SANTRAL FAILOVER ACCEPT
+    Served,    // failover.on_lost_writes: accept: reported only
+    Accepted,  // an operator ran SANTRAL FAILOVER ACCEPT
+  };
+  Failover failover;
+  LineageVerdict verdict;
+  Writes writes = Writes::Refused;
+  std::int64_t accepted_unix_time = 0;
+
+  // "refused", "served", "accepted" (INFO, SANTRAL SHARDMAP, GET /shards).
+  std::string_view writes_name() const {
+    return writes == Writes::Refused ? "refused" : writes == Writes::Served ? "served" : "accepted";
+  }
 };
 
 // The little that all workers share; touched on connect and disconnect, never per request.
@@ -70,9 +91,14 @@ struct SharedState {
   // read by every worker's pool.
   ReplicaFreshness replica_freshness;
   // The primaries Sentinel elected (router/process/sentinel_follow.h): the last one of each
-  // shard, for SANTRAL SHARDMAP, GET /shards and the dashboard.
+  // shard, for SANTRAL SHARDMAP, GET /shards and the dashboard; and the last one of each that
+  // lost writes (router/process/sentinel_failover.h), under the same lock.
   std::mutex failover_lock;
-  std::map<std::string, Failover> failovers;  // by shard name
+  std::map<std::string, Failover> failovers;      // by shard name
+  std::map<std::string, LostWrites> lost_writes;  // by shard name
+  // Each primary's replication history and offset as last read while it served: what a
+  // failover's new primary must descend from (measured by the first worker).
+  PrimaryReadings primary_readings;
 };
 
 }  // namespace santral::router

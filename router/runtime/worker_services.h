@@ -17,6 +17,7 @@
 #include "router/metrics/stats.h"
 #include "router/runtime/plan.h"
 #include "router/runtime/shared_state.h"
+#include "router/runtime/write_refusals.h"
 
 namespace santral::router {
 
@@ -71,6 +72,12 @@ class WorkerServices {
   virtual TrackingLanes& lanes() = 0;
   // The commands learned from the shards and `commands:` (router/catalog/).
   const protocol::LearnedCommands& learned() const { return **s_.learned; }
+  // The shards whose writes are refused after a failover that lost writes; nullptr: none.
+  const WriteRefusals* write_refusals() const {
+    return s_.refusals == nullptr || !*s_.refusals || (*s_.refusals)->shards.empty()
+               ? nullptr
+               : s_.refusals->get();
+  }
   // Takes the run-time salting changes of SharedState.
   virtual void refresh_salts() = 0;
   // Remembers a script body here and tells the other workers about it.
@@ -121,6 +128,7 @@ class WorkerServices {
     NearCache* near_cache = nullptr;
     const std::shared_ptr<const protocol::LearnedCommands>* learned = nullptr;
     SlowLog* slow_log = nullptr;
+    const std::shared_ptr<const WriteRefusals>* refusals = nullptr;
   };
   void provide(const Services& services) { s_ = services; }
 

@@ -31,10 +31,18 @@ reads placement from the current primaries; see tests/chaos/failover.py.
 
     scripts/chaos.sh 90 --failover [--seed N] [--faults primary-kill,primary-stop]
 
+Options that make the faults hit Santral's timeouts harder: --request-ms N (Santral's
+timeouts.request_ms, default 2000; most shard stops, 0.5-5 s, and the late-delivering link
+faults outlast it), --burners N (N busy-loop processes beside the run, as on a loaded machine).
+
+After each move has ended, before the operator's next action: every data key on exactly one
+shard, the owner of the map in force (check_placement_after_move).
+
 The checker, once faults are lifted and no move runs: each workload's end-state conditions;
 then every key on every redis-server (SCAN on each, directly): on exactly one shard, and that
 shard the owner the map in force names (SANTRAL EXPLAIN MGET <keys>, through Santral). It
-prints per workload what it checked, counts (operations, moves, faults, anomalies by kind) and
+prints per workload what it checked, counts (operations, moves, faults, anomalies by kind),
+what each shard's append-only file holds for the keys anomalies named (tests/chaos/aof.py), and
 ends with one line `chaos: N passed, M failed` (N checks that held, M anomalies); the exit code
 is 0 only when M is 0 (with --self-test: only when every injected damage was reported). The
 seed (--seed, else random) is printed first: the same seed gives the same sequence of operator
@@ -47,6 +55,7 @@ read never answered after healing.
 
 import argparse
 import collections
+import contextlib
 import os
 import random
 import shutil
@@ -60,6 +69,7 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import aof  # noqa: E402
 from client import NOTRUN, NOTSENT, OK, UNKNOWN, Client, ErrorLog  # noqa: E402
 import cluster  # noqa: E402
 import failover as failover_mode  # noqa: E402
@@ -70,6 +80,15 @@ import workloads  # noqa: E402
 now = time.monotonic
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 SHARDS = ["s0", "s1", "s2", "s3"]
+# Faults that may run while an UNSALT folds a counter (every other fault waits until it is done).
+UNSALT_ALLOWS = ("shard-stop",)
+
+
+def is_internal(key):
+    """Santral's own keys on the shards (a fleet's MIGRATE mark santral:receiving, receiving_mark.h,
+    and any other santral: key but the marks of UNSALT's adds, santral:fold:..., which live with
+    the key they fold and are placed like data): not data, not placed by the map."""
+    return key.startswith("santral:") and not key.startswith("santral:fold:")
 
 
 class Env:
@@ -80,9 +99,16 @@ class Env:
         self.seed = seed
         self.workdir = workdir
         self.t0 = now()
+        self.wall0 = time.time()  # the same instant on the wall clock (AOF #TS lines, santral.log)
+        self.request_ms = args.request_ms
         self.stop_workloads = threading.Event()
         self.stop_nemeses = threading.Event()
-        self.fault_lock = threading.Lock()  # one fault at a time; UNSALT takes it too
+        self.fault_lock = threading.Lock()  # one fault at a time (Env.fault)
+        # UNSALT runs beside shard stops only: a fault of another kind waits for it, and it
+        # waits for one (Env.fault, Env.unsalting).
+        self._gate = threading.Condition()
+        self._unsalting = 0
+        self._heavy_fault = False
         self.salt_lock = threading.Lock()  # held while a counter is salted: no SIGKILL
         self.kill_pending = False  # a SIGKILL of Santral waits for salt_lock
         self.errors = ErrorLog()
@@ -90,6 +116,11 @@ class Env:
         self._print_lock = threading.Lock()
         self.anomalies = collections.Counter()
         self.examples = collections.defaultdict(list)
+        # key -> (the first anomaly kind that named it, when: seconds since the start), for
+        # the report's AOF history
+        self.anomaly_keys = {}
+        self.placement_reported = set()  # (key, shards) found misplaced after a move
+        self.lost_write_refusals = collections.Counter()  # failover mode: shard -> refusals
         self.checks = collections.Counter()
         self.counts = collections.Counter()
         self.faults = collections.Counter()
@@ -108,6 +139,7 @@ class Env:
         self.santral = None
         self.fleet = None  # fleet mode (--fleet): fleet.Fleet, its routers and etcd
         self.failover = None  # failover mode (--failover): failover.Failover, Sentinel's shards
+        self.burners = None  # --burners N: cluster.Burners
         self.quiet = args.quiet
         self.final_budget_end = None
         self.walk_rng = random.Random(seed * 13 + 3)
@@ -125,8 +157,11 @@ class Env:
         if not self.quiet:
             self.say(f"{self.stamp()} {text}")
 
-    def anomaly(self, kind, detail):
+    def anomaly(self, kind, detail, key=None):
+        """An anomaly; `key`, when it is about one key, gets its AOF history in the report."""
         with self._lock:
+            if key is not None and key not in self.anomaly_keys and len(self.anomaly_keys) < 12:
+                self.anomaly_keys[key] = (kind, now() - self.t0)
             self.anomalies[kind] += 1
             n = self.anomalies[kind]
             if len(self.examples[kind]) < 6:
@@ -190,6 +225,57 @@ class Env:
     def moves_switched_add(self):
         with self._lock:
             self._moves_switched += 1
+
+    # --- faults one at a time, UNSALT beside shard stops only --------------------------------
+    def fault_begin(self, kind):
+        """Takes the fault slot for a fault of `kind` (one fault at a time); one that is not a
+        shard stop also waits until no UNSALT runs. Released by fault_end(kind), from any
+        thread (a stop's watchdog may end it)."""
+        self.fault_lock.acquire()
+        if kind not in UNSALT_ALLOWS:
+            with self._gate:
+                while self._unsalting and not self.stop_nemeses.is_set():
+                    self._gate.wait(0.2)
+                self._heavy_fault = True
+
+    def fault_end(self, kind):
+        if kind not in UNSALT_ALLOWS:
+            with self._gate:
+                self._heavy_fault = False
+                self._gate.notify_all()
+        self.fault_lock.release()
+
+    @contextlib.contextmanager
+    def fault(self, kind):
+        self.fault_begin(kind)
+        try:
+            yield
+        finally:
+            self.fault_end(kind)
+
+    @contextlib.contextmanager
+    def unsalting(self):
+        """While an UNSALT runs: no fault but shard stops (UNSALT_ALLOWS)."""
+        with self._gate:
+            while self._heavy_fault:
+                self._gate.wait(0.2)
+            self._unsalting += 1
+        try:
+            yield
+        finally:
+            with self._gate:
+                self._unsalting -= 1
+                self._gate.notify_all()
+
+    def note_lost_write_refusal(self, text):
+        """Failover mode: Santral refused a write because a shard lost acknowledged writes
+        (`SANTRAL FAILOVER ACCEPT <shard>` lifts it); counted per shard it names."""
+        import re
+
+        found = (re.search(r"FAILOVER ACCEPT ['\"]?([\w.-]+)", text)
+                 or re.search(r"shard '([^']+)'", text))
+        with self._lock:
+            self.lost_write_refusals[found.group(1) if found else "?"] += 1
 
     def sleep_workload(self, seconds):
         return not self.stop_workloads.wait(seconds)
@@ -286,9 +372,15 @@ class Env:
         seconds = self.args.walk_seconds * (3 if self.walk_rng.random() < 1 / 3 else 1)
         return int(max(20, min(3000, keys / seconds)))
 
-    def owners(self, keys):
-        """key -> the shard name the map in force names, by SANTRAL EXPLAIN MGET."""
+    def owners(self, keys, expect=None):
+        """key -> the shard name the map in force names, by SANTRAL EXPLAIN MGET. With `expect`
+        (a MapModel): None unless the router that answers serves that map (SANTRAL SHARDMAP on
+        the same connection before and after; in a fleet a router may lag a moment)."""
         client = Client(self, "explain", timeout=30.0, router="any")
+        if expect is not None and nemesis.parse_shardmap(
+                client.call("SANTRAL", "SHARDMAP")) != expect:
+            client.drop()
+            return None
         owners = {}
         for start in range(0, len(keys), 200):
             batch = keys[start:start + 200]
@@ -304,8 +396,21 @@ class Env:
                 entry = self.as_map(entry)
                 if "key" in entry and "shard" in entry:
                     owners[entry["key"]] = entry["shard"]
+        if expect is not None and nemesis.parse_shardmap(
+                client.call("SANTRAL", "SHARDMAP")) != expect:
+            owners = None
         client.drop()
         return owners
+
+    def placement_after_move(self, model, what):
+        """The operator's check once a move has ended (check_placement_after_move)."""
+        check_placement_after_move(self, model, what)
+
+    def aof_dirs(self):
+        """[(server name, its dir)] of every redis-server holding data (their AOFs)."""
+        if self.failover is not None:
+            return [(n, s.dir) for n, s in sorted(self.failover.servers.items())]
+        return [(n, s.dir) for n, s in sorted(self.shards.items())]
 
     def shards_holding(self, key):
         return [name for name, shard in self.shards.items() if shard.client().exists(key)]
@@ -323,6 +428,8 @@ class Env:
         return True
 
     def close(self):
+        if self.burners is not None:
+            self.burners.stop()
         if self.fleet is not None:
             self.fleet.close()
         elif self.failover is not None:
@@ -343,24 +450,99 @@ def _join_all(env, threads, seconds, what):
             env.harness_error(f"{what} {t.name} did not stop in {seconds} s")
 
 
+def scan_shards(env, deadline_s=None):
+    """key -> [shard names] for every data key on every shard (SCAN of each, directly). With
+    deadline_s, a shard that does not answer (stopped or restarting under a fault) is asked
+    again until then, and None says one never did."""
+    where = collections.defaultdict(list)
+    end = None if deadline_s is None else now() + deadline_s
+    for name, shard in sorted(env.shards.items()):
+        while True:
+            try:
+                keys = [k for k in shard.client(timeout=2.0 if end else 10.0).scan_iter(count=1000)
+                        if not is_internal(k)]
+                break
+            except Exception:
+                if end is None:
+                    raise
+                if now() > end or env.stop_nemeses.is_set():
+                    return None
+                time.sleep(0.3)
+        for key in keys:
+            where[key].append(name)
+    return where
+
+
+def check_placement_after_move(env, model, what):
+    """Once a move has ended (the operator, before its next action): every data key on exactly
+    one shard, the one `model` (the map in force) names. A key that a late write left on a
+    shard it had left (or that a late MIGRATE carried off) is an anomaly with the time and the
+    key, reported once per key and set of shards; the next move could overwrite the evidence
+    (MIGRATE ... REPLACE), so the end's check alone would miss it. Skipped (counted) when a
+    shard does not answer within 20 s or the router asked does not serve `model`."""
+    where = scan_shards(env, deadline_s=20.0)
+    owners = None if where is None else env.owners(sorted(where), expect=model)
+    if owners is None:
+        env.count("placement checks after a move skipped (a shard or the map not ready)")
+        return
+    env.count("placement checks after a move")
+    misplaced = 0
+    for key, on in sorted(where.items()):
+        owner = owners.get(key)
+        if owner is None or on == [owner]:
+            continue
+        misplaced += 1
+        mark = (key, tuple(on))
+        if mark in env.placement_reported:
+            continue
+        env.placement_reported.add(mark)
+        if len(on) > 1:
+            env.anomaly("placement after a move: a key on several shards",
+                        f"{key} on {', '.join(on)}; the map in force names {owner} ({what})",
+                        key=key)
+        else:
+            env.anomaly("placement after a move: a key not on its owner",
+                        f"{key} on {on[0]}; the map in force names {owner} ({what})", key=key)
+    if misplaced == 0:
+        env.passed("placement after a move: every key on its owner alone")
+
+
+def self_test_placement_after_move(env, wls, model, injected):
+    """Self-test of check_placement_after_move: a key copied onto a second shard mid-run must
+    be reported; the copy is removed again (the final check has a damage of its own)."""
+    before = env.anomalies["placement after a move: a key on several shards"]
+    for wl in wls:
+        if not isinstance(wl, workloads.UniqueWrites):
+            continue
+        for key in list(wl.acked)[:50]:
+            on = env.shards_holding(key)
+            if len(on) != 1:
+                continue
+            other = next(n for n in sorted(env.shards) if n not in on)
+            env.shards[other].client().set(key, wl.acked[key])
+            what = f"{key} copied onto {other} mid-run"
+            env.event(f"self-test: injected into placement (after a move): {what}")
+            check_placement_after_move(env, model, "self-test")
+            env.shards[other].client().delete(key)
+            caught = env.anomalies["placement after a move: a key on several shards"] - before
+            injected["placement (after a move)"] = (what, caught)
+            return
+
+
 def check_placement(env):
     """Every key on exactly one shard, the owner the map in force names."""
-    where = collections.defaultdict(list)
-    for name, shard in sorted(env.shards.items()):
-        for key in shard.client().scan_iter(count=1000):
-            if key != "santral:receiving":  # a fleet's MIGRATE mark, not data (receiving_mark.h)
-                where[key].append(name)
+    where = scan_shards(env)
     owners = env.owners(sorted(where))
     for key, on in sorted(where.items()):
         owner = owners.get(key)
         if len(on) > 1:
             env.anomaly("placement: a key on several shards",
-                        f"{key} on {', '.join(on)}; the map in force names {owner}")
+                        f"{key} on {', '.join(on)}; the map in force names {owner}", key=key)
         elif owner is None:
             continue
         elif on[0] != owner:
             env.anomaly("placement: a key not on its owner",
-                        f"{key} on {on[0]}; the map in force names {owner}")
+                        f"{key} on {on[0]}; the map in force names {owner}", key=key)
         else:
             env.passed("placement: key on its owner alone")
     return len(where)
@@ -394,6 +576,7 @@ def run(args, seed):
                 env.shards[name].start()
             env.proxy = cluster.Proxy(env.spawner, [env.shards[n] for n in SHARDS])
             env.santral = cluster.Santral(env.spawner, args.santral, workdir, env.proxy)
+            env.santral.request_ms = args.request_ms
             model = cluster.MapModel(["s0", "s1", "s2"])
             env.santral.write_config(model)
             if not env.santral.start():
@@ -430,6 +613,11 @@ def run(args, seed):
         if env.failover is not None:
             for name, fn in env.failover.probe_threads():
                 threads.append(guarded(name, fn))
+        if env.failover is not None and args.failover_accept:
+            threads.append(guarded("failover-accept", env.failover.accept_lost_writes))
+        if args.burners > 0:
+            env.burners = cluster.Burners(env.spawner, args.burners)
+            env.event(f"started {args.burners} CPU burners (busy loops) beside the run")
         nemeses = []
         if args.failover and not args.no_nemesis:
             # No operator: no moves, no map edits; Sentinel's shards fail instead.
@@ -446,6 +634,7 @@ def run(args, seed):
 
         end = now() + args.seconds
         damaged = False
+        injected = {}
         next_progress = now() + 30
         while now() < end:
             time.sleep(min(1.0, max(0.0, end - now())))
@@ -454,6 +643,8 @@ def run(args, seed):
                     if isinstance(wl, workloads.Sets) and wl.damage_mid_run():
                         env.event(f"self-test: {wl.mid_run_damage} (mid-run)")
                         damaged = True
+                if damaged and env.failover is None:
+                    self_test_placement_after_move(env, wls, model, injected)
             if now() >= next_progress:
                 next_progress += 30
                 ops = sum(sum(w.ops.values()) for w in wls)
@@ -466,6 +657,9 @@ def run(args, seed):
         env.event("final: stopping the nemeses")
         env.stop_nemeses.set()
         _join_all(env, nemeses, 120, "nemesis")
+        if env.burners is not None:
+            env.burners.stop()
+            env.event("final: CPU burners stopped")
         if env.fleet is not None:
             env.fleet.heal()
         elif env.failover is not None:
@@ -524,7 +718,6 @@ def run(args, seed):
         for c in list(env.clients):
             env.note_client_lifetime(c)
 
-        injected = {}
         if args.self_test:
             for wl in wls:
                 what = wl.inject()
@@ -546,6 +739,9 @@ def run(args, seed):
 
         print("\n== checks ==", flush=True)
         caught = {}
+        for name, value in list(injected.items()):
+            if isinstance(value, tuple):  # damaged and checked mid-run
+                injected[name], caught[name] = value
         for wl in wls:
             before = sum(env.anomalies.values())
             checks_before = sum(env.checks.values())
@@ -651,8 +847,25 @@ def report(env, wls):
             print(f"  {n:7d}  {kind}")
             for example in env.examples[kind][:4]:
                 print(f"             e.g. {example}")
+        aof_report(env)
     else:
         print("anomalies: none")
+
+
+def aof_report(env):
+    """The AOF history (tests/chaos/aof.py) of the keys anomalies named: when each write ran."""
+    if not env.anomaly_keys:
+        return
+    print(f"\n== the AOFs of anomalous keys ([seconds since the run began, wall clock]; the run "
+          f"began at {time.strftime('%H:%M:%S', time.localtime(env.wall0))}, santral.log's clock) ==")
+    dirs = env.aof_dirs()
+    for key, (kind, at) in env.anomaly_keys.items():
+        print(f"  {key} ({kind}, first at [{at:.1f}s]; the AOFs from 60 s before to 15 s after):")
+        try:
+            for line in aof.describe(dirs, key, env.wall0, at=at):
+                print(f"    {line}")
+        except Exception as e:  # the report must not hide the verdict
+            print(f"    (AOF not read: {type(e).__name__}: {e})")
 
 
 def main(argv=None):
@@ -703,12 +916,29 @@ def main(argv=None):
                    help="failover mode: Santral's write_concern (default 1:500; 0 turns it off)")
     p.add_argument("--failover-wait-ms", type=int, default=4000,
                    help="failover mode: Santral's failover.wait_ms (default 4000)")
+    p.add_argument("--request-ms", type=int, default=2000,
+                   help="Santral's timeouts.request_ms (default 2000); e.g. 300: most shard "
+                        "stops and late-delivering link faults outlast it")
+    p.add_argument("--source-stop-hold", type=float, default=None, metavar="S",
+                   help="source-stop-abort keeps the shard stopped until request_ms + S seconds "
+                        "after the ABORT (default 1.5; with --fleet 8: a fleet's abort walks "
+                        "the old target for seconds, and a late MIGRATE that lands before it is "
+                        "done is walked back)")
+    p.add_argument("--burners", type=int, default=0, metavar="N",
+                   help="N CPU burners (busy-loop processes) beside the run, started once the "
+                        "cluster is up and stopped when the faults stop")
+    p.add_argument("--failover-accept", action="store_true",
+                   help="failover mode: when Santral refuses writes because a shard lost "
+                        "acknowledged writes, send SANTRAL FAILOVER ACCEPT <shard> so that the "
+                        "run goes on")
     p.add_argument("--quiet", action="store_true", help="do not print each nemesis event")
     args = p.parse_args(argv)
     if args.faults == "none":
         args.faults = "-"
     if args.fleet and args.failover:
         p.error("--fleet and --failover are separate modes")
+    if args.source_stop_hold is None:
+        args.source_stop_hold = 8.0 if args.fleet else 1.5
     if not os.access(args.santral, os.X_OK):
         print(f"chaos: no santral binary at {args.santral} (build it, or set SANTRAL_BINARY)")
         print("chaos: 0 passed, 1 failed")

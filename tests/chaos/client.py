@@ -6,7 +6,9 @@ Every call answers an Outcome whose `status` is one of:
   notrun    Santral (or the shard) answered an error that says the request did not run:
             TRYAGAIN ("... did not run, retry it"), EXECABORT, WRONGTYPE, CROSSSLOT, a syntax
             error, READONLY, a request held past failover.wait_ms ("... so the command was not
-            sent"); the connection stays usable
+            sent"), a write refused because the shard's failover lost acknowledged writes (the
+            error names the shard and SANTRAL FAILOVER ACCEPT, or lost writes); the connection
+            stays usable
   unknown   sent, but no answer says whether it ran: a timeout, a broken connection, Santral
             killed, or an error such as "the command may or may not have run", or NOREPLICAS
             (write_concern: it ran on the primary, a failover may lose it); a broken or
@@ -18,6 +20,7 @@ A checker treats `unknown` as attempted, never as acknowledged and never as lost
 claim it checks (a TRYAGAIN'd write found applied is an anomaly).
 """
 
+import re
 import socket
 import threading
 import time
@@ -87,7 +90,21 @@ def error_text(e):
     return text
 
 
+_LOST_WRITES = re.compile(r"FAILOVER ACCEPT|lost (\w+ )?writes|writes? (were |was |have been )?lost",
+                          re.I)
+
+
+def lost_write_refusal(text):
+    """Failover mode: Santral's refusal of a write to a shard whose promotion lost acknowledged
+    writes (failover.on_lost_writes: refuse), until SANTRAL FAILOVER ACCEPT <shard>: it names
+    the shard and says so. The write did not run."""
+    return ("shard" in text and _LOST_WRITES.search(text) is not None
+            and "may or may not have run" not in text)
+
+
 def classify_error(text):
+    if lost_write_refusal(text):
+        return NOTRUN
     # Failover mode (write_concern): "NOREPLICAS ... applied the write, but only 0 of the 1
     # replicas ... confirmed it": it ran on the primary and a failover may or may not keep it.
     if text.startswith("NOREPLICAS"):
@@ -214,6 +231,8 @@ class Client:
         except ResponseError as e:
             text = error_text(e)
             self.env.errors.add(text)
+            if lost_write_refusal(text) and hasattr(self.env, "note_lost_write_refusal"):
+                self.env.note_lost_write_refusal(text)
             return Outcome(classify_error(text), error=text)
         except Exception as e:  # a parser surprise: the stream can no longer be trusted
             self.drop()

@@ -140,7 +140,9 @@ class Signalled:
 
 
 class Shard(Signalled):
-    """One redis-server with `appendonly yes`, `appendfsync always`, on a fixed port."""
+    """One redis-server with `appendonly yes`, `appendfsync always`, on a fixed port; its
+    append-only file carries a `#TS:<unix time>` line each second a write came
+    (`aof-timestamp-enabled yes`), so that a report can say when a write ran (tests/chaos/aof.py)."""
 
     def __init__(self, spawner, name, workdir):
         self.spawner = spawner
@@ -155,7 +157,8 @@ class Shard(Signalled):
     def start(self, timeout=20.0):
         argv = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
                 "--save", "", "--appendonly", "yes", "--appendfsync", "always",
-                "--dir", self.dir, "--logfile", "redis.log", "--daemonize", "no"]
+                "--aof-timestamp-enabled", "yes", "--dir", self.dir, "--logfile", "redis.log",
+                "--daemonize", "no"]
         if not self.spawn_redis(self.spawner, argv, timeout):
             raise RuntimeError(f"redis-server {self.name} did not start on port {self.port}")
 
@@ -203,6 +206,11 @@ class Proxy:
     def fault(self, link, fault, arg=None):
         with self._lock:
             return self.control.fault(link, fault, arg)
+
+    def kill(self, link):
+        """Resets (RST) the link's current connections once; its fault stays."""
+        with self._lock:
+            return self.control.command(f"KILL {link}")
 
     def heal(self):
         self.fault("*", "pass")
@@ -256,6 +264,7 @@ class Santral:
         self.proxy = proxy
         self.proc = None
         self.max_keys_per_sec = 300
+        self.request_ms = 2000  # timeouts.request_ms (--request-ms)
         self.starts = 0
         self._lock = threading.Lock()
 
@@ -271,7 +280,7 @@ class Santral:
             f"hash: {model.hash}",
             "distribution: ketama",
             f'hash_tag: "{model.hash_tag}"',
-            "timeouts: {connect_ms: 1000, request_ms: 2000}",
+            f"timeouts: {{connect_ms: 1000, request_ms: {self.request_ms}}}",
         ]
 
     def config_text(self, model):
@@ -331,3 +340,21 @@ class Santral:
 
     def close(self):
         _kill(self.proc)
+
+
+class Burners:
+    """--burners N: N busy-looping processes beside the run (CPU contention, as on a loaded
+    machine), started from the Spawner (so they die with the harness) and stopped by it."""
+
+    def __init__(self, spawner, n):
+        self.procs = [spawner.popen([sys.executable, "-c", "while True: pass"],
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL) for _ in range(n)]
+
+    def running(self):
+        return sum(1 for p in self.procs if p.poll() is None)
+
+    def stop(self):
+        for p in self.procs:
+            _kill(p)
+        self.procs = []

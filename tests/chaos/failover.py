@@ -28,6 +28,15 @@ online, the replica's `master_link_status:up`, and SANTRAL SHARDMAP names that p
                  and Santral serves the new primary (up to 60 s), then SIGCONT: it wakes up as a
                  master, and Sentinel makes it a replica
   replica-kill   SIGKILL a shard's replica, restart it on its file 0-2 s later
+  replica-wipe   the same, restarted without its data (AOF and RDB removed): a full resync
+  primary-wipe   SIGKILL the primary and restart it at once without its data, before Sentinel's
+                 down-after-milliseconds: an empty master that its replica resyncs from (every
+                 acknowledged write of the shard is lost unless Santral notices)
+  kill-chain     kills faster than a resync: SIGKILL the primary, wait until Sentinel names the
+                 replica and Santral serves it, restart the old primary (half the time without
+                 its data) and SIGKILL the new primary as soon as Sentinel has made the old one
+                 its replica (within 5 s), before its resync is over; it is restarted once
+                 Sentinel names another primary (or 15 s)
 A failover that Sentinel does not run within 60 s is noted (Sentinel's doing, not Santral's);
 one that Santral does not follow within 30 s of Sentinel is an anomaly; so is a shard that does
 not settle within 120 s.
@@ -40,17 +49,22 @@ failover.wait_ms answers late) between the fault and the settling.
 Workloads (default): counters, unique writes, registers, queues, sets, cross-shard stores and
 transactions; salted counters (their point is UNSALT during a move) only with --workloads.
 Outcomes as in single mode, plus NOREPLICAS (the write ran on the primary and a failover may
-lose it: unknown) and a request held past failover.wait_ms ("... the command was not sent":
-did not run). A safety anomaly is an acknowledged write lost (with write_concern replicas: 1
+lose it: unknown), a request held past failover.wait_ms ("... the command was not sent":
+did not run) and a write refused because the shard's failover lost acknowledged writes (an
+error naming the shard and SANTRAL FAILOVER ACCEPT or lost writes, failover.on_lost_writes:
+refuse: did not run). With --failover-accept a thread sends SANTRAL FAILOVER ACCEPT <shard> once
+it sees such refusals (the report lists them); what was lost still counts as lost. A safety anomaly is an acknowledged write lost (with write_concern replicas: 1
 the goal is none). The final check: every server SIGCONTed and running, every shard settled
 (Santral's SHARDMAP, asked on four fresh connections, names the primary Sentinel names), then
 the workloads' end-state checks through Santral, and placement read from each shard's current
 primary (env.shards holds a view that asks the sentinels at each use).
 """
 
+import collections
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -70,7 +84,8 @@ FAILOVER_TIMEOUT_MS = 3000
 SWITCH_TIMEOUT = 60.0  # s: from a fault to Sentinel naming a new primary
 FOLLOW_TIMEOUT = 30.0  # s: from Sentinel's new primary to Santral serving it
 SETTLE_TIMEOUT = 120.0  # s: a restarted server waits for Sentinel to make it a replica
-FAULTS = [("primary-kill", 2), ("primary-stop", 1.5), ("replica-kill", 0.5)]
+FAULTS = [("primary-kill", 2), ("primary-stop", 1.5), ("replica-kill", 0.5), ("kill-chain", 1),
+          ("primary-wipe", 0.5), ("replica-wipe", 0.3)]
 WORKLOADS = ["counters", "unique", "registers", "queues", "sets", "cross-shard", "transactions"]
 
 
@@ -122,6 +137,17 @@ class Server(cluster.Signalled):
     def client(self, timeout=10.0):
         return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=timeout,
                            socket_connect_timeout=2.0, decode_responses=True)
+
+    def wipe(self):
+        """Removes its data (the append-only dir and any RDB) while it is not running: it
+        restarts empty, as a server on a disk that was replaced would."""
+        shutil.rmtree(os.path.join(self.dir, "appendonlydir"), ignore_errors=True)
+        for name in os.listdir(self.dir):
+            if name.endswith(".rdb") or name.startswith("temp-"):
+                try:
+                    os.remove(os.path.join(self.dir, name))
+                except OSError:
+                    pass
 
     def replication(self):
         """INFO replication as a dict, or None when it does not answer."""
@@ -267,6 +293,7 @@ class Failover:
         self.probes = {}  # shard -> [(sent, answered, status)]
         self.probe_keys = {}
         self._admin = None
+        self.accepts = []  # --failover-accept: (when, shard, refusals seen, the answer)
 
     # --- the processes ----------------------------------------------------------------------
     def start(self, model):
@@ -316,6 +343,7 @@ class Failover:
         concern = (int(wc[0]), int(wc[1]) if len(wc) > 1 else 500)
         self.santral = FailoverSantral(env.spawner, args.santral, env.workdir, self.sentinels,
                                        concern, args.failover_wait_ms)
+        self.santral.request_ms = args.request_ms
         env.santral = self.santral
         self.santral.write_config(model)
         if not self.santral.start():
@@ -442,6 +470,29 @@ class Failover:
             env.anomaly("liveness: a shard did not settle after healing",
                         f"{SETTLE_TIMEOUT:.0f} s after every fault was lifted: {reason}")
 
+    # --- --failover-accept ------------------------------------------------------------------
+    def accept_lost_writes(self):
+        """--failover-accept: once Santral has refused writes to a shard because its failover
+        lost acknowledged writes (client.lost_write_refusal), send SANTRAL FAILOVER ACCEPT
+        <shard> (again at most every 2 s while refusals keep coming), so that the run goes on.
+        What was lost still counts as lost: the workloads' checks do not know about it."""
+        env = self.env
+        admin = Client(env, "failover-accept", timeout=10.0)
+        seen = collections.Counter()
+        last = {}
+        while env.sleep_workload(0.3):
+            for shard, n in sorted(env.lost_write_refusals.items()):
+                if n <= seen[shard] or now() - last.get(shard, -10.0) < 2.0:
+                    continue
+                seen[shard] = n
+                last[shard] = now()
+                out = admin.call("SANTRAL", "FAILOVER", "ACCEPT", shard)
+                answer = out.value if out.ok else out.error
+                self.accepts.append((now(), shard, n, answer))
+                env.count("failover: SANTRAL FAILOVER ACCEPT sent")
+                env.event(f"failover: {n} writes to {shard} refused for lost writes so far; "
+                          f"SANTRAL FAILOVER ACCEPT {shard}: {str(answer)[:200]}")
+
     # --- probes: how long a shard's requests failed -----------------------------------------
     def probe_threads(self):
         env = self.env
@@ -491,7 +542,7 @@ class Failover:
         for f in self.faults:
             parts = [f"[{self.env.since_start(f.at):7.1f}s] {f.shard} {f.kind} {f.server} "
                      f"({f.old})"]
-            if f.kind != "replica-kill":
+            if not f.kind.startswith("replica-"):
                 if f.switched is None:
                     parts.append("Sentinel named no new primary")
                 else:
@@ -514,7 +565,13 @@ class Failover:
               + ", ".join(f"{s} {n}" for s, n in switches.items())
               + "; Santral's switches (its log: 'Sentinel (...) elected'): "
               + ", ".join(f"{s} {n}" for s, n in followed.items())
-              + f"; primary faults {sum(1 for f in self.faults if f.kind != 'replica-kill')}")
+              + f"; primary faults {sum(1 for f in self.faults if not f.kind.startswith('replica-'))}")
+        refusals = self.env.lost_write_refusals
+        print("writes refused for lost writes (failover.on_lost_writes): "
+              + (", ".join(f"{s} {n}" for s, n in sorted(refusals.items())) or "none")
+              + (f"; SANTRAL FAILOVER ACCEPT sent {len(self.accepts)} times: "
+                 + ", ".join(f"[{self.env.since_start(t):.1f}s] {s} ({str(a)[:60]})"
+                             for t, s, _, a in self.accepts[:8]) if self.accepts else ""))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -533,6 +590,7 @@ class FailoverFaults:
             shard = self.rng.choice(SHARDS)
             d = self.rng.uniform(2.0, 4.0)
             delay = self.rng.uniform(0.0, 1.0 if kind == "primary-kill" else 2.0)
+            wipe = self.rng.random() < 0.5
             ok, reason = self.fo.wait_settled(SHARDS, SETTLE_TIMEOUT, stop=env.stop_nemeses)
             if env.stop_nemeses.is_set():
                 return
@@ -541,10 +599,10 @@ class FailoverFaults:
                             f"{SETTLE_TIMEOUT:.0f} s: {reason}")
                 continue
             try:
-                with env.fault_lock:
+                with env.fault(kind):
                     if env.stop_nemeses.is_set():
                         return
-                    self.inject(kind, shard, d, delay)
+                    self.inject(kind, shard, d, delay, wipe)
             except Exception as e:
                 env.harness_error(f"fault {kind}: {type(e).__name__}: {e}")
                 return
@@ -584,14 +642,14 @@ class FailoverFaults:
                          f"later")
         return False
 
-    def inject(self, kind, shard, d, delay):
+    def inject(self, kind, shard, d, delay, wipe=False):
         env, fo = self.env, self.fo
         primary = fo.primary(shard)
         server = fo.server_at(primary)
         if server is None:
             env.harness_error(f"fault {kind}: no server at {shard}'s primary {primary}")
             return
-        if kind == "replica-kill":
+        if kind in ("replica-kill", "replica-wipe"):
             server = next(s for n, s in fo.servers.items() if n.startswith(shard)
                           and s is not server)
         fault = Fault(kind, shard, server.name, server.address)
@@ -615,12 +673,60 @@ class FailoverFaults:
             finally:
                 server.resume()
             env.event(f"fault: SIGCONT {server.name}")
-        elif kind == "replica-kill":
+        elif kind in ("replica-kill", "replica-wipe"):
+            wiped = kind == "replica-wipe"
             env.event(f"fault: SIGKILL {shard}'s replica {server.name} ({server.address}), "
-                      f"restart in {delay:.1f} s")
+                      f"restart in {delay:.1f} s" + (" without its data" if wiped else ""))
             server.kill()
+            if wiped:
+                server.wipe()
             time.sleep(delay)
             server.start()
+        elif kind == "primary-wipe":
+            # Back before Sentinel's down-after-milliseconds: an empty master its replica
+            # resyncs from (everything acknowledged is gone, unless something notices).
+            env.event(f"fault: SIGKILL {shard}'s primary {server.name} ({server.address}), "
+                      f"restart it at once without its data (AOF and RDB removed)")
+            server.kill()
+            server.wipe()
+            server.start()
+        elif kind == "kill-chain":
+            # Kills faster than a resync: the primary killed; once the replica is promoted and
+            # served, the old primary restarted (it must resync from the new one; half the time
+            # without its data) and the new primary killed before that resync is over.
+            env.event(f"fault: SIGKILL {shard}'s primary {server.name} ({server.address}), then "
+                      f"its successor before {server.name} has resynced"
+                      + (" (restarted without its data)" if wipe else ""))
+            server.kill()
+            self.wait_switch(fault, SWITCH_TIMEOUT)
+            if wipe:
+                server.wipe()
+            server.start()
+            successor = fo.server_at(fault.new) if fault.new else None
+            if successor is not None and successor is not server:
+                # Once Sentinel has made it a replica of the successor (its resync starting),
+                # or 5 s.
+                end = now() + 5.0
+                while now() < end:
+                    info = server.replication() or {}
+                    if info.get("role") == "slave" and \
+                            int(info.get("master_port", 0) or 0) == successor.port:
+                        break
+                    time.sleep(0.02)
+                info = server.replication() or {}
+                link = (f"role {info.get('role')}, link {info.get('master_link_status')}, "
+                        f"sync in progress {info.get('master_sync_in_progress')}")
+                env.event(f"fault: SIGKILL {shard}'s new primary {successor.name} "
+                          f"({successor.address}); {server.name}: {link}")
+                successor.kill()
+                # Restarted once Sentinel has named another primary, or after 15 s.
+                end = now() + 15.0
+                while now() < end and fo.primary(shard) == successor.address:
+                    time.sleep(0.1)
+                time.sleep(delay)
+                env.event(f"fault: restart {successor.name} on its config file (Sentinel names "
+                          f"{fo.primary(shard)})")
+                successor.start()
         else:
             raise ValueError(f"unknown fault {kind}")
         ok, reason = fo.wait_settled([shard], SETTLE_TIMEOUT, stop=env.stop_nemeses)

@@ -23,13 +23,17 @@ the move is planned through the first (SANTRAL MAP PUSH <map text>), approved (a
 aborted) through the second, its status read through the third (the next one when that one does
 not answer or a fault is on it: a router that was away answers from its own, old view until it
 has caught up). A move counts as over once its state is idle and a router serves its map (the
-old one after an abort). Actions: remove a shard / add it back (grow/shrink), the same aborted halfway,
-`hash:` murmur <-> fnv1a_64, `hash_tag:` "{}" <-> "[]". Before each action the map a router
+old one after an abort). Actions: remove a shard / add it back (grow/shrink), the same aborted halfway
+or at once (abort, abort-now), source-stop-abort (a shard of the map SIGSTOPped before APPROVE,
+or right after it, while a removed shard is added back, a plain move removing one first when
+all five are in, until request_ms + 8 s after the ABORT: --source-stop-hold), `hash:` murmur <-> fnv1a_64, `hash_tag:` "{}" <-> "[]". Placement is checked after each
+move, through a router that serves the map in force. Before each action the map a router
 serves (SANTRAL SHARDMAP) must be the one the last move left in force (a router may take a
 moment to catch up: it is asked again for up to 30 s).
 
 Faults (FleetFaults; one at a time, 0.5-3 s apart), in addition to single mode's shard faults
-(shard-stop, shard-kill, link-delay/stall/reset/blackhole on shard links):
+(shard-stop, shard-kill, link-delay/delay-late/stall/stall-deliver/stall-next/reset/blackhole on
+shard links; nemesis.py):
   router-freeze     SIGSTOP a router for twice its lease (it must find itself left out, and
                     its writes refused, when it wakes)
   router-stop       SIGSTOP a router 0.5-2 s (well within its lease)
@@ -66,8 +70,9 @@ MEMBERS = 3
 
 FAULTS = [("router-freeze", 1.5), ("router-stop", 1), ("router-kill", 1), ("router-term", 0.5),
           ("etcd-kill", 1), ("etcd-cut-blackhole", 1), ("etcd-cut-reset", 1),
-          ("etcd-no-quorum", 1), ("shard-stop", 1), ("shard-kill", 1), ("link-delay", 1),
-          ("link-stall", 0.5), ("link-reset", 1), ("link-blackhole", 0.5)]
+          ("etcd-no-quorum", 1), ("shard-stop", 1.5), ("shard-kill", 1), ("link-delay", 0.5),
+          ("link-delay-late", 0.5), ("link-stall", 0.5), ("link-stall-deliver", 0.75),
+          ("link-stall-next", 0.5), ("link-reset", 1), ("link-blackhole", 0.5)]
 OPERATOR_ACTIONS = nemesis.OPERATOR_ACTIONS
 
 
@@ -162,12 +167,18 @@ class SteadyProxy(cluster.Proxy):
     times out (a proxy starved of CPU on a loaded machine): a fault must always be lifted."""
 
     def fault(self, link, fault, arg=None):
+        return self._steady(lambda: self.control.fault(link, fault, arg))
+
+    def kill(self, link):
+        return self._steady(lambda: self.control.command(f"KILL {link}"))
+
+    def _steady(self, command):
         import fault_proxy  # noqa: E402 (cluster.Proxy put its directory on sys.path)
 
         for attempt in range(5):
             with self._lock:
                 try:
-                    return self.control.fault(link, fault, arg)
+                    return command()
                 except (OSError, ConnectionError):
                     if attempt == 4:
                         raise
@@ -247,6 +258,7 @@ class Fleet:
             ports = [self.etcd_proxy.add(f"r{i}-{m.name}", m.client_port) for m in self.members]
             r = Router(env.spawner, args.santral, workdir, env.proxy, i, ports, args.fence)
             r.max_keys_per_sec = 300
+            r.request_ms = args.request_ms
             r.write_config(model)
             self.routers.append(r)
         for r in self.routers:
@@ -501,9 +513,12 @@ class FleetOperator(nemesis.Operator):
             time.sleep(0.1)
         return False
 
+    def grows(self, m):
+        return len(m.shards) < len(SHARDS)
+
     def target(self, action):
         m = self.in_force
-        if action in ("grow/shrink", "abort"):
+        if action in ("grow/shrink", "abort", "abort-now"):
             if len(m.shards) >= len(SHARDS):
                 gone = self.rng.choice(m.shards)
                 return m.copy(shards=[s for s in m.shards if s != gone])
@@ -529,13 +544,29 @@ class FleetOperator(nemesis.Operator):
             return "planned", f"(push answered {out.error}; a move is planned)", name
         return "failed", out.error or "", name
 
-    def act(self, action, abort_at, keep_file):
+    def send_abort(self):
+        out, name = self.via(1, "SANTRAL", "RESHARD", "ABORT", idempotent=False)
+        if out.broken:
+            # Unknown: aborted or not, what runs says; ABORT again where it answers.
+            out, name = self.via(2, "SANTRAL", "RESHARD", "ABORT")
+        return out, name
+
+    def after_abort(self, old, keep_file):
+        if self.wait_idle(approve_planned=False, expect=old):
+            self.env.moves_switched_add()
+            self.in_force = old
+            self.file_model = old
+            self.last_move = f"an abort back to {old.describe()} ended at {self.env.stamp()}"
+
+    def act(self, action, abort_at, keep_file, room_made=False):
         env = self.env
         self.rng.shuffle(self.roles)
         begun = self.begin(action, "a router", f"r{self.roles[0]}")
         if begun is None:
             return
-        old, new, action, aborting = begun
+        old, new, action, style = begun
+        if self.make_room(action, style, old, abort_at, keep_file, room_made):
+            return
         self.max_keys_per_sec = env.walk_rate()
         self.file_model = new
         verdict, text, via = self.push(new)
@@ -552,45 +583,43 @@ class FleetOperator(nemesis.Operator):
             self.file_model = old
             return
         self.wait_state(lambda s: s == "planned")
-        if not self.approve():
-            # Left planned: abort it so that the next action starts from idle.
-            self.via(1, "SANTRAL", "RESHARD", "ABORT")
-            self.wait_idle(approve_planned=False)
-            if self.status().get("state") == "planned":
-                # The ABORT did not take either (etcd without quorum): the move to `new` stays
-                # planned, and the next action's wait_idle approves it (file_model is `new`).
+        # source-stop-abort stops the source before APPROVE (findings F1: the new direction's
+        # walk of it never starts) or, half the time, right after (its pulls are then queued
+        # on connections made before the stop; a fleet fenced by ACL users fails its
+        # connections to a shard it cannot make its user on at the switch).
+        early = style == "source-stop" and self.rng.random() < 0.5
+        stop = self.stop_source(old, new, action, "before APPROVE") if early else None
+        try:
+            if not self.approve():
+                if stop is not None:
+                    stop.resume("APPROVE failed")
+                # Left planned: abort it so that the next action starts from idle.
+                self.via(1, "SANTRAL", "RESHARD", "ABORT")
+                self.wait_idle(approve_planned=False)
+                if self.status().get("state") == "planned":
+                    # The ABORT did not take either (etcd without quorum): the move to `new`
+                    # stays planned, and the next action's wait_idle approves it (file_model
+                    # is `new`).
+                    return
+                self.file_model = old
                 return
-            self.file_model = old
-            return
-        started = now()
-        if aborting:
-            limit = started + self.rng.uniform(0.5, 4.0)
-            while now() < limit and not env.stop_nemeses.is_set():
-                st = self.status()
-                if st.get("state") not in ("moving",):
-                    break
-                if int(st.get("keys_moved", "0") or 0) > 0 and now() > started + 0.3 + 2 * abort_at:
-                    break
-                time.sleep(0.1)
-            st = self.status()
-            out, name = self.via(1, "SANTRAL", "RESHARD", "ABORT", idempotent=False)
-            if out.broken:
-                # Unknown: aborted or not, what runs says; ABORT again where it answers.
-                out, name = self.via(2, "SANTRAL", "RESHARD", "ABORT")
-            env.event(f"operator: ABORT through {name} at keys_moved={st.get('keys_moved')} "
-                      f"state={st.get('state')}: {'OK' if out.ok else out.error}")
-            if out.ok:
-                env.count("moves aborted")
-                if self.wait_idle(approve_planned=False, expect=old):
-                    env.moves_switched_add()
-                    self.in_force = old
-                    self.file_model = old
-                return
+            started = now()
+            if style == "source-stop" and stop is None:
+                stop = self.stop_source(old, new, action, "right after APPROVE")
+            if style is not None:
+                out = self.abort(style, started, abort_at, stop)
+                if out.ok:
+                    self.after_abort(old, keep_file)
+                    return
+        finally:
+            if stop is not None:
+                stop.resume("the operator's action ended")
         if self.wait_idle(expect=new):
             env.count("moves finished")
             env.moves_switched_add()
             self.in_force = new
             self.file_model = new
+            self.last_move = f"{action} to {new.describe()} ended at {env.stamp()}"
             env.event(f"operator: move to {new.describe()} finished in {now() - started:.1f} s "
                       f"(status through r{self.roles[2]})")
 

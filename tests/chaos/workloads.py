@@ -150,11 +150,13 @@ class Counters(Workload):
                                 default=None)
                     if value in self.seen[i]:
                         env.anomaly("counter: two INCRs answered the same value",
-                                    f"{self.keys[i]}: INCR answered {value} a second time")
+                                    f"{self.keys[i]}: INCR answered {value} a second time",
+                                    key=self.keys[i])
                     elif floor is not None and value <= floor:
                         env.anomaly("counter: went backwards",
                                     f"{self.keys[i]}: INCR answered {value}, but an INCR "
-                                    f"acknowledged before it was sent had answered {floor}")
+                                    f"acknowledged before it was sent had answered {floor}",
+                                    key=self.keys[i])
                     else:
                         env.passed("counter: INCR answers increase")
                     self.seen[i].add(value)
@@ -171,11 +173,12 @@ class Counters(Workload):
             if value < self.acked[i]:
                 env.anomaly("counter: final below acknowledged",
                             f"{key} = {value}, {self.acked[i]} INCRs acknowledged "
-                            f"({self.acked[i] - value} lost), {self.attempted[i]} attempted")
+                            f"({self.acked[i] - value} lost), {self.attempted[i]} attempted",
+                            key=key)
             elif value > self.attempted[i]:
                 env.anomaly("counter: final above attempted",
                             f"{key} = {value}, only {self.attempted[i]} INCRs attempted "
-                            f"({self.notrun[i]} more answered TRYAGAIN/did not run)")
+                            f"({self.notrun[i]} more answered TRYAGAIN/did not run)", key=key)
             else:
                 env.passed("counter: acked <= final <= attempted")
 
@@ -256,20 +259,23 @@ class UniqueWrites(Workload):
                     if got == value:
                         env.passed("unique write: acknowledged SET found")
                     elif got is None:
-                        env.anomaly("unique write: acknowledged SET lost", f"{key}: nil")
+                        env.anomaly("unique write: acknowledged SET lost", f"{key}: nil", key=key)
                     else:
-                        env.anomaly("unique write: wrong value", f"{key}: {got!r}, wrote {value!r}")
+                        env.anomaly("unique write: wrong value", f"{key}: {got!r}, wrote {value!r}",
+                                    key=key)
                 elif status == UNKNOWN:
                     if got in (None, value):
                         env.passed("unique write: SET of unknown outcome absent or whole")
                     else:
-                        env.anomaly("unique write: wrong value", f"{key}: {got!r}, wrote {value!r}")
+                        env.anomaly("unique write: wrong value", f"{key}: {got!r}, wrote {value!r}",
+                                    key=key)
                 else:
                     if got is None:
                         env.passed("unique write: SET answered did-not-run is absent")
                     else:
                         env.anomaly("unique write: a SET answered TRYAGAIN (did not run) ran",
-                                    f"{key} = {got!r}; answered {self.notrun_errors.get(key)}")
+                                    f"{key} = {got!r}; answered {self.notrun_errors.get(key)}",
+                                    key=key)
 
     def inject(self):
         for key in self.acked:
@@ -314,20 +320,21 @@ class Registers(Workload):
                 env.passed("register: read not older than the acknowledged write")
             else:
                 env.anomaly("register: read nil after an acknowledged write",
-                            f"{key} ({where}): nil after SET {floor} was acknowledged")
+                            f"{key} ({where}): nil after SET {floor} was acknowledged", key=key)
             return
         got = int(value)
         if got == floor or (got in self.unknown[i]):
             env.passed("register: read not older than the acknowledged write")
         elif got in self.notrun[i]:
             env.anomaly("register: read a SET answered TRYAGAIN (did not run)",
-                        f"{key} ({where}): read {got}, answered did-not-run; last acknowledged {floor}")
+                        f"{key} ({where}): read {got}, answered did-not-run; last acknowledged "
+                        f"{floor}", key=key)
         elif got < floor:
             env.anomaly("register: stale read",
-                        f"{key} ({where}): read {got} after SET {floor} was acknowledged")
+                        f"{key} ({where}): read {got} after SET {floor} was acknowledged", key=key)
         else:
             env.anomaly("register: read a value never acknowledged",
-                        f"{key} ({where}): read {got}, last acknowledged {floor}")
+                        f"{key} ({where}): read {got}, last acknowledged {floor}", key=key)
 
     def run(self, t):
         env = self.env
@@ -656,7 +663,8 @@ class Sets(Workload):
             missing = set(self.acked[key]) - got
             if missing:
                 env.anomaly("sets: acknowledged member lost",
-                            f"{key}: {len(missing)} members missing (e.g. {sorted(missing)[:3]})")
+                            f"{key}: {len(missing)} members missing (e.g. {sorted(missing)[:3]})",
+                            key=key)
             elif got - self.sent[key]:
                 env.anomaly("sets: a member never added", f"{key}: {sorted(got - self.sent[key])[:3]}")
             else:
@@ -710,7 +718,7 @@ class Stores(Workload):
                 env.passed("store: destination is the last acknowledged store")
             else:
                 env.anomaly("store: acknowledged STORE lost",
-                            f"{key} ({where}) is empty; store {last} was acknowledged")
+                            f"{key} ({where}) is empty; store {last} was acknowledged", key=key)
             return
         ns = {m.split(":")[0] for m in got}
         if (len(ns) != 1 or not next(iter(ns)).isdigit()
@@ -727,7 +735,7 @@ class Stores(Workload):
         elif last is not None and n < last:
             env.anomaly("store: acknowledged STORE lost",
                         f"{key} ({where}): holds store {n}, but store {last} was acknowledged "
-                        f"after it")
+                        f"after it", key=key)
         else:
             env.anomaly("store: destination holds a store never acknowledged",
                         f"{key} ({where}): store {n}, last acknowledged {last}")
@@ -830,10 +838,11 @@ class Transactions(Workload):
         a, b, last = (as_int(values[0]), as_int(values[1]), values[2])
         name = self.groups[i][0]
         if a != b:
-            env.anomaly("transaction: not atomic (a != b)", f"{name} ({where}): a={a} b={b}")
+            env.anomaly("transaction: not atomic (a != b)", f"{name} ({where}): a={a} b={b}",
+                        key=name)
         elif a < min_a:
             env.anomaly("transaction: acknowledged EXEC lost",
-                        f"{name} ({where}): a={a}, an acknowledged EXEC answered {min_a}")
+                        f"{name} ({where}): a={a}, an acknowledged EXEC answered {min_a}", key=name)
         elif as_int(last) != self.last_acked[i] and as_int(last) not in self.unknown[i]:
             env.anomaly("transaction: last is not the last acknowledged EXEC's",
                         f"{name} ({where}): last={last}, last acknowledged {self.last_acked[i]}")
@@ -901,7 +910,7 @@ class Transactions(Workload):
                     va, vb = out.value[0], out.value[1]
                     if int(va) != int(vb):
                         env.anomaly("transaction: not atomic (a != b)",
-                                    f"EXEC on {a} answered a={va} b={vb}")
+                                    f"EXEC on {a} answered a={va} b={vb}", key=a)
                     acked_a = int(va)
                 elif out.status == UNKNOWN:
                     self.attempted[i] += 1
@@ -927,10 +936,10 @@ class Transactions(Workload):
                 continue
             va, vb = as_int(out.value[0]), as_int(out.value[1])
             if va != vb:
-                env.anomaly("transaction: not atomic (a != b)", f"{a}: final a={va} b={vb}")
+                env.anomaly("transaction: not atomic (a != b)", f"{a}: final a={va} b={vb}", key=a)
             elif va < self.acked[i]:
                 env.anomaly("transaction: acknowledged EXEC lost",
-                            f"{a} = {va}, {self.acked[i]} EXECs acknowledged")
+                            f"{a} = {va}, {self.acked[i]} EXECs acknowledged", key=a)
             elif va > self.attempted[i]:
                 env.anomaly("transaction: final above attempted",
                             f"{a} = {va}, {self.attempted[i]} EXECs attempted")
@@ -953,9 +962,9 @@ class Transactions(Workload):
 
 # --------------------------------------------------------------------------------------------
 class Salted(Workload):
-    """Salted counters: SANTRAL SALT key 4, INCRs, SANTRAL UNSALT while a move runs (no link or
-    process fault meanwhile); the final value lies between the acknowledged and the attempted
-    INCRs. A SIGKILL of Santral is kept away while a key is salted (a crash leaves run-time
+    """Salted counters: SANTRAL SALT key 4, INCRs, SANTRAL UNSALT while a move runs (no fault
+    meanwhile but shard stops, which may outlast request_ms: Env.unsalting); the final value
+    lies between the acknowledged and the attempted INCRs. A SIGKILL of Santral is kept away while a key is salted (a crash leaves run-time
     salting's sub-keys behind by design); a SIGTERM folds them, and is allowed."""
 
     name = "salted counters"
@@ -1110,7 +1119,7 @@ class Salted(Workload):
                             time.sleep(rng.uniform(0.0, 1.5))
                             break
                         time.sleep(0.2)
-                    with env.fault_lock:
+                    with env.unsalting():  # beside shard stops alone
                         self.unsalt(admin, key, 30.0)
                 finally:
                     self.cooling.discard(i)
@@ -1129,10 +1138,10 @@ class Salted(Workload):
                 env.anomaly("salted counter: final below acknowledged",
                             f"{key} = {value}, {self.acked[i]} INCRs acknowledged "
                             f"({self.acked[i] - value} lost), {self.attempted[i]} attempted"
-                            + self.stranded(key))
+                            + self.stranded(key), key=key)
             elif value > self.attempted[i]:
                 env.anomaly("salted counter: final above attempted",
-                            f"{key} = {value}, {self.attempted[i]} INCRs attempted")
+                            f"{key} = {value}, {self.attempted[i]} INCRs attempted", key=key)
             else:
                 env.passed("salted counter: acked <= final <= attempted")
 

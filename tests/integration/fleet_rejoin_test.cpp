@@ -207,6 +207,11 @@ TEST_CASE("F11: the rest of a partly written batch does not reach the shard afte
   REQUIRE(wait_until([&] { return frozen.client().command({"PING"}).str == "PONG"; }, 15000));
   INFO("router log:\n" << frozen.log());
   CHECK(dbsize(shard) == landed);
+  // And it serves again: the connection it gave up on at its wake (the rest of the batch never
+  // written) is proven over by CLIENT KILL ID, which the fence must let through while the
+  // router rejoins (the rejoin waits for that proof; a fenced kill waited for the rejoin).
+  CHECK(wait_until([&] { return frozen.client().command({"SET", "after", "1"}).is_ok(); }, 20000));
+  CHECK(shard.client().command({"GET", "after"}).str == "1");
 }
 
 // Issue 26, the loss a 10-minute `fence: acl` chaos run found (seed 966762): a router approved

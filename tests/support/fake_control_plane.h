@@ -49,6 +49,11 @@ class FakeControlPlane final : public router::ControlPlane {
   std::vector<Balance> balances;
   std::vector<Analyze> analyses;
   std::vector<MapPush> map_pushes;
+  struct FailoverAccept {
+    std::string shard;
+    std::function<void(FailoverAnswer)> done;
+  };
+  std::vector<FailoverAccept> failover_accepts;
   std::optional<router::FleetAgent::View> fleet;  // nullopt: not in a fleet
 
   // Calls `done` with `answer`, then runs what that posted to the worker.
@@ -74,6 +79,10 @@ class FakeControlPlane final : public router::ControlPlane {
   std::optional<Unready> unready() const override { return std::nullopt; }
   void share_salting(router::SaltChange, std::function<void(std::string)>) override {
     not_in_the_fake();
+  }
+  void accept_failover(std::string shard, router::AuditActor,
+                       std::function<void(FailoverAnswer)> done) override {
+    failover_accepts.push_back({std::move(shard), std::move(done)});
   }
   void reshard(ReshardVerb verb, router::AuditActor,
                std::function<void(ReshardAnswer)> done) override {

@@ -69,6 +69,9 @@ class FakeRequestContext final : public router::RequestContext, public router::T
   router::ConnectionKind begun_connection = router::ConnectionKind::Primary;
   std::vector<router::ConnectionKind> backend_kinds;
   std::uint64_t requests_done = 0;  // what requests_dispatched() answers
+  // shared_backend() hands out the worker's pool's shared connections, as a session's does,
+  // instead of the fake's own: for tests that run FakeWorkerServices::connections_io().
+  bool pooled = false;
 
   const std::map<std::uint64_t, Slot>& slots() const { return slots_; }
   // The client's reply in `slot`, once all its fragments were delivered.
@@ -103,6 +106,7 @@ class FakeRequestContext final : public router::RequestContext, public router::T
     return connection(shard);
   }
   router::BackendConnection& shared_backend(std::size_t shard) override {
+    if (pooled) return fake_worker_.pool().shared(shard, profile(), state_.id);
     return connection(shard);
   }
   void close_after_replies() override { closing = true; }

@@ -69,6 +69,9 @@ class FakeWorkerServices final : public router::WorkerServices {
   void redirect_invalidation(std::uint64_t from, std::uint64_t to, unsigned to_worker,
                              std::string keys) override;
 
+  // The io_context the pool's and the lanes' connections live on. Nothing runs it, unless a
+  // test whose shards are scripted ones (scripted_shard.h) does, so that they connect.
+  boost::asio::io_context& connections_io() { return connections_io_; }
   // Stops the pool and forgets it (a client's end does: what it gave back may still owe it
   // replies); the next pool() opens a new one.
   void close_pool();

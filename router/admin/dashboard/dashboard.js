@@ -294,6 +294,20 @@
     return el('p', {class: 'failover muted', text: `Sentinel master ${shard.sentinel_master} · ${text}`});
   }
 
+  // The shard's last failover whose new primary lacks writes of the old one, and what became of
+  // writes to it since.
+  function lostWritesLine(shard) {
+    const l = shard.lost_writes;
+    const when = new Date(l.unix_time * 1000).toISOString().replace('.000', '');
+    const writes = {
+      refused: `writes refused until SANTRAL FAILOVER ACCEPT ${shard.name}; reads are served`,
+      served: 'writes go on (failover.on_lost_writes: accept)',
+      accepted: 'accepted by an operator',
+    }[l.writes] || l.writes;
+    return el('p', {class: `lost-writes ${l.writes === 'accepted' ? 'muted' : 'reason'}`,
+      text: `Lost writes (${l.lineage}) at ${when}: ${l.from} → ${l.to}: ${l.why} · ${writes}`});
+  }
+
   function drawShards(shards, info, stats, rates) {
     const cards = [];
     const load = [];
@@ -351,6 +365,7 @@
       cards.push(card);
       card.append(title, stateLine, figures, replicaList);
       if (shard.sentinel_master) card.append(failoverLine(shard));
+      if (shard.lost_writes) card.append(lostWritesLine(shard));
       if (keyspace && !keyspace.answered && keyspace.error)
         card.append(el('p', {class: 'reason', text: `INFO: ${keyspace.error}`}));
     });
@@ -555,7 +570,8 @@
 
   function drawReshard(reshard) {
     const panel = $('reshard-panel');
-    if (!reshard || reshard.state === 'idle') {
+    // Idle, the panel stays only to show conflicts a move kept apart (santral:conflict:<key>).
+    if (!reshard || (reshard.state === 'idle' && !(reshard.conflicts > 0))) {
       panel.hidden = true;
       return;
     }
@@ -574,7 +590,8 @@
       figure('bytes moved', bytes(reshard.bytes_moved)),
       figure('keys/s', number(reshard.keys_per_sec)),
       figure('ETA', reshard.eta_s === undefined || reshard.eta_s === null ? '–' : duration(reshard.eta_s)),
-      figure('errors', number(reshard.errors), reshard.errors > 0 ? 'bad' : ''));
+      figure('errors', number(reshard.errors), reshard.errors > 0 ? 'bad' : ''),
+      figure('conflicts kept', number(reshard.conflicts || 0), reshard.conflicts > 0 ? 'bad' : ''));
     const moves = el('table', {class: 'moves'},
       el('thead', {}, el('tr', {}, ...['unit', 'from', 'to', 'keys (est.)', 'bytes (est.)', ''].map((h) => el('th', {text: h})))),
       el('tbody', {}, ...(reshard.moves || []).map((m) => el('tr', {class: m.done ? 'done' : ''},
@@ -582,7 +599,10 @@
         el('td', {text: number(m.keys_estimated)}), el('td', {text: bytes(m.bytes_estimated)}),
         el('td', {text: m.done ? 'done' : 'to do'})))));
     replace($('reshard'), bar, figures,
-      reshard.last_error ? el('p', {class: 'error', text: `last error: ${reshard.last_error}`}) : null, moves);
+      reshard.last_error ? el('p', {class: 'error', text: `last error: ${reshard.last_error}`}) : null,
+      reshard.waiting_for ? el('p', {class: 'error', id: 'reshard-waiting', text: `the switch waits for ${reshard.waiting_for}`}) : null,
+      reshard.conflicts > 0 ? el('p', {class: 'error', text: 'keys found on two shards with different values are kept apart as santral:conflict:<key> (SCAN MATCH santral:conflict:*); compare and keep the right one'}) : null,
+      moves);
   }
 
   function drawFleet(fleet, ourVersion) {

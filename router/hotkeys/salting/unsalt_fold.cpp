@@ -15,6 +15,7 @@
 #include "protocol/errors.h"
 #include "protocol/reply_value.h"
 #include "protocol/resp_writer.h"
+#include "router/backend/draining_connections.h"
 #include "router/backend/reply_sink.h"
 #include "router/resharding/marked_migrate.h"
 #include "router/resharding/migrate.h"
@@ -108,8 +109,21 @@ class UnsaltFold final : public ReplySink {
         keep_mark_ = true;
         add_unknown_version_ = sent_version_;
       }
-      if (worth_again(value.text)) return again(std::string(value.text));
-      return fail(std::string(value.text));
+      if (!worth_again(value.text)) return fail(std::string(value.text));
+      // Given up on by Santral: it may yet run where it went. Sent again (or looked for) only
+      // once that shard proves it done or dead (draining_connections.h), so that a copy
+      // running late cannot meet the one sent again.
+      if (value.text.starts_with("ERR santral:")) {
+        auto& draining = DrainingConnections::of(*sent_io_);
+        if (draining.draining(sent_address_))
+          spdlog::warn(
+              "{}: '{}': the {} of sub-key '{}' was given up on ({}); it is sent again once its "
+              "shard ({}) has proven it done or dead (a stalled shard runs it when it wakes)",
+              log_prefix_, key(), step_name(), sub_key(), value.text, sent_address_);
+        return draining.after(sent_address_, [self = boost::intrusive_ptr<UnsaltFold>(this),
+                                              why = std::string(value.text)] { self->again(why); });
+      }
+      return again(std::string(value.text));
     }
     switch (step_) {
       case Step::Read:
@@ -184,16 +198,23 @@ class UnsaltFold final : public ReplySink {
   void add() {
     if (step_ != Step::LookForMark) begin(Step::Add);
     step_ = Step::Add;
-    mark_ = fold_mark(*worker_.topology().map, key());
     add_unknown_ = false;
-    const std::string mark_millis = std::to_string(kMarkSeconds * 1000);
+    send(key(), add_words());
+  }
+
+  // The add's EVAL with a new mark named for where the key is under the topology in force now
+  // (route() names it again if that changes before it goes).
+  std::vector<std::string_view> add_words() {
+    mark_ = fold_mark(*worker_.topology().map, key());
+    named_version_ = worker_.topology().version;
+    mark_millis_ = std::to_string(kMarkSeconds * 1000);
     std::vector<std::string_view> args = {
-        "EVAL", kAdd, "2", key(), mark_, mark_millis, hash_ ? "hash" : "string"};
+        "EVAL", kAdd, "2", key(), mark_, mark_millis_, hash_ ? "hash" : "string"};
     for (const auto& [field, amount] : taken_) {
       args.push_back(field);
       args.push_back(amount);
     }
-    send(key(), args);
+    return args;
   }
 
   void added() {
@@ -280,6 +301,12 @@ class UnsaltFold final : public ReplySink {
 
   void route() {
     const auto& topology = worker_.topology();
+    // An add that never ran (none sent yet, or answered that it did not): its mark is named for
+    // the topology it goes by, so that a later look for it finds it where its name places it.
+    if (step_ == Step::Add && !add_unknown_ && topology.version != named_version_) {
+      step_bytes_.clear();
+      protocol::RespWriter(step_bytes_).command(add_words());
+    }
     // An add whose answer was lost, sent again under another topology: the key may have moved
     // away from its mark, so the mark is looked for first, wherever it is now.
     if (step_ == Step::Add && add_unknown_ && topology.version != add_unknown_version_) {
@@ -314,15 +341,15 @@ class UnsaltFold final : public ReplySink {
     auto still_wanted = [self = boost::intrusive_ptr<UnsaltFold>(this), version = pull_version_] {
       return self->worker_.topology().version == version;
     };
-    send_migrate(
-        worker_.io(),
+    auto migrate =
         plan_migrate(*topology.config, topology.map->shard(owner).address, target_.profile.database,
-                     keys, connection(source), connection(owner), still_wanted),
-        ReplySinkPtr(this), 0, 0);
+                     keys, connection(source), connection(owner), still_wanted);
+    // The claim is held until the MIGRATE is over, which a timeout is not (marked_migrate.h).
+    migrate.settled = [gate = &worker_.shared().migrations, claim = claim_] { gate->leave(claim); };
+    send_migrate(worker_.io(), std::move(migrate), ReplySinkPtr(this), 0, 0);
   }
 
   void pulled(std::string_view reply) {
-    worker_.shared().migrations.leave(claim_);
     pulling_ = false;
     // The step did not run: sent again (pulled again) after a pause.
     if (!migrated(reply))
@@ -336,7 +363,11 @@ class UnsaltFold final : public ReplySink {
 
   void send_to(std::size_t shard, const std::string& bytes) {
     sent_version_ = worker_.topology().version;
-    connection(shard).send(bytes, ReplySinkPtr(this), 0, 0);
+    sent_address_ = connection(shard).target().address.text();
+    sent_io_ = &connection(shard).io();
+    // A fold's steps wait as long as its MIGRATEs do (migrate.h): one policy for a move's work.
+    connection(shard).send_within(bytes, ReplySinkPtr(this), 0, 0,
+                                  migrate_answer_timeout(*worker_.topology().config));
   }
 
   BackendConnection& connection(std::size_t shard) {
@@ -362,12 +393,16 @@ class UnsaltFold final : public ReplySink {
   // What was read from the sub-key: one value (field empty), or a hash's fields and values.
   std::vector<std::pair<std::string, std::string>> taken_;
   bool hash_ = false;
-  std::string mark_;          // the add's mark, a key placed with the key
-  bool add_unknown_ = false;  // an add's answer was lost: it may have run, or may yet run
-  bool keep_mark_ = false;    // an answer was lost for an add of this sub-key
-  std::uint64_t add_unknown_version_ = 0;           // the topology it was sent under
-  std::uint64_t sent_version_ = 0;                  // the topology the last request was sent under
-  std::chrono::steady_clock::time_point deadline_;  // of the step under way
+  std::string mark_;                 // the add's mark, a key placed with the key
+  std::string mark_millis_;          // its life, as the add's EVAL says it
+  std::uint64_t named_version_ = 0;  // the topology mark_ was named for
+  bool add_unknown_ = false;         // an add's answer was lost: it may have run, or may yet run
+  bool keep_mark_ = false;           // an answer was lost for an add of this sub-key
+  std::uint64_t add_unknown_version_ = 0;  // the topology it was sent under
+  std::uint64_t sent_version_ = 0;         // the topology the last request was sent under
+  std::string sent_address_;               // ... and the server it went to
+  boost::asio::io_context* sent_io_ = &worker_.io();  // ... on its connection's loop
+  std::chrono::steady_clock::time_point deadline_;    // of the step under way
   std::chrono::milliseconds pause_length_ = kFirstPause;
   boost::asio::steady_timer pause_;
   std::string step_bytes_;  // the step being sent, and the key it goes by

@@ -118,14 +118,14 @@ TEST_CASE("SANTRAL RESHARD STATUS answers its fields as a map, a flat array unde
     server.answer_and_poll(asked.done, Answer{"", moving_status()});
 
   auto fields = router::status_fields(moving_status());
-  REQUIRE(fields.size() == 14);
+  REQUIRE(fields.size() == 16);
   auto flat = client.answer(resp2);
   REQUIRE(flat);
   CHECK(
-      flat->starts_with("*28\r\n$5\r\nstate\r\n$6\r\nmoving\r\n$11\r\nmap_version\r\n$1\r\n7\r\n"));
+      flat->starts_with("*32\r\n$5\r\nstate\r\n$6\r\nmoving\r\n$11\r\nmap_version\r\n$1\r\n7\r\n"));
   CHECK(flat->find("$10\r\nkeys_moved\r\n$3\r\n300\r\n") != std::string::npos);
   auto map = client.answer(resp3);
   REQUIRE(map);
-  CHECK(map->starts_with("%14\r\n$5\r\nstate\r\n$6\r\nmoving\r\n"));
+  CHECK(map->starts_with("%16\r\n$5\r\nstate\r\n$6\r\nmoving\r\n"));
   CHECK(map->substr(map->find("\r\n")) == flat->substr(flat->find("\r\n")));  // the same pairs
 }

@@ -154,6 +154,8 @@ TEST_CASE("config errors name the file, the line and the key") {
       {"audit:\n  path: /tmp/a.log\n  max_files: 0\n" + kShards, 3, "audit.max_files",
        "out of range"},
       {"audit:\n  file: /tmp/a.log\n" + kShards, 2, "audit.file", "unknown key"},
+      {"failover:\n  wait_ms: 10\n  on_lost_writes: ignore\n" + kShards, 3,
+       "failover.on_lost_writes", "expected refuse"},
   };
   for (const auto& c : cases) {
     INFO(c.text);
@@ -192,6 +194,16 @@ TEST_CASE("failover.wait_ms is 0 (fail at once) by default") {
   CHECK(load_text(kShards).failover.wait.count() == 0);
   CHECK(load_text("failover: {wait_ms: 3000}\n" + kShards).failover.wait ==
         std::chrono::milliseconds(3000));
+}
+
+TEST_CASE("failover.on_lost_writes: refuse by default with a write concern, accept without") {
+  CHECK(load_text(kShards).lost_writes_policy() == LostWritesPolicy::Accept);
+  CHECK(load_text("write_concern: {replicas: 1}\n" + kShards).lost_writes_policy() ==
+        LostWritesPolicy::Refuse);
+  CHECK(load_text("write_concern: {replicas: 1}\nfailover: {on_lost_writes: accept}\n" + kShards)
+            .lost_writes_policy() == LostWritesPolicy::Accept);
+  CHECK(load_text("failover: {on_lost_writes: refuse}\n" + kShards).lost_writes_policy() ==
+        LostWritesPolicy::Refuse);
 }
 
 TEST_CASE("read_from is a mode, or a map with the mode and a bound on replica lag") {

@@ -38,6 +38,7 @@ struct Fixture {
   const protocol::LearnedCommands* learned = nullptr;
   bool cluster_endpoint = false;
   router::FleetStanding fleet;
+  const router::WriteRefusals* refusals = nullptr;
 
   explicit Fixture(const std::string& extra = "") : map(four_shards(extra)) {
     client.authenticated = true;
@@ -50,7 +51,7 @@ struct Fixture {
         router::PlanContext{map, salts, client, in_multi, subscribed,
                             /*default_database=*/0, cross_shard_writes,
                             /*permissions=*/nullptr, /*move=*/nullptr,
-                            /*topology_version=*/0, learned, cluster_endpoint, fleet},
+                            /*topology_version=*/0, learned, cluster_endpoint, fleet, refusals},
         request, plan);
     return plan;
   }
@@ -371,4 +372,42 @@ TEST_CASE("a fleet router out of touch plans nothing that reaches a shard") {
 
   f.fleet = {};  // in touch again
   CHECK(f.plan({"GET", "k"}).kind == RouteKind::SingleShard);
+}
+
+TEST_CASE("after a failover that lost writes, writes to that shard are refused and reads are not") {
+  Fixture f;
+  auto [key, elsewhere] = f.split_keys();
+  std::string shard = f.map.shard(f.map.shard_for_key(key)).name;
+  router::WriteRefusals refusals{
+      {{shard, "127.0.0.1:7000", "127.0.0.1:7100", "it never synced with 127.0.0.1:7000 (...)"}}};
+  f.refusals = &refusals;
+
+  auto set = f.plan({"SET", key, "v"});
+  CHECK(set.kind == RouteKind::Answered);
+  CHECK(set.error_code == protocol::ClientError::LostWritesRefused);
+  INFO(set.error);
+  CHECK(set.error.starts_with("ERR santral: shard '" + shard + "' refuses writes: Sentinel " +
+                              "promoted 127.0.0.1:7100 in place of 127.0.0.1:7000, and it never " +
+                              "synced with 127.0.0.1:7000 (...)"));
+  CHECK(set.error.find("reads are still served") != std::string::npos);
+  CHECK(set.error.find("SANTRAL FAILOVER ACCEPT " + shard + " lets writes go") !=
+        std::string::npos);
+  // Reads, and writes to the other shards, go on.
+  CHECK(f.plan({"GET", key}).kind == RouteKind::SingleShard);
+  CHECK(f.plan({"SET", elsewhere, "v"}).kind == RouteKind::SingleShard);
+  // Whatever may write there: a split write with one key there, a script, a broadcast write.
+  CHECK(f.plan({"MSET", elsewhere, "1", key, "2"}).error_code ==
+        protocol::ClientError::LostWritesRefused);
+  CHECK(f.plan({"MGET", elsewhere, key}).kind == RouteKind::Split);
+  CHECK(f.plan({"EVAL", "return 1", "1", key}).error_code ==
+        protocol::ClientError::LostWritesRefused);
+  CHECK(f.plan({"EVAL_RO", "return 1", "1", key}).kind == RouteKind::SingleShard);
+  CHECK(f.plan({"FLUSHALL"}).error_code == protocol::ClientError::LostWritesRefused);
+  // Inside MULTI it fails to queue (EXEC then answers EXECABORT).
+  f.in_multi = true;
+  CHECK(f.plan({"INCR", key}).error_code == protocol::ClientError::LostWritesRefused);
+  f.in_multi = false;
+
+  f.refusals = nullptr;  // SANTRAL FAILOVER ACCEPT
+  CHECK(f.plan({"SET", key, "v"}).kind == RouteKind::SingleShard);
 }

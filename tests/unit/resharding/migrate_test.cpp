@@ -30,32 +30,30 @@ std::string resp(const std::vector<std::string>& args) {
 
 }  // namespace
 
-TEST_CASE("migrate_command: MIGRATE host port \"\" db timeout REPLACE KEYS ...") {
+TEST_CASE("migrate_command: MIGRATE host port \"\" db timeout KEYS ..., never REPLACE") {
   auto config = config_of("resharding: {migrate_timeout_ms: 2500}\n");
   REQUIRE(config.resharding.migrate_timeout.count() == 2500);
   const auto& target = config.shards[1].address;
   std::vector<std::string_view> keys = {"a", "user:{42}", ""};
   CHECK(router::migrate_command(config, target, 3, keys) ==
-        resp({"MIGRATE", "127.0.0.1", "7001", "", "3", "2500", "REPLACE", "KEYS", "a", "user:{42}",
-              ""}));
+        resp({"MIGRATE", "127.0.0.1", "7001", "", "3", "2500", "KEYS", "a", "user:{42}", ""}));
   CHECK(router::migrate_arguments(config, target, 3) ==
-        std::vector<std::string>{"MIGRATE", "127.0.0.1", "7001", "", "3", "2500", "REPLACE"});
+        std::vector<std::string>{"MIGRATE", "127.0.0.1", "7001", "", "3", "2500"});
 }
 
 TEST_CASE("migrate_command logs in at the target as the backend does") {
   SECTION("password alone: AUTH") {
     auto config = config_of("backend: {password: s3cret}\n");
     auto args = router::migrate_arguments(config, config.shards[0].address, 0);
-    CHECK(args ==
-          std::vector<std::string>{"MIGRATE", "127.0.0.1", "7000", "", "0",
-                                   std::to_string(config.resharding.migrate_timeout.count()),
-                                   "REPLACE", "AUTH", "s3cret"});
+    CHECK(args == std::vector<std::string>{
+                      "MIGRATE", "127.0.0.1", "7000", "", "0",
+                      std::to_string(config.resharding.migrate_timeout.count()), "AUTH", "s3cret"});
   }
   SECTION("user and password: AUTH2") {
     auto config = config_of("backend: {username: mover, password: s3cret}\n");
     auto args = router::migrate_arguments(config, config.shards[0].address, 0);
-    REQUIRE(args.size() == 10);
-    CHECK(std::vector<std::string>(args.begin() + 7, args.end()) ==
+    REQUIRE(args.size() == 9);
+    CHECK(std::vector<std::string>(args.begin() + 6, args.end()) ==
           std::vector<std::string>{"AUTH2", "mover", "s3cret"});
     std::vector<std::string_view> keys = {"k"};
     auto expected = args;

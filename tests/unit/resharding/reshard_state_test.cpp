@@ -94,9 +94,9 @@ TEST_CASE("to_json carries the status and every unit") {
 TEST_CASE("status_fields agree with to_json, in order") {
   auto status = two_units();
   auto fields = router::status_fields(status);
-  REQUIRE(fields.size() == 14);
+  REQUIRE(fields.size() == 16);
   CHECK(fields.front().first == "state");
-  CHECK(fields.back().first == "largest_key_bytes");
+  CHECK(fields.back().first == "conflicts");
   std::map<std::string, std::string> by_name(fields.begin(), fields.end());
   CHECK(by_name.size() == fields.size());
   auto j = router::to_json(status);

@@ -19,6 +19,7 @@
 #include "router/routes/staged_writes.h"
 #include "router/tracking/tracking_lanes.h"
 #include "tests/support/fake_worker_services.h"
+#include "tests/support/recorded_replies.h"
 
 using namespace santral;
 using test::FakeWorkerServices;
@@ -27,15 +28,7 @@ namespace {
 
 constexpr std::string_view kGet = "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n";
 
-// Where the replies to the test's own requests go.
-class Replies final : public router::ReplySink {
- public:
-  void deliver(std::uint64_t /*slot*/, std::uint32_t /*fragment*/,
-               std::string_view reply) override {
-    got.emplace_back(reply);
-  }
-  std::vector<std::string> got;
-};
+using Replies = test::RecordedReplies;
 
 // Runs what is ready on every io_context until nothing is left (each hop of the fence is a
 // post to the next one).

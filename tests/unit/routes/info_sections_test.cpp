@@ -60,4 +60,17 @@ TEST_CASE("the Santral section names the config, the placement and every shard's
   }
   CHECK(section.find("shard3_last_failover:unix_time=1700000000,from=127.0.0.1:7003,"
                      "to=127.0.0.1:7103\r\n") != std::string::npos);
+  CHECK(section.find("_lost_writes") == std::string::npos);
+
+  router::LostWrites lost;
+  lost.failover = {1700000000, "127.0.0.1:7003", "127.0.0.1:7103"};
+  lost.verdict.lineage = router::Lineage::Behind;
+  lost.verdict.read_offset = 1200;
+  lost.verdict.missing_bytes = 200;
+  lost.writes = router::LostWrites::Writes::Served;
+  worker.shared().lost_writes["shard3"] = lost;
+  CHECK(router::santral_info_section(worker).find(
+            "shard3_lost_writes:writes=served,lineage=behind,unix_time=1700000000,"
+            "from=127.0.0.1:7003,to=127.0.0.1:7103,read_offset=1200,missing_bytes=200\r\n") !=
+        std::string::npos);
 }

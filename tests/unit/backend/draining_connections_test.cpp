@@ -1,0 +1,172 @@
+// router/backend/draining_connections.cpp: a connection Santral gave up on stays draining until
+// its shard proves it over (CLIENT KILL ID answered on another connection); a timeout alone
+// never counts. The shard is played on a loopback socket (tests/support/scripted_shard.h).
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include "config/config.h"
+#include "router/backend/backend_connection.h"
+#include "router/backend/draining_connections.h"
+#include "router/backend/earlier_runs.h"
+#include "router/backend/reply_sink.h"
+#include "router/metrics/stats.h"
+#include "tests/support/scripted_shard.h"
+
+using santral::router::BackendConnection;
+using santral::router::BackendConnectionPtr;
+using santral::router::BackendTarget;
+using santral::router::DrainingConnections;
+using santral::test::ScriptedShard;
+using Clock = std::chrono::steady_clock;
+using Words = std::vector<std::string>;
+
+namespace {
+
+namespace asio = boost::asio;
+
+class Replies final : public santral::router::ReplySink {
+ public:
+  void deliver(std::uint64_t slot, std::uint32_t, std::string_view reply) override {
+    got.emplace_back(slot, std::string(reply));
+  }
+  std::vector<std::pair<std::uint64_t, std::string>> got;
+};
+
+std::shared_ptr<const santral::config::Config> config() {
+  auto c = std::make_shared<santral::config::Config>();
+  c->timeouts.request = std::chrono::milliseconds(200);
+  c->timeouts.connect = std::chrono::seconds(30);
+  c->health.failures = 100;  // a timeout reconnects; it never marks the shard down here
+  return c;
+}
+
+// The io_context outlives everything that runs on it.
+struct Loop {
+  asio::io_context io;
+  santral::router::ShardStats stats;
+
+  template <typename Done>
+  bool run_until(Done done, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
+    auto until = Clock::now() + limit;
+    while (!done() && Clock::now() < until) {
+      io.restart();
+      io.run_for(std::chrono::milliseconds(5));
+    }
+    return done();
+  }
+};
+
+BackendConnectionPtr connect(Loop& loop, int port) {
+  return BackendConnection::open(
+      loop.io, BackendTarget{0, "s0", {"127.0.0.1", static_cast<std::uint16_t>(port)}, {}},
+      config(), loop.stats);
+}
+
+std::string address(int port) {
+  return santral::config::Endpoint{"127.0.0.1", static_cast<std::uint16_t>(port)}.text();
+}
+
+// The shard stopped (SIGSTOP) with a GET unread; the router gives up on it at its timeout.
+BackendConnectionPtr give_up_on_a_get(Loop& loop, ScriptedShard& shard, Replies& replies) {
+  auto connection = connect(loop, shard.port());
+  REQUIRE(loop.run_until([&] { return connection->server_client_id() == 7; }));
+  connection->send("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", &replies, 2, 0);
+  REQUIRE(loop.run_until([&] { return shard.unread(0) > 0; }));
+  connection->check_deadlines(Clock::now() + std::chrono::seconds(1));
+  REQUIRE(replies.got.size() == 1);
+  CHECK(replies.got[0].second.find("did not answer") != std::string::npos);
+  return connection;
+}
+
+}  // namespace
+
+TEST_CASE("a connection given up on is draining until the shard answers the kill of its id") {
+  Loop loop;
+  ScriptedShard shard;  // its first connection stops after its handshake
+  shard.hold_kills(true);
+  boost::intrusive_ptr<Replies> replies(new Replies);
+  auto connection = give_up_on_a_get(loop, shard, *replies);
+
+  auto& draining = DrainingConnections::of(loop.io);
+  bool proven = false;
+  draining.after(address(shard.port()), [&] { proven = true; });
+  CHECK(draining.draining(address(shard.port())));
+  // Another connection carries CLIENT KILL ID 7; unanswered, nothing is proven, however long.
+  REQUIRE(loop.run_until([&] { return !shard.kills().empty(); }));
+  CHECK(shard.kills()[0].connection != 0);
+  CHECK(shard.kills()[0].words == Words{"CLIENT", "KILL", "ID", "7"});
+  loop.run_until([] { return false; }, std::chrono::milliseconds(300));
+  CHECK_FALSE(proven);
+  REQUIRE(draining.list().size() == 1);
+  CHECK(draining.list()[0].client_id == 7);
+
+  // The shard wakes: it ends the connection and answers the kill (:1, one client killed).
+  shard.hold_kills(false);
+  REQUIRE(loop.run_until([&] { return proven; }));
+  CHECK_FALSE(draining.draining(address(shard.port())));
+  CHECK(draining.proven() == 1);
+  connection->stop();
+}
+
+TEST_CASE(
+    "a connection stopped with requests on the wire drains too; earlier waiters do not wait") {
+  Loop loop;
+  ScriptedShard shard;
+  auto& draining = DrainingConnections::of(loop.io);
+  bool before = false;
+  draining.after(address(shard.port()), [&] { before = true; });
+  CHECK(before);  // nothing draining: at once
+
+  auto connection = connect(loop, shard.port());
+  REQUIRE(loop.run_until([&] { return connection->server_client_id() == 7; }));
+  boost::intrusive_ptr<Replies> replies(new Replies);
+  connection->send("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", replies, 1, 0);
+  REQUIRE(loop.run_until([&] { return shard.unread(0) > 0; }));
+  connection->stop();
+  bool proven = false;
+  draining.after_all([&] { proven = true; });
+  REQUIRE(loop.run_until([&] { return proven; }));
+  CHECK(draining.proven() == 1);
+}
+
+TEST_CASE("a connection given up on before its requests went out is not draining") {
+  Loop loop;
+  // A server that accepts and never reads: the handshake is never answered, so the request
+  // waits behind it, never sent.
+  asio::ip::tcp::acceptor acceptor(loop.io, {asio::ip::address_v4::loopback(), 0});
+  asio::ip::tcp::socket accepted(loop.io);
+  acceptor.async_accept(accepted, [](boost::system::error_code) {});
+  int port = acceptor.local_endpoint().port();
+  auto connection = connect(loop, port);
+  boost::intrusive_ptr<Replies> replies(new Replies);
+  connection->send("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", replies, 1, 0);
+  REQUIRE(loop.run_until([&] { return connection->state() == BackendConnection::State::Up; }));
+  connection->check_deadlines(Clock::now() + std::chrono::seconds(1));
+  REQUIRE(replies->got.size() == 1);
+  CHECK_FALSE(DrainingConnections::of(loop.io).draining(address(port)));
+  connection->stop();
+}
+
+TEST_CASE("a restarted router finds the clients its earlier runs left, and only those") {
+  using santral::router::earlier_run_clients;
+  std::string list =
+      "id=3 addr=127.0.0.1:50001 laddr=127.0.0.1:7000 fd=8 name=santral:h:127.0.0.1:6380:aa age=9 "
+      "flags=N db=0 cmd=get user=default resp=2\n"
+      "id=4 addr=127.0.0.1:50002 laddr=127.0.0.1:7000 fd=9 name=santral:h:127.0.0.1:6380:bb age=1 "
+      "flags=N db=0 cmd=client|id user=default resp=2\n"
+      "id=5 addr=127.0.0.1:50003 laddr=127.0.0.1:7000 fd=10 name= age=1 flags=N db=0 cmd=get "
+      "user=default resp=2\n"
+      "id=6 addr=127.0.0.1:50004 laddr=127.0.0.1:7000 fd=11 name=santral:h:127.0.0.1:6381:aa "
+      "age=1 flags=N db=0 cmd=get user=default resp=2\n";
+  auto ids = earlier_run_clients(list, "santral:h:127.0.0.1:6380:", "santral:h:127.0.0.1:6380:bb");
+  CHECK(ids == std::vector<std::string>{"3"});
+  CHECK(earlier_run_clients(list, "", "x").empty());
+}
