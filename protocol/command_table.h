@@ -99,6 +99,8 @@ enum class LocalHandler : std::uint8_t {
   SlowlogLen,
   SlowlogReset,
   SantralFailover,
+  SantralClients,
+  SantralSlowlog,
 };
 
 // Commands a Redis Cluster client sends (CLUSTER SLOTS, ASKING, ...): answered only with the

@@ -232,6 +232,9 @@ constexpr Entry kMessages[] = {
     {ClientError::UserRateLimited,
      "ERR santral: user '{}' is over its limits.requests_per_s of {} (burst {}); the request was "
      "not run, retry it later"},
+    {ClientError::NamespaceRateLimited,
+     "ERR santral: namespace '{}' is over its limits.requests_per_s of {} (burst {}); the "
+     "request was not run, retry it later"},
     {ClientError::UserConnectionLimit,
      "ERR santral: user '{}' already has {} connections to this router, its "
      "limits.max_connections; close one before logging in with another"},
@@ -242,6 +245,16 @@ constexpr Entry kMessages[] = {
     {ClientError::ShardSlowlogSyntax,
      "ERR santral: syntax error; use SANTRAL SHARD SLOWLOG GET [count] | LEN | RESET (the "
      "shards' own slow logs; SLOWLOG alone is Santral's)"},
+    {ClientError::RoutersSilent,
+     "ERR santral: {} done on the routers that answered ({}); {} did not answer, and may still "
+     "do it when it does: run it again, or through that router (its own view: SANTRAL CLIENTS "
+     "LOCAL, SANTRAL SLOWLOG LOCAL)"},
+    {ClientError::ClientsLocalSyntax,
+     "ERR santral: syntax error; use SANTRAL CLIENTS LOCAL [LIST [filters] | KILL filters] "
+     "(this router's clients; CLIENT LIST and CLIENT KILL cover the fleet)"},
+    {ClientError::SlowlogLocalSyntax,
+     "ERR santral: syntax error; use SANTRAL SLOWLOG LOCAL GET [count] | LEN | RESET (this "
+     "router's slow log; SLOWLOG covers the fleet)"},
     {ClientError::MapProposal, "ERR santral: the map was not proposed: {}"},
     {ClientError::FleetOutOfTouch,
      "CLUSTERDOWN santral: this router has not confirmed its lease with etcd in time ({} ms "

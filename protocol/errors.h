@@ -147,9 +147,14 @@ enum class ClientError : std::uint8_t {
   UserRateLimited,
   UserConnectionLimit,
   UserPipelineLimit,
+  NamespaceRateLimited,
   // SLOWLOG (router/commands/slowlog_commands.h).
   SlowlogCount,
   ShardSlowlogSyntax,
+  // Across the fleet (router/commands/across_fleet.h): CLIENT KILL, SLOWLOG LEN/RESET.
+  RoutersSilent,
+  ClientsLocalSyntax,
+  SlowlogLocalSyntax,
   MapProposal,
   FleetOutOfTouch,
   FleetMapRefused,

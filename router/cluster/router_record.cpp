@@ -8,6 +8,16 @@
 
 namespace santral::router {
 
+std::uint32_t run_id() {
+  static const std::uint32_t id = std::random_device{}() & 0xffffff;
+  return id;
+}
+
+std::uint64_t client_id_base(const config::Config& config) {
+  if (config.cluster.etcd.empty()) return 0;
+  return static_cast<std::uint64_t>(run_id()) << 39;
+}
+
 RouterRecord own_record(const config::Config& config) {
   RouterRecord self;
   std::string listen =
@@ -25,8 +35,7 @@ RouterRecord own_record(const config::Config& config) {
     else
       self.name = listen;
     // Sidecars all listen on 127.0.0.1:6380: an id of this start keeps the names apart.
-    static const std::uint32_t start_id = std::random_device{}() & 0xffffff;
-    self.name += fmt::format("-{:06x}", start_id);
+    self.name += fmt::format("-{:06x}", run_id());
   }
   self.listen = listen;
   self.announce = config.announce ? config.announce->text() : listen;

@@ -47,4 +47,12 @@ struct RouterRecord {
 // `announce` and `admin`.
 RouterRecord own_record(const config::Config& config);
 
+// A random 24-bit number drawn once per process: the suffix of a router's default name, and
+// the high bits of its client ids in a fleet (so that ids are unique across the fleet's
+// routers: CLIENT LIST and CLIENT KILL ID through any router).
+std::uint32_t run_id();
+// The first client id of this process, less one: 0 outside a fleet (ids 1, 2, ... as Redis
+// gives them); run_id() << 39 in a fleet.
+std::uint64_t client_id_base(const config::Config& config);
+
 }  // namespace santral::router

@@ -2,9 +2,13 @@
 
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "protocol/arguments.h"
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
+#include "protocol/reply_value.h"
+#include "router/commands/across_fleet.h"
 #include "router/commands/across_workers.h"
 #include "router/runtime/request_context.h"
 #include "router/runtime/worker_services.h"
@@ -119,38 +123,199 @@ void client_reply(const Routed& r) {
   }
 }
 
-// CLIENT LIST [TYPE normal|pubsub|master|replica] [ID id ...]
-void client_list(const Routed& r) {
+namespace {
+
+void lower(std::string& text) {
+  for (auto& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+}
+
+// CLIENT LIST's filters from args[from]: [TYPE normal|pubsub|master|replica] [ID id ...];
+// `local` (SANTRAL CLIENTS LOCAL LIST) also takes SKIPME yes|no. The error to answer, or "".
+std::string parse_list_filter(const Routed& r, std::size_t from, bool local,
+                              ClientFilter& filter) {
   const auto& args = r.request.args;
-  auto filter = std::make_shared<ClientFilter>();
-  for (std::size_t i = 2; i < args.size(); ++i) {
+  for (std::size_t i = from; i < args.size(); ++i) {
     if (equals_nocase(args[i], "type") && i + 1 < args.size()) {
-      filter->type = std::string(args[++i]);
-      for (auto& c : filter->type)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      filter.type = std::string(args[++i]);
+      lower(filter.type);
+    } else if (local && equals_nocase(args[i], "skipme") && i + 1 < args.size()) {
+      std::string_view value = args[++i];
+      if (!equals_nocase(value, "yes") && !equals_nocase(value, "no"))
+        return error_message(ClientError::SyntaxError);
+      filter.skip = equals_nocase(value, "yes") ? r.session.state().id : 0;
     } else if (equals_nocase(args[i], "id") && i + 1 < args.size()) {
       while (i + 1 < args.size()) {
         auto id = parse_integer(args[++i]);
-        if (!id || *id <= 0)
-          return r.session.reply_error(error_message(ClientError::InvalidClientId));
-        filter->ids.push_back(static_cast<std::uint64_t>(*id));
+        if (!id || *id <= 0) return error_message(ClientError::InvalidClientId);
+        filter.ids.push_back(static_cast<std::uint64_t>(*id));
       }
     } else {
-      return reply_syntax_error(r.session);
+      return error_message(ClientError::SyntaxError);
     }
   }
-  across_workers<std::string>(
-      r,
-      [filter](WorkerServices& worker) {
-        std::string lines;
-        worker.for_each_client([&](RequestContext& session) {
-          if (!session.closed() && filter->matches(session)) lines += session.describe() + "\n";
-        });
-        return lines;
-      },
-      [](const std::vector<std::string>& parts) {
-        std::string text;
-        for (const auto& part : parts) text += part;
+  return {};
+}
+
+// CLIENT KILL's filters from args[from]: addr:port alone (`old_form`), or [ID id] [ADDR a]
+// [LADDR a] [USER u] [TYPE t] [SKIPME yes|no] [MAXAGE s]. The error to answer, or "".
+std::string parse_kill_filter(const Routed& r, std::size_t from, ClientFilter& filter,
+                              bool& old_form) {
+  const auto& args = r.request.args;
+  old_form = args.size() == from + 1;
+  if (old_form) {
+    filter.addr = std::string(args[from]);
+    return {};
+  }
+  filter.skip = r.session.state().id;
+  if (args.size() <= from || (args.size() - from) % 2 != 0)
+    return error_message(ClientError::SyntaxError);
+  for (std::size_t i = from; i + 1 < args.size(); i += 2) {
+    std::string_view option = args[i];
+    std::string value(args[i + 1]);
+    if (equals_nocase(option, "id")) {
+      auto id = parse_integer(value);
+      if (!id || *id <= 0) return error_message(ClientError::KillClientId);
+      filter.ids.push_back(static_cast<std::uint64_t>(*id));
+    } else if (equals_nocase(option, "addr")) {
+      filter.addr = value;
+    } else if (equals_nocase(option, "laddr")) {
+      filter.laddr = value;
+    } else if (equals_nocase(option, "user")) {
+      filter.user = value;
+    } else if (equals_nocase(option, "type")) {
+      lower(value);
+      filter.type = value;
+    } else if (equals_nocase(option, "skipme")) {
+      if (equals_nocase(value, "yes")) {
+        filter.skip = r.session.state().id;
+      } else if (equals_nocase(value, "no")) {
+        filter.skip = 0;
+      } else {
+        return error_message(ClientError::SyntaxError);
+      }
+    } else if (equals_nocase(option, "maxage")) {
+      auto age = parse_integer(value);
+      if (!age) return error_message(ClientError::SyntaxError);
+      filter.max_age = *age;
+    } else {
+      return error_message(ClientError::SyntaxError);
+    }
+  }
+  return {};
+}
+
+// This worker's clients that `filter` names, one CLIENT LIST line each; in a fleet each line
+// ends with `router=<name>`.
+std::string list_here(WorkerServices& worker, const ClientFilter& filter,
+                      const std::string& router) {
+  std::string lines;
+  worker.for_each_client([&](RequestContext& session) {
+    if (session.closed() || !filter.matches(session)) return;
+    lines += session.describe();
+    if (!router.empty()) lines += " router=" + router;
+    lines += '\n';
+  });
+  return lines;
+}
+
+// Closes this worker's clients that `filter` names; the caller (`self`) once its reply is out.
+long long kill_here(WorkerServices& worker, const ClientFilter& filter, std::uint64_t self) {
+  long long killed = 0;
+  worker.for_each_client([&](RequestContext& session) {
+    if (session.closed() || !filter.matches(session)) return;
+    ++killed;
+    if (session.state().id == self) {
+      session.close_after_replies();
+    } else {
+      session.close();
+    }
+  });
+  return killed;
+}
+
+std::string joined(const std::vector<std::string>& parts) {
+  std::string text;
+  for (const auto& part : parts) text += part;
+  return text;
+}
+
+long long total(const std::vector<long long>& counts) {
+  long long sum = 0;
+  for (auto n : counts) sum += n;
+  return sum;
+}
+
+// A router's reply as what `want` it is (a bulk or an integer); else the error to name it by.
+std::string part_error(const RouterPart& part, protocol::ReplyValue& value,
+                       protocol::ReplyValue::Type want) {
+  if (!part.error.empty()) return part.error;
+  if (!protocol::parse_reply(part.frame, value)) return "its reply is not RESP";
+  if (value.is_error()) return std::string(value.text);
+  if (value.type != want) return "an unexpected reply";
+  return {};
+}
+
+std::string kill_reply(long long killed, bool old_form) {
+  std::string out;
+  if (!old_form) {
+    RespWriter(out).integer(killed);
+  } else if (killed > 0) {
+    RespWriter(out).simple("OK");
+  } else {
+    RespWriter(out).error(error_message(ClientError::ClientNotFound));
+  }
+  return out;
+}
+
+// What the other routers are asked: their own clients, never the connection that asks.
+std::vector<std::string> local_command(std::string_view verb, const ClientFilter& filter) {
+  std::vector<std::string> command{"SANTRAL", "CLIENTS", "LOCAL", std::string(verb)};
+  auto add = [&](std::string_view option, const std::string& value) {
+    if (value.empty()) return;
+    command.emplace_back(option);
+    command.push_back(value);
+  };
+  add("TYPE", filter.type);
+  add("ADDR", filter.addr);
+  add("LADDR", filter.laddr);
+  add("USER", filter.user);
+  if (filter.max_age) add("MAXAGE", std::to_string(*filter.max_age));
+  if (verb == "KILL") {
+    for (auto id : filter.ids) add("ID", std::to_string(id));
+  } else if (!filter.ids.empty()) {
+    command.emplace_back("ID");
+    for (auto id : filter.ids) command.push_back(std::to_string(id));
+  }
+  add("SKIPME", "yes");
+  return command;
+}
+
+}  // namespace
+
+// CLIENT LIST [TYPE normal|pubsub|master|replica] [ID id ...]: every router of the fleet's
+// clients, each line naming its router; a router that does not answer is a line of its own,
+// `router=<name> error=<why>` (spaces as '_').
+void client_list(const Routed& r) {
+  auto filter = std::make_shared<ClientFilter>();
+  if (auto error = parse_list_filter(r, 2, false, *filter); !error.empty())
+    return r.session.reply_error(error);
+  std::string router = fleet_router_name(r.session.worker());
+  across_fleet<std::string>(
+      r, [filter, router](WorkerServices& worker) { return list_here(worker, *filter, router); },
+      router.empty() ? std::vector<std::string>{} : local_command("LIST", *filter),
+      [](const std::vector<std::string>& here, const std::vector<RouterPart>& routers) {
+        std::string text = joined(here);
+        for (const auto& part : routers) {
+          protocol::ReplyValue value;
+          auto error = part_error(part, value, protocol::ReplyValue::Type::BulkString);
+          if (error.empty()) {
+            text += value.text;
+            continue;
+          }
+          for (auto& c : error)
+            if (c == ' ' || c == '\n' || c == '\r') c = '_';
+          text += "router=" + part.router + " error=" + error + "\n";
+        }
         std::string out;
         RespWriter(out).bulk(text);
         return out;
@@ -159,77 +324,72 @@ void client_list(const Routed& r) {
 
 // CLIENT KILL addr:port | CLIENT KILL [ID id] [ADDR a] [LADDR a] [USER u] [TYPE t]
 //                                     [SKIPME yes|no] [MAXAGE s]
+// on every router of the fleet; when one does not answer, an error says how many were closed
+// and which router may still have some.
 void client_kill(const Routed& r) {
-  const auto& args = r.request.args;
   auto filter = std::make_shared<ClientFilter>();
-  bool old_form = args.size() == 3;
-  if (old_form) {
-    filter->addr = std::string(args[2]);
-  } else {
-    filter->skip = r.session.state().id;
-    if ((args.size() - 2) % 2 != 0) return reply_syntax_error(r.session);
-    for (std::size_t i = 2; i + 1 < args.size(); i += 2) {
-      std::string_view option = args[i];
-      std::string value(args[i + 1]);
-      if (equals_nocase(option, "id")) {
-        auto id = parse_integer(value);
-        if (!id || *id <= 0) return r.session.reply_error(error_message(ClientError::KillClientId));
-        filter->ids.push_back(static_cast<std::uint64_t>(*id));
-      } else if (equals_nocase(option, "addr")) {
-        filter->addr = value;
-      } else if (equals_nocase(option, "laddr")) {
-        filter->laddr = value;
-      } else if (equals_nocase(option, "user")) {
-        filter->user = value;
-      } else if (equals_nocase(option, "type")) {
-        for (auto& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        filter->type = value;
-      } else if (equals_nocase(option, "skipme")) {
-        if (equals_nocase(value, "yes")) {
-          filter->skip = r.session.state().id;
-        } else if (equals_nocase(value, "no")) {
-          filter->skip = 0;
-        } else {
-          return reply_syntax_error(r.session);
+  bool old_form = false;
+  if (auto error = parse_kill_filter(r, 2, *filter, old_form); !error.empty())
+    return r.session.reply_error(error);
+  std::uint64_t self = r.session.state().id;
+  bool fleet = !fleet_router_name(r.session.worker()).empty();
+  across_fleet<long long>(
+      r, [filter, self](WorkerServices& worker) { return kill_here(worker, *filter, self); },
+      fleet ? local_command("KILL", *filter) : std::vector<std::string>{},
+      [old_form](const std::vector<long long>& here, const std::vector<RouterPart>& routers) {
+        long long killed = total(here);
+        std::string silent;
+        for (const auto& part : routers) {
+          protocol::ReplyValue value;
+          auto error = part_error(part, value, protocol::ReplyValue::Type::Integer);
+          if (error.empty()) {
+            killed += value.integer;
+            continue;
+          }
+          silent += (silent.empty() ? "" : ", ") + part.router + " (" + error + ")";
         }
-      } else if (equals_nocase(option, "maxage")) {
-        auto age = parse_integer(value);
-        if (!age) return reply_syntax_error(r.session);
-        filter->max_age = *age;
-      } else {
-        return reply_syntax_error(r.session);
-      }
-    }
+        if (silent.empty()) return kill_reply(killed, old_form);
+        std::string out;
+        RespWriter(out).error(error_message(ClientError::RoutersSilent, "CLIENT KILL",
+                                            fmt::format("{} closed", killed), silent));
+        return out;
+      });
+}
+
+// SANTRAL CLIENTS LOCAL [LIST [filters] | KILL filters]: CLIENT LIST and CLIENT KILL as they
+// were before the fleet: this router's clients only (the other routers answer these when
+// asked through one of them).
+void santral_clients(const Routed& r) {
+  const auto& args = r.request.args;
+  auto syntax_error = [&] {
+    r.session.reply_error(error_message(ClientError::ClientsLocalSyntax));
+  };
+  if (!equals_nocase(args[2], "local")) return syntax_error();
+  bool kill = args.size() > 3 && equals_nocase(args[3], "kill");
+  if (args.size() > 3 && !kill && !equals_nocase(args[3], "list")) return syntax_error();
+  auto filter = std::make_shared<ClientFilter>();
+  std::string router = fleet_router_name(r.session.worker());
+  if (!kill) {
+    if (auto error = parse_list_filter(r, 4, true, *filter); !error.empty())
+      return r.session.reply_error(error);
+    across_workers<std::string>(
+        r, [filter, router](WorkerServices& worker) { return list_here(worker, *filter, router); },
+        [](const std::vector<std::string>& parts) {
+          std::string out;
+          RespWriter(out).bulk(joined(parts));
+          return out;
+        });
+    return;
   }
+  bool old_form = false;
+  if (args.size() < 5) return syntax_error();
+  if (auto error = parse_kill_filter(r, 4, *filter, old_form); !error.empty())
+    return r.session.reply_error(error);
   std::uint64_t self = r.session.state().id;
   across_workers<long long>(
-      r,
-      [filter, self](WorkerServices& worker) {
-        long long killed = 0;
-        worker.for_each_client([&](RequestContext& session) {
-          if (session.closed() || !filter->matches(session)) return;
-          ++killed;
-          // The caller itself is closed once its reply is out.
-          if (session.state().id == self) {
-            session.close_after_replies();
-          } else {
-            session.close();
-          }
-        });
-        return killed;
-      },
+      r, [filter, self](WorkerServices& worker) { return kill_here(worker, *filter, self); },
       [old_form](const std::vector<long long>& counts) {
-        long long total = 0;
-        for (auto n : counts) total += n;
-        std::string out;
-        if (!old_form) {
-          RespWriter(out).integer(total);
-        } else if (total > 0) {
-          RespWriter(out).simple("OK");
-        } else {
-          RespWriter(out).error(error_message(ClientError::ClientNotFound));
-        }
-        return out;
+        return kill_reply(total(counts), old_form);
       });
 }
 

@@ -10,8 +10,11 @@ void client_getname(const Routed& routed);
 void client_setname(const Routed& routed);
 void client_id(const Routed& routed);
 void client_info(const Routed& routed);
+// CLIENT LIST and CLIENT KILL cover every router of the fleet (across_fleet.h); SANTRAL
+// CLIENTS LOCAL [LIST|KILL ...] this router's own clients.
 void client_list(const Routed& routed);
 void client_kill(const Routed& routed);
+void santral_clients(const Routed& routed);
 void client_unblock(const Routed& routed);
 void client_reply(const Routed& routed);
 void client_no_evict(const Routed& routed);

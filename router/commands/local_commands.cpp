@@ -249,7 +249,7 @@ void acl_whoami(const Routed& r) {
   answer(r, [&](RespWriter& w) { w.bulk(r.session.state().user); });
 }
 
-constexpr std::size_t kHandlers = static_cast<std::size_t>(LocalHandler::SantralFailover) + 1;
+constexpr std::size_t kHandlers = static_cast<std::size_t>(LocalHandler::SantralSlowlog) + 1;
 
 struct HandlerTable {
   std::array<Handler, kHandlers> handlers{};
@@ -317,6 +317,8 @@ constexpr HandlerTable kTable = [] {
   set(LocalHandler::SantralUnsalt, santral_unsalt);
   set(LocalHandler::SantralShard, santral_shard);
   set(LocalHandler::SlowlogGet, slowlog_get);
+  set(LocalHandler::SantralClients, santral_clients);
+  set(LocalHandler::SantralSlowlog, santral_slowlog);
   set(LocalHandler::SlowlogLen, slowlog_len);
   set(LocalHandler::SlowlogReset, slowlog_reset);
   return table;

@@ -16,7 +16,7 @@
 #include "protocol/resp_writer.h"
 #include "router/analysis/raw_samples.h"
 #include "router/cluster/router_record.h"
-#include "router/process/router_call.h"
+#include "router/cluster/router_call.h"
 #include "router/process/server.h"
 #include "router/resharding/shard_calls.h"
 #include "router/resharding/shard_sampler.h"

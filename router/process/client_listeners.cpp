@@ -99,7 +99,7 @@ void ClientListeners::hand_over(tcp::socket socket, bool tls) {
   Worker& worker = *workers_[next_worker_];
   next_worker_ = (next_worker_ + 1) % workers_.size();
   shared_.connected_clients.fetch_add(1);
-  auto id = shared_.next_client_id.fetch_add(1);
+  auto id = shared_.client_id_base + shared_.next_client_id.fetch_add(1);
   asio::post(worker.io(), [this, &worker, id, tls, protocol, descriptor] {
     tcp::socket adopted(worker.io());
     boost::system::error_code ec;

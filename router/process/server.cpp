@@ -65,6 +65,7 @@ Server::Server(ConfigSource source, config::Config config, FleetStart fleet)
                              [refusals](Worker& worker) { worker.set_write_refusals(refusals); });
       }) {
   shared_.control = this;
+  shared_.client_id_base = client_id_base(*topology_->config);
   shared_.limiters.configure(*topology_->config);
   if (const auto& audit = topology_->config->audit; audit.enabled()) {
     audit_ = AuditLog::open(audit, own_record(*topology_->config).name, audit_error_);

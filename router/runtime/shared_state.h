@@ -53,6 +53,9 @@ struct LostWrites {
 struct SharedState {
   std::atomic<std::size_t> connected_clients{0};
   std::atomic<std::uint64_t> next_client_id{1};
+  // Added to each client's number to make its id (router/cluster/router_record.h: 0 outside a
+  // fleet). Set once before the listeners accept.
+  std::uint64_t client_id_base = 0;
   ClientDirectory clients;  // which worker serves each client id
   std::atomic<std::uint64_t> rejected_clients{0};
   std::atomic<std::uint64_t> topology_version{1};

@@ -39,7 +39,8 @@ void ClientSession::answered(const SlotRequest& request, bool error) {
   if (!slowlog.enabled() || took < std::chrono::microseconds(slowlog.threshold_us)) return;
   const auto& map = worker.shard_map();
   SlowEntry entry;
-  entry.id = worker.shared().next_slow_id.fetch_add(1, std::memory_order_relaxed);
+  entry.id = worker.shared().client_id_base +
+             worker.shared().next_slow_id.fetch_add(1, std::memory_order_relaxed);
   entry.unix_time = std::chrono::duration_cast<std::chrono::seconds>(
                         std::chrono::system_clock::now().time_since_epoch())
                         .count();

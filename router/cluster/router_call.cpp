@@ -1,4 +1,4 @@
-#include "router/process/router_call.h"
+#include "router/cluster/router_call.h"
 
 #include <memory>
 
@@ -6,6 +6,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
+#include <fmt/format.h>
 
 #include "protocol/reply_scanner.h"
 
@@ -35,7 +36,7 @@ struct RouterCall : std::enable_shared_from_this<RouterCall> {
     timer.expires_after(timeout);
     timer.async_wait([self, timeout](boost::system::error_code ec) {
       if (!ec)
-        self->finish({}, "no answer within " + std::to_string(timeout.count() / 1000) + " s");
+        self->finish({}, fmt::format("no answer within {:g} s", timeout.count() / 1000.0));
     });
     resolver.async_resolve(
         router.host, std::to_string(router.port),
