@@ -53,6 +53,9 @@
 #                               and requests/s of GET/SET at -P 1 and -P 16 of Santral idle and
 #                               with an analysis running (SAMPLE 0.05), beside predixy
 #                               (scripts/lib/bench_analyze.sh)
+#   scripts/bench.sh limits     what a busy neighbour costs an unlimited client: its GET p50/p99/
+#                               p99.9 (open loop) alone, beside a user at full speed without
+#                               limits, and beside the same user limited (scripts/lib/bench_limits.sh)
 #   scripts/bench.sh writeconcern  what write_concern {replicas: 1, timeout_ms: 100} costs: SET
 #                               requests/s, CPU per request and p50 at -P 1 and -P 16 of Santral
 #                               with and without it over one primary and its replica
@@ -73,8 +76,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 mode="${1:-core}"
 case "$mode" in
-  core | hotkey | cpu | syscalls | callgrind | placement | reshard | tls | fleet | failover | writeconcern | pathcost | analyze) ;;
-  *) echo "usage: $0 [hotkey|cpu|syscalls|callgrind|placement|reshard|tls|fleet|failover|writeconcern|pathcost|analyze]" >&2; exit 2 ;;
+  core | hotkey | cpu | syscalls | callgrind | placement | reshard | tls | fleet | failover | writeconcern | pathcost | analyze | limits) ;;
+  *) echo "usage: $0 [hotkey|cpu|syscalls|callgrind|placement|reshard|tls|fleet|failover|writeconcern|pathcost|analyze|limits]" >&2; exit 2 ;;
 esac
 if [ -z "${SANTRAL:-}" ]; then
   "$root/scripts/install-deps.sh"
@@ -107,6 +110,10 @@ if [ "$mode" = reshard ]; then  # its own shards, fresh for every run
 fi
 if [ "$mode" = failover ]; then  # its own shards and sentinels, fresh for every run
   source "$root/scripts/lib/bench_failover.sh"
+  exit 0
+fi
+if [ "$mode" = limits ]; then  # its own shards
+  source "$root/scripts/lib/bench_limits.sh"
   exit 0
 fi
 if [ "$mode" = writeconcern ]; then  # its own primary and replica

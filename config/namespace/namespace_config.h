@@ -10,6 +10,7 @@
 
 #include "config/hashkit/hash_functions.h"
 #include "config/read_from.h"
+#include "config/tenant_limits.h"
 #include "config/write_concern.h"
 
 namespace santral::config {
@@ -59,6 +60,9 @@ struct NamespaceConfig {
   // For this namespace's single-key writes; unset: the config's.
   std::optional<WriteConcern> write_concern;
   std::optional<bool> near_cache;  // unset: near_cache.enabled
+  // `limits: {requests_per_s, burst}`: a token bucket for the requests on its keys, shared by
+  // the router's workers (router/runtime/tenant_limiter.h); none when unset.
+  TenantLimits limits;
   Strategy strategy = Strategy::Hashed;
   HashedPlacement hashed;        // hashed; zone (within a zone); directory's hashed fallback
   std::vector<SlotRange> slots;  // slots; directory's slots fallback. Sorted, no gaps.

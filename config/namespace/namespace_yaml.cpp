@@ -10,13 +10,15 @@
 
 #include "config/namespace/key_pattern.h"
 #include "config/namespace/range_table.h"
+#include "config/tenant_limits_yaml.h"
 #include "config/write_concern_yaml.h"
 
 namespace santral::config {
 namespace {
 
-constexpr std::string_view kCommonKeys[] = {"name",      "match",         "shard_key", "strategy",
-                                            "read_from", "write_concern", "near_cache"};
+constexpr std::string_view kCommonKeys[] = {"name",       "match",        "shard_key",
+                                            "strategy",   "read_from",    "write_concern",
+                                            "near_cache", "limits"};
 
 // Which settings belong to which strategy; a setting of another strategy is an error that
 // says whose it is.
@@ -109,7 +111,8 @@ void NamespaceReader::check_keys(Strategy strategy) const {
       errors_.at(entry.first, at(name),
                  fmt::format("is a setting of the {} strategy, not of {}", owners,
                              strategy_name(strategy)));
-    std::string allowed = "name, match, shard_key, strategy, read_from, write_concern, near_cache";
+    std::string allowed =
+        "name, match, shard_key, strategy, read_from, write_concern, near_cache, limits";
     for (auto k : own) allowed += ", " + std::string(k);
     errors_.at(entry.first, at(name), "unknown key (expected one of: " + allowed + ")");
   }
@@ -396,6 +399,15 @@ NamespaceConfig NamespaceReader::read() {
     read_write_concern(item_["write_concern"], fields_, at("write_concern"), *ns.write_concern);
   }
   if (item_["near_cache"]) ns.near_cache = fields_.boolean(item_["near_cache"], at("near_cache"));
+  if (item_["limits"]) {
+    ns.limits = read_tenant_limits(item_["limits"], fields_, at("limits"));
+    for (std::string_view per_user : {"max_connections", "max_pipeline"})
+      if (item_["limits"].IsMap() && item_["limits"][std::string(per_user)])
+        errors_.at(item_["limits"][std::string(per_user)],
+                   at("limits") + "." + std::string(per_user),
+                   "a namespace's limits are requests_per_s and burst; connections and "
+                   "pipelines are a user's (users[].limits)");
+  }
   if (!item_["strategy"])
     errors_.at(item_, at("strategy"), "missing: one of hashed, slots, range, directory, zone");
   std::string strategy = fields_.string(item_["strategy"], at("strategy"));

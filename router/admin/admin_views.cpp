@@ -103,7 +103,24 @@ json stats_json(const ClusterSnapshot& snapshot) {
   }
   json total = worker_json(snapshot.total);
   total["near_cache"] = near_cache_json(cache);
+  auto limits_json = [](const std::vector<LimitsReport>& reports) {
+    json all = json::array();
+    for (const auto& r : reports)
+      all.push_back({{"name", r.name},
+                     {"requests_per_s", r.limits.requests_per_s},
+                     {"burst", r.limits.burst},
+                     {"max_connections", r.limits.max_connections},
+                     {"max_pipeline", r.limits.max_pipeline},
+                     {"connections", r.counters.connections},
+                     {"refused_requests", r.counters.refused_requests},
+                     {"refused_connections", r.counters.refused_connections},
+                     {"refused_pipeline", r.counters.refused_pipeline}});
+    return all;
+  };
   return {{"version", kVersion},
+          {"limits",
+           {{"users", limits_json(snapshot.user_limits)},
+            {"namespaces", limits_json(snapshot.namespace_limits)}}},
           {"config_version", snapshot.topology->shown_version()},
           {"uptime_seconds", snapshot.uptime_seconds},
           {"rejected_clients", snapshot.rejected_clients},
@@ -134,7 +151,7 @@ std::string prometheus_text(const ClusterSnapshot& snapshot) {
          "Connections logged in as each user with limits (users[].limits).");
   for (const auto& user : snapshot.user_limits)
     fmt::format_to(std::back_inserter(out), "santral_user_connections{{user=\"{}\"}} {}\n",
-                   label(user.user), user.counters.connections);
+                   label(user.name), user.counters.connections);
   family(out, "santral_user_refused_total", "counter",
          "Requests and logins refused by a user's limits, by limit.");
   for (const auto& user : snapshot.user_limits) {
@@ -145,8 +162,14 @@ std::string prometheus_text(const ClusterSnapshot& snapshot) {
     for (const auto& [limit, count] : refused)
       fmt::format_to(std::back_inserter(out),
                      "santral_user_refused_total{{user=\"{}\",limit=\"{}\"}} {}\n",
-                     label(user.user), limit, count);
+                     label(user.name), limit, count);
   }
+  family(out, "santral_namespace_refused_total", "counter",
+         "Requests refused by a namespace's limits (namespaces[].limits.requests_per_s).");
+  for (const auto& ns : snapshot.namespace_limits)
+    fmt::format_to(std::back_inserter(out),
+                   "santral_namespace_refused_total{{namespace=\"{}\",limit=\"requests_per_s\"}} {}\n",
+                   label(ns.name), ns.counters.refused_requests);
   family(out, "santral_client_bytes_total", "counter", "Bytes read from and written to clients.");
   fmt::format_to(std::back_inserter(out), "santral_client_bytes_total{{direction=\"in\"}} {}\n",
                  total.client_bytes_in);

@@ -34,7 +34,10 @@ void take_snapshot(ControlPlane& server, std::function<void(ClusterSnapshot)> do
           .count();
   snapshot.rejected_clients = server.shared().rejected_clients.load();
   for (const auto* limiter : server.shared().limiters.shown())
-    snapshot.user_limits.push_back({limiter->user(), limiter->limits(), limiter->counters()});
+    snapshot.user_limits.push_back({limiter->name(), limiter->limits(), limiter->counters()});
+  for (const auto* limiter : server.shared().limiters.shown_namespaces())
+    snapshot.namespace_limits.push_back(
+        {limiter->name(), limiter->limits(), limiter->counters()});
   {
     std::lock_guard guard(server.shared().failover_lock);
     snapshot.failovers = server.shared().failovers;

@@ -21,9 +21,10 @@ struct WorkerSnapshot {
   NearCache::Counters near_cache;
 };
 
-// A user with limits (router/runtime/tenant_limiter.h): what they are and what they refused.
-struct UserLimitsReport {
-  std::string user;
+// A user or a namespace with limits (router/runtime/tenant_limiter.h): what they are and what
+// they refused.
+struct LimitsReport {
+  std::string name;
   config::TenantLimits limits;
   TenantLimiter::Counters counters;
 };
@@ -37,7 +38,8 @@ struct ClusterSnapshot {
   std::uint64_t rejected_clients = 0;
   std::map<std::string, Failover> failovers;      // each shard's last, by name
   std::map<std::string, LostWrites> lost_writes;  // each shard's last that lost writes
-  std::vector<UserLimitsReport> user_limits;
+  std::vector<LimitsReport> user_limits;
+  std::vector<LimitsReport> namespace_limits;
 };
 
 // Asks every worker for its report; `done` runs on the server's thread.

@@ -18,6 +18,7 @@
 #include "router/routes/tracked_requests.h"
 #include "router/routes/transaction.h"
 #include "router/runtime/request_context.h"
+#include "router/runtime/tenant_limiter.h"
 #include "router/runtime/worker_services.h"
 
 namespace santral::router {
@@ -124,6 +125,29 @@ FleetStanding fleet_standing(RequestContext& session) {
   return {lease_clock_ns() - until, shared.fleet_map_refused.load(std::memory_order_relaxed)};
 }
 
+// namespaces[].limits: a request on a limited namespace's keys takes one of its tokens (one
+// per namespace it names); without one it is answered with an error that names the limit, and
+// not run. Without limits anywhere this is one empty check.
+void take_namespace_tokens(RequestContext& session, Plan& plan) {
+  auto limiters = session.worker().namespace_limiters();
+  if (limiters.empty() || plan.kind == RouteKind::Answered) return;
+  const auto& namespaces = session.worker().shard_map().namespaces();
+  const placement::Namespace* counted = nullptr;
+  for (const auto& key : plan.keys) {
+    const auto* ns = key.owner.ns;
+    if (ns == nullptr || ns == counted || ns < namespaces.data()) continue;
+    auto index = static_cast<std::size_t>(ns - namespaces.data());
+    if (index >= limiters.size() || limiters[index] == nullptr) continue;
+    counted = ns;
+    if (limiters[index]->take_request(session.state().last_active)) continue;
+    auto limits = limiters[index]->limits();
+    plan.kind = RouteKind::Answered;
+    plan.fail(ClientError::NamespaceRateLimited, ns->name(), limits.requests_per_s,
+              limits.burst);
+    return;
+  }
+}
+
 bool admitted(const Plan& plan) {
   return plan.kind != RouteKind::Answered ||
          (plan.error_code != ClientError::WrongArity && plan.error_code != ClientError::NoAuth &&
@@ -170,6 +194,7 @@ Dispatched dispatch(RequestContext& session, const protocol::Request& request) {
     session.set_routed_version(worker.topology().version);
   }
   if (pulls_first(session, plan)) return Dispatched::AfterEarlierReplies;
+  take_namespace_tokens(session, plan);
   session.begin(spec, request.args, plan);
   Routed routed{session, request, spec, plan};
   if (admitted(plan)) {

@@ -55,11 +55,13 @@ Worker::Worker(unsigned index, placement::TopologyPtr topology, SharedState& sha
         return static_cast<TrackingClient*>(find_client(id));
       })) {
   provide({index_, &io_, &topology_, &shared_, &stats_, &scripts_, hotkeys_.get(), &sampler_,
-           salts_.get(), near_cache_.get(), &learned_, &slow_log_, &write_refusals_});
+           salts_.get(), near_cache_.get(), &learned_, &slow_log_, &write_refusals_,
+           &namespace_limiters_});
   // A move under way at start (resumed, or a fleet's) pulls nothing until this router has
   // switched to it and the move released its epoch (release_moves()).
   holding_moves_ = topology_->move != nullptr;
   refresh_salts();
+  refresh_namespace_limits();
   lanes_->apply(topology_);
 }
 
@@ -94,6 +96,21 @@ void Worker::stop() {
   thread_.join();
 }
 
+void Worker::refresh_namespace_limits() {
+  namespace_limiters_.clear();
+  const auto& namespaces = topology_->map->namespaces();
+  std::vector<TenantLimiter*> found(namespaces.size(), nullptr);
+  bool any = false;
+  for (std::size_t i = 0; i < namespaces.size(); ++i) {
+    auto* limiter = shared_.limiters.find_namespace(namespaces[i].name());
+    if (limiter != nullptr && limiter->limits().requests_per_s > 0) {
+      found[i] = limiter;
+      any = true;
+    }
+  }
+  if (any) namespace_limiters_ = std::move(found);
+}
+
 void Worker::apply(placement::TopologyPtr topology) {
   bool placement_changed = !same_placement(*topology_, *topology);
   auto epoch = [](const placement::Topology& t) { return t.move ? t.move->epoch : 0; };
@@ -103,6 +120,7 @@ void Worker::apply(placement::TopologyPtr topology) {
   follow_catalog();
   hotkeys_->configure(topology_->config->hotkeys, std::chrono::steady_clock::now());
   refresh_salts();
+  refresh_namespace_limits();
   // A new map may move keys and change what is cached: start the near cache afresh.
   near_cache_->invalidate_all();
   near_cache_->set_max_bytes(topology_->config->near_cache.max_bytes);

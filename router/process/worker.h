@@ -88,6 +88,8 @@ class Worker final : public WorkerServices {
     write_refusals_ = std::move(refusals);
   }
   void refresh_salts() override;
+  // namespace_limiters() for the map in force (shared().limiters is configured first).
+  void refresh_namespace_limits();
   void remember_script(std::string_view body) override;
   void forget_scripts() override;
 
@@ -149,6 +151,7 @@ class Worker final : public WorkerServices {
   std::shared_ptr<const protocol::LearnedCommands> learned_ =
       std::make_shared<const protocol::LearnedCommands>();
   std::shared_ptr<const WriteRefusals> write_refusals_;
+  std::vector<TenantLimiter*> namespace_limiters_;  // namespace_limiters()
   std::unordered_map<std::uint64_t, Client*> clients_;
   // Clients that must finish their TLS handshake (tls.handshake_timeout_ms) or AUTH
   // (limits.auth_timeout_ms) by a deadline; one timeout each, so each list is in deadline order.

@@ -108,9 +108,17 @@ std::string santral_info_section(WorkerServices& worker) {
                    "user_limits_{}:connections={},requests_per_s={},burst={},max_connections={},"
                    "max_pipeline={},refused_requests={},refused_connections={},"
                    "refused_pipeline={}\r\n",
-                   limiter->user(), counters.connections, limits.requests_per_s, limits.burst,
+                   limiter->name(), counters.connections, limits.requests_per_s, limits.burst,
                    limits.max_connections, limits.max_pipeline, counters.refused_requests,
                    counters.refused_connections, counters.refused_pipeline);
+  }
+  // Each namespace with limits: what its token bucket refused on this router.
+  for (const auto* limiter : shared.limiters.shown_namespaces()) {
+    auto limits = limiter->limits();
+    fmt::format_to(std::back_inserter(out),
+                   "namespace_limits_{}:requests_per_s={},burst={},refused_requests={}\r\n",
+                   limiter->name(), limits.requests_per_s, limits.burst,
+                   limiter->counters().refused_requests);
   }
   std::lock_guard guard(shared.failover_lock);
   for (std::size_t s = 0; s < map.shard_count(); ++s) {

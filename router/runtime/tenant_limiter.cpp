@@ -52,31 +52,38 @@ TenantLimiter::Counters TenantLimiter::counters() const {
 
 void TenantLimiters::configure(const config::Config& config) {
   std::lock_guard guard(lock_);
-  for (auto& [name, limiter] : limiters_) limiter->configure({});
+  for (auto* limiters : {&users_, &namespaces_})
+    for (auto& [name, limiter] : *limiters) limiter->configure({});
   for (const auto& user : config.users) {
-    auto& limiter = limiters_[user.name];
+    auto& limiter = users_[user.name];
     if (!limiter) limiter = std::make_unique<TenantLimiter>(user.name);
     limiter->configure(user.limits);
   }
+  for (const auto& ns : config.namespaces) {
+    if (!ns.limits.any() && !namespaces_.contains(ns.name)) continue;
+    auto& limiter = namespaces_[ns.name];
+    if (!limiter) limiter = std::make_unique<TenantLimiter>(ns.name);
+    limiter->configure(ns.limits);
+  }
 }
 
-TenantLimiter* TenantLimiters::find(std::string_view user) {
+TenantLimiter* TenantLimiters::find_in(Limiters& limiters, std::string_view name) {
   std::lock_guard guard(lock_);
-  auto found = limiters_.find(std::string(user));
-  return found == limiters_.end() ? nullptr : found->second.get();
+  auto found = limiters.find(std::string(name));
+  return found == limiters.end() ? nullptr : found->second.get();
 }
 
-std::vector<const TenantLimiter*> TenantLimiters::shown() const {
+std::vector<const TenantLimiter*> TenantLimiters::shown_of(const Limiters& limiters) const {
   std::lock_guard guard(lock_);
   std::vector<const TenantLimiter*> shown;
-  for (const auto& [name, limiter] : limiters_) {
+  for (const auto& [name, limiter] : limiters) {
     auto counters = limiter->counters();
     if (limiter->limits().any() ||
         counters.refused_requests + counters.refused_connections + counters.refused_pipeline > 0)
       shown.push_back(limiter.get());
   }
   std::sort(shown.begin(), shown.end(),
-            [](const TenantLimiter* a, const TenantLimiter* b) { return a->user() < b->user(); });
+            [](const TenantLimiter* a, const TenantLimiter* b) { return a->name() < b->name(); });
   return shown;
 }
 

@@ -14,8 +14,8 @@
 
 namespace santral::router {
 
-// One user's limits (config/tenant_limits.h) as every worker of the router shares them, and
-// what they refused. All atomics: a request of a limited user costs a compare-and-swap on its
+// One user's limits, or one namespace's (config/tenant_limits.h), as every worker of the router
+// shares them, and what they refused. All atomics: a request of a limited user costs a compare-and-swap on its
 // bucket; one of a user without limits costs two relaxed loads (and a client that never
 // logged in as a configured user, none).
 //
@@ -24,9 +24,9 @@ namespace santral::router {
 // intervals from now.
 class TenantLimiter {
  public:
-  explicit TenantLimiter(std::string user) : user_(std::move(user)) {}
+  explicit TenantLimiter(std::string name) : name_(std::move(name)) {}
 
-  const std::string& user() const { return user_; }
+  const std::string& name() const { return name_; }  // the user's, or the namespace's
   // At start and at each reload (0 everywhere for a user the config no longer has).
   void configure(const config::TenantLimits& limits);
   config::TenantLimits limits() const;
@@ -61,7 +61,7 @@ class TenantLimiter {
  private:
   bool take_slow_path(std::chrono::steady_clock::time_point now, std::int64_t interval);
 
-  const std::string user_;
+  const std::string name_;
   std::atomic<std::int64_t> interval_ns_{0};  // 1 s / requests_per_s; 0: no rate limit
   std::atomic<std::uint32_t> requests_per_s_{0};
   std::atomic<std::uint32_t> burst_{0};
@@ -74,21 +74,30 @@ class TenantLimiter {
   std::atomic<std::uint64_t> refused_pipeline_{0};
 };
 
-// Every configured user's TenantLimiter, made at the first config that names the user and
-// kept for the life of the process (a session holds a plain pointer to its user's); looked up
-// only at AUTH, under a lock.
+// Every configured user's TenantLimiter and every namespace's, made at the first config that
+// names the user or namespace and kept for the life of the process (a session holds a plain
+// pointer to its user's, a worker to its namespaces'); looked up only at AUTH and when a
+// worker takes a new topology, under a lock.
 class TenantLimiters {
  public:
-  // The users of `config` get their limits; users it no longer names get none.
+  // The users and namespaces of `config` get their limits; those it no longer names get none.
   void configure(const config::Config& config);
   // The limiter of `user`, or nullptr for a user no config named.
-  TenantLimiter* find(std::string_view user);
+  TenantLimiter* find(std::string_view user) { return find_in(users_, user); }
+  // The limiter of namespace `name`, or nullptr when no config gave it limits.
+  TenantLimiter* find_namespace(std::string_view name) { return find_in(namespaces_, name); }
   // Those with some limit in force, or that refused something, for INFO.
-  std::vector<const TenantLimiter*> shown() const;
+  std::vector<const TenantLimiter*> shown() const { return shown_of(users_); }
+  std::vector<const TenantLimiter*> shown_namespaces() const { return shown_of(namespaces_); }
 
  private:
+  using Limiters = std::unordered_map<std::string, std::unique_ptr<TenantLimiter>>;
+  TenantLimiter* find_in(Limiters& limiters, std::string_view name);
+  std::vector<const TenantLimiter*> shown_of(const Limiters& limiters) const;
+
   mutable std::mutex lock_;
-  std::unordered_map<std::string, std::unique_ptr<TenantLimiter>> limiters_;
+  Limiters users_;
+  Limiters namespaces_;
 };
 
 }  // namespace santral::router

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <span>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
@@ -31,6 +32,7 @@ class SaltTable;
 class ScriptCache;
 class InputPool;
 class SlowLog;
+class TenantLimiter;
 
 // What one worker offers the requests of its clients: its thread's io_context, the topology
 // it routes by, its connections to the shards, its caches, salts and counters, and the other
@@ -67,6 +69,12 @@ class WorkerServices {
   NearCache& near_cache() { return *s_.near_cache; }
   // SLOWLOG: this worker's slow requests (router/runtime/slow_log.h).
   SlowLog& slow_log() { return *s_.slow_log; }
+  // namespaces[].limits: by the index of the namespace in the map in force, its limiter
+  // (nullptr: none); empty when no namespace has limits, which is all a request then costs.
+  std::span<TenantLimiter* const> namespace_limiters() const {
+    if (s_.namespace_limiters == nullptr) return {};
+    return *s_.namespace_limiters;
+  }
   virtual TrackingConnections& near_cache_connections() = 0;
   // Client-side caching: the tracking clients' lanes to the shards (router/tracking/).
   virtual TrackingLanes& lanes() = 0;
@@ -129,6 +137,7 @@ class WorkerServices {
     const std::shared_ptr<const protocol::LearnedCommands>* learned = nullptr;
     SlowLog* slow_log = nullptr;
     const std::shared_ptr<const WriteRefusals>* refusals = nullptr;
+    const std::vector<TenantLimiter*>* namespace_limiters = nullptr;
   };
   void provide(const Services& services) { s_ = services; }
 

@@ -184,6 +184,7 @@
       drawHeader(stats, config, rates);
       drawShards(shards, info, stats, rates);
       drawHotKeys(hot);
+      drawLimits(stats.limits);
       drawReshard(reshard);
       drawFleet(routers, config.version);
       refreshes++;
@@ -425,6 +426,25 @@
         el('td', {}, chip(k.shard)), spread);
     });
     replace(body, ...rows);
+  }
+
+  // Each user and namespace with limits: what they are, and what each refused (by limit).
+  function drawLimits(limits) {
+    const rows = [];
+    for (const [of, list] of [['user', limits ? limits.users : []], ['namespace', limits ? limits.namespaces : []]]) {
+      for (const l of list) {
+        const refused = [['requests_per_s', l.refused_requests], ['max_connections', l.refused_connections],
+          ['max_pipeline', l.refused_pipeline]].filter(([, n]) => n > 0).map(([what, n]) => `${number(n)} by ${what}`);
+        rows.push(el('tr', {'data-limits': `${of}:${l.name}`, class: refused.length ? 'refusing' : ''},
+          el('td', {text: of}), el('td', {text: l.name}),
+          el('td', {text: l.requests_per_s ? `${number(l.requests_per_s)} (${number(l.burst)})` : '–'}),
+          el('td', {text: of === 'user' ? `${number(l.connections)}${l.max_connections ? ` of ${number(l.max_connections)}` : ''}` : '–'}),
+          el('td', {text: l.max_pipeline ? number(l.max_pipeline) : '–'}),
+          el('td', {class: 'refused', text: refused.length ? refused.join(', ') : 'none'})));
+      }
+    }
+    $('limits-panel').hidden = rows.length === 0;
+    replace($('limits').tBodies[0], ...rows);
   }
 
   // ---- placement --------------------------------------------------------------------------

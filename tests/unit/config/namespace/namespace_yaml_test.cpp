@@ -63,8 +63,13 @@ TEST_CASE("namespace list and entry errors") {
        "is a setting of the range strategy, not of slots"},
       {N + entry("s", "x:{id}", "hashed", "    color: red  #<\n"), "namespaces[0].color",
        "unknown key (expected one of: name, match, shard_key, strategy, read_from, write_concern, "
-       "near_cache, "
-       "hash, vnodes, shards)"},
+       "near_cache, limits, hash, vnodes, shards)"},
+      {N + entry("s", "x:{id}", "hashed", "    limits: {requests_per_s: 5, max_pipeline: 2}  #<\n"),
+       "namespaces[0].limits.max_pipeline", "connections and pipelines are a user's"},
+      {N + entry("s", "x:{id}", "hashed", "    limits: {burst: 5}  #<\n"),
+       "namespaces[0].limits.burst", "a burst needs requests_per_s"},
+      {N + entry("s", "x:{id}", "hashed", "    limits: 5  #<\n"), "namespaces[0].limits",
+       "expected a map"},
       {N + entry("s", "x:{id}", "hashed") + entry("s  #<", "y:{id}", "hashed"),
        "namespaces[1].name", "namespace name 's' is already used by namespaces[0]"},
   };
@@ -323,4 +328,17 @@ TEST_CASE("unreachable namespaces are errors; reachable ones after partial range
       load_text(header() + N + entry("s", "x:{a}:{b}", "hashed") + entry("t", "x:{id}", "hashed")));
   CHECK_NOTHROW(
       load_text(header() + N + entry("s", "x:{a}:y", "hashed") + entry("t", "x:{id}", "hashed")));
+}
+
+TEST_CASE("a namespace's limits: requests_per_s and burst, the burst a second's worth by default") {
+  Config c = load_text(header() + N +
+                       entry("batch", "batch:{id}", "hashed", "    limits: {requests_per_s: 7}\n") +
+                       entry("web", "web:{id}", "hashed",
+                             "    limits: {requests_per_s: 100, burst: 400}\n") +
+                       entry("free", "free:{id}", "hashed"));
+  REQUIRE(c.namespaces.size() == 3);
+  CHECK(c.namespaces[0].limits.requests_per_s == 7);
+  CHECK(c.namespaces[0].limits.burst == 7);
+  CHECK(c.namespaces[1].limits.burst == 400);
+  CHECK_FALSE(c.namespaces[2].limits.any());
 }
