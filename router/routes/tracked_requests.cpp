@@ -79,12 +79,16 @@ void note_tracked_request(const Routed& routed, std::uint64_t slots_before) {
   const auto& spec = routed.spec;
   bool sent = session.opened_slots() != slots_before;
   if (!routed.plan.keys.empty()) {
-    if (spec.has(protocol::kReadonly)) {
-      if (settings.tracks_reads()) note_read(routed, sent);
-    } else if (settings.noloop) {
+    // A script may both write its keys and read them: Redis tracks its declared keys when it
+    // called a read-only command, and the lane's tracking is Redis's own, so its keys are noted
+    // as read (no invalidation comes for keys the lane did not track).
+    bool script = protocol::runs_script(spec);
+    if (!spec.has(protocol::kReadonly) && settings.noloop) {
       for (const auto& key : routed.plan.keys)
         session.worker().lanes().writing(session.state().id, routed.request.args[key.position]);
     }
+    if ((spec.has(protocol::kReadonly) || script) && settings.tracks_reads())
+      note_read(routed, sent);
   }
   if (spec.stateful == protocol::StatefulKind::Transaction) {
     if (spec.verb == protocol::StatefulVerb::Exec)

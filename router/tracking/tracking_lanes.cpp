@@ -1,5 +1,8 @@
 #include "router/tracking/tracking_lanes.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include <fmt/format.h>
 
 #include "protocol/resp_writer.h"
@@ -10,6 +13,12 @@ using protocol::ReplyValue;
 
 std::string invalidation_push(std::string_view key) {
   return fmt::format(">2\r\n$10\r\ninvalidate\r\n*1\r\n${}\r\n{}\r\n", key.size(), key);
+}
+
+std::string invalidation_push(std::span<const std::string_view> keys) {
+  std::string out = fmt::format(">2\r\n$10\r\ninvalidate\r\n*{}\r\n", keys.size());
+  for (auto key : keys) fmt::format_to(std::back_inserter(out), "${}\r\n{}\r\n", key.size(), key);
+  return out;
 }
 
 std::string_view null_invalidation_push() {
@@ -175,13 +184,13 @@ void TrackingLanes::invalidate_keys(std::span<const ReplyValue> keys) {
   }
 }
 
+// As Redis tells a BCAST client: one push per prefix of the client (in byte order) with the
+// keys of this push (one event loop's writes on the shard) that start with it.
 void TrackingLanes::broadcast_keys(std::span<const ReplyValue> keys) {
-  std::vector<std::string> pushes;  // one per key, whoever it goes to
-  pushes.reserve(keys.size());
-  for (const auto& key : keys) pushes.push_back(invalidation_push(key.text));
   std::vector<std::uint64_t> clients;
   clients.reserve(broadcast_clients_.size());
   for (auto [client, database] : broadcast_clients_) clients.push_back(client);
+  std::vector<std::string_view> matching;
   for (std::uint64_t client : clients) {
     TrackingClient* found = find_client_(client);
     if (found == nullptr || !found->tracking_settings().on ||
@@ -189,8 +198,17 @@ void TrackingLanes::broadcast_keys(std::span<const ReplyValue> keys) {
       broadcast_clients_.erase(client);  // gone, or no longer BCAST
       continue;
     }
-    for (std::size_t k = 0; k < keys.size(); ++k)
-      if (found->tracking_settings().matches_prefix(keys[k].text)) found->invalidate(pushes[k]);
+    std::vector<std::string> prefixes = found->tracking_settings().prefixes;
+    if (prefixes.empty()) prefixes.emplace_back();
+    std::sort(prefixes.begin(), prefixes.end());
+    for (const auto& prefix : prefixes) {
+      matching.clear();
+      for (const auto& key : keys)
+        if (std::string_view(key.text).starts_with(prefix)) matching.push_back(key.text);
+      // The client may close when told (past limits.max_output_bytes): find it again.
+      if (!matching.empty() && (found = find_client_(client)) != nullptr)
+        found->invalidate(invalidation_push(matching));
+    }
   }
 }
 
