@@ -25,12 +25,16 @@ void invalidate_now(RequestContext& session, const std::vector<std::string>& key
 }
 
 // Each fragment of a split request registers the keys it carries (PlannedKey::fragment).
-void expect_split(const Routed& routed, std::uint64_t slot, std::uint64_t epoch) {
+void expect_split(const Routed& routed, std::uint64_t slot, std::uint64_t epoch,
+                  TrackedReads::Awaited awaited = TrackedReads::Awaited::Read) {
   std::vector<std::vector<std::string>> keys(routed.plan.shards.size());
   for (const auto& key : routed.plan.keys)
     keys[key.fragment].emplace_back(routed.request.args[key.position]);
-  for (std::uint32_t f = 0; f < keys.size(); ++f)
-    routed.session.tracked_reads().expect(slot, f, epoch, std::move(keys[f]));
+  for (std::uint32_t f = 0; f < keys.size(); ++f) {
+    if (awaited == TrackedReads::Awaited::OwnWrite)
+      routed.session.worker().lanes().writing_broadcast(routed.session.state().id, keys[f]);
+    routed.session.tracked_reads().expect(slot, f, epoch, std::move(keys[f]), awaited);
+  }
 }
 
 // A gathered read (SINTER, ZUNION, ... across shards) sends each key its own fetches
@@ -70,6 +74,35 @@ void note_read(const Routed& routed, bool sent) {
   }
 }
 
+// NOLOOP: the client is not told of its own write. Its lanes' table forgets the keys; a BCAST
+// client's keys are its own until the write's reply and a fence behind it (own_writes.h), for
+// the writes that go to shards on its lanes (others: it is told, which costs a cache miss).
+void note_write(const Routed& routed, bool sent) {
+  auto& session = routed.session;
+  auto& lanes = session.worker().lanes();
+  const auto& settings = session.state().tracking;
+  if (settings.mode != TrackingSettings::Mode::Broadcast) {
+    for (const auto& key : routed.plan.keys)
+      lanes.writing(session.state().id, routed.request.args[key.position]);
+    return;
+  }
+  if (!sent) return;
+  switch (routed.plan.kind) {
+    case RouteKind::SingleShard: {
+      auto keys = key_names(routed);
+      lanes.writing_broadcast(session.state().id, keys);
+      session.tracked_reads().expect(session.last_slot(), 0, lanes.epoch(), std::move(keys),
+                                     TrackedReads::Awaited::OwnWrite);
+      return;
+    }
+    case RouteKind::Split:
+      return expect_split(routed, session.last_slot(), lanes.epoch(),
+                          TrackedReads::Awaited::OwnWrite);
+    default:
+      return;
+  }
+}
+
 }  // namespace
 
 void note_tracked_request(const Routed& routed, std::uint64_t slots_before) {
@@ -83,10 +116,7 @@ void note_tracked_request(const Routed& routed, std::uint64_t slots_before) {
     // called a read-only command, and the lane's tracking is Redis's own, so its keys are noted
     // as read (no invalidation comes for keys the lane did not track).
     bool script = protocol::runs_script(spec);
-    if (!spec.has(protocol::kReadonly) && settings.noloop) {
-      for (const auto& key : routed.plan.keys)
-        session.worker().lanes().writing(session.state().id, routed.request.args[key.position]);
-    }
+    if (!spec.has(protocol::kReadonly) && settings.noloop) note_write(routed, sent);
     if ((spec.has(protocol::kReadonly) || script) && settings.tracks_reads())
       note_read(routed, sent);
   }

@@ -275,9 +275,14 @@ void Client::deliver(std::uint64_t slot, std::uint32_t fragment, std::string_vie
   }
   // Registered as its reply is read off the lane: before any later push on that lane.
   if (tracked_reads_ && !tracked_reads_->empty())
-    tracked_reads_->arrived(slot, fragment, [this](const std::string& key, std::uint64_t epoch) {
-      worker_.lanes().read_arrived(state_.id, key, epoch);
-    });
+    tracked_reads_->arrived(
+        slot, fragment,
+        [this](const std::string& key, std::uint64_t epoch) {
+          worker_.lanes().read_arrived(state_.id, key, epoch);
+        },
+        [this](std::vector<std::string> keys) {
+          worker_.lanes().own_write_answered(state_.id, state_.database, std::move(keys));
+        });
   session_.fill(slot, fragment, reply);
   // Before this client can send its next request: it must not read what it just overwrote.
   forget_answered_writes();

@@ -42,6 +42,30 @@ class LaneSink final : public ReplySink {
   TrackingLanes::LaneId id_;
 };
 
+// Hears the PINGs sent after a BCAST NOLOOP client's write on every broadcast connection, and
+// then lets go of the write's keys.
+class OwnWriteFence final : public ReplySink {
+ public:
+  OwnWriteFence(OwnWrites& own_writes, std::uint64_t client, std::vector<std::string> keys,
+                std::size_t pings)
+      : own_writes_(own_writes),
+        client_(client),
+        keys_(std::move(keys)),
+        pings_(pings),
+        generation_(own_writes.generation()) {}
+  void deliver(std::uint64_t /*slot*/, std::uint32_t /*fragment*/,
+               std::string_view /*reply*/) override {
+    if (pings_ > 0 && --pings_ == 0) own_writes_.heard(client_, keys_, generation_);
+  }
+
+ private:
+  OwnWrites& own_writes_;  // the lanes' own: they stop their connections before they go
+  std::uint64_t client_;
+  std::vector<std::string> keys_;
+  std::size_t pings_;
+  std::uint64_t generation_;
+};
+
 bool is_invalidation(const ReplyValue& push) {
   return push.elements.size() >= 2 && push.elements[0].text == "invalidate";
 }
@@ -65,6 +89,7 @@ void TrackingLanes::apply(placement::TopologyPtr topology) {
   lanes_.clear();
   ++epoch_;
   keys_.clear();
+  own_writes_.clear();
   keys_.set_max_keys(topology->config->limits.tracking_table_max_keys);
   topology_ = std::move(topology);
   auto broadcast = std::move(broadcast_clients_);
@@ -131,6 +156,17 @@ std::vector<BackendConnection*> TrackingLanes::broadcast_to(std::uint64_t client
 void TrackingLanes::forget_client(std::uint64_t client) {
   for (auto& [id, lane] : lanes_) lane.clients.erase(client);
   broadcast_clients_.erase(client);
+  own_writes_.forget(client);
+}
+
+void TrackingLanes::own_write_answered(std::uint64_t client, int database,
+                                       std::vector<std::string> keys) {
+  std::vector<BackendConnection*> connections;
+  for (auto& [id, lane] : lanes_)
+    if (id.broadcast && id.database == database) connections.push_back(lane.connection.get());
+  ReplySinkPtr fence(new OwnWriteFence(own_writes_, client, std::move(keys), connections.size()));
+  if (connections.empty()) return fence->deliver(0, 0, {});
+  for (auto* connection : connections) connection->send("*1\r\n$4\r\nPING\r\n", fence, 0, 0);
 }
 
 void TrackingLanes::read_arrived(std::uint64_t client, std::string_view key, std::uint64_t epoch) {
@@ -198,13 +234,16 @@ void TrackingLanes::broadcast_keys(std::span<const ReplyValue> keys) {
       broadcast_clients_.erase(client);  // gone, or no longer BCAST
       continue;
     }
+    bool noloop = found->tracking_settings().noloop && !own_writes_.empty();
     std::vector<std::string> prefixes = found->tracking_settings().prefixes;
     if (prefixes.empty()) prefixes.emplace_back();
     std::sort(prefixes.begin(), prefixes.end());
     for (const auto& prefix : prefixes) {
       matching.clear();
       for (const auto& key : keys)
-        if (std::string_view(key.text).starts_with(prefix)) matching.push_back(key.text);
+        if (std::string_view(key.text).starts_with(prefix) &&
+            !(noloop && own_writes_.own(client, key.text)))
+          matching.push_back(key.text);
       // The client may close when told (past limits.max_output_bytes): find it again.
       if (!matching.empty() && (found = find_client_(client)) != nullptr)
         found->invalidate(invalidation_push(matching));
@@ -216,6 +255,7 @@ void TrackingLanes::lost(const LaneId& id) {
   auto found = lanes_.find(id);
   if (found == lanes_.end()) return;
   tell_everyone(found->second, id.broadcast);
+  if (id.broadcast) own_writes_.clear();
   // Those still tracking register again with their next reads on the reconnected lane.
   found->second.clients.clear();
   if (id.broadcast)

@@ -659,6 +659,38 @@ def check_bcast(cl):
     return f"{c.invalidated_keys} invalidations"
 
 
+def check_bcast_noloop(cl):
+    """BCAST NOLOOP: the client's own writes (one key, an MSET over shards) do not invalidate it;
+    another client's write of the same key right after does, through Santral and on the shard."""
+    placed = cl.place("loop:", 2)   # placed (written) before tracking starts
+    c = Client(cl.router_port, "bcast-noloop")
+    track(c, "BCAST", "NOLOOP", "PREFIX", "loop:")
+    w = Client(cl.router_port, "writer", protocol=2)
+    for port, (own, theirs) in placed:
+        where = cl.shard_name(port)
+        since = len(c.pushes)
+        expect(c.call("SET", own, "mine"), "OK", f"{c.name}: SET {own}")
+        expect(w.call("SET", theirs, "x"), "OK", f"SET {theirs}")
+        expect_push(c, theirs, since, f"{where}: BCAST NOLOOP, another client's SET")
+        forbid_push(c, [own], since, f"{where}: BCAST NOLOOP, the client's own SET")
+        since = len(c.pushes)
+        expect(w.call("SET", own, "theirs"), "OK", f"SET {own}")
+        expect_push(c, own, since, f"{where}: BCAST NOLOOP, another client's SET of a key the "
+                                   "client wrote just before")
+        since = len(c.pushes)
+        expect(cl.direct(port, "SET", own, "shard"), "OK", f"SET {own} on the shard")
+        expect_push(c, own, since, f"{where}: BCAST NOLOOP, a SET of {own} on the shard")
+    owns = [k for _, (own, _) in placed for k in (own,)]
+    since = len(c.pushes)
+    mset = [a for k in owns for a in (k, "mine")]
+    expect(c.call("MSET", *mset), "OK", f"{c.name}: MSET over {len(owns)} shards")
+    expect(w.call("SET", "loop:fence", "x"), "OK", "SET loop:fence")
+    expect_push(c, "loop:fence", since, "BCAST NOLOOP, another client's SET after an own MSET")
+    c.drain()
+    forbid_push(c, owns, since, "BCAST NOLOOP, the client's own MSET over shards")
+    return f"{c.invalidated_keys} invalidations"
+
+
 TRACKING_MODES = [
     [],
     ["OPTIN"],
@@ -1461,6 +1493,7 @@ def main():
         ("optout", lambda: check_optout(cl), False),
         ("noloop", lambda: check_noloop(cl), False),
         ("bcast", lambda: check_bcast(cl), False),
+        ("bcast_noloop", lambda: check_bcast_noloop(cl), False),
         ("trackinginfo", lambda: check_trackinginfo(cl), False),
         ("tracking_off", lambda: check_tracking_off(cl), False),
         ("flushall", lambda: check_flushall(cl), False),

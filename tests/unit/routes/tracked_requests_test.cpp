@@ -46,14 +46,17 @@ router::Plan track(FakeRequestContext& client, std::vector<std::string> args, Ro
 struct Expected {
   std::vector<std::string> keys;
   std::uint64_t epoch = 0;
+  std::vector<std::string> own_write;  // a BCAST NOLOOP write's keys
 };
 Expected arrived(FakeRequestContext& client, std::uint64_t slot, std::uint32_t fragment) {
   Expected expected;
-  client.tracked_reads().arrived(slot, fragment,
-                                 [&expected](const std::string& key, std::uint64_t epoch) {
-                                   expected.keys.push_back(key);
-                                   expected.epoch = epoch;
-                                 });
+  client.tracked_reads().arrived(
+      slot, fragment,
+      [&expected](const std::string& key, std::uint64_t epoch) {
+        expected.keys.push_back(key);
+        expected.epoch = epoch;
+      },
+      [&expected](std::vector<std::string> keys) { expected.own_write = std::move(keys); });
   return expected;
 }
 
