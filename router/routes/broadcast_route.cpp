@@ -13,6 +13,7 @@
 #include "router/merge/merge_plan.h"
 #include "router/merge/scan_cursor.h"
 #include "router/routes/info_sections.h"
+#include "router/routes/lent_replies.h"
 #include "router/routes/routing.h"
 #include "router/routes/script_cache.h"
 #include "router/runtime/request_context.h"
@@ -77,36 +78,16 @@ void route_scan(const Routed& routed) {
   session.backend(position->shard).send(bytes, &session, slot, 0);
 }
 
-// INFO [section ...]: the shards' sections merged, Santral's own section added. "santral" and
 // SCRIPT KILL and FUNCTION KILL: to every shard, each over a connection lent for the call, so
 // that it reaches a shard busy with a script at once, as another client reaches Redis (the
 // shared connections wait behind the script one of them carries). OK if any shard had one.
 // A shard heeds it once the script has run busy-reply-threshold, as on Redis.
-class KillReplies final : public ReplySink {
- public:
-  KillReplies(RequestContext& session, std::uint64_t slot, std::size_t shards)
-      : session_(&session), slot_(slot), left_(shards) {}
-  void lent(BackendConnectionPtr connection) { connections_.push_back(std::move(connection)); }
-  void deliver(std::uint64_t /*slot*/, std::uint32_t fragment, std::string_view reply) override {
-    session_->deliver(slot_, fragment, reply);
-    if (--left_ > 0) return;
-    for (auto& connection : connections_) session_->worker().pool().give_back(connection);
-    connections_.clear();
-  }
-
- private:
-  boost::intrusive_ptr<RequestContext> session_;
-  std::uint64_t slot_;
-  std::size_t left_;
-  std::vector<BackendConnectionPtr> connections_;
-};
-
 void route_kill(const Routed& routed) {
   auto& session = routed.session;
   const auto& shards = routed.plan.shards;
   auto slot = session.open_slot(static_cast<std::uint32_t>(shards.size()),
                                 make_merge(plan_for(routed, shards)));
-  boost::intrusive_ptr<KillReplies> replies(new KillReplies(session, slot, shards.size()));
+  boost::intrusive_ptr<LentReplies> replies(new LentReplies(session, slot, shards.size()));
   std::string bytes(request_bytes(routed));
   for (std::uint32_t f = 0; f < shards.size(); ++f) {
     auto connection = session.worker().pool().lend(shards[f], session.profile());

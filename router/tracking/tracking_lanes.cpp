@@ -157,6 +157,7 @@ void TrackingLanes::forget_client(std::uint64_t client) {
   for (auto& [id, lane] : lanes_) lane.clients.erase(client);
   broadcast_clients_.erase(client);
   own_writes_.forget(client);
+  flushed_.erase(client);
 }
 
 void TrackingLanes::own_write_answered(std::uint64_t client, int database,
@@ -170,6 +171,7 @@ void TrackingLanes::own_write_answered(std::uint64_t client, int database,
 }
 
 void TrackingLanes::read_arrived(std::uint64_t client, std::string_view key, std::uint64_t epoch) {
+  flushed_.erase(client);
   if (epoch != epoch_) {  // read on a lane that is gone: nobody will hear of the key's writes
     tell(client, invalidation_push(key), false);
     return;
@@ -191,10 +193,15 @@ void TrackingLanes::tell(std::uint64_t client, std::string_view push, bool broad
   found->invalidate(push);
 }
 
-// Over copies: a client told may close (past limits.max_output_bytes) and leave the lists.
+// Over copies: a client told may close (past limits.max_output_bytes) and leave the lists. A
+// client of the tracking lanes told already, with no read registered since, has nothing cached
+// to drop (a BCAST client reads off the lanes' books: it is told each time).
 void TrackingLanes::tell_everyone(const Lane& lane, bool broadcast) {
   std::vector<std::uint64_t> clients(lane.clients.begin(), lane.clients.end());
-  for (std::uint64_t client : clients) tell(client, null_invalidation_push(), broadcast);
+  for (std::uint64_t client : clients) {
+    if (!broadcast && !flushed_.insert(client).second) continue;
+    tell(client, null_invalidation_push(), broadcast);
+  }
 }
 
 void TrackingLanes::pushed(const LaneId& id, std::string_view frame) {

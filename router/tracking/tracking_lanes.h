@@ -116,6 +116,9 @@ class TrackingLanes {
   std::map<LaneId, Lane> lanes_;
   std::vector<BackendConnectionPtr> retired_;
   std::unordered_map<std::uint64_t, int> broadcast_clients_;  // client -> its database
+  // Clients told to flush everything that have had no read registered since: a FLUSHALL
+  // reaches them over several lanes, and Redis tells them once.
+  std::unordered_set<std::uint64_t> flushed_;
   TrackedKeys keys_;
   OwnWrites own_writes_;
   std::uint64_t epoch_ = 1;

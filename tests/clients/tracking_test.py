@@ -866,6 +866,29 @@ def check_flushall(cl):
     return ", ".join(results)
 
 
+def check_flush_in_multi(cl):
+    """MULTI FLUSHDB EXEC from a tracking client with keys cached from every shard: EXEC answers
+    [OK], then one null invalidation comes, as from one Redis (through Santral every shard ran
+    FLUSHDB and each lane said so)."""
+    fences = [k for _, (k,) in cl.place("mflush-fence:")]
+    groups = cl.place("mflush:")
+    c = Client(cl.router_port, "multi-flush")
+    track(c)
+    for _, (k,) in groups:
+        cached_get(c, k)
+    since = len(c.pushes)
+    expect(c.call("MULTI"), "OK", "MULTI")
+    expect(c.call("FLUSHDB"), "QUEUED", "FLUSHDB in MULTI")
+    expect(c.call("EXEC"), ["OK"], "EXEC of MULTI FLUSHDB")
+    if not c.wait_for(lambda: None in c.pushes[since:]):
+        raise CheckFailed(f"MULTI FLUSHDB EXEC: no null invalidation within {PUSH_TIMEOUT:.0f} s")
+    drain_through_shards(cl, c, fences)
+    nulls = sum(p is None for p in c.pushes[since:])
+    if nulls != 1:
+        raise CheckFailed(f"MULTI FLUSHDB EXEC: {nulls} null invalidations, expected 1")
+    return "EXEC [OK], then 1 null invalidation"
+
+
 def final_compare(cl, clients, what):
     """Every cached value of every client equals what its shard holds now (no writes are
     running). A mismatch may wait LATE_WAIT s for its push; then it is stale. Returns the number
@@ -1497,6 +1520,7 @@ def main():
         ("trackinginfo", lambda: check_trackinginfo(cl), False),
         ("tracking_off", lambda: check_tracking_off(cl), False),
         ("flushall", lambda: check_flushall(cl), False),
+        ("flush_in_multi", lambda: check_flush_in_multi(cl), False),
         ("cross_shard_read", lambda: check_cross_shard_read(cl), False),
         ("ordering", lambda: check_ordering(cl, random.Random(rng.randrange(1 << 30))), False),
         ("fuzz", lambda: check_fuzz(cl, random.Random(rng.randrange(1 << 30)),
