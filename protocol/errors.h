@@ -99,6 +99,8 @@ enum class ClientError : std::uint8_t {
   MergeNoRule,
   MergeInconsistentPlan,
   MergeFailedOnShards,
+  MergeBusyOnShards,
+  MergeBusyOnSomeShards,
   MergeAnsweredDifferently,
   MergeSumOverflow,
   MergeTooLarge,

@@ -3,6 +3,7 @@
 #include <strings.h>
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <optional>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "router/routes/routing.h"
 #include "router/routes/script_cache.h"
 #include "router/runtime/request_context.h"
+#include "router/runtime/scripts_in_flight.h"
 #include "router/runtime/worker_services.h"
 
 namespace santral::router {
@@ -132,6 +134,33 @@ void route_info(const Routed& routed) {
 }
 
 }  // namespace
+
+// A script shorter than this does not make PING ask the shards: a PING costs nothing then.
+constexpr std::chrono::milliseconds kScriptMayBeBusy{50};
+
+bool route_ping_past_scripts(const Routed& routed) {
+  auto& session = routed.session;
+  auto& scripts = scripts_in_flight();
+  if (!scripts.any()) return false;
+  auto busy = scripts.running_since(ScriptsInFlight::Clock::now() - kScriptMayBeBusy);
+  const auto& map = session.worker().shard_map();
+  std::vector<std::size_t> shards;
+  for (std::size_t s = 0; s < map.shard_count(); ++s)
+    if (std::find(busy.begin(), busy.end(), map.shard(s).name) != busy.end()) shards.push_back(s);
+  if (shards.empty()) return false;
+  MergePlan plan = plan_for(routed, shards);
+  plan.kind = protocol::Merge::AllOk;
+  auto slot = session.open_slot(static_cast<std::uint32_t>(shards.size()),
+                                make_merge(std::move(plan)));
+  boost::intrusive_ptr<LentReplies> replies(new LentReplies(session, slot, shards.size()));
+  std::string bytes(request_bytes(routed));
+  for (std::uint32_t f = 0; f < shards.size(); ++f) {
+    auto connection = session.worker().pool().lend(shards[f], session.profile());
+    replies->lent(connection);
+    connection->send_within(bytes, replies, slot, f, session.worker().config().timeouts.script);
+  }
+  return true;
+}
 
 void route_broadcast(const Routed& routed) {
   switch (routed.spec.merge) {
