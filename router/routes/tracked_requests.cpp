@@ -64,7 +64,11 @@ void note_read(const Routed& routed, bool sent) {
       if (sent) expect_gathered(routed, session.last_slot(), lanes.epoch());
       return;
     case RouteKind::Queued:
-      if (!routed.plan.has_error()) session.tracked_reads().read_in_multi(key_names(routed));
+      if (routed.plan.has_error()) return;
+      if (routed.plan.shard)
+        return lanes.track_queued_read(*routed.plan.shard, session.state().database,
+                                       session.state().id, key_names(routed));
+      session.tracked_reads().read_in_multi(key_names(routed));
       return;
     case RouteKind::Answered:
     case RouteKind::Refused:

@@ -66,6 +66,24 @@ class OwnWriteFence final : public ReplySink {
   std::uint64_t generation_;
 };
 
+// Registers a client for the keys of a queued read once the lane has answered their EXISTS.
+class QueuedReadProbe final : public ReplySink {
+ public:
+  QueuedReadProbe(TrackingLanes& lanes, std::uint64_t client, std::vector<std::string> keys,
+                  std::uint64_t epoch)
+      : lanes_(lanes), client_(client), keys_(std::move(keys)), epoch_(epoch) {}
+  void deliver(std::uint64_t /*slot*/, std::uint32_t /*fragment*/,
+               std::string_view /*reply*/) override {
+    for (const auto& key : keys_) lanes_.read_arrived(client_, key, epoch_);
+  }
+
+ private:
+  TrackingLanes& lanes_;  // outlives its connections' sinks, as LaneSink
+  std::uint64_t client_;
+  std::vector<std::string> keys_;
+  std::uint64_t epoch_;
+};
+
 bool is_invalidation(const ReplyValue& push) {
   return push.elements.size() >= 2 && push.elements[0].text == "invalidate";
 }
@@ -158,6 +176,17 @@ void TrackingLanes::forget_client(std::uint64_t client) {
   broadcast_clients_.erase(client);
   own_writes_.forget(client);
   flushed_.erase(client);
+}
+
+void TrackingLanes::track_queued_read(std::size_t shard, int database, std::uint64_t client,
+                                      std::vector<std::string> keys) {
+  std::vector<std::string_view> args{"EXISTS"};
+  for (const auto& key : keys) args.emplace_back(key);
+  std::string bytes;
+  protocol::RespWriter(bytes).command(args);
+  BackendConnection& connection = lane(shard, database, client);
+  connection.send(bytes, ReplySinkPtr(new QueuedReadProbe(*this, client, std::move(keys), epoch_)),
+                  0, 0);
 }
 
 void TrackingLanes::own_write_answered(std::uint64_t client, int database,

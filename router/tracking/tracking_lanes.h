@@ -70,6 +70,11 @@ class TrackingLanes {
   void forget_client(std::uint64_t client);
   // Lanes change on reload; a read sent on an older one is told about at once instead.
   std::uint64_t epoch() const { return epoch_; }
+  // A read queued in MULTI runs on the transaction's connection, which tracks nothing: an
+  // EXISTS of its keys on the client's lane to `shard` first makes the lane track them (before
+  // EXEC reads them), and registers the client when it is answered.
+  void track_queued_read(std::size_t shard, int database, std::uint64_t client,
+                         std::vector<std::string> keys);
   // The reply to `client`'s tracked read of `key`, sent in lane epoch `epoch`, has arrived.
   void read_arrived(std::uint64_t client, std::string_view key, std::uint64_t epoch);
   // NOLOOP: `client` is about to write `key`; it is not told about its own write.

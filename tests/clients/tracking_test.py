@@ -889,6 +889,31 @@ def check_flush_in_multi(cl):
     return "EXEC [OK], then 1 null invalidation"
 
 
+def check_reads_in_multi(cl):
+    """A read inside MULTI is tracked as outside it: after EXEC only the key the transaction
+    wrote is invalidated (as from one Redis), and a later write of the key it read is told."""
+    fences = [k for _, (k,) in cl.place("mread-fence:")]
+    a, b = "{mread}a", "{mread}b"
+    w = Client(cl.router_port, "writer", protocol=2)
+    expect(w.call("MSET", a, "1", b, "2"), "OK", "MSET")
+    c = Client(cl.router_port, "multi-reads")
+    track(c)
+    cached_get(c, a)
+    since = len(c.pushes)
+    expect(c.call("MULTI"), "OK", "MULTI")
+    expect(c.call("INCR", a), "QUEUED", "INCR in MULTI")
+    expect(c.call("GET", b), "QUEUED", "GET in MULTI")
+    expect(c.call("EXEC"), [2, "2"], "EXEC")
+    c.cache[b] = "2"
+    expect_push(c, a, since, "MULTI INCR a GET b EXEC: the write of a")
+    drain_through_shards(cl, c, fences)
+    forbid_push(c, [b], since, "MULTI INCR a GET b EXEC: b was only read")
+    since = len(c.pushes)
+    expect(w.call("SET", b, "3"), "OK", f"SET {b}")
+    expect_push(c, b, since, "a write of the key read inside MULTI")
+    return "a invalidated after EXEC, b only when written"
+
+
 def final_compare(cl, clients, what):
     """Every cached value of every client equals what its shard holds now (no writes are
     running). A mismatch may wait LATE_WAIT s for its push; then it is stale. Returns the number
@@ -1521,6 +1546,7 @@ def main():
         ("tracking_off", lambda: check_tracking_off(cl), False),
         ("flushall", lambda: check_flushall(cl), False),
         ("flush_in_multi", lambda: check_flush_in_multi(cl), False),
+        ("reads_in_multi", lambda: check_reads_in_multi(cl), False),
         ("cross_shard_read", lambda: check_cross_shard_read(cl), False),
         ("ordering", lambda: check_ordering(cl, random.Random(rng.randrange(1 << 30))), False),
         ("fuzz", lambda: check_fuzz(cl, random.Random(rng.randrange(1 << 30)),
