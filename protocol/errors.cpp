@@ -89,6 +89,7 @@ constexpr Entry kMessages[] = {
      "ERR Client names cannot contain spaces, newlines or special characters."},
     {ClientError::InvalidClientId, "ERR Invalid client ID"},
     {ClientError::KillClientId, "ERR client-id should be greater than 0"},
+    {ClientError::UnknownClientType, "ERR Unknown client type '{}'"},
     {ClientError::UnblockReason, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"},
     {ClientError::Unblocked, "UNBLOCKED client unblocked via CLIENT UNBLOCK"},
     {ClientError::MultiNested, "ERR MULTI calls can not be nested"},

@@ -47,6 +47,7 @@ enum class ClientError : std::uint8_t {
   InvalidClientName,
   InvalidClientId,
   KillClientId,
+  UnknownClientType,
   UnblockReason,
   Unblocked,
   // Client-side caching (CLIENT TRACKING, CLIENT CACHING).

@@ -134,6 +134,14 @@ void client_reply(const Routed& r) {
   }
 }
 
+namespace {
+// The client types Redis knows (lower case): any other is refused, as by Redis.
+bool known_client_type(std::string_view type) {
+  return type == "normal" || type == "pubsub" || type == "master" || type == "replica" ||
+         type == "slave";
+}
+}  // namespace
+
 // CLIENT LIST [TYPE normal|pubsub|master|replica] [ID id ...]
 void client_list(const Routed& r) {
   const auto& args = r.request.args;
@@ -143,6 +151,8 @@ void client_list(const Routed& r) {
       filter->type = std::string(args[++i]);
       for (auto& c : filter->type)
         c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (!known_client_type(filter->type))
+        return r.session.reply_error(error_message(ClientError::UnknownClientType, args[i]));
     } else if (equals_nocase(args[i], "id") && i + 1 < args.size()) {
       while (i + 1 < args.size()) {
         auto id = parse_integer(args[++i]);
@@ -198,6 +208,9 @@ void client_kill(const Routed& r) {
         filter->user = value;
       } else if (equals_nocase(option, "type")) {
         for (auto& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if (!known_client_type(value))
+          return r.session.reply_error(
+              error_message(ClientError::UnknownClientType, args[i + 1]));
         filter->type = value;
       } else if (equals_nocase(option, "skipme")) {
         if (equals_nocase(value, "yes")) {
