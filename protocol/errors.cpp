@@ -90,6 +90,7 @@ constexpr Entry kMessages[] = {
     {ClientError::InvalidClientId, "ERR Invalid client ID"},
     {ClientError::KillClientId, "ERR client-id should be greater than 0"},
     {ClientError::UnknownClientType, "ERR Unknown client type '{}'"},
+    {ClientError::KillNoSuchUser, "ERR No such user '{}'"},
     {ClientError::UnblockReason, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"},
     {ClientError::Unblocked, "UNBLOCKED client unblocked via CLIENT UNBLOCK"},
     {ClientError::MultiNested, "ERR MULTI calls can not be nested"},

@@ -48,6 +48,7 @@ enum class ClientError : std::uint8_t {
   InvalidClientId,
   KillClientId,
   UnknownClientType,
+  KillNoSuchUser,
   UnblockReason,
   Unblocked,
   // Client-side caching (CLIENT TRACKING, CLIENT CACHING).

@@ -5,6 +5,7 @@
 #include "protocol/arguments.h"
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
+#include "router/acl/user_directory.h"
 #include "router/runtime/fan_out.h"
 #include "router/runtime/request_context.h"
 #include "router/runtime/worker_services.h"
@@ -205,6 +206,8 @@ void client_kill(const Routed& r) {
       } else if (equals_nocase(option, "laddr")) {
         filter->laddr = value;
       } else if (equals_nocase(option, "user")) {
+        if (value != "default" && find_user(r.session.worker().config(), value) == nullptr)
+          return r.session.reply_error(error_message(ClientError::KillNoSuchUser, value));
         filter->user = value;
       } else if (equals_nocase(option, "type")) {
         for (auto& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
