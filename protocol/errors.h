@@ -47,6 +47,8 @@ enum class ClientError : std::uint8_t {
   InvalidClientName,
   InvalidClientId,
   KillClientId,
+  UnknownClientType,
+  KillNoSuchUser,
   UnblockReason,
   Unblocked,
   // Client-side caching (CLIENT TRACKING, CLIENT CACHING).
@@ -99,6 +101,8 @@ enum class ClientError : std::uint8_t {
   MergeNoRule,
   MergeInconsistentPlan,
   MergeFailedOnShards,
+  MergeBusyOnShards,
+  MergeBusyOnSomeShards,
   MergeAnsweredDifferently,
   MergeSumOverflow,
   MergeTooLarge,

@@ -26,6 +26,8 @@ class KeyValues {
   const std::string& name() const { return name_; }
   // The pattern's field index (-1 when not a field).
   int field_index() const { return field_; }
+  // A regular expression's: a placement by it cannot be written in a config.
+  bool is_regex() const { return regex_ != nullptr; }
 
  private:
   std::string name_;

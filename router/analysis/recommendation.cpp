@@ -110,6 +110,10 @@ void recommend(AnalysisReport& report, const config::Config& config, std::string
       report.shards, w.moved * 100);
   if (!report.namespace_name.empty())
     report.config_lines = config::namespace_entry_yaml(w.table, config);
+  else
+    report.recommendation +=
+        " These keys have no namespace of their own: give them one (a match: pattern that covers "
+        "them) placed this way to apply it.";
 }
 
 }  // namespace santral::router

@@ -116,6 +116,27 @@ class Reach {
   std::unordered_map<std::string, std::uint64_t> causes_;
 };
 
+// The namespace every key of the target that was sampled or drawn lives in, if there is one.
+template <typename Belongs>
+std::optional<std::size_t> only_namespace(const placement::ShardMap& map,
+                                          const AnalysisSamples& samples, Belongs&& belongs) {
+  std::optional<std::int16_t> only;
+  auto see = [&](std::string_view key) {
+    if (!belongs(key)) return true;
+    std::string_view shard_key;
+    auto space = whatif::namespace_of(map, key, shard_key);
+    if (only && *only != space) return false;
+    only = space;
+    return true;
+  };
+  for (const auto& request : samples.requests)
+    if (!request.key.empty() && !see(request.key)) return std::nullopt;
+  for (const auto& key : samples.stored)
+    if (!see(key.key)) return std::nullopt;
+  if (!only || *only < 0) return std::nullopt;
+  return static_cast<std::size_t>(*only);
+}
+
 }  // namespace
 
 AnalysisReport analyze(const config::Config& config, const placement::ShardMap& map,
@@ -130,18 +151,21 @@ AnalysisReport analyze(const config::Config& config, const placement::ShardMap& 
   const std::size_t shards = map.placed_count();
   report.shards = shards;
 
-  std::optional<std::size_t> ns;
+  std::optional<std::size_t> named;  // the target names a namespace
   for (std::size_t i = 0; i < config.namespaces.size(); ++i)
-    if (config.namespaces[i].name == target.target) ns = i;
+    if (config.namespaces[i].name == target.target) named = i;
+  auto belongs = [&](std::string_view key) {
+    if (!named) return protocol::glob_matches(target.target, key);
+    std::string_view shard_key;
+    return whatif::namespace_of(map, key, shard_key) == static_cast<std::int16_t>(*named);
+  };
+  // A glob whose keys all live in one namespace is that namespace's keys: its placement is the
+  // current one, and what is advised is a change of that namespace.
+  std::optional<std::size_t> ns = named ? named : only_namespace(map, samples, belongs);
   const config::KeyPattern* pattern = ns ? &map.namespaces()[*ns].pattern() : nullptr;
   if (ns) report.namespace_name = config.namespaces[*ns].name;
-  auto belongs = [&](std::string_view key) {
-    if (!ns) return protocol::glob_matches(target.target, key);
-    std::string_view shard_key;
-    return whatif::namespace_of(map, key, shard_key) == static_cast<std::int16_t>(*ns);
-  };
   std::string_view target_prefix =
-      pattern != nullptr ? pattern->leading_literal() : literal_prefix(target.target);
+      named ? pattern->leading_literal() : literal_prefix(target.target);
 
   auto keys = shard_keys(config, map, ns, target.candidate);
 
@@ -171,12 +195,11 @@ AnalysisReport analyze(const config::Config& config, const placement::ShardMap& 
   // (else the shard key's) most frequent value; for a glob, the glob.
   std::size_t bound_key = keys.size() - 1;
   while (bound_key > 0 && keys[bound_key].field_index() < 0) --bound_key;
-  if (pattern != nullptr && keys[bound_key].field_index() >= 0 &&
-      !report.keys[bound_key].top.empty())
+  if (!named)
+    report.scan_pattern = target.target;
+  else if (keys[bound_key].field_index() >= 0 && !report.keys[bound_key].top.empty())
     report.scan_pattern = bound_pattern(*pattern, keys[bound_key].field_index(),
                                         report.keys[bound_key].top.front().first);
-  else if (!ns)
-    report.scan_pattern = target.target;
 
   // The what-if: the current placement, then each shard key under each strategy.
   auto target_lines = target_keys(requests, stored);

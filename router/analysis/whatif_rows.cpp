@@ -136,6 +136,18 @@ void judge(WhatIf& row, const KeyFigures& figures, Strategy strategy, std::size_
                                figures.distinct, figures.name, shards);
 }
 
+// Whether some of the keys live in a namespace placed by ranges.
+bool placed_by_range(const WhatIfScope& scope, const TargetKeys& keys) {
+  for (const auto& [key, count] : keys.lines) {
+    std::string_view shard_key;
+    auto space = whatif::namespace_of(scope.map, key, shard_key);
+    if (space >= 0 &&
+        scope.config.namespaces[static_cast<std::size_t>(space)].strategy == Strategy::Range)
+      return true;
+  }
+  return false;
+}
+
 std::string field_name(const config::KeyPattern& pattern, int field) {
   int index = 0;
   for (const auto& segment : pattern.segments())
@@ -183,6 +195,9 @@ WhatIf current_row(const WhatIfScope& scope, const KeyFigures& key, const Target
   auto space = scope.ns ? static_cast<std::int16_t>(*scope.ns) : whatif::kEverySpace;
   replay_into(row, scope.config, trace, keys.weights, space, scope.scan_pattern);
   row.store_touches = whatif::store_touches(strategy);
+  // Keys of several placements are judged by the worst of them: one range among them keeps a
+  // rising key on one shard.
+  if (!strategy && placed_by_range(scope, keys)) strategy = Strategy::Range;
   judge(row, key, strategy.value_or(Strategy::Hashed), scope.map.placed_count());
   return row;
 }
@@ -240,9 +255,14 @@ std::vector<WhatIf> strategy_rows(const WhatIfScope& scope, const KeyValues& val
         variant.namespaces = {row.table};
       replay_into(row, variant, trace, weights, static_cast<std::int16_t>(index),
                   real_keys ? scope.scan_pattern : std::string());
+      if (!real_keys && scope.ns) {  // a namespace placed by its whole key: its own entry
+        row.table.match = scope.config.namespaces[*scope.ns].match;
+        row.table.shard_key = scope.config.namespaces[*scope.ns].shard_key;
+      }
       row.store_touches = whatif::store_touches(strategy);
       judge(row, figures, strategy, shards);
-      if (row.excluded.empty() && !real_keys)
+      // The whole key (or its hash tag) places like a field does; a regex's value does not.
+      if (row.excluded.empty() && values.is_regex())
         row.excluded =
             "a regular expression cannot be a shard key: name it as a field of the "
             "namespace's match: pattern to apply this";

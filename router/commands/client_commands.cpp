@@ -8,6 +8,7 @@
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
 #include "protocol/reply_value.h"
+#include "router/acl/user_directory.h"
 #include "router/commands/across_fleet.h"
 #include "router/commands/across_workers.h"
 #include "router/runtime/request_context.h"
@@ -129,6 +130,12 @@ void lower(std::string& text) {
   for (auto& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
 }
 
+// The client types Redis knows (lower case): any other is refused, as by Redis.
+bool known_client_type(std::string_view type) {
+  return type == "normal" || type == "pubsub" || type == "master" || type == "replica" ||
+         type == "slave";
+}
+
 // CLIENT LIST's filters from args[from]: [TYPE normal|pubsub|master|replica] [ID id ...];
 // `local` (SANTRAL CLIENTS LOCAL LIST) also takes SKIPME yes|no. The error to answer, or "".
 std::string parse_list_filter(const Routed& r, std::size_t from, bool local,
@@ -138,6 +145,8 @@ std::string parse_list_filter(const Routed& r, std::size_t from, bool local,
     if (equals_nocase(args[i], "type") && i + 1 < args.size()) {
       filter.type = std::string(args[++i]);
       lower(filter.type);
+      if (!known_client_type(filter.type))
+        return error_message(ClientError::UnknownClientType, args[i]);
     } else if (local && equals_nocase(args[i], "skipme") && i + 1 < args.size()) {
       std::string_view value = args[++i];
       if (!equals_nocase(value, "yes") && !equals_nocase(value, "no"))
@@ -181,9 +190,12 @@ std::string parse_kill_filter(const Routed& r, std::size_t from, ClientFilter& f
     } else if (equals_nocase(option, "laddr")) {
       filter.laddr = value;
     } else if (equals_nocase(option, "user")) {
+      if (value != "default" && find_user(r.session.worker().config(), value) == nullptr)
+        return error_message(ClientError::KillNoSuchUser, value);
       filter.user = value;
     } else if (equals_nocase(option, "type")) {
       lower(value);
+      if (!known_client_type(value)) return error_message(ClientError::UnknownClientType, args[i + 1]);
       filter.type = value;
     } else if (equals_nocase(option, "skipme")) {
       if (equals_nocase(value, "yes")) {

@@ -54,6 +54,7 @@ void ping(const Routed& r) {
       w.bulk(message);
     });
   }
+  if (route_ping_past_scripts(r)) return;
   if (r.request.args.size() == 1) return r.session.reply("+PONG\r\n");
   answer(r, [&](RespWriter& w) { w.bulk(message); });
 }

@@ -135,8 +135,14 @@ class CollectingMerge : public ReplyMerge {
       failed.push_back(shard(i));
     }
     if (!first) return false;
-    protocol::RespWriter(out).error(
-        failed_on_shards_error(plan_.command, failed, failure_text(*first)));
+    std::string text = failure_text(*first);
+    // A shard busy with a script: Redis's BUSY first (clients match it), then where.
+    if (text.starts_with("BUSY ")) {
+      protocol::RespWriter(out).error(
+          busy_on_shards_error(text, plan_.command, failed, failed.size() < replies_.size()));
+      return true;
+    }
+    protocol::RespWriter(out).error(failed_on_shards_error(plan_.command, failed, text));
     return true;
   }
 

@@ -218,6 +218,14 @@ void plan_queued(const PlanContext& context, const protocol::Request& request, P
     plan.any_shard = true;  // asks the same of every shard: the transaction's shard will do
     return;
   }
+  // FLUSHDB, FLUSHALL, SCRIPT FLUSH...: OK from every shard. A transaction of keyless commands
+  // may hold them; it then runs on every shard (router/routes/transaction.h).
+  if (spec.routing == Routing::Broadcast && spec.merge == protocol::Merge::AllOk) {
+    plan.shards.resize(context.map.shard_count());
+    for (std::size_t s = 0; s < plan.shards.size(); ++s) plan.shards[s] = s;
+    plan.every_shard = true;
+    return;
+  }
   plan.fail(ClientError::NotInTransaction, upper_name(spec), "it does not run on a single shard");
 }
 

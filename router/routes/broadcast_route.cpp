@@ -3,6 +3,7 @@
 #include <strings.h>
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <optional>
 #include <vector>
 
@@ -13,9 +14,11 @@
 #include "router/merge/merge_plan.h"
 #include "router/merge/scan_cursor.h"
 #include "router/routes/info_sections.h"
+#include "router/routes/lent_replies.h"
 #include "router/routes/routing.h"
 #include "router/routes/script_cache.h"
 #include "router/runtime/request_context.h"
+#include "router/runtime/scripts_in_flight.h"
 #include "router/runtime/worker_services.h"
 
 namespace santral::router {
@@ -77,36 +80,16 @@ void route_scan(const Routed& routed) {
   session.backend(position->shard).send(bytes, &session, slot, 0);
 }
 
-// INFO [section ...]: the shards' sections merged, Santral's own section added. "santral" and
 // SCRIPT KILL and FUNCTION KILL: to every shard, each over a connection lent for the call, so
 // that it reaches a shard busy with a script at once, as another client reaches Redis (the
 // shared connections wait behind the script one of them carries). OK if any shard had one.
 // A shard heeds it once the script has run busy-reply-threshold, as on Redis.
-class KillReplies final : public ReplySink {
- public:
-  KillReplies(RequestContext& session, std::uint64_t slot, std::size_t shards)
-      : session_(&session), slot_(slot), left_(shards) {}
-  void lent(BackendConnectionPtr connection) { connections_.push_back(std::move(connection)); }
-  void deliver(std::uint64_t /*slot*/, std::uint32_t fragment, std::string_view reply) override {
-    session_->deliver(slot_, fragment, reply);
-    if (--left_ > 0) return;
-    for (auto& connection : connections_) session_->worker().pool().give_back(connection);
-    connections_.clear();
-  }
-
- private:
-  boost::intrusive_ptr<RequestContext> session_;
-  std::uint64_t slot_;
-  std::size_t left_;
-  std::vector<BackendConnectionPtr> connections_;
-};
-
 void route_kill(const Routed& routed) {
   auto& session = routed.session;
   const auto& shards = routed.plan.shards;
   auto slot = session.open_slot(static_cast<std::uint32_t>(shards.size()),
                                 make_merge(plan_for(routed, shards)));
-  boost::intrusive_ptr<KillReplies> replies(new KillReplies(session, slot, shards.size()));
+  boost::intrusive_ptr<LentReplies> replies(new LentReplies(session, slot, shards.size()));
   std::string bytes(request_bytes(routed));
   for (std::uint32_t f = 0; f < shards.size(); ++f) {
     auto connection = session.worker().pool().lend(shards[f], session.profile());
@@ -151,6 +134,33 @@ void route_info(const Routed& routed) {
 }
 
 }  // namespace
+
+// A script shorter than this does not make PING ask the shards: a PING costs nothing then.
+constexpr std::chrono::milliseconds kScriptMayBeBusy{50};
+
+bool route_ping_past_scripts(const Routed& routed) {
+  auto& session = routed.session;
+  auto& scripts = scripts_in_flight();
+  if (!scripts.any()) return false;
+  auto busy = scripts.running_since(ScriptsInFlight::Clock::now() - kScriptMayBeBusy);
+  const auto& map = session.worker().shard_map();
+  std::vector<std::size_t> shards;
+  for (std::size_t s = 0; s < map.shard_count(); ++s)
+    if (std::find(busy.begin(), busy.end(), map.shard(s).name) != busy.end()) shards.push_back(s);
+  if (shards.empty()) return false;
+  MergePlan plan = plan_for(routed, shards);
+  plan.kind = protocol::Merge::AllOk;
+  auto slot = session.open_slot(static_cast<std::uint32_t>(shards.size()),
+                                make_merge(std::move(plan)));
+  boost::intrusive_ptr<LentReplies> replies(new LentReplies(session, slot, shards.size()));
+  std::string bytes(request_bytes(routed));
+  for (std::uint32_t f = 0; f < shards.size(); ++f) {
+    auto connection = session.worker().pool().lend(shards[f], session.profile());
+    replies->lent(connection);
+    connection->send_within(bytes, replies, slot, f, session.worker().config().timeouts.script);
+  }
+  return true;
+}
 
 void route_broadcast(const Routed& routed) {
   switch (routed.spec.merge) {

@@ -29,6 +29,10 @@ void route_split(const Routed& routed);
 void route_broadcast(const Routed& routed);
 // Any: keyless with the same answer everywhere; sent to one shard that is up.
 void route_any(const Routed& routed);
+// PING while a script has been out a while (router/runtime/scripts_in_flight.h): asked of the
+// shards running one, each over a connection lent for it, so that a busy one answers BUSY as
+// one Redis would; their PONG otherwise. Returns false when no script has been out that long.
+bool route_ping_past_scripts(const Routed& routed);
 // Blocking commands, each on a connection of its own (router/routes/blocking_route.cpp).
 void route_blocking(const Routed& routed);
 // MULTI, EXEC, DISCARD, WATCH, UNWATCH (router/routes/transaction.cpp).

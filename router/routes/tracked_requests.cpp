@@ -25,12 +25,16 @@ void invalidate_now(RequestContext& session, const std::vector<std::string>& key
 }
 
 // Each fragment of a split request registers the keys it carries (PlannedKey::fragment).
-void expect_split(const Routed& routed, std::uint64_t slot, std::uint64_t epoch) {
+void expect_split(const Routed& routed, std::uint64_t slot, std::uint64_t epoch,
+                  TrackedReads::Awaited awaited = TrackedReads::Awaited::Read) {
   std::vector<std::vector<std::string>> keys(routed.plan.shards.size());
   for (const auto& key : routed.plan.keys)
     keys[key.fragment].emplace_back(routed.request.args[key.position]);
-  for (std::uint32_t f = 0; f < keys.size(); ++f)
-    routed.session.tracked_reads().expect(slot, f, epoch, std::move(keys[f]));
+  for (std::uint32_t f = 0; f < keys.size(); ++f) {
+    if (awaited == TrackedReads::Awaited::OwnWrite)
+      routed.session.worker().lanes().writing_broadcast(routed.session.state().id, keys[f]);
+    routed.session.tracked_reads().expect(slot, f, epoch, std::move(keys[f]), awaited);
+  }
 }
 
 // A gathered read (SINTER, ZUNION, ... across shards) sends each key its own fetches
@@ -60,13 +64,46 @@ void note_read(const Routed& routed, bool sent) {
       if (sent) expect_gathered(routed, session.last_slot(), lanes.epoch());
       return;
     case RouteKind::Queued:
-      if (!routed.plan.has_error()) session.tracked_reads().read_in_multi(key_names(routed));
+      if (routed.plan.has_error()) return;
+      if (routed.plan.shard)
+        return lanes.track_queued_read(*routed.plan.shard, session.state().database,
+                                       session.state().id, key_names(routed));
+      session.tracked_reads().read_in_multi(key_names(routed));
       return;
     case RouteKind::Answered:
     case RouteKind::Refused:
       return;
     default:  // a salted counter, a blocking read: nothing on a lane to hear its writes
       return invalidate_now(session, key_names(routed));
+  }
+}
+
+// NOLOOP: the client is not told of its own write. Its lanes' table forgets the keys; a BCAST
+// client's keys are its own until the write's reply and a fence behind it (own_writes.h), for
+// the writes that go to shards on its lanes (others: it is told, which costs a cache miss).
+void note_write(const Routed& routed, bool sent) {
+  auto& session = routed.session;
+  auto& lanes = session.worker().lanes();
+  const auto& settings = session.state().tracking;
+  if (settings.mode != TrackingSettings::Mode::Broadcast) {
+    for (const auto& key : routed.plan.keys)
+      lanes.writing(session.state().id, routed.request.args[key.position]);
+    return;
+  }
+  if (!sent) return;
+  switch (routed.plan.kind) {
+    case RouteKind::SingleShard: {
+      auto keys = key_names(routed);
+      lanes.writing_broadcast(session.state().id, keys);
+      session.tracked_reads().expect(session.last_slot(), 0, lanes.epoch(), std::move(keys),
+                                     TrackedReads::Awaited::OwnWrite);
+      return;
+    }
+    case RouteKind::Split:
+      return expect_split(routed, session.last_slot(), lanes.epoch(),
+                          TrackedReads::Awaited::OwnWrite);
+    default:
+      return;
   }
 }
 
@@ -79,12 +116,13 @@ void note_tracked_request(const Routed& routed, std::uint64_t slots_before) {
   const auto& spec = routed.spec;
   bool sent = session.opened_slots() != slots_before;
   if (!routed.plan.keys.empty()) {
-    if (spec.has(protocol::kReadonly)) {
-      if (settings.tracks_reads()) note_read(routed, sent);
-    } else if (settings.noloop) {
-      for (const auto& key : routed.plan.keys)
-        session.worker().lanes().writing(session.state().id, routed.request.args[key.position]);
-    }
+    // A script may both write its keys and read them: Redis tracks its declared keys when it
+    // called a read-only command, and the lane's tracking is Redis's own, so its keys are noted
+    // as read (no invalidation comes for keys the lane did not track).
+    bool script = protocol::runs_script(spec);
+    if (!spec.has(protocol::kReadonly) && settings.noloop) note_write(routed, sent);
+    if ((spec.has(protocol::kReadonly) || script) && settings.tracks_reads())
+      note_read(routed, sent);
   }
   if (spec.stateful == protocol::StatefulKind::Transaction) {
     if (spec.verb == protocol::StatefulVerb::Exec)

@@ -1,6 +1,10 @@
 #include "router/routes/transaction.h"
 
+#include <fmt/format.h>
+
 #include "protocol/errors.h"
+#include "router/merge/merge_plan.h"
+#include "router/routes/lent_replies.h"
 #include "router/runtime/request_context.h"
 #include "router/runtime/worker_services.h"
 
@@ -70,7 +74,7 @@ void Transaction::map_changed(RequestContext& session) {
 }
 
 void Transaction::reset() {
-  in_multi_ = failed_ = multi_sent_ = scripted_ = false;
+  in_multi_ = failed_ = multi_sent_ = scripted_ = everywhere_ = false;
   queued_ = 0;
   deferred_.clear();
 }
@@ -127,7 +131,15 @@ void Transaction::queue(const Routed& routed) {
   const auto& plan = routed.plan;
   if (plan.has_error()) return refuse(session, plan.error);
   scripted_ = scripted_ || protocol::runs_script(routed.spec);
-  if (plan.any_shard) {
+  if (plan.every_shard) {
+    if (connection_)
+      return refuse(session, error_message(ClientError::NotInTransaction, upper_name(routed.spec),
+                                           fmt::format("it runs on every shard, and this "
+                                                       "transaction already runs on shard '{}'",
+                                                       connection_->target().shard_name)));
+    everywhere_ = true;
+  }
+  if (plan.any_shard || plan.every_shard) {
     if (connection_) return send_queued(routed);
     // No key has chosen the shard yet (MULTI, PING, SET k ...): it waits for the first key,
     // answered QUEUED as the shard would, and goes first once the shard is chosen.
@@ -135,6 +147,10 @@ void Transaction::queue(const Routed& routed) {
     ++queued_;
     return session.reply("+QUEUED\r\n");
   }
+  if (everywhere_)
+    return refuse(session, error_message(ClientError::NotInTransaction, upper_name(routed.spec),
+                                         "this transaction holds a command that runs on every "
+                                         "shard (FLUSHDB, FLUSHALL...), so it cannot name keys"));
   std::size_t shard = *plan.shard;
   if (!pin(session, shard)) {
     const auto& map = session.worker().shard_map();
@@ -174,6 +190,8 @@ void Transaction::exec(const Routed& routed) {
   } else if (std::exchange(watch_lost_, false)) {
     if (multi_sent_ && connection_) connection_->send_silent(kDiscard);
     session.reply(session.state().protocol == 3 ? "_\r\n" : "*-1\r\n");
+  } else if (everywhere_) {
+    exec_everywhere(routed);
   } else if (!connection_ && deferred_.empty()) {
     session.reply("*0\r\n");  // nothing was queued
   } else {
@@ -192,6 +210,33 @@ void Transaction::exec(const Routed& routed) {
   }
   give_back(session);  // EXEC and DISCARD leave the connection clean (no MULTI, no WATCH)
   reset();
+}
+
+// MULTI, the queued commands and EXEC on every shard, each over a connection lent for it.
+void Transaction::exec_everywhere(const Routed& routed) {
+  auto& session = routed.session;
+  const auto& map = session.worker().shard_map();
+  std::size_t shards = map.shard_count();
+  MergePlan plan;
+  plan.kind = protocol::Merge::Same;
+  plan.command = "EXEC";
+  plan.protocol = session.state().protocol;
+  for (std::size_t s = 0; s < shards; ++s) plan.fragment_names.push_back(map.shard(s).name);
+  auto slot = session.open_slot(static_cast<std::uint32_t>(shards), make_merge(std::move(plan)));
+  boost::intrusive_ptr<LentReplies> replies(new LentReplies(session, slot, shards));
+  for (std::uint32_t f = 0; f < shards; ++f) {
+    auto connection = session.worker().pool().lend(f, session.profile());
+    replies->lent(connection);
+    connection->send_silent(kMulti);
+    for (const auto& bytes : deferred_) connection->send_silent(bytes);
+    if (scripted_) {
+      connection->send_within(request_bytes(routed), replies, slot, f,
+                              session.worker().config().timeouts.script);
+    } else {
+      connection->send(request_bytes(routed), replies, slot, f);
+    }
+  }
+  ended_in_flight_ = true;
 }
 
 void Transaction::discard(const Routed& routed) {

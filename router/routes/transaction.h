@@ -22,7 +22,10 @@ class RequestContext;
 //                    connection goes back to the pool, clean
 //
 // A command that cannot run on that one shard (a broadcast, a local command) is refused when
-// it is queued, as Redis Cluster refuses cross-slot ones, and EXEC answers EXECABORT.
+// it is queued, as Redis Cluster refuses cross-slot ones, and EXEC answers EXECABORT. A
+// transaction of keyless commands may hold FLUSHDB, FLUSHALL and the like (OK from every shard):
+// it then runs on every shard, each shard's part atomic, and EXEC answers what they all
+// answered (router/merge: Same); a key or WATCH in it is refused.
 class Transaction {
  public:
   bool in_multi() const { return in_multi_; }
@@ -56,6 +59,7 @@ class Transaction {
 
  private:
   void send_queued(const Routed& routed);
+  void exec_everywhere(const Routed& routed);
   // MULTI, then the keyless commands queued before the shard was chosen, down connection_.
   void send_deferred();
   bool pin(RequestContext& session, std::size_t shard);
@@ -68,6 +72,7 @@ class Transaction {
   bool watch_lost_ = false;  // map_changed() closed the connection holding a WATCH
   bool ended_in_flight_ = false;
   bool scripted_ = false;  // a script is queued: EXEC has timeouts.script_ms
+  bool everywhere_ = false;  // FLUSHDB or the like is queued: EXEC runs on every shard
   int queued_ = 0;
   std::vector<std::string> deferred_;  // keyless commands queued before a key chose the shard
   // The pinned shard, by name: a reload may renumber shards, and Sentinel may give it a new

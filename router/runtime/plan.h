@@ -94,6 +94,7 @@ struct Plan {
   bool near_cached = false;  // a GET whose key's namespace caches hot reads
   bool blocks = false;       // a blocking command that will block (XREAD needs BLOCK)
   bool any_shard = false;    // keyless with the same answer everywhere (queued ANY commands)
+  bool every_shard = false;  // queued FLUSHDB, FLUSHALL...: the transaction runs on every shard
   // Under a move: what must be pulled before the route may touch a stored key (keys and
   // salted counters' sub-keys), decided with the topology the plan was built with.
   std::vector<PullGroup> pulls;
@@ -129,7 +130,7 @@ struct Plan {
     connection = ConnectionKind::Primary;
     read_from.reset();
     write_concern.reset();
-    near_cached = blocks = any_shard = false;
+    near_cached = blocks = any_shard = every_shard = false;
   }
 };
 

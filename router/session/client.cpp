@@ -9,6 +9,7 @@
 #include "router/hotkeys/near_cache/near_cache.h"
 #include "router/routes/subscriptions.h"
 #include "router/routes/transaction.h"
+#include "router/runtime/scripts_in_flight.h"
 #include "router/runtime/tenant_limiter.h"
 #include "router/runtime/worker_services.h"
 #include "router/tracking/redirected_invalidations.h"
@@ -271,9 +272,12 @@ void Client::forward(std::size_t shard, std::string_view request_bytes) {
 void Client::send_current(BackendConnection& connection, std::string_view request_bytes,
                           ReplySinkPtr sink, std::uint64_t slot, std::uint32_t fragment) {
   // A script may run long, as on Redis: it has timeouts.script_ms (router/routes/scripts.h).
-  if (current_.command != nullptr && protocol::runs_script(*current_.command))
-    return connection.send_within(request_bytes, std::move(sink), slot, fragment,
+  if (current_.command != nullptr && protocol::runs_script(*current_.command)) {
+    ReplySinkPtr counted(new ScriptReply(std::move(sink), scripts_in_flight(),
+                                         connection.target().shard_name));
+    return connection.send_within(request_bytes, std::move(counted), slot, fragment,
                                   worker_.config().timeouts.script);
+  }
   connection.send(request_bytes, std::move(sink), slot, fragment, true,
                   write_concern_ ? &*write_concern_ : nullptr);
 }
@@ -318,9 +322,14 @@ void Client::deliver(std::uint64_t slot, std::uint32_t fragment, std::string_vie
   }
   // Registered as its reply is read off the lane: before any later push on that lane.
   if (tracked_reads_ && !tracked_reads_->empty())
-    tracked_reads_->arrived(slot, fragment, [this](const std::string& key, std::uint64_t epoch) {
-      worker_.lanes().read_arrived(state_.id, key, epoch);
-    });
+    tracked_reads_->arrived(
+        slot, fragment,
+        [this](const std::string& key, std::uint64_t epoch) {
+          worker_.lanes().read_arrived(state_.id, key, epoch);
+        },
+        [this](std::vector<std::string> keys) {
+          worker_.lanes().own_write_answered(state_.id, state_.database, std::move(keys));
+        });
   session_.fill(slot, fragment, reply);
   // Before this client can send its next request: it must not read what it just overwrote.
   forget_answered_writes();

@@ -10,12 +10,16 @@
 namespace santral::router {
 
 // One tracking client's reads whose replies are still to come, and the keys each reply
-// registers the client for (TrackingLanes::read_arrived) when it is read off its lane.
+// registers the client for (TrackingLanes::read_arrived) when it is read off its lane; and a
+// BCAST NOLOOP client's writes, whose replies start the fence that ends their keys being its
+// own (TrackingLanes::own_write_answered).
 class TrackedReads {
  public:
+  enum class Awaited { Read, OwnWrite };
+
   void expect(std::uint64_t slot, std::uint32_t fragment, std::uint64_t epoch,
-              std::vector<std::string> keys) {
-    reads_.push_back({slot, fragment, epoch, std::move(keys)});
+              std::vector<std::string> keys, Awaited awaited = Awaited::Read) {
+    reads_.push_back({slot, fragment, epoch, std::move(keys), awaited});
   }
   bool empty() const { return reads_.empty(); }
   void clear() {
@@ -29,13 +33,15 @@ class TrackedReads {
   }
   std::vector<std::string> take_multi() { return std::exchange(in_multi_, {}); }
 
-  // The reply to fragment `fragment` of slot `slot` arrived: `each(key, epoch)` for its keys.
-  template <typename Each>
-  void arrived(std::uint64_t slot, std::uint32_t fragment, Each&& each) {
+  // The reply to fragment `fragment` of slot `slot` arrived: `each(key, epoch)` for the keys
+  // of a read, `written(keys)` for those of an own write.
+  template <typename Each, typename Written>
+  void arrived(std::uint64_t slot, std::uint32_t fragment, Each&& each, Written&& written) {
     for (auto read = reads_.begin(); read != reads_.end(); ++read) {
       if (read->slot != slot || read->fragment != fragment) continue;
       Read done = std::move(*read);
       reads_.erase(read);
+      if (done.awaited == Awaited::OwnWrite) return written(std::move(done.keys));
       for (const auto& key : done.keys) each(key, done.epoch);
       return;
     }
@@ -47,6 +53,7 @@ class TrackedReads {
     std::uint32_t fragment;
     std::uint64_t epoch;
     std::vector<std::string> keys;
+    Awaited awaited;
   };
   boost::container::devector<Read> reads_;  // allocates nothing until the first read
   std::vector<std::string> in_multi_;

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string_view>
 
 #include "router/tracking/tracking_settings.h"
@@ -20,8 +21,10 @@ class TrackingClient {
 // The worker's client with that id, or nullptr when it is gone.
 using FindTrackingClient = std::function<TrackingClient*(std::uint64_t id)>;
 
-// RESP3 `invalidate` pushes as Redis sends them: one key, or null (flush everything).
+// RESP3 `invalidate` pushes as Redis sends them: one key, several (a BCAST prefix's keys
+// written in one event loop), or null (flush everything).
 std::string invalidation_push(std::string_view key);
+std::string invalidation_push(std::span<const std::string_view> keys);
 std::string_view null_invalidation_push();
 
 }  // namespace santral::router

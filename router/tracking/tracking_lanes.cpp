@@ -1,5 +1,8 @@
 #include "router/tracking/tracking_lanes.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include <fmt/format.h>
 
 #include "protocol/resp_writer.h"
@@ -10,6 +13,12 @@ using protocol::ReplyValue;
 
 std::string invalidation_push(std::string_view key) {
   return fmt::format(">2\r\n$10\r\ninvalidate\r\n*1\r\n${}\r\n{}\r\n", key.size(), key);
+}
+
+std::string invalidation_push(std::span<const std::string_view> keys) {
+  std::string out = fmt::format(">2\r\n$10\r\ninvalidate\r\n*{}\r\n", keys.size());
+  for (auto key : keys) fmt::format_to(std::back_inserter(out), "${}\r\n{}\r\n", key.size(), key);
+  return out;
 }
 
 std::string_view null_invalidation_push() {
@@ -31,6 +40,48 @@ class LaneSink final : public ReplySink {
  private:
   TrackingLanes& lanes_;
   TrackingLanes::LaneId id_;
+};
+
+// Hears the PINGs sent after a BCAST NOLOOP client's write on every broadcast connection, and
+// then lets go of the write's keys.
+class OwnWriteFence final : public ReplySink {
+ public:
+  OwnWriteFence(OwnWrites& own_writes, std::uint64_t client, std::vector<std::string> keys,
+                std::size_t pings)
+      : own_writes_(own_writes),
+        client_(client),
+        keys_(std::move(keys)),
+        pings_(pings),
+        generation_(own_writes.generation()) {}
+  void deliver(std::uint64_t /*slot*/, std::uint32_t /*fragment*/,
+               std::string_view /*reply*/) override {
+    if (pings_ > 0 && --pings_ == 0) own_writes_.heard(client_, keys_, generation_);
+  }
+
+ private:
+  OwnWrites& own_writes_;  // the lanes' own: they stop their connections before they go
+  std::uint64_t client_;
+  std::vector<std::string> keys_;
+  std::size_t pings_;
+  std::uint64_t generation_;
+};
+
+// Registers a client for the keys of a queued read once the lane has answered their EXISTS.
+class QueuedReadProbe final : public ReplySink {
+ public:
+  QueuedReadProbe(TrackingLanes& lanes, std::uint64_t client, std::vector<std::string> keys,
+                  std::uint64_t epoch)
+      : lanes_(lanes), client_(client), keys_(std::move(keys)), epoch_(epoch) {}
+  void deliver(std::uint64_t /*slot*/, std::uint32_t /*fragment*/,
+               std::string_view /*reply*/) override {
+    for (const auto& key : keys_) lanes_.read_arrived(client_, key, epoch_);
+  }
+
+ private:
+  TrackingLanes& lanes_;  // outlives its connections' sinks, as LaneSink
+  std::uint64_t client_;
+  std::vector<std::string> keys_;
+  std::uint64_t epoch_;
 };
 
 bool is_invalidation(const ReplyValue& push) {
@@ -56,6 +107,7 @@ void TrackingLanes::apply(placement::TopologyPtr topology) {
   lanes_.clear();
   ++epoch_;
   keys_.clear();
+  own_writes_.clear();
   keys_.set_max_keys(topology->config->limits.tracking_table_max_keys);
   topology_ = std::move(topology);
   auto broadcast = std::move(broadcast_clients_);
@@ -122,9 +174,33 @@ std::vector<BackendConnection*> TrackingLanes::broadcast_to(std::uint64_t client
 void TrackingLanes::forget_client(std::uint64_t client) {
   for (auto& [id, lane] : lanes_) lane.clients.erase(client);
   broadcast_clients_.erase(client);
+  own_writes_.forget(client);
+  flushed_.erase(client);
+}
+
+void TrackingLanes::track_queued_read(std::size_t shard, int database, std::uint64_t client,
+                                      std::vector<std::string> keys) {
+  std::vector<std::string_view> args{"EXISTS"};
+  for (const auto& key : keys) args.emplace_back(key);
+  std::string bytes;
+  protocol::RespWriter(bytes).command(args);
+  BackendConnection& connection = lane(shard, database, client);
+  connection.send(bytes, ReplySinkPtr(new QueuedReadProbe(*this, client, std::move(keys), epoch_)),
+                  0, 0);
+}
+
+void TrackingLanes::own_write_answered(std::uint64_t client, int database,
+                                       std::vector<std::string> keys) {
+  std::vector<BackendConnection*> connections;
+  for (auto& [id, lane] : lanes_)
+    if (id.broadcast && id.database == database) connections.push_back(lane.connection.get());
+  ReplySinkPtr fence(new OwnWriteFence(own_writes_, client, std::move(keys), connections.size()));
+  if (connections.empty()) return fence->deliver(0, 0, {});
+  for (auto* connection : connections) connection->send("*1\r\n$4\r\nPING\r\n", fence, 0, 0);
 }
 
 void TrackingLanes::read_arrived(std::uint64_t client, std::string_view key, std::uint64_t epoch) {
+  flushed_.erase(client);
   if (epoch != epoch_) {  // read on a lane that is gone: nobody will hear of the key's writes
     tell(client, invalidation_push(key), false);
     return;
@@ -146,10 +222,15 @@ void TrackingLanes::tell(std::uint64_t client, std::string_view push, bool broad
   found->invalidate(push);
 }
 
-// Over copies: a client told may close (past limits.max_output_bytes) and leave the lists.
+// Over copies: a client told may close (past limits.max_output_bytes) and leave the lists. A
+// client of the tracking lanes told already, with no read registered since, has nothing cached
+// to drop (a BCAST client reads off the lanes' books: it is told each time).
 void TrackingLanes::tell_everyone(const Lane& lane, bool broadcast) {
   std::vector<std::uint64_t> clients(lane.clients.begin(), lane.clients.end());
-  for (std::uint64_t client : clients) tell(client, null_invalidation_push(), broadcast);
+  for (std::uint64_t client : clients) {
+    if (!broadcast && !flushed_.insert(client).second) continue;
+    tell(client, null_invalidation_push(), broadcast);
+  }
 }
 
 void TrackingLanes::pushed(const LaneId& id, std::string_view frame) {
@@ -175,13 +256,13 @@ void TrackingLanes::invalidate_keys(std::span<const ReplyValue> keys) {
   }
 }
 
+// As Redis tells a BCAST client: one push per prefix of the client (in byte order) with the
+// keys of this push (one event loop's writes on the shard) that start with it.
 void TrackingLanes::broadcast_keys(std::span<const ReplyValue> keys) {
-  std::vector<std::string> pushes;  // one per key, whoever it goes to
-  pushes.reserve(keys.size());
-  for (const auto& key : keys) pushes.push_back(invalidation_push(key.text));
   std::vector<std::uint64_t> clients;
   clients.reserve(broadcast_clients_.size());
   for (auto [client, database] : broadcast_clients_) clients.push_back(client);
+  std::vector<std::string_view> matching;
   for (std::uint64_t client : clients) {
     TrackingClient* found = find_client_(client);
     if (found == nullptr || !found->tracking_settings().on ||
@@ -189,8 +270,20 @@ void TrackingLanes::broadcast_keys(std::span<const ReplyValue> keys) {
       broadcast_clients_.erase(client);  // gone, or no longer BCAST
       continue;
     }
-    for (std::size_t k = 0; k < keys.size(); ++k)
-      if (found->tracking_settings().matches_prefix(keys[k].text)) found->invalidate(pushes[k]);
+    bool noloop = found->tracking_settings().noloop && !own_writes_.empty();
+    std::vector<std::string> prefixes = found->tracking_settings().prefixes;
+    if (prefixes.empty()) prefixes.emplace_back();
+    std::sort(prefixes.begin(), prefixes.end());
+    for (const auto& prefix : prefixes) {
+      matching.clear();
+      for (const auto& key : keys)
+        if (std::string_view(key.text).starts_with(prefix) &&
+            !(noloop && own_writes_.own(client, key.text)))
+          matching.push_back(key.text);
+      // The client may close when told (past limits.max_output_bytes): find it again.
+      if (!matching.empty() && (found = find_client_(client)) != nullptr)
+        found->invalidate(invalidation_push(matching));
+    }
   }
 }
 
@@ -198,6 +291,7 @@ void TrackingLanes::lost(const LaneId& id) {
   auto found = lanes_.find(id);
   if (found == lanes_.end()) return;
   tell_everyone(found->second, id.broadcast);
+  if (id.broadcast) own_writes_.clear();
   // Those still tracking register again with their next reads on the reconnected lane.
   found->second.clients.clear();
   if (id.broadcast)

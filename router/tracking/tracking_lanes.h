@@ -19,6 +19,7 @@
 #include "protocol/reply_value.h"
 #include "router/backend/backend_connection.h"
 #include "router/metrics/stats.h"
+#include "router/tracking/own_writes.h"
 #include "router/tracking/tracked_keys.h"
 #include "router/tracking/tracking_client.h"
 
@@ -69,10 +70,23 @@ class TrackingLanes {
   void forget_client(std::uint64_t client);
   // Lanes change on reload; a read sent on an older one is told about at once instead.
   std::uint64_t epoch() const { return epoch_; }
+  // A read queued in MULTI runs on the transaction's connection, which tracks nothing: an
+  // EXISTS of its keys on the client's lane to `shard` first makes the lane track them (before
+  // EXEC reads them), and registers the client when it is answered.
+  void track_queued_read(std::size_t shard, int database, std::uint64_t client,
+                         std::vector<std::string> keys);
   // The reply to `client`'s tracked read of `key`, sent in lane epoch `epoch`, has arrived.
   void read_arrived(std::uint64_t client, std::string_view key, std::uint64_t epoch);
   // NOLOOP: `client` is about to write `key`; it is not told about its own write.
   void writing(std::uint64_t client, std::string_view key) { keys_.forget(key, client); }
+  // BCAST NOLOOP: `client` is sending a write of `keys`; until own_write_answered() and its
+  // PINGs, their broadcast invalidations are its own (router/tracking/own_writes.h).
+  void writing_broadcast(std::uint64_t client, std::span<const std::string> keys) {
+    own_writes_.writing(client, keys);
+  }
+  // That write's reply arrived: a PING on each of `database`'s broadcast connections, and
+  // when all have answered, the keys are no longer the client's own.
+  void own_write_answered(std::uint64_t client, int database, std::vector<std::string> keys);
   void set_max_keys(std::size_t max_keys) { keys_.set_max_keys(max_keys); }
   std::size_t tracked_keys() const { return keys_.size(); }
 
@@ -107,7 +121,11 @@ class TrackingLanes {
   std::map<LaneId, Lane> lanes_;
   std::vector<BackendConnectionPtr> retired_;
   std::unordered_map<std::uint64_t, int> broadcast_clients_;  // client -> its database
+  // Clients told to flush everything that have had no read registered since: a FLUSHALL
+  // reaches them over several lanes, and Redis tells them once.
+  std::unordered_set<std::uint64_t> flushed_;
   TrackedKeys keys_;
+  OwnWrites own_writes_;
   std::uint64_t epoch_ = 1;
 };
 

@@ -659,6 +659,38 @@ def check_bcast(cl):
     return f"{c.invalidated_keys} invalidations"
 
 
+def check_bcast_noloop(cl):
+    """BCAST NOLOOP: the client's own writes (one key, an MSET over shards) do not invalidate it;
+    another client's write of the same key right after does, through Santral and on the shard."""
+    placed = cl.place("loop:", 2)   # placed (written) before tracking starts
+    c = Client(cl.router_port, "bcast-noloop")
+    track(c, "BCAST", "NOLOOP", "PREFIX", "loop:")
+    w = Client(cl.router_port, "writer", protocol=2)
+    for port, (own, theirs) in placed:
+        where = cl.shard_name(port)
+        since = len(c.pushes)
+        expect(c.call("SET", own, "mine"), "OK", f"{c.name}: SET {own}")
+        expect(w.call("SET", theirs, "x"), "OK", f"SET {theirs}")
+        expect_push(c, theirs, since, f"{where}: BCAST NOLOOP, another client's SET")
+        forbid_push(c, [own], since, f"{where}: BCAST NOLOOP, the client's own SET")
+        since = len(c.pushes)
+        expect(w.call("SET", own, "theirs"), "OK", f"SET {own}")
+        expect_push(c, own, since, f"{where}: BCAST NOLOOP, another client's SET of a key the "
+                                   "client wrote just before")
+        since = len(c.pushes)
+        expect(cl.direct(port, "SET", own, "shard"), "OK", f"SET {own} on the shard")
+        expect_push(c, own, since, f"{where}: BCAST NOLOOP, a SET of {own} on the shard")
+    owns = [k for _, (own, _) in placed for k in (own,)]
+    since = len(c.pushes)
+    mset = [a for k in owns for a in (k, "mine")]
+    expect(c.call("MSET", *mset), "OK", f"{c.name}: MSET over {len(owns)} shards")
+    expect(w.call("SET", "loop:fence", "x"), "OK", "SET loop:fence")
+    expect_push(c, "loop:fence", since, "BCAST NOLOOP, another client's SET after an own MSET")
+    c.drain()
+    forbid_push(c, owns, since, "BCAST NOLOOP, the client's own MSET over shards")
+    return f"{c.invalidated_keys} invalidations"
+
+
 TRACKING_MODES = [
     [],
     ["OPTIN"],
@@ -832,6 +864,54 @@ def check_flushall(cl):
         c.drain()
         results.append(f"{how}: {sum(p is None for p in c.pushes[since:])} null")
     return ", ".join(results)
+
+
+def check_flush_in_multi(cl):
+    """MULTI FLUSHDB EXEC from a tracking client with keys cached from every shard: EXEC answers
+    [OK], then one null invalidation comes, as from one Redis (through Santral every shard ran
+    FLUSHDB and each lane said so)."""
+    fences = [k for _, (k,) in cl.place("mflush-fence:")]
+    groups = cl.place("mflush:")
+    c = Client(cl.router_port, "multi-flush")
+    track(c)
+    for _, (k,) in groups:
+        cached_get(c, k)
+    since = len(c.pushes)
+    expect(c.call("MULTI"), "OK", "MULTI")
+    expect(c.call("FLUSHDB"), "QUEUED", "FLUSHDB in MULTI")
+    expect(c.call("EXEC"), ["OK"], "EXEC of MULTI FLUSHDB")
+    if not c.wait_for(lambda: None in c.pushes[since:]):
+        raise CheckFailed(f"MULTI FLUSHDB EXEC: no null invalidation within {PUSH_TIMEOUT:.0f} s")
+    drain_through_shards(cl, c, fences)
+    nulls = sum(p is None for p in c.pushes[since:])
+    if nulls != 1:
+        raise CheckFailed(f"MULTI FLUSHDB EXEC: {nulls} null invalidations, expected 1")
+    return "EXEC [OK], then 1 null invalidation"
+
+
+def check_reads_in_multi(cl):
+    """A read inside MULTI is tracked as outside it: after EXEC only the key the transaction
+    wrote is invalidated (as from one Redis), and a later write of the key it read is told."""
+    fences = [k for _, (k,) in cl.place("mread-fence:")]
+    a, b = "{mread}a", "{mread}b"
+    w = Client(cl.router_port, "writer", protocol=2)
+    expect(w.call("MSET", a, "1", b, "2"), "OK", "MSET")
+    c = Client(cl.router_port, "multi-reads")
+    track(c)
+    cached_get(c, a)
+    since = len(c.pushes)
+    expect(c.call("MULTI"), "OK", "MULTI")
+    expect(c.call("INCR", a), "QUEUED", "INCR in MULTI")
+    expect(c.call("GET", b), "QUEUED", "GET in MULTI")
+    expect(c.call("EXEC"), [2, "2"], "EXEC")
+    c.cache[b] = "2"
+    expect_push(c, a, since, "MULTI INCR a GET b EXEC: the write of a")
+    drain_through_shards(cl, c, fences)
+    forbid_push(c, [b], since, "MULTI INCR a GET b EXEC: b was only read")
+    since = len(c.pushes)
+    expect(w.call("SET", b, "3"), "OK", f"SET {b}")
+    expect_push(c, b, since, "a write of the key read inside MULTI")
+    return "a invalidated after EXEC, b only when written"
 
 
 def final_compare(cl, clients, what):
@@ -1461,9 +1541,12 @@ def main():
         ("optout", lambda: check_optout(cl), False),
         ("noloop", lambda: check_noloop(cl), False),
         ("bcast", lambda: check_bcast(cl), False),
+        ("bcast_noloop", lambda: check_bcast_noloop(cl), False),
         ("trackinginfo", lambda: check_trackinginfo(cl), False),
         ("tracking_off", lambda: check_tracking_off(cl), False),
         ("flushall", lambda: check_flushall(cl), False),
+        ("flush_in_multi", lambda: check_flush_in_multi(cl), False),
+        ("reads_in_multi", lambda: check_reads_in_multi(cl), False),
         ("cross_shard_read", lambda: check_cross_shard_read(cl), False),
         ("ordering", lambda: check_ordering(cl, random.Random(rng.randrange(1 << 30))), False),
         ("fuzz", lambda: check_fuzz(cl, random.Random(rng.randrange(1 << 30)),

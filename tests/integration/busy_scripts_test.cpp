@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <future>
+#include <thread>
 #include <string>
 
 #include "tests/support/cluster.h"
@@ -89,4 +90,29 @@ TEST_CASE("a script longer than timeouts.request_ms is answered; KILL reaches th
   REQUIRE(exec.elements.size() == 2);
   CHECK(exec.elements[0].str == "done");
   CHECK(exec.elements[1].str == "v");
+}
+
+TEST_CASE("while a script holds its shard busy, PING answers that shard's BUSY, as one Redis") {
+  Cluster cluster(2, "timeouts:\n  request_ms: 300\n  script_ms: 20000\n");
+  auto client = cluster.client();
+  REQUIRE(client.command({"CONFIG", "SET", "busy-reply-threshold", "50"}).is_ok());
+  CHECK(client.command({"PING"}).str == "PONG");  // no script out: Santral answers
+  auto busy = std::async(std::launch::async, [&] {
+    auto other = cluster.client(30000);
+    return other.command({"EVAL", "while true do end", "1", "{k}"});
+  });
+  auto pinger = cluster.client(30000);
+  Reply ping;
+  for (int i = 0; i < 200; ++i) {  // until the script has run past busy-reply-threshold
+    ping = pinger.command({"PING"});
+    if (ping.is_error()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  INFO(ping.str);
+  CHECK(ping.str.rfind("BUSY Redis is busy running a script", 0) == 0);
+  CHECK(pinger.command({"PING", "hello"}).str.rfind("BUSY", 0) == 0);
+  REQUIRE(pinger.command({"SCRIPT", "KILL"}).is_ok());
+  CHECK(busy.get().str.find("Script killed by user") != std::string::npos);
+  CHECK(pinger.command({"PING"}).str == "PONG");
+  CHECK(pinger.command({"PING", "hello"}).str == "hello");
 }

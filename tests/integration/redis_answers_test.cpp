@@ -57,3 +57,21 @@ TEST_CASE("a numkeys Redis refuses gets Redis's own error, and runs nothing") {
   CHECK(exec.elements[1].str == "ERR Number of keys can't be negative");
   CHECK(cluster.shard(1).has_key(key));
 }
+
+TEST_CASE("CLIENT LIST and CLIENT KILL with a client type or user Redis does not know: Redis's error") {
+  Cluster cluster(2);
+  auto client = cluster.client();
+  auto direct = cluster.shard(0).client();
+  const std::vector<std::vector<std::string>> requests = {
+      {"CLIENT", "KILL", "TYPE", "wrong_type"},
+      {"CLIENT", "LIST", "TYPE", "Wrong_Type"},
+      {"CLIENT", "KILL", "USER", "wrong_user"},
+  };
+  for (const auto& request : requests) {
+    auto expected = direct.command(request);
+    REQUIRE(expected.is_error());
+    CHECK(client.command(request).str == expected.str);
+  }
+  CHECK(client.command({"CLIENT", "KILL", "TYPE", "PUBSUB"}).integer == 0);
+  CHECK_FALSE(client.command({"CLIENT", "LIST", "TYPE", "normal"}).is_error());
+}

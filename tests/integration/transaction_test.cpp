@@ -62,6 +62,40 @@ TEST_CASE("broadcast and local commands are refused inside MULTI") {
   CHECK(client.command({"EXEC"}).str.rfind("EXECABORT", 0) == 0);
 }
 
+TEST_CASE("FLUSHDB and FLUSHALL inside MULTI run on every shard; a key beside them is refused") {
+  Cluster cluster(3);
+  auto client = cluster.client();
+  for (std::size_t s = 0; s < 3; ++s)
+    REQUIRE(client.command({"SET", cluster.key_on(s, "k"), "v"}).is_ok());
+  REQUIRE(client.command({"MULTI"}).is_ok());
+  CHECK(client.command({"PING"}).str == "QUEUED");
+  CHECK(client.command({"FLUSHDB"}).str == "QUEUED");
+  auto exec = client.command({"EXEC"});
+  REQUIRE(exec.elements.size() == 2);
+  CHECK(exec.elements[0].str == "PONG");
+  CHECK(exec.elements[1].str == "OK");
+  for (std::size_t s = 0; s < 3; ++s) {
+    CHECK(cluster.shard(s).client().command({"DBSIZE"}).integer == 0);
+    CHECK(cluster.shard(s).command_calls("flushdb") == 1);
+  }
+
+  // Keys choose one shard; FLUSHALL needs them all: whichever comes second is refused.
+  REQUIRE(client.command({"MULTI"}).is_ok());
+  CHECK(client.command({"FLUSHALL"}).str == "QUEUED");
+  auto set = client.command({"SET", "k", "v"});
+  REQUIRE(set.is_error());
+  CHECK(set.str.find("runs on every shard") != std::string::npos);
+  CHECK(client.command({"EXEC"}).str.rfind("EXECABORT", 0) == 0);
+  REQUIRE(client.command({"MULTI"}).is_ok());
+  CHECK(client.command({"SET", "k", "v"}).str == "QUEUED");
+  auto flush = client.command({"FLUSHALL"});
+  REQUIRE(flush.is_error());
+  CHECK(flush.str.find("runs on every shard") != std::string::npos);
+  CHECK(client.command({"EXEC"}).str.rfind("EXECABORT", 0) == 0);
+  for (std::size_t s = 0; s < 3; ++s) CHECK(cluster.shard(s).command_calls("flushall") == 0);
+  CHECK(client.command({"EXISTS", "k"}).integer == 0);
+}
+
 TEST_CASE("PING, ECHO and TIME are queued as Redis queues them; SAVE and SHUTDOWN are refused") {
   Cluster cluster(2);
   auto client = cluster.client();

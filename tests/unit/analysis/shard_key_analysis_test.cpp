@@ -146,6 +146,76 @@ TEST_CASE("analyze: a rising numeric key under range placement is monotonic; has
   CHECK(loaded.namespaces[0].ranges.empty());
 }
 
+// ships: "ship:{id}" in lexical ranges (no shard_key named: the first field), analyzed by the
+// glob of its keys; ids rise with time, so every new ship lands on the last range's shard.
+TEST_CASE("analyze: a glob over a range namespace under a rising key advises moving off ranges") {
+  auto config = cluster(4);
+  config::NamespaceConfig ns;
+  ns.name = "ships";
+  ns.match = "ship:{id}";
+  ns.shard_key = "id";
+  ns.strategy = config::Strategy::Range;
+  for (std::size_t i = 0; i < 4; ++i) {
+    config::KeyRange r;
+    if (i > 0) r.from = std::to_string(i);
+    if (i < 3) r.to = std::to_string(i + 1);
+    r.shard = i;
+    ns.ranges.push_back(r);
+    ns.hashed.shards.push_back(i);
+  }
+  config.namespaces.push_back(ns);
+  placement::ShardMap map(config);
+  AnalysisSamples samples;
+  for (int i = 0; i < 3000; ++i) {
+    std::string key = "ship:" + std::to_string(3'000'000 + i);  // all in the last range
+    samples.requests.push_back(request(key, true, i * 10));
+    samples.requests.push_back(request(key, false, i * 10 + 5));
+  }
+  auto report = analyze(config, map, {"ship:*", ""}, samples);
+  INFO(report_text(report));
+  CHECK(report.namespace_name == "ships");
+  CHECK(report.scan_pattern == "ship:*");
+  REQUIRE(report.keys.size() == 1);
+  CHECK(report.keys[0].monotonic);
+  const auto* current = row(report, "current (range)", "{id}");
+  REQUIRE(current != nullptr);
+  CHECK(current->excluded.find("rises with time") != std::string::npos);
+  REQUIRE(report.recommended);
+  const auto& chosen = report.whatifs[*report.recommended];
+  CHECK_FALSE(chosen.current);
+  CHECK(chosen.table.strategy != config::Strategy::Range);
+  CHECK(report.recommendation.find("Keep") == std::string::npos);
+  CHECK(report.config_lines.find("name: ships") != std::string::npos);
+}
+
+// The same rising keys in no namespace: the whole key is the shard key of every what-if row.
+TEST_CASE("analyze: the whole key is a shard key for hashed, slots and directory") {
+  auto config = cluster(4);
+  placement::ShardMap map(config);
+  AnalysisSamples samples;
+  for (int i = 0; i < 3000; ++i) {
+    std::string key = "ship:" + std::to_string(3'000'000 + i);
+    samples.requests.push_back(request(key, true, i * 10));
+    samples.requests.push_back(request(key, false, i * 10 + 5));
+  }
+  auto report = analyze(config, map, {"ship:*", ""}, samples);
+  INFO(report_text(report));
+  CHECK(report.namespace_name.empty());
+  REQUIRE(report.keys.size() == 1);
+  const std::string whole = report.keys[0].name;
+  CHECK(report.keys[0].monotonic);
+  for (auto strategy : {"hashed", "slots", "directory"}) {
+    const auto* by_key = row(report, strategy, whole);
+    REQUIRE(by_key != nullptr);
+    CHECK(by_key->excluded.empty());
+  }
+  const auto* range = row(report, "range", whole);
+  REQUIRE(range != nullptr);
+  CHECK(range->excluded.find("rises with time") != std::string::npos);
+  REQUIRE(report.recommended);
+  CHECK(report.whatifs[*report.recommended].table.strategy != config::Strategy::Range);
+}
+
 TEST_CASE("analyze: three values of a candidate over eight shards are flagged low cardinality") {
   auto config = events_by_range(8);
   placement::ShardMap map(config);
