@@ -20,7 +20,7 @@ struct ClusterSettings {
   // When this router cannot reach etcd at all, whether it serves on past 2/3 of its lease
   // (true), betting that etcd is down for everyone. By default it serves on only with proof
   // that etcd has no quorum (a majority of its members say they have no leader): then no lease
-  // can expire. README: "A fleet of routers on etcd" gives the risk of `true`.
+  // can expire. docs/fleet.md ("Serving on while etcd is down") gives the risk of `true`.
   bool serve_when_etcd_down = false;
   // How a router the fleet went on without is kept off the shards. Lease: by time alone (it
   // stops itself at 2/3 of its lease). Acl: also at the shards: every router reaches them as a

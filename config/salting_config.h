@@ -11,7 +11,7 @@ namespace santral::config {
 // What a write to a salted counter (INCR, INCRBY, ...) answers.
 enum class SaltReply : std::uint8_t {
   // The written sub-key's new value times the number of sub-keys: one round trip, no extra
-  // reads. See README "Hot keys" for its error.
+  // reads. See docs/hot-keys.md ("The reply to a write") for its error.
   Estimate,
   // The sum of every sub-key, read after the write: one GET per other sub-key.
   Exact,

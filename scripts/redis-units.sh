@@ -17,7 +17,7 @@
 # Each unit runs against fresh shards and a fresh Santral, so what one unit leaves behind
 # (CONFIG SET, scripts, functions) cannot fail the next. Tests tagged needs:repl, needs:debug,
 # needs:pfdebug, needs:config-maxmemory and needs:save are skipped: Santral refuses SYNC and
-# DEBUG by design and merges memory figures over shards (README: Compatibility). external:skip
+# DEBUG by design and merges memory figures over shards (docs/compatibility.md). external:skip
 # tests are skipped by runtest itself. With SANTRAL_BUILD_LOCK=<file>, each unit's run holds that
 # lock (flock), so that it shares a small machine with builds politely.
 set -euo pipefail

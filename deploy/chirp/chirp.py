@@ -244,7 +244,7 @@ def viral_step(routers, shards, args, check):
             elif now - spread_since[0] >= 3:
                 break
         elif now - started > 30:
-            # Each router salts on its own (see README, Hot keys); one that has not seen enough
+            # Each router salts on its own (see docs/hot-keys.md); one that has not seen enough
             # of the writes is salted by hand so that both read the whole count.
             for i, router in enumerate(routers):
                 if salted_at[i] is None:

@@ -117,7 +117,7 @@ def classify_error(text):
     for prefix in _NOT_RUN_PREFIXES:
         if text.startswith(prefix):
             return NOTRUN
-    # A shard marked down: "its requests fail at once" (README), without being sent. (A
+    # A shard marked down: "its requests fail at once" (docs/operating.md), without being sent. (A
     # request that was sent gets "did not answer" or "lost the connection ... may or may not
     # have run" instead.)
     # But the requests in flight when a failure marks the shard down get the same message, with

@@ -1018,8 +1018,8 @@ class Salted(Workload):
     def unsalt(self, admin, key, deadline_s):
         """UNSALT until it is done; True when the key is no longer salted. UNSALT is sent only
         once Santral sees every shard up again (a fault just lifted can leave a shard marked
-        down for a moment). A fold that fails (README: the error names the sub-keys left) is
-        finished as the error says: SALT the key again with the same count, UNSALT it."""
+        down for a moment). A fold that fails (docs/hot-keys.md: the error names the sub-keys
+        left) is finished as the error says: SALT the key again with the same count, UNSALT it."""
         env = self.env
         end = now() + deadline_s
         resalt = key in self.unfolded
@@ -1062,8 +1062,8 @@ class Salted(Workload):
         return False
 
     def finish_fold_step(self, admin, error):
-        """Does what a failed fold's error says about the sub-key it stopped at (README: if its
-        part was added but the sub-key not deleted, DEL it; if whether it was added is unknown,
+        """Does what a failed fold's error says about the sub-key it stopped at (docs/hot-keys.md:
+        if its part was added but the sub-key not deleted, DEL it; if whether it was added is unknown,
         the add's mark tells). True when the sub-key may be folded again."""
         delete = re.search(r"delete it \(DEL (\S+)\)", error)
         unknown = re.search(r"it was if the key '(\S+)' exists .*delete the sub-key \(DEL (\S+)\)",

@@ -147,7 +147,7 @@ TEST_CASE(
   CHECK(a.command({"COMMAND", "COUNT"}).integer ==
         pair.client(*pair.knowing).command({"COMMAND", "COUNT"}).integer);
   // Learned commands run by the built-in rules: keys on two shards are CROSSSLOT (the
-  // built-in SINTERCARD is merged at the router instead: see README).
+  // built-in SINTERCARD is merged at the router instead: see docs/compatibility.md).
   std::string x = "x", y;
   for (int i = 0; y.empty(); ++i) {
     auto explained =

@@ -5,7 +5,7 @@
 
 namespace santral::strategy_report {
 
-// Rows of text cells, printed as aligned columns or as a Markdown table (for README.md).
+// Rows of text cells, printed as aligned columns or as a Markdown table (for docs/moves.md).
 class Table {
  public:
   explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}

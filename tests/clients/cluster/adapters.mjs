@@ -149,7 +149,7 @@ async function glide(mode, seeds) {
   const make = (extra = {}) =>
     mode === 'cluster'
       // Santral never answers MOVED, which is what makes glide look at the topology again
-      // after a node went away: it checks every second instead (README: cluster endpoint).
+      // after a node went away: it checks every second instead (docs/compatibility.md).
       ? GlideClusterClient.createClient({ addresses, requestTimeout: 2000,
                                           periodicChecks: { duration_in_sec: 1 }, ...extra })
       : GlideClient.createClient({ addresses, requestTimeout: 2000, ...extra });

@@ -90,7 +90,7 @@ try {
     if (piped !== String(i) && mode === 'cluster') {
       // A client that spreads one slot's pipelined commands over two routers after one died
       // (valkey-glide 2 does) may read before its own write: each router keeps order, two do
-      // not (README: cluster endpoint). The write itself must be there.
+      // not (docs/compatibility.md: cluster endpoint). The write itself must be there.
       stale++;
       check((await retry('get', () => A.get(`${t}:a`))) === String(i), `pipeline: ${piped}`);
     } else {

@@ -61,7 +61,7 @@ def connect():
     if MODE == "cluster":
         # cluster_error_retry_attempts=1: by default redis-py also sends a command again to the
         # node of its new topology after the connection it went out on closed without a reply
-        # (README: cluster endpoint); the application decides what to send again (retry,
+        # (docs/compatibility.md); the application decides what to send again (retry,
         # push_once), and counts an INCR that failed as sent only.
         return RedisCluster(startup_nodes=[ClusterNode(h, int(p)) for h, p in SEEDS],
                             decode_responses=True, socket_timeout=2, socket_connect_timeout=2,
