@@ -8,9 +8,9 @@
 
 #include "protocol/arguments.h"
 #include "protocol/errors.h"
-#include "protocol/resp_writer.h"
 #include "protocol/reply_scanner.h"
 #include "protocol/reply_value.h"
+#include "protocol/resp_writer.h"
 #include "router/commands/across_fleet.h"
 #include "router/commands/across_workers.h"
 #include "router/merge/per_shard_merge.h"
@@ -84,7 +84,8 @@ void add_router_entries(const RouterPart& part, std::vector<WrittenEntry>& all) 
       std::size_t length = 0;
       if (scanner.scan(rest, length) != protocol::ScanStatus::Complete) break;
       if (entry.elements.size() >= 2)
-        all.push_back({entry.elements[1].integer, static_cast<std::uint64_t>(entry.elements[0].integer),
+        all.push_back({entry.elements[1].integer,
+                       static_cast<std::uint64_t>(entry.elements[0].integer),
                        std::string(rest.substr(0, length))});
       rest.remove_prefix(length);
     }
@@ -96,7 +97,9 @@ void add_router_entries(const RouterPart& part, std::vector<WrittenEntry>& all) 
                         .count();
   std::string text = "santral: router " + part.router + " did not answer";
   std::string_view arg = text;
-  named.args = slow_args(std::span<const std::string_view>(&arg, 1));
+  SlowArgs said;
+  slow_args(std::span<const std::string_view>(&arg, 1), said);
+  named.args.assign(said.begin(), said.end());
   named.measure = error;
   WrittenEntry one{named.unix_time, std::numeric_limits<std::uint64_t>::max(), {}};
   RespWriter writer(one.frame);
@@ -122,8 +125,8 @@ std::size_t sum(const std::vector<std::size_t>& sizes) {
 }
 
 // The routers that did not answer as a want (an integer or OK), named; "" when all did.
-std::string silent_routers(const std::vector<RouterPart>& routers,
-                           protocol::ReplyValue::Type want, std::size_t* added) {
+std::string silent_routers(const std::vector<RouterPart>& routers, protocol::ReplyValue::Type want,
+                           std::size_t* added) {
   std::string silent;
   for (const auto& part : routers) {
     protocol::ReplyValue value;
@@ -179,9 +182,10 @@ void answer_len(const Routed& r, bool local) {
     return out;
   };
   if (local || fleet_router_name(r.session.worker()).empty()) {
-    across_workers<std::size_t>(r, collect, [max_len, reply](const std::vector<std::size_t>& sizes) {
-      return reply(std::min(sum(sizes), max_len));
-    });
+    across_workers<std::size_t>(r, collect,
+                                [max_len, reply](const std::vector<std::size_t>& sizes) {
+                                  return reply(std::min(sum(sizes), max_len));
+                                });
     return;
   }
   across_fleet<std::size_t>(
@@ -221,9 +225,15 @@ void answer_reset(const Routed& r, bool local) {
 
 }  // namespace
 
-void slowlog_get(const Routed& r) { answer_get(r, 2, false); }
-void slowlog_len(const Routed& r) { answer_len(r, false); }
-void slowlog_reset(const Routed& r) { answer_reset(r, false); }
+void slowlog_get(const Routed& r) {
+  answer_get(r, 2, false);
+}
+void slowlog_len(const Routed& r) {
+  answer_len(r, false);
+}
+void slowlog_reset(const Routed& r) {
+  answer_reset(r, false);
+}
 
 // SANTRAL SLOWLOG LOCAL GET [count] | LEN | RESET: this router's slow log only.
 void santral_slowlog(const Routed& r) {

@@ -13,9 +13,9 @@ namespace {
 constexpr std::size_t kMaxArgs = 32;
 constexpr std::size_t kMaxArgBytes = 128;
 
-void append_arg(std::string& out, std::string_view arg) {
+void append_arg(SlowArgs& out, std::string_view arg) {
   out.push_back(static_cast<char>(static_cast<unsigned char>(arg.size())));
-  out.append(arg);
+  out.insert(out.end(), arg.begin(), arg.end());
 }
 
 // Calls `each` for every argument a SlowTrace::args holds.
@@ -35,8 +35,8 @@ std::int64_t micros(std::chrono::steady_clock::duration d) {
 
 }  // namespace
 
-std::string slow_args(std::span<const std::string_view> args) {
-  std::string out;
+void slow_args(std::span<const std::string_view> args, SlowArgs& out) {
+  out.clear();
   std::size_t kept = std::min(args.size(), kMaxArgs);
   if (args.size() > kMaxArgs) kept = kMaxArgs - 1;
   for (std::size_t i = 0; i < kept; ++i) {
@@ -50,7 +50,6 @@ std::string slow_args(std::span<const std::string_view> args) {
   }
   if (args.size() > kMaxArgs)
     append_arg(out, fmt::format("... ({} more arguments)", args.size() - kept));
-  return out;
 }
 
 std::string slow_measure(const SlowTrace& trace,

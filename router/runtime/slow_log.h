@@ -27,10 +27,13 @@ namespace santral::router {
 //
 //   read ──queued──► sent ──held (failover)──► on the shard's connection ──waited──► reply
 //   └──────────────────────────── end to end: SLOWLOG's duration ─────────────────────┘
+// A request's arguments, truncated as Redis does (slow_args below), each as one length byte
+// and its bytes: a short command (GET or SET of a key of up to ~30 bytes) stays within the
+// trace, so that a request costs no allocation while `slowlog:` is on.
+using SlowArgs = boost::container::small_vector<char, 48>;
+
 struct SlowTrace {
-  // The arguments, truncated as Redis does (slow_args below), each as one length byte and
-  // its bytes: a short command stays within std::string's own buffer.
-  std::string args;
+  SlowArgs args;
   std::chrono::steady_clock::duration queued{};
   bool queued_behind_pull = false;  // else behind earlier replies (WAIT, a pinned MULTI, ...)
   boost::container::small_vector<ShardTiming, 1> shards;
@@ -38,14 +41,14 @@ struct SlowTrace {
 
 // Redis's SLOWLOG truncation: at most 32 arguments (the 32nd says how many more there were),
 // each at most 128 bytes ("... (N more bytes)").
-std::string slow_args(std::span<const std::string_view> args);
+void slow_args(std::span<const std::string_view> args, SlowArgs& out);
 
 // One slow request, as SLOWLOG GET shows it.
 struct SlowEntry {
   std::uint64_t id = 0;          // unique in this process, increasing
   std::int64_t unix_time = 0;    // when its reply was ready
   std::int64_t duration_us = 0;  // end to end: read to reply ready
-  std::string args;              // SlowTrace::args
+  std::string args;              // SlowTrace::args, copied once the request is found slow
   std::string measure;           // Santral's measure: "santral: shard1 waited 503021us, ..."
   std::string client_addr;
   std::string client_name;

@@ -174,7 +174,7 @@ void Client::begin(const protocol::CommandSpec& command, std::span<const std::st
   // The request was read a moment ago: its parse time is its start (one clock read fewer).
   current_ = {&command, request_read_, &worker_.stats().called(command), std::nullopt, {}};
   if (worker_.config().slowlog.enabled()) {
-    current_.trace.args = slow_args(args);
+    slow_args(args, current_.trace.args);
     current_.trace.queued = state_.last_active - request_read_;
     current_.trace.queued_behind_pull =
         pull_ && pull_->done && pull_->request == requests_dispatched_;
@@ -273,8 +273,8 @@ void Client::send_current(BackendConnection& connection, std::string_view reques
                           ReplySinkPtr sink, std::uint64_t slot, std::uint32_t fragment) {
   // A script may run long, as on Redis: it has timeouts.script_ms (router/routes/scripts.h).
   if (current_.command != nullptr && protocol::runs_script(*current_.command)) {
-    ReplySinkPtr counted(new ScriptReply(std::move(sink), scripts_in_flight(),
-                                         connection.target().shard_name));
+    ReplySinkPtr counted(
+        new ScriptReply(std::move(sink), scripts_in_flight(), connection.target().shard_name));
     return connection.send_within(request_bytes, std::move(counted), slot, fragment,
                                   worker_.config().timeouts.script);
   }

@@ -45,7 +45,7 @@ void ClientSession::answered(const SlotRequest& request, bool error) {
                         std::chrono::system_clock::now().time_since_epoch())
                         .count();
   entry.duration_us = std::chrono::duration_cast<std::chrono::microseconds>(took).count();
-  entry.args = request.trace.args;
+  entry.args.assign(request.trace.args.begin(), request.trace.args.end());
   entry.measure = slow_measure(request.trace, [&map](std::size_t shard) {
     return shard < map.shard_count() ? map.shard(shard).name : "shard " + std::to_string(shard);
   });
