@@ -16,9 +16,8 @@
 namespace santral::config {
 namespace {
 
-constexpr std::string_view kCommonKeys[] = {"name",       "match",        "shard_key",
-                                            "strategy",   "read_from",    "write_concern",
-                                            "near_cache", "limits"};
+constexpr std::string_view kCommonKeys[] = {"name",      "match",         "shard_key",  "strategy",
+                                            "read_from", "write_concern", "near_cache", "limits"};
 
 // Which settings belong to which strategy; a setting of another strategy is an error that
 // says whose it is.

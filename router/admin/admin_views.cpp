@@ -167,9 +167,10 @@ std::string prometheus_text(const ClusterSnapshot& snapshot) {
   family(out, "santral_namespace_refused_total", "counter",
          "Requests refused by a namespace's limits (namespaces[].limits.requests_per_s).");
   for (const auto& ns : snapshot.namespace_limits)
-    fmt::format_to(std::back_inserter(out),
-                   "santral_namespace_refused_total{{namespace=\"{}\",limit=\"requests_per_s\"}} {}\n",
-                   label(ns.name), ns.counters.refused_requests);
+    fmt::format_to(
+        std::back_inserter(out),
+        "santral_namespace_refused_total{{namespace=\"{}\",limit=\"requests_per_s\"}} {}\n",
+        label(ns.name), ns.counters.refused_requests);
   family(out, "santral_client_bytes_total", "counter", "Bytes read from and written to clients.");
   fmt::format_to(std::back_inserter(out), "santral_client_bytes_total{{direction=\"in\"}} {}\n",
                  total.client_bytes_in);

@@ -36,8 +36,7 @@ void take_snapshot(ControlPlane& server, std::function<void(ClusterSnapshot)> do
   for (const auto* limiter : server.shared().limiters.shown())
     snapshot.user_limits.push_back({limiter->name(), limiter->limits(), limiter->counters()});
   for (const auto* limiter : server.shared().limiters.shown_namespaces())
-    snapshot.namespace_limits.push_back(
-        {limiter->name(), limiter->limits(), limiter->counters()});
+    snapshot.namespace_limits.push_back({limiter->name(), limiter->limits(), limiter->counters()});
   {
     std::lock_guard guard(server.shared().failover_lock);
     snapshot.failovers = server.shared().failovers;

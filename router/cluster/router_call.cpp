@@ -2,11 +2,11 @@
 
 #include <memory>
 
+#include <fmt/format.h>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
-#include <fmt/format.h>
 
 #include "protocol/reply_scanner.h"
 
@@ -35,8 +35,7 @@ struct RouterCall : std::enable_shared_from_this<RouterCall> {
     auto self = shared_from_this();
     timer.expires_after(timeout);
     timer.async_wait([self, timeout](boost::system::error_code ec) {
-      if (!ec)
-        self->finish({}, fmt::format("no answer within {:g} s", timeout.count() / 1000.0));
+      if (!ec) self->finish({}, fmt::format("no answer within {:g} s", timeout.count() / 1000.0));
     });
     resolver.async_resolve(
         router.host, std::to_string(router.port),

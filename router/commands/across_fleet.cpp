@@ -44,7 +44,8 @@ void ask_other_routers(WorkerServices& worker, const std::vector<std::string>& c
     requests.push_back(std::move(auth));
   }
   std::string bytes;
-  protocol::RespWriter(bytes).command(std::vector<std::string_view>(command.begin(), command.end()));
+  protocol::RespWriter(bytes).command(
+      std::vector<std::string_view>(command.begin(), command.end()));
   requests.push_back(std::move(bytes));
 
   auto timeout = config.timeouts.connect + config.timeouts.request;

@@ -48,11 +48,11 @@ void across_fleet(const Routed& routed, std::function<T(WorkerServices&)> collec
       [keep, slot, command = std::move(command),
        answer = std::move(answer)](std::vector<T> local) mutable {
         auto held = std::make_shared<std::vector<T>>(std::move(local));
-        ask_other_routers(keep->worker(), command,
-                          [keep, slot, held, answer = std::move(answer)](
-                              std::vector<RouterPart> routers) {
-                            keep->deliver(slot, 0, answer(std::move(*held), std::move(routers)));
-                          });
+        ask_other_routers(
+            keep->worker(), command,
+            [keep, slot, held, answer = std::move(answer)](std::vector<RouterPart> routers) {
+              keep->deliver(slot, 0, answer(std::move(*held), std::move(routers)));
+            });
       });
 }
 

@@ -6,8 +6,8 @@
 
 #include "protocol/arguments.h"
 #include "protocol/errors.h"
-#include "protocol/resp_writer.h"
 #include "protocol/reply_value.h"
+#include "protocol/resp_writer.h"
 #include "router/acl/user_directory.h"
 #include "router/commands/across_fleet.h"
 #include "router/commands/across_workers.h"
@@ -138,8 +138,7 @@ bool known_client_type(std::string_view type) {
 
 // CLIENT LIST's filters from args[from]: [TYPE normal|pubsub|master|replica] [ID id ...];
 // `local` (SANTRAL CLIENTS LOCAL LIST) also takes SKIPME yes|no. The error to answer, or "".
-std::string parse_list_filter(const Routed& r, std::size_t from, bool local,
-                              ClientFilter& filter) {
+std::string parse_list_filter(const Routed& r, std::size_t from, bool local, ClientFilter& filter) {
   const auto& args = r.request.args;
   for (std::size_t i = from; i < args.size(); ++i) {
     if (equals_nocase(args[i], "type") && i + 1 < args.size()) {
@@ -195,7 +194,8 @@ std::string parse_kill_filter(const Routed& r, std::size_t from, ClientFilter& f
       filter.user = value;
     } else if (equals_nocase(option, "type")) {
       lower(value);
-      if (!known_client_type(value)) return error_message(ClientError::UnknownClientType, args[i + 1]);
+      if (!known_client_type(value))
+        return error_message(ClientError::UnknownClientType, args[i + 1]);
       filter.type = value;
     } else if (equals_nocase(option, "skipme")) {
       if (equals_nocase(value, "yes")) {

@@ -55,14 +55,13 @@ inline std::string failed_on_shards_error(std::string_view command,
 // A shard busy with a script answered BUSY: its text first, as Redis sends it, then which
 // shards were busy and whether the others ran the command.
 inline std::string busy_on_shards_error(std::string_view busy, std::string_view command,
-                                        std::span<const std::string_view> shards,
-                                        bool others_ran) {
+                                        std::span<const std::string_view> shards, bool others_ran) {
   std::string names;
   for (std::size_t i = 0; i < shards.size(); ++i)
     fmt::format_to(std::back_inserter(names), "{}'{}'", i == 0 ? "" : ", ", shards[i]);
-  return error_message(others_ran ? ClientError::MergeBusyOnSomeShards
-                                  : ClientError::MergeBusyOnShards,
-                       one_line(busy), command, names);
+  return error_message(
+      others_ran ? ClientError::MergeBusyOnSomeShards : ClientError::MergeBusyOnShards,
+      one_line(busy), command, names);
 }
 
 // `answers` are "shard 'a': <short text>" entries, already shortened.

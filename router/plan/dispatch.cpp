@@ -142,8 +142,7 @@ void take_namespace_tokens(RequestContext& session, Plan& plan) {
     if (limiters[index]->take_request(session.state().last_active)) continue;
     auto limits = limiters[index]->limits();
     plan.kind = RouteKind::Answered;
-    plan.fail(ClientError::NamespaceRateLimited, ns->name(), limits.requests_per_s,
-              limits.burst);
+    plan.fail(ClientError::NamespaceRateLimited, ns->name(), limits.requests_per_s, limits.burst);
     return;
   }
 }

@@ -271,7 +271,9 @@ void Server::accept_failover(std::string shard, AuditActor who,
   asio::post(io_, [this, shard = std::move(shard), who = std::move(who), done = std::move(done)] {
     auto answer = sentinel_.accept(shard);
     if (shared_.audit != nullptr)
-      shared_.audit->record({"failover.accept", who, "SANTRAL FAILOVER ACCEPT " + shard,
+      shared_.audit->record({"failover.accept",
+                             who,
+                             "SANTRAL FAILOVER ACCEPT " + shard,
                              answer.error.empty(),
                              protocol::one_line(answer.error.empty() ? answer.said : answer.error),
                              {}});

@@ -150,8 +150,8 @@ bool route_ping_past_scripts(const Routed& routed) {
   if (shards.empty()) return false;
   MergePlan plan = plan_for(routed, shards);
   plan.kind = protocol::Merge::AllOk;
-  auto slot = session.open_slot(static_cast<std::uint32_t>(shards.size()),
-                                make_merge(std::move(plan)));
+  auto slot =
+      session.open_slot(static_cast<std::uint32_t>(shards.size()), make_merge(std::move(plan)));
   boost::intrusive_ptr<LentReplies> replies(new LentReplies(session, slot, shards.size()));
   std::string bytes(request_bytes(routed));
   for (std::uint32_t f = 0; f < shards.size(); ++f) {

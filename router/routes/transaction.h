@@ -71,7 +71,7 @@ class Transaction {
   bool multi_sent_ = false;  // the shard has seen MULTI
   bool watch_lost_ = false;  // map_changed() closed the connection holding a WATCH
   bool ended_in_flight_ = false;
-  bool scripted_ = false;  // a script is queued: EXEC has timeouts.script_ms
+  bool scripted_ = false;    // a script is queued: EXEC has timeouts.script_ms
   bool everywhere_ = false;  // FLUSHDB or the like is queued: EXEC runs on every shard
   int queued_ = 0;
   std::vector<std::string> deferred_;  // keyless commands queued before a key chose the shard

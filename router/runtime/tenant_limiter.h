@@ -15,9 +15,9 @@
 namespace santral::router {
 
 // One user's limits, or one namespace's (config/tenant_limits.h), as every worker of the router
-// shares them, and what they refused. All atomics: a request of a limited user costs a compare-and-swap on its
-// bucket; one of a user without limits costs two relaxed loads (and a client that never
-// logged in as a configured user, none).
+// shares them, and what they refused. All atomics: a request of a limited user costs a
+// compare-and-swap on its bucket; one of a user without limits costs two relaxed loads (and a
+// client that never logged in as a configured user, none).
 //
 // The bucket is GCRA's: `tat` is when the bucket would be full again; a request moves it one
 // interval (1 s / requests_per_s) later, and is refused when that lands further than `burst`

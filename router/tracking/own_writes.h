@@ -15,7 +15,8 @@ namespace santral::router {
 // arrived, is answered: Redis wrote the write's push before it read that PING.
 //
 //   client: SET k ──► lane ──► Redis            own: k
-//                     reply ◄──┤ push "k" ───► broadcast connections: k is the client's own, skipped
+//                     reply ◄──┤ push "k" ───► broadcast connections: k is the client's own,
+//                     skipped
 //   reply read: PING ─────────────────────────► broadcast connections
 //                                   +PONG ◄──── own: (none)
 //

@@ -5,8 +5,8 @@
 
 #include <chrono>
 #include <future>
-#include <thread>
 #include <string>
+#include <thread>
 
 #include "tests/support/cluster.h"
 

@@ -116,8 +116,7 @@ TEST_CASE("fleet: CLIENT LIST and CLIENT KILL through one router cover a client 
   REQUIRE(a_line.size() == 1);
   CHECK(a_line.front().at("router") == name_a);
   // CLIENT LIST ID <B's client> through A.
-  auto by_id = client_lines(
-      on_a.command({"CLIENT", "LIST", "ID", std::to_string(id_on_b)}).str);
+  auto by_id = client_lines(on_a.command({"CLIENT", "LIST", "ID", std::to_string(id_on_b)}).str);
   REQUIRE(by_id.size() == 1);
   CHECK(by_id.front().at("name") == "tenant-on-b");
 

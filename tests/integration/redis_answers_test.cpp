@@ -58,7 +58,8 @@ TEST_CASE("a numkeys Redis refuses gets Redis's own error, and runs nothing") {
   CHECK(cluster.shard(1).has_key(key));
 }
 
-TEST_CASE("CLIENT LIST and CLIENT KILL with a client type or user Redis does not know: Redis's error") {
+TEST_CASE(
+    "CLIENT LIST and CLIENT KILL with a client type or user Redis does not know: Redis's error") {
   Cluster cluster(2);
   auto client = cluster.client();
   auto direct = cluster.shard(0).client();

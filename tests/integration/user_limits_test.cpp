@@ -217,6 +217,7 @@ TEST_CASE("namespaces[].limits: requests on a limited namespace's keys are refus
   CHECK(line.find("requests_per_s=5,burst=5,") != std::string::npos);
   CHECK(info_line(client, "namespace_limits_web").empty());
   auto metrics = http_request(admin_port, "GET", "/metrics").body;
-  CHECK(metrics.find("santral_namespace_refused_total{namespace=\"batch\",limit=\"requests_per_s\"}") !=
+  CHECK(metrics.find(
+            "santral_namespace_refused_total{namespace=\"batch\",limit=\"requests_per_s\"}") !=
         std::string::npos);
 }

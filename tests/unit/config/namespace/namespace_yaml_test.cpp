@@ -331,11 +331,10 @@ TEST_CASE("unreachable namespaces are errors; reachable ones after partial range
 }
 
 TEST_CASE("a namespace's limits: requests_per_s and burst, the burst a second's worth by default") {
-  Config c = load_text(header() + N +
-                       entry("batch", "batch:{id}", "hashed", "    limits: {requests_per_s: 7}\n") +
-                       entry("web", "web:{id}", "hashed",
-                             "    limits: {requests_per_s: 100, burst: 400}\n") +
-                       entry("free", "free:{id}", "hashed"));
+  Config c = load_text(
+      header() + N + entry("batch", "batch:{id}", "hashed", "    limits: {requests_per_s: 7}\n") +
+      entry("web", "web:{id}", "hashed", "    limits: {requests_per_s: 100, burst: 400}\n") +
+      entry("free", "free:{id}", "hashed"));
   REQUIRE(c.namespaces.size() == 3);
   CHECK(c.namespaces[0].limits.requests_per_s == 7);
   CHECK(c.namespaces[0].limits.burst == 7);
