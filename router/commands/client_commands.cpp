@@ -281,7 +281,9 @@ std::string kill_reply(long long killed, bool old_form) {
 
 // What the other routers are asked: their own clients, never the connection that asks.
 std::vector<std::string> local_command(std::string_view verb, const ClientFilter& filter) {
-  std::vector<std::string> command{"SANTRAL", "CLIENTS", "LOCAL", std::string(verb)};
+  // SKIPME first: CLIENT LIST's ID takes every argument after it.
+  std::vector<std::string> command{"SANTRAL", "CLIENTS", "LOCAL", std::string(verb), "SKIPME",
+                                   "yes"};
   auto add = [&](std::string_view option, const std::string& value) {
     if (value.empty()) return;
     command.emplace_back(option);
@@ -298,7 +300,6 @@ std::vector<std::string> local_command(std::string_view verb, const ClientFilter
     command.emplace_back("ID");
     for (auto id : filter.ids) command.push_back(std::to_string(id));
   }
-  add("SKIPME", "yes");
   return command;
 }
 

@@ -78,7 +78,7 @@ void add_router_entries(const RouterPart& part, std::vector<WrittenEntry>& all) 
     error = "an unexpected reply";
   if (error.empty()) {
     // The entries as sent: each frame is found again by scanning the array's elements.
-    std::string_view rest = part.frame.substr(part.frame.find('\n') + 1);
+    std::string_view rest = std::string_view(part.frame).substr(part.frame.find('\n') + 1);
     for (const auto& entry : value.elements) {
       protocol::ReplyScanner scanner;
       std::size_t length = 0;

@@ -198,12 +198,16 @@ TEST_CASE("fleet: SLOWLOG through one router shows a request another router wait
   auto slowlog = on_a.command({"SLOWLOG", "GET", "-1"});
   REQUIRE(slowlog.type == Reply::Type::Array);
   std::vector<Reply> found;
+  std::string seen;  // every entry's arguments, for the failure message
   for (const auto& entry : slowlog.elements) {
     REQUIRE(entry.elements.size() == 6);
     const auto& args = entry.elements[3].elements;
+    for (const auto& arg : args) seen += arg.str + " ";
+    seen += "\n";
     if (args.size() == 3 && args[0].str == "GET" && args[1].str == "slow-on-b")
       found.push_back(entry);
   }
+  INFO(seen);
   REQUIRE(found.size() == 1);
   std::string measure = found.front().elements[3].elements.back().str;
   INFO(measure);

@@ -169,11 +169,11 @@ TEST_CASE("namespaces[].limits: requests on a limited namespace's keys are refus
   Cluster cluster(2,
                   "namespaces:\n"
                   "  - name: batch\n"
-                  "    match: 'batch:*'\n"
+                  "    match: 'batch:{id}'\n"
                   "    strategy: hashed\n"
                   "    limits: {requests_per_s: 5}\n"
                   "  - name: web\n"
-                  "    match: 'web:*'\n"
+                  "    match: 'web:{id}'\n"
                   "    strategy: hashed\n"
                   "admin: {listen: 127.0.0.1:" +
                       std::to_string(admin_port) + "}\n",
