@@ -282,8 +282,8 @@ std::string kill_reply(long long killed, bool old_form) {
 // What the other routers are asked: their own clients, never the connection that asks.
 std::vector<std::string> local_command(std::string_view verb, const ClientFilter& filter) {
   // SKIPME first: CLIENT LIST's ID takes every argument after it.
-  std::vector<std::string> command{"SANTRAL", "CLIENTS", "LOCAL", std::string(verb), "SKIPME",
-                                   "yes"};
+  std::vector<std::string> command{"SANTRAL",         "CLIENTS", "LOCAL",
+                                   std::string(verb), "SKIPME",  "yes"};
   auto add = [&](std::string_view option, const std::string& value) {
     if (value.empty()) return;
     command.emplace_back(option);

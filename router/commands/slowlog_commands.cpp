@@ -208,12 +208,13 @@ void answer_reset(const Routed& r, bool local) {
     return true;
   };
   if (local || fleet_router_name(r.session.worker()).empty()) {
-    across_workers<bool>(r, collect, [](std::vector<bool>) { return std::string("+OK\r\n"); });
+    across_workers<bool>(r, collect,
+                         [](const std::vector<bool>&) { return std::string("+OK\r\n"); });
     return;
   }
   across_fleet<bool>(
       r, collect, slowlog_local_command({"RESET"}),
-      [](std::vector<bool>, const std::vector<RouterPart>& routers) {
+      [](const std::vector<bool>&, const std::vector<RouterPart>& routers) {
         auto silent = silent_routers(routers, protocol::ReplyValue::Type::SimpleString, nullptr);
         if (silent.empty()) return std::string("+OK\r\n");
         std::string out;

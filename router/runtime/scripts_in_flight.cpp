@@ -1,5 +1,7 @@
 #include "router/runtime/scripts_in_flight.h"
 
+#include <utility>
+
 namespace santral::router {
 
 ScriptsInFlight& scripts_in_flight() {
