@@ -2,9 +2,10 @@
 # processes.sh's helpers). What a busy neighbour costs a user without limits, with and without
 # limits on the neighbour: two shards (redis-server) and two Santrals (workers: 2) over them,
 # alike but for `users: [{name: batch, limits: {requests_per_s: LIMIT_RATE}}]` on one. An
-# unlimited client (santral-loadgen, the default user, GET at LIMITS_RATE a second, open loop)
+# unlimited client (santral-loadgen as user app, GET at LIMITS_RATE a second, open loop)
 # is timed alone, then beside `batch` sending GETs as fast as redis-benchmark can (-c CLIENTS
-# -P 16, AUTH batch): its p50/p99/p99.9, and what the neighbour got served and refused.
+# -P 16, AUTH batch): its p50/p99/p99.9, and what the neighbour got served and refused. The
+# unlimited client logs in as user `app` (with `users:` every client logs in).
 # Environment: LIMITS_RATE (5000), LIMIT_RATE (1000), LIMITS_SECONDS (10).
 set -o errtrace
 trap 'echo "bench.sh limits: \"$BASH_COMMAND\" failed (line $LINENO)" >&2' ERR
@@ -20,6 +21,8 @@ limits_config() {  # <port> <the batch user's limits line, or "">
   echo "workers: 2"
   echo "log_level: warn"
   echo "users:"
+  echo "  - name: app"
+  echo "    password: app-pw"
   echo "  - name: batch"
   echo "    password: batch-pw"
   if [ -n "$2" ]; then echo "    $2"; fi
@@ -30,16 +33,21 @@ limits_config() {  # <port> <the batch user's limits line, or "">
 open_port="$(free_port)" limited_port="$(free_port)"
 limits_config "$open_port" "" >"$work_dir/santral-open.yaml"
 limits_config "$limited_port" "limits: {requests_per_s: $limit_rate}" >"$work_dir/santral-limited.yaml"
-start_santral "$santral" "$work_dir/santral-open.yaml" "$open_port"
-start_santral "$santral" "$work_dir/santral-limited.yaml" "$limited_port"
+app_cli() { redis-cli -p "$1" --user app --pass app-pw --no-auth-warning "${@:2}"; }
 for port in "$open_port" "$limited_port"; do
-  redis-benchmark -p "$port" -n 20000 -r 100000 -q -t set >/dev/null 2>&1
+  spawn "$santral" --config "$work_dir/santral-$([ "$port" = "$open_port" ] && echo open || echo limited).yaml" \
+    >"$work_dir/santral-$port.log" 2>&1
+  for _ in $(seq 1 200); do [ "$(app_cli "$port" ping 2>/dev/null)" = PONG ] && break; sleep 0.05; done
+  [ "$(app_cli "$port" ping 2>/dev/null)" = PONG ] || { echo "Santral on $port did not answer" >&2; exit 1; }
+done
+for port in "$open_port" "$limited_port"; do
+  redis-benchmark -p "$port" --user app -a app-pw -n 20000 -r 100000 -q -t set >/dev/null 2>&1
 done
 
 # "p50 p99 p99.9" (µs) of the unlimited client: <port>
 limits_probe() {
   "$loadgen" --port "$1" --command get --rate "$limits_rate" --duration "$limits_seconds" \
-    --warmup 1 --connections 20 --keys 100000 2>&1 |
+    --warmup 1 --connections 20 --keys 100000 --user app --password app-pw 2>&1 |
     awk '/^loadgen: / { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
                         print v["p50_us"], v["p99_us"], v["p999_us"] }'
 }
@@ -51,11 +59,11 @@ neighbour() {  # <port>
   echo $!
 }
 refused_by() {  # <port>: refused_requests of the batch user so far
-  redis-cli -p "$1" info santral | tr -d '\r' |
+  app_cli "$1" info santral | tr -d '\r' |
     sed -n 's/^user_limits_batch:.*refused_requests=\([0-9]*\),.*/\1/p' | grep . || echo 0
 }
 requests_by() {  # <port>: the GETs Santral counted
-  redis-cli -p "$1" info commandstats | tr -d '\r' |
+  app_cli "$1" info commandstats | tr -d '\r' |
     sed -n 's/^cmdstat_get:calls=\([0-9]*\),.*/\1/p' | grep . || echo 0
 }
 

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include <boost/asio/connect.hpp>
+#include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 
 #include "tools/loadgen/reply_scanner.h"
@@ -22,6 +23,22 @@ void Connection::connect(const asio::ip::tcp::resolver::results_type& endpoints,
                          boost::system::error_code& ec) {
   asio::connect(socket_, endpoints, ec);
   if (!ec) socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+}
+
+std::string Connection::login(const std::string& user, const std::string& password) {
+  std::string auth = fmt::format("*3\r\n$4\r\nAUTH\r\n${}\r\n{}\r\n${}\r\n{}\r\n", user.size(),
+                                 user, password.size(), password);
+  boost::system::error_code ec;
+  asio::write(socket_, asio::buffer(auth), ec);
+  if (ec) return "cannot send AUTH: " + ec.message();
+  std::string answer;
+  char c = 0;
+  while (!answer.ends_with("\r\n")) {
+    asio::read(socket_, asio::buffer(&c, 1), ec);
+    if (ec) return "no answer to AUTH: " + ec.message();
+    answer += c;
+  }
+  return answer == "+OK\r\n" ? "" : "AUTH refused: " + answer.substr(0, answer.size() - 2);
 }
 
 void Connection::start_reading() {

@@ -39,6 +39,8 @@ class Connection {
 
   void connect(const boost::asio::ip::tcp::resolver::results_type& endpoints,
                boost::system::error_code& ec);
+  // AUTH user password, before any request: "" when the server said OK, else why not.
+  std::string login(const std::string& user, const std::string& password);
   void start_reading();
   // Adds a request (its bytes already appended to pending()) with its intended send time and a
   // tag handed back with its reply.

@@ -43,6 +43,8 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000'000'000}));
   app.add_option("--seed", options.seed, "Seed of the key choice")->capture_default_str();
+  app.add_option("--user", options.user, "Log each connection in as this user first (AUTH)");
+  app.add_option("--password", options.password, "The --user's password");
   app.add_flag("--until-eof", options.until_eof,
                "Send until standard input ends (instead of for --duration); each line read "
                "before then names a phase that starts when it is read (see --log)");

@@ -96,6 +96,12 @@ class OpenLoopRun {
                                       options_.port, i, ec.message());
         return;
       }
+      if (options_.user.empty()) continue;
+      if (auto refused = connections_.back()->login(options_.user, options_.password);
+          !refused.empty()) {
+        result_.failure = fmt::format("connection {}: {}", i, refused);
+        return;
+      }
     }
   }
 

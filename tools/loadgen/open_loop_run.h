@@ -15,6 +15,8 @@ struct RunOptions {
   double duration = 10;  // seconds measured
   double warmup = 1;     // seconds sent before, not measured
   int connections = 50;
+  // When set, each connection logs in (AUTH user password) before the run; a refusal stops it.
+  std::string user, password;
   Command command = Command::Get;
   std::uint64_t keys = 100000;
   std::uint64_t seed = 1;
