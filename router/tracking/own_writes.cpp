@@ -3,8 +3,18 @@
 namespace santral::router {
 
 void OwnWrites::writing(std::uint64_t client, std::span<const std::string> keys) {
-  auto& counts = writes_[client];
-  for (const auto& key : keys) ++counts[key];
+  auto& writes = writes_[client];
+  for (const auto& key : keys) ++writes[key].open;
+}
+
+bool OwnWrites::take(std::uint64_t client, std::string_view key) {
+  auto found = writes_.find(client);
+  if (found == writes_.end()) return false;
+  auto write = found->second.find(std::string(key));
+  if (write == found->second.end() || write->second.open == 0) return false;
+  --write->second.open;
+  ++write->second.pushed;
+  return true;
 }
 
 void OwnWrites::heard(std::uint64_t client, std::span<const std::string> keys,
@@ -12,18 +22,26 @@ void OwnWrites::heard(std::uint64_t client, std::span<const std::string> keys,
   if (generation != generation_) return;
   auto found = writes_.find(client);
   if (found == writes_.end()) return;
-  auto& counts = found->second;
+  auto& writes = found->second;
   for (const auto& key : keys) {
-    auto count = counts.find(key);
-    if (count != counts.end() && --count->second == 0) counts.erase(count);
+    auto write = writes.find(key);
+    if (write == writes.end()) continue;
+    auto& counts = write->second;
+    if (counts.pushed > 0) {
+      --counts.pushed;
+    } else if (counts.open > 0) {
+      --counts.open;
+    }
+    if (counts.open == 0 && counts.pushed == 0) writes.erase(write);
   }
-  if (counts.empty()) writes_.erase(found);
+  if (writes.empty()) writes_.erase(found);
 }
 
 bool OwnWrites::own(std::uint64_t client, std::string_view key) const {
   auto found = writes_.find(client);
   if (found == writes_.end()) return false;
-  return found->second.contains(std::string(key));
+  auto write = found->second.find(std::string(key));
+  return write != found->second.end() && write->second.open > 0;
 }
 
 }  // namespace santral::router

@@ -263,6 +263,7 @@ void TrackingLanes::broadcast_keys(std::span<const ReplyValue> keys) {
   clients.reserve(broadcast_clients_.size());
   for (auto [client, database] : broadcast_clients_) clients.push_back(client);
   std::vector<std::string_view> matching;
+  std::vector<char> skipped;
   for (std::uint64_t client : clients) {
     TrackingClient* found = find_client_(client);
     if (found == nullptr || !found->tracking_settings().on ||
@@ -270,16 +271,20 @@ void TrackingLanes::broadcast_keys(std::span<const ReplyValue> keys) {
       broadcast_clients_.erase(client);  // gone, or no longer BCAST
       continue;
     }
+    // NOLOOP: the push of the client's own write of a key is skipped, once per write.
     bool noloop = found->tracking_settings().noloop && !own_writes_.empty();
+    skipped.assign(keys.size(), 0);
+    if (noloop)
+      for (std::size_t i = 0; i < keys.size(); ++i)
+        skipped[i] = own_writes_.take(client, keys[i].text) ? 1 : 0;
     std::vector<std::string> prefixes = found->tracking_settings().prefixes;
     if (prefixes.empty()) prefixes.emplace_back();
     std::sort(prefixes.begin(), prefixes.end());
     for (const auto& prefix : prefixes) {
       matching.clear();
-      for (const auto& key : keys)
-        if (std::string_view(key.text).starts_with(prefix) &&
-            !(noloop && own_writes_.own(client, key.text)))
-          matching.push_back(key.text);
+      for (std::size_t i = 0; i < keys.size(); ++i)
+        if (skipped[i] == 0 && std::string_view(keys[i].text).starts_with(prefix))
+          matching.push_back(keys[i].text);
       // The client may close when told (past limits.max_output_bytes): find it again.
       if (!matching.empty() && (found = find_client_(client)) != nullptr)
         found->invalidate(invalidation_push(matching));
