@@ -1,5 +1,7 @@
 #include "router/session/reply_queue.h"
 
+#include <utility>
+
 namespace santral::router {
 
 std::uint64_t ReplyQueue::open(std::uint32_t fragments, std::unique_ptr<ReplyMerge> merge,
@@ -7,7 +9,7 @@ std::uint64_t ReplyQueue::open(std::uint32_t fragments, std::unique_ptr<ReplyMer
   auto& slot = slots_.emplace_back();
   slot.fragments_left = fragments;
   slot.merge = std::move(merge);
-  slot.request = request;
+  slot.request = std::move(request);
   return head_ + slots_.size() - 1;
 }
 
