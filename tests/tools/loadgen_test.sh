@@ -63,7 +63,14 @@ echo "--- --until-eof: phases named on standard input, every answered request in
 [ "$(grep -c '^phase ' "$work_dir/phases.log")" = 2 ] || fail "phases: $(grep '^phase ' "$work_dir/phases.log")"
 logged="$(grep -vc '^phase ' "$work_dir/phases.log")"
 [ "$logged" = "$(field phases received)" ] || fail "phases: $logged requests logged, $(field phases received) received"
-awk -v n="$logged" 'BEGIN { exit !(n >= 1800 && n <= 2400) }' || fail "phases: $logged requests in about 1 s at 2000 req/s"
+# How long the input lasted is up to the machine's load (CI's loaded run saw 0.9 s), so the count is
+# checked against the generator's own clock: it kept its rate, and each phase has requests of its own.
+awk -v r="$(field phases achieved)" 'BEGIN { exit !(r >= 1900 && r <= 2100) }' ||
+  fail "phases: $(field phases achieved) req/s achieved at 2000 req/s"
+awk '$1 == "phase" { start[++p] = $3; next }
+     { if ($1 >= start[2]) second++; else first++ }
+     END { exit !(p == 2 && first > 0 && second > 0) }' "$work_dir/phases.log" ||
+  fail "phases: a phase without requests: $(grep '^phase ' "$work_dir/phases.log")"
 awk '$1 != "phase" && ($2 >= 1000 || $3 < 0) { bad = 1 } END { exit bad }' "$work_dir/phases.log" ||
   fail "phases: a logged key out of range or a negative latency"
 
