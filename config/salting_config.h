@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -50,6 +51,10 @@ struct HotKeySettings {
   std::uint32_t capacity = 64;      // keys each worker's sketch tracks
   std::uint32_t window_s = 10;      // rates are over the last one to two windows
   AutoSaltSettings auto_salt;
+  // Where a router alone keeps the counters salted at run time whose sub-keys may still hold
+  // counts, so that a restart (or a crash) reads them whole; empty: `<config>.salting.json`
+  // beside the config file; relative: to the config file's folder.
+  std::filesystem::path state_file;
 };
 
 const char* salt_reply_name(SaltReply reply);

@@ -84,8 +84,8 @@ SaltRule read_rule(const YAML::Node& item, const YamlFields& fields, const std::
 }  // namespace
 
 void read_hotkeys(const YAML::Node& node, const YamlFields& fields, HotKeySettings& out) {
-  static constexpr std::string_view kKeys[] = {"enabled", "sample_every", "capacity", "window_s",
-                                               "auto_salt"};
+  static constexpr std::string_view kKeys[] = {"enabled",  "sample_every", "capacity",
+                                               "window_s", "auto_salt",    "state_file"};
   fields.only_keys(node, "hotkeys", kKeys);
   if (node["enabled"]) out.enabled = fields.boolean(node["enabled"], "hotkeys.enabled");
   if (node["sample_every"])
@@ -95,6 +95,7 @@ void read_hotkeys(const YAML::Node& node, const YamlFields& fields, HotKeySettin
     out.capacity = read_count(node["capacity"], fields, "hotkeys.capacity", 1, 100'000);
   if (node["window_s"])
     out.window_s = read_count(node["window_s"], fields, "hotkeys.window_s", 1, 3600);
+  if (node["state_file"]) out.state_file = fields.string(node["state_file"], "hotkeys.state_file");
   if (node["auto_salt"]) {
     read_auto_salt(node["auto_salt"], fields, out.auto_salt);
     if (out.auto_salt.enabled && !out.enabled)

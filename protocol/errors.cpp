@@ -197,6 +197,9 @@ constexpr Entry kMessages[] = {
     {ClientError::AlreadySalted,
      "ERR santral: '{}' is already salted over {} sub-keys; SANTRAL UNSALT it first to change "
      "that"},
+    {ClientError::SaltStateFile,
+     "ERR santral: '{}' was not salted: cannot keep it in {}; the key stays as it was (make "
+     "the file writable, or set hotkeys.state_file to a writable place)"},
     {ClientError::UnsaltFold,
      "ERR santral: '{}' is no longer salted, but folding its sub-key '{}' back failed ({}); "
      "{}"},

@@ -128,6 +128,7 @@ enum class ClientError : std::uint8_t {
   SaltSyntax,
   NotSalted,
   AlreadySalted,
+  SaltStateFile,
   UnsaltFold,
   HotKeysSyntax,
   // Santral's own commands.

@@ -38,7 +38,7 @@ FleetSync::FleetSync(asio::io_context& io, RouterHost& host, SharedState& shared
   ledger_->on_change([this](const std::optional<LedgerMove>& move) { offer_move(move); });
   if (start.salting) {
     // The fleet's run-time salting outlives any one router: it is taken before serving.
-    auto decoded = decode_salt_overrides(start.salting->key, start.salting->value);
+    auto decoded = decode_salt_overrides("etcd key " + start.salting->key, start.salting->value);
     if (decoded.overrides)
       shared_.salt_overrides = decoded.overrides;
     else

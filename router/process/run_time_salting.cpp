@@ -23,29 +23,30 @@ void RunTimeSalting::stop() {
   timer_.cancel();
 }
 
-// Salting made at run time (SANTRAL SALT, automatic) lasts until exit: it is folded back once
-// the clients are gone, or the next start would read those counters without their sub-keys.
-// Bounded by the same drain_ms.
-void RunTimeSalting::fold(std::function<void()> done) {
-  Worker* home = workers_.front().get();
-  asio::post(home->io(), [this, home, done = std::move(done)] {
-    auto keys = run_time_salted_keys(*home, false);
-    auto left = std::make_shared<std::size_t>(keys.size() + 1);
-    auto one_done = [this, left, done] {
-      if (--*left == 0) asio::post(io_, done);
-    };
-    for (const auto& key : keys) {
-      auto folded = [one_done, key](const std::string& reply) {
-        if (!reply.starts_with("+OK"))
-          spdlog::error("folding '{}' before exiting failed: {}", key, reply);
-        one_done();
-      };
-      if (!unsalt_key(*home, key, false, "before exiting (salting made at run time ends with it)",
-                      UnsaltFoldTarget{home->pool().default_profile(), 0, folded}))
-        one_done();
+// Salting made at run time (SANTRAL SALT, automatic) lasts until UNSALT, across restarts: a
+// fleet keeps it in etcd, a router alone in hotkeys.state_file. Nothing is folded at exit (an
+// exit cut short in the middle of a fold would add a part twice at the next one).
+std::string RunTimeSalting::restore(const std::filesystem::path& config_path) {
+  file_ = std::make_unique<SaltingStateFile>(config_path, topology_->config->hotkeys.state_file);
+  try {
+    const auto& left = file_->load();
+    if (!left.by_key.empty()) {
+      std::string keys;
+      for (const auto& [key, salting] : left.by_key)
+        keys += fmt::format("{}'{}' over {}", keys.empty() ? "" : ", ", key, salting->salts);
+      spdlog::info(
+          "{}: {} salted at run time by an earlier run and not folded back since: salted "
+          "again, read whole; SANTRAL UNSALT folds {}",
+          file_->path().string(), keys, left.by_key.size() == 1 ? "it" : "them");
     }
-    one_done();
-  });
+    std::lock_guard lock(shared_.salt_lock);
+    shared_.salt_overrides = std::make_shared<SaltOverrides>(left);
+    ++shared_.salt_version;
+  } catch (const SaltingStateFile::StartError& e) {
+    return e.what();
+  }
+  shared_.salting_file = file_.get();
+  return {};
 }
 
 // hotkeys.auto_salt: every check_ms, merges the workers' rates and salts or unsalts what
@@ -103,7 +104,7 @@ void RunTimeSalting::share(SaltChange change, std::function<void(std::string)> d
 // by the old one; only then does this router acknowledge it (an UNSALT elsewhere waits for
 // that before folding the sub-keys).
 void RunTimeSalting::take_fleet_salting(const EtcdKeyValue& salting) {
-  auto decoded = decode_salt_overrides(salting.key, salting.value);
+  auto decoded = decode_salt_overrides("etcd key " + salting.key, salting.value);
   if (!decoded.overrides) {
     spdlog::error("fleet '{}': refusing salting version {}: {}", fleet_->settings().name,
                   salting.mod_revision, decoded.error);

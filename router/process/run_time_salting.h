@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -14,14 +15,15 @@
 #include "router/cluster/fleet_agent.h"
 #include "router/hotkeys/salting/auto_salt.h"
 #include "router/hotkeys/salting/salt_overrides_json.h"
+#include "router/hotkeys/salting/salting_state_file.h"
 #include "router/process/worker.h"
 #include "router/runtime/shared_state.h"
 
 namespace santral::router {
 
 // Salting made at run time, on the server's thread: hotkeys.auto_salt's loop, the fleet's
-// salting in etcd (SANTRAL SALT/UNSALT in a fleet wait until every router took it), and the
-// fold of every run-time salted counter before a router alone exits.
+// salting in etcd (SANTRAL SALT/UNSALT in a fleet wait until every router took it), and, for a
+// router alone, hotkeys.state_file, which keeps it across restarts.
 class RunTimeSalting {
  public:
   // `topology`: the server's topology in force; `fleet`: null outside a fleet.
@@ -39,8 +41,9 @@ class RunTimeSalting {
   // AutoSalting decides, on the first worker (as SANTRAL SALT/UNSALT would).
   void start() { check_auto_salting(); }
   void stop();
-  // Folds every counter salted at run time back into its key (SANTRAL UNSALT), then `done`.
-  void fold(std::function<void()> done);
+  // A router alone, before the workers start: opens hotkeys.state_file and salts again what
+  // earlier runs salted and did not fold back. "" or why the router must not start.
+  std::string restore(const std::filesystem::path& config_path);
 
   // Fleet (ControlPlane::share_salting): makes `change` on the fleet's salting in etcd and
   // answers once every live router acknowledged it.
@@ -68,6 +71,7 @@ class RunTimeSalting {
     std::chrono::steady_clock::time_point deadline;
   };
   std::vector<Waiter> waiters_;
+  std::unique_ptr<SaltingStateFile> file_;  // a router alone; shared_.salting_file points to it
 };
 
 }  // namespace santral::router

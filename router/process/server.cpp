@@ -86,6 +86,7 @@ Server::Server(ConfigSource source, config::Config config, FleetStart fleet)
     local_ = std::make_unique<LocalLedger>(source_.path, topology_->config->resharding.state_file);
     driver_ = std::make_unique<MoveDriver>(io_, host, *local_, "santral");
     local_->on_change([this](const std::optional<LedgerMove>& move) { driver_->take(move); });
+    start_error_ = salting_.restore(source_.path);
   }
   reloads_ = std::make_unique<ConfigReloads>(
       source_, static_cast<RouterHost&>(*this), *driver_, local_.get(), fleet_.get(), shared_.audit,
@@ -93,18 +94,13 @@ Server::Server(ConfigSource source, config::Config config, FleetStart fleet)
   Shutdown::Steps steps;
   steps.reload = [this] { reloads_->reload("SIGHUP", {"signal", "", ""}, nullptr); };
   steps.stop_taking_work = [this] { stop_taking_work(); };
-  // In a fleet the run-time salting is the fleet's, and outlives this router.
-  steps.last_work = [this](std::function<void()> done) {
-    if (fleet_) return done();
-    salting_.fold(std::move(done));
-  };
   shutdown_ = std::make_unique<Shutdown>(io_, workers_, topology_, std::move(steps));
   if (local_) {
     auto start = restore_local_moves(*local_, *this, topology_, source_.path);
     topology_ = start.topology;
     kept_move_ = std::move(start.kept_move);
     planned_at_start_ = std::move(start.planned);
-    start_error_ = std::move(start.error);
+    if (start_error_.empty()) start_error_ = std::move(start.error);
     if (start.file_in_force) local_->set_in_force_text(reloads_->last_read_text());
   }
   sentinel_.set_driver(*driver_);

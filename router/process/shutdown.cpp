@@ -66,7 +66,7 @@ void Shutdown::drain() {
     asio::post(w->io(), [this, w] {
       w->drain([this] {
         asio::post(io_, [this] {
-          if (++drained_workers_ == workers_.size()) steps_.last_work([this] { finish(); });
+          if (++drained_workers_ == workers_.size()) finish();
         });
       });
     });

@@ -22,16 +22,13 @@ namespace santral::router {
 // stops (at the latest after drain_ms); a second signal exits at once.
 //
 //   signal ──► draining() ─ready_delay_ms─► stop_taking_work() ──► each worker drains ──►
-//              (/readyz: 503)                         last_work(done) ──► io.stop()
-//                                   └──── drain_ms passed ────────────────────┘
+//              (/readyz: 503)                                            io.stop()
+//                                   └──── drain_ms passed ──────────────────┘
 class Shutdown {
  public:
   struct Steps {
     std::function<void()> reload;            // SIGHUP
     std::function<void()> stop_taking_work;  // listeners, admin API, timers
-    // Once every worker drained: what must be done before exiting (alone: folding the
-    // run-time salting into the file); calls its argument when done.
-    std::function<void(std::function<void()>)> last_work;
   };
 
   Shutdown(boost::asio::io_context& io, const std::vector<std::unique_ptr<Worker>>& workers,

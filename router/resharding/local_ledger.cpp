@@ -1,8 +1,5 @@
 #include "router/resharding/local_ledger.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -13,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "protocol/errors.h"
+#include "router/resharding/durable_write.h"
 
 namespace santral::router {
 
@@ -30,16 +28,6 @@ std::optional<Phase> phase_named(std::string_view name) {
   for (auto phase : {Phase::Planned, Phase::Moving, Phase::Aborting})
     if (phase_name(phase) == name) return phase;
   return std::nullopt;
-}
-
-// fsync of a file or a folder by its path: "" or the reason.
-std::string sync_path(const std::filesystem::path& path, bool folder) {
-  int fd = ::open(path.c_str(), folder ? O_RDONLY | O_DIRECTORY : O_WRONLY);
-  if (fd < 0) return std::strerror(errno);
-  int result = ::fsync(fd);
-  int error = errno;
-  ::close(fd);
-  return result == 0 ? std::string() : std::strerror(error);
 }
 
 json move_json(const LedgerMove& move) {
@@ -140,23 +128,8 @@ std::string LocalLedger::save(const std::string& in_force, const std::string& na
   json j = {{"format", kFormat}, {"in_force", in_force}, {"naming", naming},
             {"epochs", epochs},  {"moves", moves},       {"move", nullptr}};
   if (move) j["move"] = move_json(*move);
-  auto temporary = path_;
-  temporary += ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    if (!out) return failure(path_, fmt::format("cannot write {}", temporary.string()));
-    out << j.dump(2) << '\n';
-    out.flush();
-    if (!out) return failure(path_, fmt::format("cannot write {}", temporary.string()));
-  }
-  if (auto error = sync_path(temporary, false); !error.empty())
-    return failure(path_, "fsync: " + error);
-  std::error_code ec;
-  std::filesystem::rename(temporary, path_, ec);
-  if (ec) return failure(path_, ec.message());
-  auto folder = path_.parent_path().empty() ? std::filesystem::path(".") : path_.parent_path();
-  if (auto error = sync_path(folder, true); !error.empty())
-    return failure(path_, "fsync of its folder: " + error);
+  if (auto error = write_durably(path_, j.dump(2) + '\n'); !error.empty())
+    return failure(path_, error);
   return {};
 }
 

@@ -22,7 +22,8 @@
 namespace santral::router {
 
 class ControlPlane;
-struct SaltOverrides;  // router/hotkeys/salting/salt_table.h
+struct SaltOverrides;    // router/hotkeys/salting/salt_table.h
+class SaltingStateFile;  // router/hotkeys/salting/salting_state_file.h
 
 // A switch of a shard's primary that Sentinel made and Santral followed.
 struct Failover {
@@ -66,6 +67,9 @@ struct SharedState {
   std::mutex salt_lock;
   std::shared_ptr<const SaltOverrides> salt_overrides;
   std::uint64_t salt_version = 0;
+  // A router alone: hotkeys.state_file, written under salt_lock (nullptr in a fleet, whose
+  // salting is in etcd). Set before the workers start.
+  SaltingStateFile* salting_file = nullptr;
   AclLog acl_log;  // ACL LOG: every worker's denials
   // Each configured user's limits and what they refused (router/runtime/tenant_limiter.h):
   // configured by the server at start and at each reload.

@@ -109,7 +109,7 @@ class Env:
         self._gate = threading.Condition()
         self._unsalting = 0
         self._heavy_fault = False
-        self.salt_lock = threading.Lock()  # held while a counter is salted: no SIGKILL
+        self.salt_lock = threading.Lock()  # held while an UNSALT folds: no SIGKILL
         self.kill_pending = False  # a SIGKILL of Santral waits for salt_lock
         self.errors = ErrorLog()
         self._lock = threading.Lock()

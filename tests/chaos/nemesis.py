@@ -40,8 +40,8 @@ Faults (one at a time, a pause of 0.5-3 s between them; each is lifted after its
   santral-stop  SIGSTOP Santral 0.5-2 s
   shard-stop    SIGSTOP a shard 0.5-5 s (most outlast request_ms: Santral gives up on what it
                 sent, the shard runs it when it wakes); allowed while an UNSALT runs
-  santral-kill  SIGKILL Santral, restart at once on the same file (not while a counter is
-                salted: a crash leaves run-time salting's sub-keys behind, by design)
+  santral-kill  SIGKILL Santral, restart at once on the same file (not while an UNSALT folds:
+                a fold cut between a sub-key's add and its delete adds that part twice)
   santral-term  SIGTERM Santral (graceful), restart
   shard-kill    SIGKILL a shard, restart it on its append-only file
   link-delay    20-150 ms on one shard's link for 1-4 s
@@ -499,8 +499,8 @@ class Faults:
         env = self.env
         rng = self.rng
         if env.kill_pending or kind == "santral-kill":
-            # Not while a counter is salted: the kill waits (another fault meanwhile), and no
-            # counter is salted again until it has happened.
+            # Not while an UNSALT folds: the kill waits (another fault meanwhile), and no fold
+            # starts until it has happened.
             if env.salt_lock.acquire(blocking=False):
                 kind = "santral-kill"
                 env.kill_pending = False

@@ -1092,37 +1092,39 @@ class Salted(Workload):
             if not env.sleep_workload(rng.uniform(1.0, 4.0)):
                 break
             key = rng.choice(self.keys)
-            if env.kill_pending:
-                continue  # a SIGKILL of Santral waits for a moment without salted counters
-            with env.salt_lock:
-                if env.reshard_state() != "idle":
-                    continue
-                out = admin.call("SANTRAL", "SALT", key, "4")
-                if out.ok:
-                    self.salts += 1
-                    env.event(f"salting: SALT {key} 4")
-                elif not (out.error and "already salted" in out.error):
-                    continue
-                # Incremented a while, then (most times) left alone: the sub-keys of a counter
-                # nobody writes are not pulled, and the walk may not have reached them when the
-                # fold runs (automatic unsalting folds exactly such cooling counters). Wait for
-                # a move to run (the operator starts them), then UNSALT during it.
-                i = self.keys.index(key)
-                if not env.sleep_workload(rng.uniform(0.5, 2.0)):
-                    break
-                if rng.random() < 0.7:
-                    self.cooling.add(i)
-                try:
-                    end = now() + 25.0
-                    while now() < end and not env.stop_workloads.is_set():
-                        if env.reshard_state() in ("moving", "aborting"):
-                            time.sleep(rng.uniform(0.0, 1.5))
-                            break
-                        time.sleep(0.2)
-                    with env.unsalting():  # beside shard stops alone
-                        self.unsalt(admin, key, 30.0)
-                finally:
-                    self.cooling.discard(i)
+            if env.reshard_state() != "idle":
+                continue
+            out = admin.call("SANTRAL", "SALT", key, "4")
+            if out.ok:
+                self.salts += 1
+                env.event(f"salting: SALT {key} 4")
+            elif not (out.error and "already salted" in out.error):
+                continue
+            # Incremented a while, then (most times) left alone: the sub-keys of a counter
+            # nobody writes are not pulled, and the walk may not have reached them when the
+            # fold runs (automatic unsalting folds exactly such cooling counters). Wait for
+            # a move to run (the operator starts them), then UNSALT during it. Santral may be
+            # killed meanwhile: the next start salts the key again (hotkeys.state_file).
+            i = self.keys.index(key)
+            if not env.sleep_workload(rng.uniform(0.5, 2.0)):
+                break
+            if rng.random() < 0.7:
+                self.cooling.add(i)
+            try:
+                end = now() + 25.0
+                while now() < end and not env.stop_workloads.is_set():
+                    if env.reshard_state() in ("moving", "aborting"):
+                        time.sleep(rng.uniform(0.0, 1.5))
+                        break
+                    time.sleep(0.2)
+                while env.kill_pending and not env.stop_workloads.is_set():
+                    time.sleep(0.1)  # a SIGKILL of Santral waits for a moment without a fold
+                # Not beside a SIGKILL: a fold cut between a sub-key's add and its delete adds
+                # that part again at the next fold (docs/hot-keys.md).
+                with env.salt_lock, env.unsalting():  # beside shard stops alone
+                    self.unsalt(admin, key, 30.0)
+            finally:
+                self.cooling.discard(i)
 
     def final_check(self):
         env = self.env

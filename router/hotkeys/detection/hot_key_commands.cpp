@@ -88,9 +88,11 @@ void santral_salt(const Routed& routed) {
   auto& worker = session.worker();
   if (const SaltedCounter* counter = worker.salts().find(key))
     return refuse(error_message(ClientError::AlreadySalted, key, counter->salts));
-  salt_key(worker, key,
-           SaltOverrides::Salting{static_cast<std::uint32_t>(*salts), reply, SaltedBy::Command},
-           fmt::format("by client {} ({})", session.state().id, session.state().peer));
+  auto not_salted =
+      salt_key(worker, key,
+               SaltOverrides::Salting{static_cast<std::uint32_t>(*salts), reply, SaltedBy::Command},
+               fmt::format("by client {} ({})", session.state().id, session.state().peer));
+  if (!not_salted.empty()) return refuse(not_salted);
   audit_command(worker.shared().audit, "salt", session.state(), args, true, "OK");
   session.reply("+OK\r\n");
 }

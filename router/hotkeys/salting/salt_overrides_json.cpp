@@ -44,10 +44,10 @@ std::string apply_salt_change(const std::string& document, const SaltChange& cha
   return json{{"format", kSaltingFormat}, {"keys", keys}}.dump();
 }
 
-DecodedSalting decode_salt_overrides(std::string_view key, const std::string& value) {
+DecodedSalting decode_salt_overrides(std::string_view where, const std::string& value) {
   DecodedSalting out;
   auto fail = [&](const std::string& field, const std::string& problem) {
-    out.error = fmt::format("etcd key {}: field {}: {}", key, field, problem);
+    out.error = fmt::format("{}: field {}: {}", where, field, problem);
     return out;
   };
   json document = json::parse(value, nullptr, false);

@@ -9,7 +9,8 @@
 
 namespace santral::router {
 
-// Run-time salting as a fleet shares it in etcd (/santral/<name>/salting):
+// Run-time salting as a fleet shares it in etcd (/santral/<name>/salting), and as a router
+// alone keeps it in hotkeys.state_file:
 //   {"format": 1, "keys": {"hits": {"salts": 8, "reply": "estimate", "by": "command"},
 //                          "cold": null}}
 // null: UNSALT took the key out of salting (the config's, or a pattern's).
@@ -17,9 +18,10 @@ std::string encode_salt_overrides(const SaltOverrides& overrides);
 
 struct DecodedSalting {
   std::shared_ptr<const SaltOverrides> overrides;  // nullptr when refused
-  std::string error;                               // names the etcd key and the field
+  std::string error;                               // names `where` and the field
 };
-DecodedSalting decode_salt_overrides(std::string_view key, const std::string& value);
+// `where`: what the document was read from, for the error ("etcd key /santral/p/salting").
+DecodedSalting decode_salt_overrides(std::string_view where, const std::string& value);
 
 // One SANTRAL SALT / UNSALT (or automatic) change, to be made on the fleet's latest document.
 struct SaltChange {

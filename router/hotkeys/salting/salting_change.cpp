@@ -12,6 +12,7 @@
 #include "protocol/errors.h"
 #include "router/hotkeys/salting/salt_fence.h"
 #include "router/hotkeys/salting/salt_overrides_json.h"
+#include "router/hotkeys/salting/salting_state_file.h"
 #include "router/hotkeys/salting/unsalt_fold.h"
 #include "router/runtime/control_plane.h"
 #include "router/runtime/fan_out.h"
@@ -27,16 +28,25 @@ const char* log_prefix(SaltedBy by, bool salting) {
 }
 
 // Replaces the run-time salting of `key` (nullopt: not salted; `forget`: as the config says)
-// and tells every worker; this worker takes it at once. False, changing nothing, when
-// `only_if_new` and the key already has a run-time change.
+// and tells every worker; this worker takes it at once. Unchanged when `only_if_new` and the
+// key already has a run-time change, or when a router alone cannot first write a newly salted
+// key into hotkeys.state_file (`not_kept` then says why).
 bool change_salting(WorkerServices& worker, std::string_view key,
-                    std::optional<SaltOverrides::Salting> salting, bool only_if_new, bool forget) {
+                    std::optional<SaltOverrides::Salting> salting, bool only_if_new, bool forget,
+                    std::string* not_kept = nullptr) {
   auto& shared = worker.shared();
   {
     std::lock_guard lock(shared.salt_lock);
     std::string name(key);
     if (only_if_new && shared.salt_overrides && shared.salt_overrides->by_key.contains(name))
       return false;
+    if (salting && !forget && shared.salting_file != nullptr) {
+      auto error = shared.salting_file->keep(name, *salting);
+      if (!error.empty()) {
+        if (not_kept != nullptr) *not_kept = std::move(error);
+        return false;
+      }
+    }
     auto next = shared.salt_overrides ? std::make_shared<SaltOverrides>(*shared.salt_overrides)
                                       : std::make_shared<SaltOverrides>();
     if (forget)
@@ -52,12 +62,40 @@ bool change_salting(WorkerServices& worker, std::string_view key,
   return true;
 }
 
+// A fold of `key` is done: it leaves hotkeys.state_file, unless it was salted again meanwhile.
+void forget_folded(WorkerServices& worker, const std::string& key) {
+  auto& shared = worker.shared();
+  std::lock_guard lock(shared.salt_lock);
+  if (shared.salting_file == nullptr) return;
+  if (shared.salt_overrides) {
+    auto again = shared.salt_overrides->by_key.find(key);
+    if (again != shared.salt_overrides->by_key.end() && again->second) return;
+  }
+  shared.salting_file->forget(key);
+}
+
+// `target` as a fold's: once the fold of `key` is done, the key leaves hotkeys.state_file.
+UnsaltFoldTarget forgotten_once_folded(WorkerServices& home, std::string key,
+                                       UnsaltFoldTarget target) {
+  target.done = [&home, key = std::move(key),
+                 done = std::move(target.done)](const std::string& reply) {
+    if (reply.starts_with('+')) forget_folded(home, key);
+    if (done) done(reply);
+  };
+  return target;
+}
+
 }  // namespace
 
-const SaltedCounter* salt_key(WorkerServices& worker, std::string_view key,
-                              SaltOverrides::Salting salting, std::string_view why) {
-  if (worker.salts().find(key) != nullptr) return nullptr;
-  if (!change_salting(worker, key, salting, salting.by == SaltedBy::Auto, false)) return nullptr;
+std::string salt_key(WorkerServices& worker, std::string_view key, SaltOverrides::Salting salting,
+                     std::string_view why) {
+  if (worker.salts().find(key) != nullptr) return {};
+  std::string not_kept;
+  if (!change_salting(worker, key, salting, salting.by == SaltedBy::Auto, false, &not_kept)) {
+    if (not_kept.empty()) return {};
+    spdlog::error("{}: '{}' was not salted: {}", log_prefix(salting.by, true), key, not_kept);
+    return protocol::error_message(protocol::ClientError::SaltStateFile, key, not_kept);
+  }
   // In a fleet every router takes it too. Until one does, its writes go to the key itself,
   // which is the counter's first sub-key and summed with the others: nothing waits for that.
   worker.shared().control->share_salting({std::string(key), salting, false},
@@ -66,14 +104,14 @@ const SaltedCounter* salt_key(WorkerServices& worker, std::string_view key,
                                              spdlog::error("salting '{}': {}", name, error);
                                          });
   const SaltedCounter* counter = worker.salts().find(key);
-  if (counter == nullptr) return nullptr;
+  if (counter == nullptr) return {};
   std::string shards;
   for (std::size_t shard : counter->shards)
     shards += (shards.empty() ? "" : ", ") + worker.shard_map().shard(shard).name;
   spdlog::info("{}: '{}' is a salted counter over {} sub-keys on shards {} (reply {}), {}",
                log_prefix(salting.by, true), key, counter->salts, shards,
                config::salt_reply_name(counter->reply), why);
-  return counter;
+  return {};
 }
 
 bool unsalt_key(WorkerServices& worker, std::string_view key, bool only_auto, std::string_view why,
@@ -94,27 +132,30 @@ bool unsalt_key(WorkerServices& worker, std::string_view key, bool only_auto, st
   // Folded only once every router has stopped writing to the sub-keys: this one's workers
   // (the fence), then, in a fleet, every live router (share_salting waits for them).
   SaltChange change{std::string(key), std::nullopt, only_auto};
-  fence_salting(worker, shards,
-                [home, prefix, change = std::move(change), counter = std::move(counter),
-                 target = std::move(target)]() mutable {
-                  home->shared().control->share_salting(
-                      std::move(change),
-                      answer_on<std::string>(
-                          home->io(), [home, prefix, counter = std::move(counter),
-                                       target = std::move(target)](std::string error) mutable {
-                            if (error.empty())
-                              return fold_sub_keys(*home, prefix, std::move(counter),
-                                                   std::move(target));
-                            spdlog::error("{}: '{}' keeps its sub-keys unfolded: {}", prefix,
-                                          counter.sub_keys.front(), error);
-                            if (target.done)
-                              target.done("-" +
-                                          protocol::error_message(
-                                              protocol::ClientError::FleetUnsaltUnconfirmed,
-                                              counter.sub_keys.front(), protocol::one_line(error)) +
-                                          "\r\n");
-                          }));
-                });
+  fence_salting(
+      worker, shards,
+      [home, prefix, change = std::move(change), counter = std::move(counter),
+       target = std::move(target)]() mutable {
+        home->shared().control->share_salting(
+            std::move(change),
+            answer_on<std::string>(
+                home->io(), [home, prefix, counter = std::move(counter),
+                             target = std::move(target)](std::string error) mutable {
+                  if (error.empty()) {
+                    auto folded =
+                        forgotten_once_folded(*home, counter.sub_keys.front(), std::move(target));
+                    return fold_sub_keys(*home, prefix, std::move(counter), std::move(folded));
+                  }
+                  spdlog::error("{}: '{}' keeps its sub-keys unfolded: {}", prefix,
+                                counter.sub_keys.front(), error);
+                  if (target.done)
+                    target.done("-" +
+                                protocol::error_message(
+                                    protocol::ClientError::FleetUnsaltUnconfirmed,
+                                    counter.sub_keys.front(), protocol::one_line(error)) +
+                                "\r\n");
+                }));
+      });
   return true;
 }
 

@@ -27,8 +27,8 @@ TEST_CASE("run-time salting as the fleet shares it: changes made on the latest d
 }
 
 TEST_CASE("a salting document that does not validate names the key and the field") {
-  auto decoded =
-      decode_salt_overrides("/santral/p/salting", R"({"format": 1, "keys": {"x": {"salts": 1}}})");
+  auto decoded = decode_salt_overrides("etcd key /santral/p/salting",
+                                       R"({"format": 1, "keys": {"x": {"salts": 1}}})");
   CHECK_FALSE(decoded.overrides);
   CHECK(decoded.error.find("etcd key /santral/p/salting: field keys.x.salts: expected 2 to") == 0);
   CHECK(decode_salt_overrides("k", "nope").error.find("not a JSON object") != std::string::npos);
