@@ -3,7 +3,8 @@
 # and integration tests against real redis-server and nutcracker processes) with ctest.
 #   scripts/test.sh                      everything, normal build (build/)
 #   scripts/test.sh --sanitize=address   everything under ASan + UBSan (build-address/)
-#   scripts/test.sh --sanitize=thread    everything under TSan (build-thread/)
+#   scripts/test.sh --sanitize=thread    under TSan (build-thread/): every test but the unit
+#                                        tests that run on one thread (tests/CMakeLists.txt)
 #   scripts/test.sh -L unit              one label; other arguments go to ctest
 #   scripts/test.sh -L browser           the dashboard in headless Chromium (tests/browser/; it
 #                                        installs playwright-core from npm, about 20 s)
@@ -31,6 +32,8 @@ if [ -n "$sanitize" ]; then
   export CXX=clang++
   options=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS=-O1 -DSANTRAL_SANITIZE="$sanitize")
   [ "$sanitize" = address ] && options+=(-DSANTRAL_FUZZ=ON)
+  # One thread has no races: under TSan only the unit tests marked THREADS (tests/CMakeLists.txt).
+  [ "$sanitize" = thread ] && options+=(-DSANTRAL_ALL_UNIT_TESTS=OFF)
 fi
 cmake -S "$root" -B "$dir" "${options[@]}" >/dev/null
 cmake --build "$dir" -j"$(nproc)" | grep -E "error|warning" || true
