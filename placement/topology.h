@@ -20,6 +20,12 @@ struct Move {
   std::vector<std::size_t> from_shard;
   // Changes with every switch of direction: a key pulled under another epoch is pulled again.
   std::uint64_t epoch = 0;
+  // The placements this move cannot touch (placement/move_scope.h): by index of the
+  // topology's map's namespaces (`namespaces` is that map's first), and its default placement.
+  // Left empty and false, every key is looked up on `from` too.
+  const Namespace* namespaces = nullptr;
+  std::vector<char> settled;
+  bool default_settled = false;
 
   // The shard that may still hold `key` when it is not `owner`'s: its old owner, in the
   // topology's indices; nullopt when the key does not move.
@@ -27,6 +33,18 @@ struct Move {
     std::size_t was = from_shard[from->shard_for_key(key)];
     if (was == owner) return std::nullopt;
     return was;
+  }
+  // The same for a key the topology's map placed (`owner`, with its namespace): a key of a
+  // settled placement is not looked up on `from`.
+  std::optional<std::size_t> source_of(std::string_view key, const KeyOwner& owner) const {
+    if (settled_placement(owner.ns)) return std::nullopt;
+    return source_of(key, owner.shard);
+  }
+  bool settled_placement(const Namespace* ns) const {
+    if (ns == nullptr) return default_settled;
+    if (ns < namespaces) return false;
+    auto index = static_cast<std::size_t>(ns - namespaces);
+    return index < settled.size() && settled[index] != 0;
   }
 };
 

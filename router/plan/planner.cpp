@@ -126,8 +126,7 @@ void place_keys(const PlanContext& context, const protocol::Request& request, Pl
     std::string_view key = request.args[position];
     PlannedKey planned{position, context.map.owner(key), nullptr, std::nullopt};
     if (salting) planned.salted = context.salts->find(key);
-    if (context.move != nullptr)
-      planned.moving_from = context.move->source_of(key, planned.owner.shard);
+    if (context.move != nullptr) planned.moving_from = context.move->source_of(key, planned.owner);
     one_shard = one_shard && (plan.keys.empty() || planned.owner.shard == plan.keys[0].owner.shard);
     plan.keys.push_back(planned);
   }

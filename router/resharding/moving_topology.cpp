@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "placement/move_scope.h"
+
 namespace santral::router {
 
 placement::TopologyPtr moving_topology(const placement::Topology& from,
@@ -30,6 +32,7 @@ placement::TopologyPtr moving_topology(const placement::Topology& from,
   for (const auto& shard : from.map->shards()) move->from_shard.push_back(index_of(shard));
   auto shared_config = std::make_shared<const config::Config>(std::move(config));
   auto map = std::make_shared<const placement::ShardMap>(*shared_config);
+  placement::settle_unmoved(*move, *map);
   auto naming = from.salt_naming ? from.salt_naming : from.map;
   return std::make_shared<const placement::Topology>(placement::Topology{
       version, 0, std::move(shared_config), std::move(map), std::move(move), std::move(naming)});
