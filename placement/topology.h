@@ -40,10 +40,14 @@ struct Move {
     if (settled_placement(owner.ns)) return std::nullopt;
     return source_of(key, owner.shard);
   }
+  // `ns`: one of the topology's map's namespaces (the map settle_unmoved was given), or nullptr.
   bool settled_placement(const Namespace* ns) const {
     if (ns == nullptr) return default_settled;
-    if (ns < namespaces) return false;
-    auto index = static_cast<std::size_t>(ns - namespaces);
+    // As addresses: a namespace of another map is simply not found.
+    auto at = reinterpret_cast<std::uintptr_t>(ns);
+    auto first = reinterpret_cast<std::uintptr_t>(namespaces);
+    if (at < first) return false;
+    std::size_t index = (at - first) / sizeof(Namespace);
     return index < settled.size() && settled[index] != 0;
   }
 };
