@@ -9,6 +9,15 @@
 
 namespace santral::router {
 
+std::string part_error(const RouterPart& part, protocol::ReplyValue& value,
+                       protocol::ReplyValue::Type want) {
+  if (!part.error.empty()) return part.error;
+  if (!protocol::parse_reply(part.frame, value)) return "its reply is not RESP";
+  if (value.is_error()) return std::string(value.text);
+  if (value.type != want) return "an unexpected reply";
+  return {};
+}
+
 std::string fleet_router_name(WorkerServices& worker) {
   if (worker.config().cluster.etcd.empty()) return {};
   return own_record(worker.config()).name;

@@ -8,6 +8,7 @@
 
 #include <boost/intrusive_ptr.hpp>
 
+#include "protocol/reply_value.h"
 #include "router/routes/routing.h"
 #include "router/runtime/fan_out.h"
 #include "router/runtime/request_context.h"
@@ -21,6 +22,12 @@ struct RouterPart {
   std::string frame;   // the whole RESP reply; empty when `error` says why
   std::string error;   // "no answer within 3 s", "cannot connect: ..."
 };
+
+// A router's part as what `want` it is (an array, an integer, a bulk, OK), parsed into `value`
+// (whose text points into `part.frame`); else why it is not, to name the router by: its
+// `error`, "its reply is not RESP", the error it answered, or "an unexpected reply".
+std::string part_error(const RouterPart& part, protocol::ReplyValue& value,
+                       protocol::ReplyValue::Type want);
 
 // Sends `command` to every other live router of the fleet, from this worker's loop, and calls
 // `done` there with one part per router asked (none outside a fleet). Each router is given the

@@ -257,16 +257,6 @@ long long total(const std::vector<long long>& counts) {
   return sum;
 }
 
-// A router's reply as what `want` it is (a bulk or an integer); else the error to name it by.
-std::string part_error(const RouterPart& part, protocol::ReplyValue& value,
-                       protocol::ReplyValue::Type want) {
-  if (!part.error.empty()) return part.error;
-  if (!protocol::parse_reply(part.frame, value)) return "its reply is not RESP";
-  if (value.is_error()) return std::string(value.text);
-  if (value.type != want) return "an unexpected reply";
-  return {};
-}
-
 std::string kill_reply(long long killed, bool old_form) {
   std::string out;
   if (!old_form) {

@@ -71,11 +71,7 @@ std::vector<WrittenEntry> written(std::vector<std::vector<SlowEntry>> parts, int
 // of its own that names it (id 0, now, 0 us), so that it is never silently left out.
 void add_router_entries(const RouterPart& part, std::vector<WrittenEntry>& all) {
   protocol::ReplyValue value;
-  std::string error = part.error;
-  if (error.empty() && !protocol::parse_reply(part.frame, value)) error = "its reply is not RESP";
-  if (error.empty() && value.is_error()) error = std::string(value.text);
-  if (error.empty() && value.type != protocol::ReplyValue::Type::Array)
-    error = "an unexpected reply";
+  std::string error = part_error(part, value, protocol::ReplyValue::Type::Array);
   if (error.empty()) {
     // The entries as sent: each frame is found again by scanning the array's elements.
     std::string_view rest = std::string_view(part.frame).substr(part.frame.find('\n') + 1);
@@ -130,10 +126,7 @@ std::string silent_routers(const std::vector<RouterPart>& routers, protocol::Rep
   std::string silent;
   for (const auto& part : routers) {
     protocol::ReplyValue value;
-    std::string error = part.error;
-    if (error.empty() && !protocol::parse_reply(part.frame, value)) error = "its reply is not RESP";
-    if (error.empty() && value.is_error()) error = std::string(value.text);
-    if (error.empty() && value.type != want) error = "an unexpected reply";
+    std::string error = part_error(part, value, want);
     if (error.empty()) {
       if (added != nullptr) *added += static_cast<std::size_t>(value.integer);
       continue;

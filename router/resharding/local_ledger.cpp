@@ -1,16 +1,11 @@
 #include "router/resharding/local_ledger.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <iterator>
-
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
 #include "protocol/errors.h"
-#include "router/resharding/durable_write.h"
+#include "router/resharding/state_files.h"
 
 namespace santral::router {
 
@@ -58,30 +53,21 @@ LedgerMove read_move(const json& j, const std::filesystem::path& path) {
 }  // namespace
 
 LocalLedger::LocalLedger(const std::filesystem::path& config_path,
-                         const std::filesystem::path& state_file) {
-  if (state_file.empty()) {
-    path_ = config_path;
-    path_ += ".reshard.json";
-  } else if (state_file.is_relative()) {
-    path_ = config_path.parent_path() / state_file;
-  } else {
-    path_ = state_file;
-  }
-}
+                         const std::filesystem::path& state_file)
+    : path_(state_file_path(config_path, state_file, ".reshard.json")) {}
 
 LocalLedger::Kept LocalLedger::load() {
   Kept kept;
-  std::error_code ec;
-  if (!std::filesystem::exists(path_, ec) && !ec) return kept;
-  std::ifstream in(path_);
-  if (ec || !in || std::filesystem::is_directory(path_, ec))
+  std::string error;
+  auto text = read_state_file(path_, error);
+  if (!error.empty())
     throw StateFileError(fmt::format(
         "{}: the resharding state file cannot be read ({}); it names the map in force, so "
         "Santral does not start without it: make it readable, or move it away only if no move "
         "ever ran with this config",
-        path_.string(), ec ? ec.message() : std::strerror(errno)));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto j = json::parse(text, nullptr, false);
+        path_.string(), error));
+  if (!text) return kept;
+  auto j = json::parse(*text, nullptr, false);
   auto bad = [this](std::string_view why) {
     return StateFileError(fmt::format(
         "{}: not a resharding state file ({}); it names the map in force, so Santral does not "

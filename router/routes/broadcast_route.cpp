@@ -80,24 +80,31 @@ void route_scan(const Routed& routed) {
   session.backend(position->shard).send(bytes, &session, slot, 0);
 }
 
-// SCRIPT KILL and FUNCTION KILL: to every shard, each over a connection lent for the call, so
-// that it reaches a shard busy with a script at once, as another client reaches Redis (the
-// shared connections wait behind the script one of them carries). OK if any shard had one.
-// A shard heeds it once the script has run busy-reply-threshold, as on Redis.
-void route_kill(const Routed& routed) {
+// The request to each of `shards` over a connection lent for it (not behind the shared
+// connections' queues, where a busy script holds them), each given up to timeouts.script.
+void send_over_lent_connections(const Routed& routed, MergePlan plan,
+                                const std::vector<std::size_t>& shards) {
   auto& session = routed.session;
-  const auto& shards = routed.plan.shards;
-  auto slot = session.open_slot(static_cast<std::uint32_t>(shards.size()),
-                                make_merge(plan_for(routed, shards)));
+  auto slot =
+      session.open_slot(static_cast<std::uint32_t>(shards.size()), make_merge(std::move(plan)));
   boost::intrusive_ptr<LentReplies> replies(new LentReplies(session, slot, shards.size()));
   std::string bytes(request_bytes(routed));
   for (std::uint32_t f = 0; f < shards.size(); ++f) {
     auto connection = session.worker().pool().lend(shards[f], session.profile());
     replies->lent(connection);
-    // A shard reads other clients' commands only once the script has run busy-reply-threshold
-    // (5 s by default): the KILL waits as long as the script may, as on Redis.
     connection->send_within(bytes, replies, slot, f, session.worker().config().timeouts.script);
   }
+}
+
+// SCRIPT KILL and FUNCTION KILL: to every shard, each over a connection lent for the call, so
+// that it reaches a shard busy with a script at once, as another client reaches Redis (the
+// shared connections wait behind the script one of them carries). OK if any shard had one.
+// A shard heeds it once the script has run busy-reply-threshold, as on Redis.
+void route_kill(const Routed& routed) {
+  const auto& shards = routed.plan.shards;
+  // A shard reads other clients' commands only once the script has run busy-reply-threshold
+  // (5 s by default): the KILL waits as long as the script may, as on Redis.
+  send_over_lent_connections(routed, plan_for(routed, shards), shards);
 }
 
 // "shards" are Santral's sections; the shards are asked for the others.
@@ -150,15 +157,7 @@ bool route_ping_past_scripts(const Routed& routed) {
   if (shards.empty()) return false;
   MergePlan plan = plan_for(routed, shards);
   plan.kind = protocol::Merge::AllOk;
-  auto slot =
-      session.open_slot(static_cast<std::uint32_t>(shards.size()), make_merge(std::move(plan)));
-  boost::intrusive_ptr<LentReplies> replies(new LentReplies(session, slot, shards.size()));
-  std::string bytes(request_bytes(routed));
-  for (std::uint32_t f = 0; f < shards.size(); ++f) {
-    auto connection = session.worker().pool().lend(shards[f], session.profile());
-    replies->lent(connection);
-    connection->send_within(bytes, replies, slot, f, session.worker().config().timeouts.script);
-  }
+  send_over_lent_connections(routed, std::move(plan), shards);
   return true;
 }
 

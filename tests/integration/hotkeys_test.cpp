@@ -433,7 +433,8 @@ TEST_CASE("a hot counter is salted automatically, then unsalted once cold, every
 // the counter without its sub-keys. hotkeys.state_file keeps such a counter salted across any
 // restart; nothing is folded at exit.
 TEST_CASE("a counter salted at run time stays salted across a restart, read whole") {
-  Cluster cluster(4, "drain_ms: 300\n");
+  // drain_ms runs out long before a request to the stalled shard would time out.
+  Cluster cluster(4, "drain_ms: 300\ntimeouts: {request_ms: 60000}\n");
   auto client = cluster.client();
   const std::string key = "likes:kept";
   REQUIRE(client.command({"SANTRAL", "SALT", key, "4"}).is_ok());
@@ -472,8 +473,6 @@ TEST_CASE("a counter salted at run time stays salted across a restart, read whol
     constexpr int kStalled = 200;
     std::string incrs;
     for (int i = 0; i < kStalled; ++i) incrs += "*2\r\n$4\r\nINCR\r\n$10\r\nlikes:kept\r\n";
-    raw.send(incrs);
-    attempted += kStalled;
     // Some reach the shards that answer, so the router has read them (a quarter of them would
     // be 50; one is enough to show the router took the batch in hand).
     auto on_live_shards = [&] {
@@ -487,6 +486,8 @@ TEST_CASE("a counter salted at run time stays salted across a restart, read whol
       return sum;
     };
     long long before = on_live_shards();
+    raw.send(incrs);
+    attempted += kStalled;
     REQUIRE(wait_until([&] { return on_live_shards() > before; }, 10000));
     ::kill(cluster.santral().process().pid(), SIGTERM);
     int status = cluster.santral().process().wait(10000);

@@ -1,43 +1,29 @@
 #include "router/hotkeys/salting/salting_state_file.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <iterator>
-
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "router/hotkeys/salting/salt_overrides_json.h"
-#include "router/resharding/durable_write.h"
+#include "router/resharding/state_files.h"
 
 namespace santral::router {
 
 SaltingStateFile::SaltingStateFile(const std::filesystem::path& config_path,
-                                   const std::filesystem::path& state_file) {
-  if (state_file.empty()) {
-    path_ = config_path;
-    path_ += ".salting.json";
-  } else if (state_file.is_relative()) {
-    path_ = config_path.parent_path() / state_file;
-  } else {
-    path_ = state_file;
-  }
-}
+                                   const std::filesystem::path& state_file)
+    : path_(state_file_path(config_path, state_file, ".salting.json")) {}
 
 const SaltOverrides& SaltingStateFile::load() {
   kept_ = {};
-  std::error_code ec;
-  if (!std::filesystem::exists(path_, ec) && !ec) return kept_;
-  std::ifstream in(path_);
-  if (ec || !in || std::filesystem::is_directory(path_, ec))
+  std::string error;
+  auto text = read_state_file(path_, error);
+  if (!error.empty())
     throw StartError(fmt::format(
         "{}: the run-time salting state file (hotkeys.state_file) cannot be read ({}); it names "
         "counters whose sub-keys were not folded back, so Santral does not start without it: "
         "make it readable",
-        path_.string(), ec ? ec.message() : std::strerror(errno)));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto decoded = decode_salt_overrides(path_.string(), text);
+        path_.string(), error));
+  if (!text) return kept_;
+  auto decoded = decode_salt_overrides(path_.string(), *text);
   if (!decoded.overrides)
     throw StartError(fmt::format(
         "{}; it names counters whose sub-keys were not folded back, so Santral does not start "

@@ -1,4 +1,4 @@
-#include "router/resharding/durable_write.h"
+#include "router/resharding/state_files.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -24,6 +25,29 @@ std::string sync_path(const std::filesystem::path& path, bool folder) {
 }
 
 }  // namespace
+
+std::filesystem::path state_file_path(const std::filesystem::path& config_path,
+                                      const std::filesystem::path& state_file,
+                                      std::string_view default_suffix) {
+  if (state_file.empty()) {
+    auto path = config_path;
+    path += std::string(default_suffix);
+    return path;
+  }
+  if (state_file.is_relative()) return config_path.parent_path() / state_file;
+  return state_file;
+}
+
+std::optional<std::string> read_state_file(const std::filesystem::path& path, std::string& error) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec) && !ec) return std::nullopt;
+  std::ifstream in(path);
+  if (ec || !in || std::filesystem::is_directory(path, ec)) {
+    error = ec ? ec.message() : std::strerror(errno);
+    return std::nullopt;
+  }
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
 
 std::string write_durably(const std::filesystem::path& path, std::string_view text) {
   auto temporary = path;
