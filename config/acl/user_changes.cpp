@@ -20,9 +20,10 @@ std::map<std::string, std::string> user_lines(const Config& config) {
   for (const auto& user : config.users) {
     const auto& limits = user.limits;
     // A change of its limits is a change of the user too.
-    lines[user.name] = fmt::format(
-        "{} limits {} {} {} {}", describe_user(user.name, *user.permissions), limits.requests_per_s,
-        limits.burst, limits.max_connections, limits.max_pipeline);
+    lines[user.name] =
+        fmt::format("{} limits {} {} {} {} {}", describe_user(user.name, *user.permissions),
+                    limits.requests_per_s, limits.burst, limits.max_connections,
+                    limits.max_pipeline, limits.wait_ms);
   }
   return lines;
 }

@@ -400,12 +400,12 @@ NamespaceConfig NamespaceReader::read() {
   if (item_["near_cache"]) ns.near_cache = fields_.boolean(item_["near_cache"], at("near_cache"));
   if (item_["limits"]) {
     ns.limits = read_tenant_limits(item_["limits"], fields_, at("limits"));
-    for (std::string_view per_user : {"max_connections", "max_pipeline"})
+    for (std::string_view per_user : {"max_connections", "max_pipeline", "wait_ms"})
       if (item_["limits"].IsMap() && item_["limits"][std::string(per_user)])
         errors_.at(item_["limits"][std::string(per_user)],
                    at("limits") + "." + std::string(per_user),
-                   "a namespace's limits are requests_per_s and burst; connections and "
-                   "pipelines are a user's (users[].limits)");
+                   "a namespace's limits are requests_per_s and burst; connections, "
+                   "pipelines and waiting are a user's (users[].limits)");
   }
   if (!item_["strategy"])
     errors_.at(item_, at("strategy"), "missing: one of hashed, slots, range, directory, zone");

@@ -114,7 +114,9 @@ json stats_json(const ClusterSnapshot& snapshot) {
                      {"connections", r.counters.connections},
                      {"refused_requests", r.counters.refused_requests},
                      {"refused_connections", r.counters.refused_connections},
-                     {"refused_pipeline", r.counters.refused_pipeline}});
+                     {"refused_pipeline", r.counters.refused_pipeline},
+                     {"wait_ms", r.limits.wait_ms},
+                     {"held_requests", r.counters.held_requests}});
     return all;
   };
   return {{"version", kVersion},
@@ -164,6 +166,12 @@ std::string prometheus_text(const ClusterSnapshot& snapshot) {
                      "santral_user_refused_total{{user=\"{}\",limit=\"{}\"}} {}\n",
                      label(user.name), limit, count);
   }
+  family(
+      out, "santral_user_held_total", "counter",
+      "Requests that waited for a token of their user's requests_per_s (users[].limits.wait_ms).");
+  for (const auto& user : snapshot.user_limits)
+    fmt::format_to(std::back_inserter(out), "santral_user_held_total{{user=\"{}\"}} {}\n",
+                   label(user.name), user.counters.held_requests);
   family(out, "santral_namespace_refused_total", "counter",
          "Requests refused by a namespace's limits (namespaces[].limits.requests_per_s).");
   for (const auto& ns : snapshot.namespace_limits)

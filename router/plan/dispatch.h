@@ -11,6 +11,9 @@ enum class Dispatched {
   // Not handled yet: the request must wait until every earlier request of this client has
   // its reply (WAIT), then be dispatched again.
   AfterEarlierReplies,
+  // Not handled yet: its user's token is due later (users[].limits.wait_ms), and its
+  // connection holds it until then (ClientSession::hold), then dispatches it again.
+  Held,
 };
 
 // Routes one request of `session` by the command table: finds the command (and subcommand),

@@ -107,10 +107,11 @@ std::string santral_info_section(WorkerServices& worker) {
     fmt::format_to(std::back_inserter(out),
                    "user_limits_{}:connections={},requests_per_s={},burst={},max_connections={},"
                    "max_pipeline={},refused_requests={},refused_connections={},"
-                   "refused_pipeline={}\r\n",
+                   "refused_pipeline={},wait_ms={},held_requests={}\r\n",
                    limiter->name(), counters.connections, limits.requests_per_s, limits.burst,
                    limits.max_connections, limits.max_pipeline, counters.refused_requests,
-                   counters.refused_connections, counters.refused_pipeline);
+                   counters.refused_connections, counters.refused_pipeline, limits.wait_ms,
+                   counters.held_requests);
   }
   // Each namespace with limits: what its token bucket refused on this router.
   for (const auto* limiter : shared.limiters.shown_namespaces()) {

@@ -10,6 +10,7 @@ void TenantLimiter::configure(const config::TenantLimits& limits) {
   burst_.store(limits.burst > 0 ? limits.burst : limits.requests_per_s, std::memory_order_relaxed);
   max_connections_.store(limits.max_connections, std::memory_order_relaxed);
   max_pipeline_.store(limits.max_pipeline, std::memory_order_relaxed);
+  wait_ns_.store(std::int64_t{limits.wait_ms} * 1'000'000, std::memory_order_relaxed);
   interval_ns_.store(limits.requests_per_s == 0 ? 0 : 1'000'000'000 / limits.requests_per_s,
                      std::memory_order_relaxed);
 }
@@ -17,22 +18,28 @@ void TenantLimiter::configure(const config::TenantLimits& limits) {
 config::TenantLimits TenantLimiter::limits() const {
   return {requests_per_s_.load(std::memory_order_relaxed), burst_.load(std::memory_order_relaxed),
           max_connections_.load(std::memory_order_relaxed),
-          max_pipeline_.load(std::memory_order_relaxed)};
+          max_pipeline_.load(std::memory_order_relaxed),
+          static_cast<std::uint32_t>(wait_ns_.load(std::memory_order_relaxed) / 1'000'000)};
 }
 
-bool TenantLimiter::take_slow_path(std::chrono::steady_clock::time_point now,
-                                   std::int64_t interval) {
+std::optional<std::chrono::nanoseconds> TenantLimiter::take_slow_path(
+    std::chrono::steady_clock::time_point now, std::int64_t interval, std::int64_t most_wait) {
   auto now_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
   auto allowance = interval * static_cast<std::int64_t>(burst_.load(std::memory_order_relaxed));
   auto tat = tat_ns_.load(std::memory_order_relaxed);
   for (;;) {
     auto next = std::max(tat, now_ns) + interval;
-    if (next - now_ns > allowance) {
+    auto wait = next - now_ns - allowance;
+    if (wait > most_wait) {
       refused_requests_.fetch_add(1, std::memory_order_relaxed);
-      return false;
+      return std::nullopt;
     }
-    if (tat_ns_.compare_exchange_weak(tat, next, std::memory_order_relaxed)) return true;
+    if (tat_ns_.compare_exchange_weak(tat, next, std::memory_order_relaxed)) {
+      if (wait <= 0) return std::chrono::nanoseconds(0);
+      held_requests_.fetch_add(1, std::memory_order_relaxed);
+      return std::chrono::nanoseconds(wait);
+    }
   }
 }
 
@@ -47,7 +54,8 @@ bool TenantLimiter::add_connection() {
 
 TenantLimiter::Counters TenantLimiter::counters() const {
   return {static_cast<std::uint64_t>(std::max<std::int64_t>(0, connections_.load())),
-          refused_requests_.load(), refused_connections_.load(), refused_pipeline_.load()};
+          refused_requests_.load(), refused_connections_.load(), refused_pipeline_.load(),
+          held_requests_.load()};
 }
 
 void TenantLimiters::configure(const config::Config& config) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -21,7 +22,8 @@ namespace santral::router {
 //
 // The bucket is GCRA's: `tat` is when the bucket would be full again; a request moves it one
 // interval (1 s / requests_per_s) later, and is refused when that lands further than `burst`
-// intervals from now.
+// intervals from now, or under wait_ms, further than `burst` intervals and wait_ms: then it
+// waits until its interval is within the burst (its token is due), and waiters run in turn.
 class TenantLimiter {
  public:
   explicit TenantLimiter(std::string name) : name_(std::move(name)) {}
@@ -35,7 +37,15 @@ class TenantLimiter {
   bool take_request(std::chrono::steady_clock::time_point now) {
     auto interval = interval_ns_.load(std::memory_order_relaxed);
     if (interval == 0) return true;
-    return take_slow_path(now, interval);
+    return take_slow_path(now, interval, 0).has_value();
+  }
+  // The same under wait_ms: how long the request must wait for its token, which is its own
+  // from now on (0: none, it runs now); nullopt (counted) when that is longer than wait_ms.
+  std::optional<std::chrono::nanoseconds> reserve_request(
+      std::chrono::steady_clock::time_point now) {
+    auto interval = interval_ns_.load(std::memory_order_relaxed);
+    if (interval == 0) return std::chrono::nanoseconds(0);
+    return take_slow_path(now, interval, wait_ns_.load(std::memory_order_relaxed));
   }
   // A connection with `owed` replies still to come may send one more request; false (counted)
   // when that is past max_pipeline.
@@ -55,11 +65,15 @@ class TenantLimiter {
     std::uint64_t refused_requests = 0;
     std::uint64_t refused_connections = 0;
     std::uint64_t refused_pipeline = 0;
+    std::uint64_t held_requests = 0;  // that waited for their token (wait_ms)
   };
   Counters counters() const;
 
  private:
-  bool take_slow_path(std::chrono::steady_clock::time_point now, std::int64_t interval);
+  // The wait for a token, if at most `most_wait` (ns).
+  std::optional<std::chrono::nanoseconds> take_slow_path(std::chrono::steady_clock::time_point now,
+                                                         std::int64_t interval,
+                                                         std::int64_t most_wait);
 
   const std::string name_;
   std::atomic<std::int64_t> interval_ns_{0};  // 1 s / requests_per_s; 0: no rate limit
@@ -67,11 +81,13 @@ class TenantLimiter {
   std::atomic<std::uint32_t> burst_{0};
   std::atomic<std::uint32_t> max_connections_{0};
   std::atomic<std::uint32_t> max_pipeline_{0};
+  std::atomic<std::int64_t> wait_ns_{0};
   std::atomic<std::int64_t> tat_ns_{0};
   std::atomic<std::int64_t> connections_{0};
   std::atomic<std::uint64_t> refused_requests_{0};
   std::atomic<std::uint64_t> refused_connections_{0};
   std::atomic<std::uint64_t> refused_pipeline_{0};
+  std::atomic<std::uint64_t> held_requests_{0};
 };
 
 // Every configured user's TenantLimiter and every namespace's, made at the first config that

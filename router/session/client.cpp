@@ -73,24 +73,30 @@ void Client::leave_user_limits() {
   if (auto* limiter = std::exchange(state_.limiter, nullptr)) limiter->remove_connection();
 }
 
-// The limits of the user it logged in as; a request past one is answered with an error that
-// names it, and not run. A request parsed again (after waiting for earlier replies) was
-// counted already.
-bool Client::within_user_limits() {
+// The limits of the user it logged in as. A request past one is answered with an error that
+// names it, and not run; under wait_ms one whose token is due within wait_ms is held until
+// then, and after a refusal the connection is not read for wait_ms (a client that retries at
+// once costs one refusal per wait_ms, not one per request it can send). A request handled
+// again (after waiting for earlier replies, or held) had its token already.
+Client::Admission Client::admit_by_user_limits() {
   auto* limiter = state_.limiter;
-  if (limiter == nullptr || waiting_since_) return true;
+  if (limiter == nullptr || waiting_since_) return Admission::Run;
   if (!limiter->admits_pipeline(session_.replies_owed())) {
     reply_error(
         error_message(ClientError::UserPipelineLimit, state_.user, limiter->limits().max_pipeline));
-    return false;
+    return Admission::Refused;
   }
-  if (!limiter->take_request(state_.last_active)) {
+  auto wait = limiter->reserve_request(state_.last_active);
+  if (!wait) {
     auto limits = limiter->limits();
     reply_error(error_message(ClientError::UserRateLimited, state_.user, limits.requests_per_s,
                               limits.burst));
-    return false;
+    if (limits.wait_ms > 0) session_.hold(std::chrono::milliseconds(limits.wait_ms));
+    return Admission::Refused;
   }
-  return true;
+  if (wait->count() == 0) return Admission::Run;
+  session_.hold(*wait);
+  return Admission::Held;
 }
 
 Dispatched Client::handle(protocol::Request& request) {
@@ -99,10 +105,19 @@ Dispatched Client::handle(protocol::Request& request) {
   bool skipping = std::exchange(state_.skip_next, false);
   state_.last_active = std::chrono::steady_clock::now();
   request_read_ = waiting_since_.value_or(state_.last_active);
-  if (!within_user_limits()) {
-    silent_ = false;
-    ++requests_dispatched_;
-    return Dispatched::Done;
+  switch (admit_by_user_limits()) {
+    case Admission::Run:
+      break;
+    case Admission::Held:
+      // Handled again when its token is due, as if read then: its time counts from now.
+      silent_ = false;
+      state_.skip_next = skipping;
+      waiting_since_ = request_read_;
+      return Dispatched::Held;
+    case Admission::Refused:
+      silent_ = false;
+      ++requests_dispatched_;
+      return Dispatched::Done;
   }
   auto dispatched = dispatch(*this, request);
   silent_ = false;

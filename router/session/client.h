@@ -110,7 +110,9 @@ class Client final : public RequestContext, public TrackingClient {
 
  private:
   bool answers_writes() const;
-  bool within_user_limits();
+  // What the limits of the user it logged in as make of the request being handled.
+  enum class Admission { Run, Held, Refused };
+  Admission admit_by_user_limits();
   void leave_user_limits();
   void forget_answered_writes(bool now = false);
   void end_calls(const std::vector<BlockedCalls::Call>& calls, const std::string& error);

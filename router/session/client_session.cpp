@@ -105,6 +105,7 @@ bool ClientSession::shut() {
   closing_ = true;
   boost::system::error_code ignored;
   stream_.socket().close(ignored);
+  if (hold_timer_) hold_timer_->cancel();
   client_.worker().input_changed(std::exchange(counted_input_, 0), 0);
   // A read in flight may still be filling the buffer (io_uring), and a request being routed
   // (CLIENT KILL of itself) still reads its plan: then the buffer goes with the session.
@@ -123,7 +124,7 @@ void ClientSession::stop_after_input() {
 
 bool ClientSession::done_draining() const {
   return draining_input_ && replies_.empty() && outbox_.empty() && !write_in_flight_ &&
-         !processing_;
+         !processing_ && !held_;
 }
 
 // Two ways to read. A connection that owes replies (or has a partial request) keeps its buffer
@@ -136,8 +137,8 @@ void ClientSession::read() {
 }
 
 bool ClientSession::may_read() const {
-  return !reading_ && !paused_ && !waiting_ && !closing_ && !draining_input_ && !starved_ &&
-         !handshaking_;
+  return !reading_ && !paused_ && !waiting_ && !held_ && !closing_ && !draining_input_ &&
+         !starved_ && !handshaking_;
 }
 
 void ClientSession::read_into_buffer() {
@@ -217,6 +218,20 @@ bool ClientSession::over_query_buffer() {
   return true;
 }
 
+void ClientSession::hold(std::chrono::nanoseconds how_long) {
+  if (!hold_timer_)
+    hold_timer_ = std::make_unique<asio::steady_timer>(stream_.socket().get_executor());
+  held_ = true;
+  hold_timer_->expires_after(how_long);
+  hold_timer_->async_wait([this, keep = ReplySinkPtr(&client_)](const boost::system::error_code&) {
+    held_ = false;
+    if (closed_) return;
+    process_input();
+    read();
+    if (done_draining()) client_.close();
+  });
+}
+
 void ClientSession::resume_reading() {
   if (!std::exchange(starved_, false)) return;
   read();
@@ -233,7 +248,7 @@ void ClientSession::process_input() {
   if (processing_ || !input_) return;
   processing_ = true;
   auto& in = *input_;
-  while (in.start < in.end && !closing_) {
+  while (in.start < in.end && !closing_ && !held_) {
     if (over_limits()) {
       paused_ = true;
       break;
@@ -250,11 +265,12 @@ void ClientSession::process_input() {
       client_.refuse(message);
       break;
     }
-    if (status == protocol::ParseStatus::Complete &&
-        client_.handle(request) == Dispatched::AfterEarlierReplies) {
-      // Leave the request in the inbox; it is parsed again once every earlier reply is in.
-      waiting_ = true;
-      break;
+    if (status == protocol::ParseStatus::Complete) {
+      auto dispatched = client_.handle(request);
+      // Either leaves the request in the inbox: it is parsed again once every earlier reply is
+      // in, or when the hold ends.
+      if (dispatched == Dispatched::AfterEarlierReplies) waiting_ = true;
+      if (dispatched != Dispatched::Done) break;
     }
     in.start += consumed;
   }

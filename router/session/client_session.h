@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "router/backend/reply_sink.h"
 #include "router/merge/reply_merge.h"
@@ -55,6 +56,9 @@ class ClientSession {
   void stop_reading() { starved_ = true; }
   void resume_reading();
   bool reading_stopped() const { return starved_; }
+  // users[].limits.wait_ms: no more parsing or reading for `how_long` (the request being
+  // handled, left in the inbox, waits for its user's token; or a refused client's next one).
+  void hold(std::chrono::nanoseconds how_long);
   // The buffer, parser and plan of the request being handled.
   SessionInput& input();
 
@@ -132,6 +136,7 @@ class ClientSession {
   bool processing_ = false;
   bool paused_ = false;          // backpressure: too much in flight or buffered
   bool waiting_ = false;         // a request waits for every earlier reply first (WAIT)
+  bool held_ = false;            // hold(): until hold_timer_ ends
   bool closing_ = false;         // no more requests; close once every reply is written
   bool draining_input_ = false;  // shutting down: no more reads, but what was read is answered
   bool closed_ = false;
@@ -141,6 +146,7 @@ class ClientSession {
   bool handshaking_ = false;       // TLS: the handshake is not done yet
   bool starved_ = false;           // limits.max_input_bytes_total: reads wait for the others
   std::size_t counted_input_ = 0;  // this session's part of its worker's buffered input
+  std::unique_ptr<boost::asio::steady_timer> hold_timer_;  // made at the first hold()
 };
 
 }  // namespace santral::router

@@ -3,6 +3,7 @@
 // user without limits is served as before.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,13 @@ const std::string kUsers =
     "    limits: {max_pipeline: 2}\n"
     "  - name: few\n"
     "    password: few-pw\n"
-    "    limits: {max_connections: 2}\n";
+    "    limits: {max_connections: 2}\n"
+    "  - name: patient\n"
+    "    password: patient-pw\n"
+    "    limits: {requests_per_s: 20, burst: 1, wait_ms: 5000}\n"
+    "  - name: hasty\n"
+    "    password: hasty-pw\n"
+    "    limits: {requests_per_s: 2, burst: 1, wait_ms: 100}\n";
 
 RedisClient logged_in(Cluster& cluster, const std::string& user) {
   auto client = cluster.client();
@@ -95,6 +102,61 @@ TEST_CASE("limits.requests_per_s: a user over its rate is refused, another user 
                      std::to_string(refused) + "\n") != std::string::npos);
   CHECK(metrics.find("santral_user_connections{user=\"rated\"} 1\n") != std::string::npos);
   CHECK(metrics.find("user=\"ops\"") == std::string::npos);
+}
+
+TEST_CASE("limits.wait_ms: a request over the rate waits for its token in turn, and runs") {
+  int admin_port = free_loopback_port();
+  Cluster cluster(2, kUsers + "admin: {listen: 127.0.0.1:" + std::to_string(admin_port) + "}\n");
+  auto patient = logged_in(cluster, "patient");
+  auto ops = logged_in(cluster, "ops");
+
+  // Ten INCRs in one write, with one token and 20 more a second: the first runs at once, each
+  // other one waits for its token (50 ms after the one before) instead of being refused.
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 10; ++i) patient.append({"INCR", "patient:counter"});
+  for (int i = 1; i <= 10; ++i) {
+    auto reply = patient.get_reply();
+    INFO(reply.str);
+    CHECK(reply.integer == i);  // in order, none refused
+  }
+  // Nine tokens came at 20 a second: held at least 450 ms in all (a loaded machine only adds).
+  CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(450));
+  CHECK(ops.command({"GET", "patient:counter"}).str == "10");
+  auto line = info_line(ops, "user_limits_patient");
+  INFO(line);
+  CHECK(line.find("refused_requests=0,") != std::string::npos);
+  CHECK(line.find("wait_ms=5000,held_requests=9") != std::string::npos);
+  auto metrics = http_request(admin_port, "GET", "/metrics").body;
+  CHECK(metrics.find("santral_user_held_total{user=\"patient\"} 9\n") != std::string::npos);
+}
+
+TEST_CASE(
+    "limits.wait_ms: past it a request is refused and the connection is not read for wait_ms") {
+  Cluster cluster(2, kUsers);
+  auto hasty = logged_in(cluster, "hasty");
+  auto ops = logged_in(cluster, "ops");
+  REQUIRE(ops.command({"SET", "k", "v"}).is_ok());
+
+  // One token and one more every 500 ms, waits of at most 100 ms: of five GETs in one write
+  // the first runs, and the next token is too far off for the others.
+  auto start = std::chrono::steady_clock::now();
+  auto replies = pipelined_gets(hasty, "k", 5);
+  auto took = std::chrono::steady_clock::now() - start;
+  int refused = 0;
+  for (const auto& reply : replies) {
+    if (!reply.is_error()) continue;
+    ++refused;
+    INFO(reply.str);
+    CHECK(reply.str.find("user 'hasty' is over its limits.requests_per_s of 2") !=
+          std::string::npos);
+  }
+  CHECK(replies.front().str == "v");
+  CHECK(refused >= 3);  // one more may have found a token if reading them took 500 ms
+  // After each refusal the next request was read wait_ms later, not at once: a client that
+  // retries at once is refused once per wait_ms, not at its own speed.
+  CHECK(took >= std::chrono::milliseconds(100) * (refused - 1));
+  CHECK(info_line(ops, "user_limits_hasty").find("refused_requests=" + std::to_string(refused)) !=
+        std::string::npos);
 }
 
 TEST_CASE("limits.max_pipeline: requests past it on one connection are refused, not run") {

@@ -68,3 +68,16 @@ TEST_CASE("users: a bad rule names the file, the line and the key") {
   CHECK(error_of("users:\n  - {name: a}\n").key() == "users[0]");
   CHECK(error_of("users:\n  - {name: a, rules: \"(+get)\"}\n").key() == "users[0].rules");
 }
+
+TEST_CASE("users: limits, wait_ms with a rate and never without one") {
+  auto config = parsed(
+      "users:\n  - {name: a, password: p, limits: {requests_per_s: 50, burst: 5, wait_ms: 200}}\n");
+  REQUIRE(config.users.size() == 1);
+  CHECK(config.users[0].limits.requests_per_s == 50);
+  CHECK(config.users[0].limits.burst == 5);
+  CHECK(config.users[0].limits.wait_ms == 200);
+  auto e = error_of("users:\n  - {name: a, password: p, limits: {wait_ms: 200}}\n");
+  CHECK(e.line() == 4);
+  CHECK(e.key() == "users[0].limits.wait_ms");
+  CHECK(std::string(e.what()).find("wait_ms needs requests_per_s") != std::string::npos);
+}

@@ -24,6 +24,26 @@ TEST_CASE("requests_per_s: a bucket of `burst` requests refilled at the rate") {
   for (int i = 0; i < 1000; ++i) CHECK(limiter.take_request(t0));
 }
 
+TEST_CASE("wait_ms: a request without a token reserves the next one due within wait_ms") {
+  TenantLimiter limiter("patient");
+  limiter.configure({.requests_per_s = 10, .burst = 1, .wait_ms = 250});
+  auto t0 = std::chrono::steady_clock::time_point(1000s);
+  CHECK(limiter.reserve_request(t0) == 0ns);           // the burst's token
+  CHECK(limiter.reserve_request(t0) == 100ms);         // the next, in turn
+  CHECK(limiter.reserve_request(t0) == 200ms);         // and the one after
+  CHECK_FALSE(limiter.reserve_request(t0));            // 300 ms off: past wait_ms, refused
+  CHECK(limiter.reserve_request(t0 + 50ms) == 250ms);  // a refusal reserved nothing
+  CHECK(limiter.reserve_request(t0 + 10s) == 0ns);
+  auto counters = limiter.counters();
+  CHECK(counters.held_requests == 3);
+  CHECK(counters.refused_requests == 1);
+  CHECK(limiter.limits().wait_ms == 250);
+  // Without wait_ms the same request is refused at once.
+  limiter.configure({.requests_per_s = 10, .burst = 1});
+  CHECK(limiter.reserve_request(t0 + 20s) == 0ns);
+  CHECK_FALSE(limiter.reserve_request(t0 + 20s));
+}
+
 TEST_CASE("max_connections and max_pipeline") {
   TenantLimiter limiter("few");
   limiter.configure({.max_connections = 2, .max_pipeline = 3});

@@ -65,7 +65,9 @@ TEST_CASE("namespace list and entry errors") {
        "unknown key (expected one of: name, match, shard_key, strategy, read_from, write_concern, "
        "near_cache, limits, hash, vnodes, shards)"},
       {N + entry("s", "x:{id}", "hashed", "    limits: {requests_per_s: 5, max_pipeline: 2}  #<\n"),
-       "namespaces[0].limits.max_pipeline", "connections and pipelines are a user's"},
+       "namespaces[0].limits.max_pipeline", "connections, pipelines and waiting are a user's"},
+      {N + entry("s", "x:{id}", "hashed", "    limits: {requests_per_s: 5, wait_ms: 20}  #<\n"),
+       "namespaces[0].limits.wait_ms", "connections, pipelines and waiting are a user's"},
       {N + entry("s", "x:{id}", "hashed", "    limits: {burst: 5}  #<\n"),
        "namespaces[0].limits.burst", "a burst needs requests_per_s"},
       {N + entry("s", "x:{id}", "hashed", "    limits: 5  #<\n"), "namespaces[0].limits",
