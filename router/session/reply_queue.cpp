@@ -55,6 +55,10 @@ bool ReplyQueue::is_simple_head(std::uint64_t id) const {
 void ReplyQueue::pop_head() {
   slots_.pop_front();
   ++head_;
+  // Emptied: the next slot goes at the start of the buffer again. Otherwise each pop moves the
+  // free room to the front, and a client with one request at a time sent every other open()
+  // down devector's relocating slow path (about 170 instructions a GET, callgrind).
+  if (slots_.empty()) slots_.clear();
 }
 
 }  // namespace santral::router
