@@ -109,7 +109,7 @@ Dispatched Client::handle(protocol::Request& request) {
     case Admission::Run:
       break;
     case Admission::Held:
-      // Handled again when its token is due, as if read then: its time counts from now.
+      // Handled again when its token is due; its time counts from when it was first read.
       silent_ = false;
       state_.skip_next = skipping;
       waiting_since_ = request_read_;

@@ -7,8 +7,9 @@
 # unlimited client (santral-loadgen as user app, GET at LIMITS_RATE a second, open loop, logged
 # in as user `app`: with `users:` every client logs in) is timed alone, beside `batch` within its
 # limit, and beside `batch` sending GETs flat out (santral-loadgen far above what Santral
-# serves, CLIENTS connections; and on the third Santral also as a client that waits for its
-# replies): its p50/p99/p99.9, and what the neighbour got served and refused.
+# serves, CLIENTS connections), and beside `batch` as clients that wait for each reply and
+# retry at once when refused: its p50/p99/p99.9, and what the neighbour got served and refused.
+# Environment also: RETRYING_CLIENTS (200), REPEAT (3).
 # Environment: LIMITS_RATE (5000), LIMIT_RATE (1000), LIMIT_WAIT_MS (100), LIMITS_SECONDS (10),
 # NEIGHBOUR_RATE (40000).
 set -o errtrace
@@ -71,12 +72,13 @@ neighbour() {  # <port> <rate>
     --user batch --password batch-pw >"$work_dir/neighbour.out" 2>&1 &
   echo $!
 }
-# The same neighbour as a client that waits for each reply before its next request
-# (redis-benchmark, CLIENTS connections, no pipeline): held, it sends nothing and costs nothing.
-# Only for a row where it is never refused (redis-benchmark stops at its first error reply).
-patient_neighbour() {  # <port>
-  nice -n 19 redis-benchmark -p "$1" --user batch -a batch-pw -c "$clients" -n 100000000 \
-    -r 100000 -t get -q >"$work_dir/neighbour.out" 2>&1 &
+# The same tenant as clients that wait for each reply and retry at once when refused
+# (retrying_clients.py, RETRYING_CLIENTS connections, 200: more than LIMIT_RATE x wait_ms
+# allows to wait, so that some are refused): held, they send nothing and cost nothing.
+retrying_neighbour() {  # <port>
+  nice -n 19 /usr/bin/python3 "$root/scripts/lib/retrying_clients.py" "$1" \
+    "${RETRYING_CLIENTS:-200}" "$((limits_seconds + 2))" batch batch-pw \
+    >"$work_dir/neighbour.out" 2>&1 &
   echo $!
 }
 refused_by() {  # <port>: refused_requests of the batch user so far
@@ -92,13 +94,14 @@ requests_by() {  # <port>: the GETs Santral counted
 # interleaved (every row once, then again): this machine is shared, and a p99 of one run can
 # be a neighbour's hiccup. The table has each figure's median, the neighbour's from the last.
 full="${NEIGHBOUR_RATE:-40000}"
-# A rate of "closed" is patient_neighbour's.
+# A rate of "retrying" is retrying_neighbour's.
 rows=("$open_port:0:nothing (alone)"
   "$limited_port:$limit_rate:batch within its limit ($limit_rate/s), requests_per_s: $limit_rate"
   "$open_port:$full:batch at full speed, no limit"
   "$limited_port:$full:batch at full speed, requests_per_s: $limit_rate"
   "$waiting_port:$full:batch at full speed, requests_per_s: $limit_rate, wait_ms: $limit_wait_ms"
-  "$waiting_port:closed:the same, batch waiting for each reply")
+  "$limited_port:retrying:batch retrying at once, requests_per_s: $limit_rate"
+  "$waiting_port:retrying:batch retrying at once, requests_per_s: $limit_rate, wait_ms: $limit_wait_ms")
 declare -A runs got_by
 for _ in $(seq 1 "$repeat"); do
   for row in "${rows[@]}"; do
@@ -107,7 +110,7 @@ for _ in $(seq 1 "$repeat"); do
     pid=""
     case "$rate" in
       0) ;;
-      closed) pid="$(patient_neighbour "$port")" ;;
+      retrying) pid="$(retrying_neighbour "$port")" ;;
       *) pid="$(neighbour "$port" "$rate")" ;;
     esac
     figures="$(limits_probe "$port")"
