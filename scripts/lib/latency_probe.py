@@ -19,26 +19,16 @@ import socket
 import sys
 import time
 
+from resp_framing import command, reply_end
+
 
 def read_reply(sock, buffer):
     """Reads one RESP reply to a GET (bulk, nil or error); returns the unread rest and
     whether it was an error."""
     while True:
-        end = buffer.find(b"\r\n")
-        if end >= 0:
-            kind = buffer[:1]
-            if kind == b"$":
-                length = int(buffer[1:end])
-                if length < 0:
-                    return buffer[end + 2:], False
-                need = end + 2 + length + 2
-                while len(buffer) < need:
-                    chunk = sock.recv(1 << 16)
-                    if not chunk:
-                        raise ConnectionError("closed")
-                    buffer += chunk
-                return buffer[need:], False
-            return buffer[end + 2:], kind == b"-"  # +, -, : one line
+        end = reply_end(buffer)
+        if end:
+            return buffer[end:], buffer[:1] == b"-"
         chunk = sock.recv(1 << 16)
         if not chunk:
             raise ConnectionError("closed")
@@ -82,11 +72,11 @@ def main():
         if phase is None or time.monotonic_ns() < next_send:
             continue
         key = f"key:{rng.randrange(keys):012d}".encode()
-        command = b"*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n" % (len(key), key)
+        request = command(b"GET", key)
         sent = time.monotonic_ns()
         next_send = max(next_send, sent) + interval
         try:
-            sock.sendall(command)
+            sock.sendall(request)
             buffer, failed = read_reply(sock, buffer)
         except OSError as e:  # the server went away: report what was measured
             print(f"error {e}", file=sys.stderr, flush=True)

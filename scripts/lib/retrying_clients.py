@@ -11,25 +11,7 @@ import socket
 import sys
 import time
 
-
-def command(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for arg in args:
-        data = arg.encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(data), data))
-    return b"".join(out)
-
-
-def reply_end(buffer):
-    """The length of the first whole reply in `buffer` (a GET's or an error), or 0."""
-    line_end = buffer.find(b"\r\n")
-    if line_end < 0:
-        return 0
-    if buffer[:1] != b"$":
-        return line_end + 2
-    length = int(buffer[1:line_end])
-    end = line_end + 2 + (length + 2 if length >= 0 else 0)
-    return end if len(buffer) >= end else 0
+from resp_framing import command, reply_end
 
 
 def main():
