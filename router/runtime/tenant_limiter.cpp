@@ -58,6 +58,14 @@ TenantLimiter::Counters TenantLimiter::counters() const {
           held_requests_.load()};
 }
 
+std::chrono::milliseconds pause_after_refusal(std::uint32_t wait_ms, unsigned refusals_before) {
+  if (wait_ms == 0) return std::chrono::milliseconds(0);
+  const std::int64_t longest = std::max<std::int64_t>(wait_ms, 1000);
+  std::int64_t pause = wait_ms;
+  for (unsigned i = 0; i < refusals_before && pause < longest; ++i) pause *= 2;
+  return std::chrono::milliseconds(std::min(pause, longest));
+}
+
 void TenantLimiters::configure(const config::Config& config) {
   std::lock_guard guard(lock_);
   for (auto* limiters : {&users_, &namespaces_})

@@ -90,6 +90,13 @@ class TenantLimiter {
   std::atomic<std::uint64_t> held_requests_{0};
 };
 
+// How long a connection is not read after a request refused under wait_ms, the
+// `refusals_before` + 1-th in a row: wait_ms, doubling with each refusal in a row, up to a
+// second or wait_ms if that is longer. A client that retries at once is read less and less
+// often, so a tenant of many connections costs a few refusals a second each, not one per
+// wait_ms; one that backs off by itself never waits on it.
+std::chrono::milliseconds pause_after_refusal(std::uint32_t wait_ms, unsigned refusals_before);
+
 // Every configured user's TenantLimiter and every namespace's, made at the first config that
 // names the user or namespace and kept for the life of the process (a session holds a plain
 // pointer to its user's, a worker to its namespaces'); looked up only at AUTH and when a

@@ -75,9 +75,11 @@ void Client::leave_user_limits() {
 
 // The limits of the user it logged in as. A request past one is answered with an error that
 // names it, and not run; under wait_ms one whose token is due within wait_ms is held until
-// then, and after a refusal the connection is not read for wait_ms (a client that retries at
-// once costs one refusal per wait_ms, not one per request it can send). A request handled
-// again (after waiting for earlier replies, or held) had its token already.
+// then, and after a refusal the connection is not read for wait_ms, twice that after a second
+// refusal in a row, and so on up to a second (or wait_ms if longer): a client that retries at
+// once costs about one refusal a second, not one per request it can send, while one that backs
+// off by itself never notices. A request handled again (after waiting for earlier replies, or
+// held) had its token already.
 Client::Admission Client::admit_by_user_limits() {
   auto* limiter = state_.limiter;
   if (limiter == nullptr || waiting_since_) return Admission::Run;
@@ -91,9 +93,11 @@ Client::Admission Client::admit_by_user_limits() {
     auto limits = limiter->limits();
     reply_error(error_message(ClientError::UserRateLimited, state_.user, limits.requests_per_s,
                               limits.burst));
-    if (limits.wait_ms > 0) session_.hold(std::chrono::milliseconds(limits.wait_ms));
+    if (limits.wait_ms > 0)
+      session_.hold(pause_after_refusal(limits.wait_ms, refusals_in_a_row_++));
     return Admission::Refused;
   }
+  refusals_in_a_row_ = 0;
   if (wait->count() == 0) return Admission::Run;
   session_.hold(*wait);
   return Admission::Held;

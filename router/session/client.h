@@ -131,6 +131,9 @@ class Client final : public RequestContext, public TrackingClient {
   // replies (a pull) keeps the first time, `waiting_since_`.
   std::chrono::steady_clock::time_point request_read_;
   std::optional<std::chrono::steady_clock::time_point> waiting_since_;
+  // Requests refused in a row by the user's rate under wait_ms: each doubles how long the
+  // connection is not read after it (admit_by_user_limits).
+  unsigned refusals_in_a_row_ = 0;
 
   WriteCoherence coherence_;
   std::unique_ptr<Transaction> transaction_;

@@ -43,8 +43,10 @@ limits_config "$limited_port" "limits: {requests_per_s: $limit_rate}" \
 limits_config "$waiting_port" "limits: {requests_per_s: $limit_rate, wait_ms: $limit_wait_ms}" \
   >"$work_dir/santral-$waiting_port.yaml"
 app_cli() { redis-cli -p "$1" --user app --pass app-pw --no-auth-warning "${@:2}"; }
+declare -A santral_pid
 for port in "$open_port" "$limited_port" "$waiting_port"; do
   spawn "$santral" --config "$work_dir/santral-$port.yaml" >"$work_dir/santral-$port.log" 2>&1
+  santral_pid[$port]="${started_pids[-1]}"
   for _ in $(seq 1 200); do [ "$(app_cli "$port" ping 2>/dev/null)" = PONG ] && break; sleep 0.05; done
   [ "$(app_cli "$port" ping 2>/dev/null)" = PONG ] || { echo "Santral on $port did not answer" >&2; exit 1; }
 done
@@ -85,6 +87,9 @@ refused_by() {  # <port>: refused_requests of the batch user so far
   app_cli "$1" info santral | tr -d '\r' |
     sed -n 's/^user_limits_batch:.*refused_requests=\([0-9]*\),.*/\1/p' | grep . || echo 0
 }
+cpu_ticks() {  # <port>: the CPU time (user + system, clock ticks) of that port's Santral
+  awk '{ print $14 + $15 }' "/proc/${santral_pid[$1]}/stat"
+}
 requests_by() {  # <port>: the GETs Santral counted
   app_cli "$1" info commandstats | tr -d '\r' |
     sed -n 's/^cmdstat_get:calls=\([0-9]*\),.*/\1/p' | grep . || echo 0
@@ -113,32 +118,35 @@ for _ in $(seq 1 "$repeat"); do
       retrying) pid="$(retrying_neighbour "$port")" ;;
       *) pid="$(neighbour "$port" "$rate")" ;;
     esac
+    ticks_before="$(cpu_ticks "$port")"
     figures="$(limits_probe "$port")"
+    cpu_ms=$((($(cpu_ticks "$port") - ticks_before) * 1000 / $(getconf CLK_TCK)))
     [ -z "$pid" ] || { kill "$pid" 2>/dev/null || true; }
     # Santral's GET count holds the probe's too (LIMITS_RATE a second, warm-up included).
     got=$(($(requests_by "$port") - before_get - limits_rate * (limits_seconds + 1)))
     [ "$got" -ge 0 ] || got=0
     refused=$(($(refused_by "$port") - before_refused))
-    runs[$row]+="$figures"$'\n'
+    runs[$row]+="$figures $cpu_ms"$'\n'
     got_by[$row]="$((got / (limits_seconds + 1)))/s served, $refused refused"
   done
 done
-median() {  # <column 1-3> <lines of "p50 p99 p99.9">
+median() {  # <column 1-4> <lines of "p50 p99 p99.9 cpu_ms">
   sort -n -k"$1","$1" <<<"$2" | awk -v c="$1" 'NF { v[n++] = $c } END { print v[int((n - 1) / 2)] }'
 }
 
 printf '\n## A busy neighbour: an unlimited client'"'"'s GETs (%s/s, open loop), p50/p99/p99.9 µs\n\n' \
   "$limits_rate"
-printf '| %-56s | %8s | %8s | %8s | %-30s |\n' "beside" "p50" "p99" "p99.9" "the neighbour (batch) got"
-printf '|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..58})" "----------" "----------" "----------" \
-  "$(printf -- '-%.0s' {1..32})"
+printf '| %-56s | %8s | %8s | %8s | %-30s | %11s |\n' "beside" "p50" "p99" "p99.9" \
+  "the neighbour (batch) got" "Santral CPU"
+printf '|%s|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..58})" "----------" "----------" "----------" \
+  "$(printf -- '-%.0s' {1..32})" "-------------"
 ratios=()
 for row in "${rows[@]}"; do
   IFS=: read -r port rate what <<<"$row"
   p50="$(median 1 "${runs[$row]}")" p99="$(median 2 "${runs[$row]}")"
-  p999="$(median 3 "${runs[$row]}")"
-  printf '| %-56s | %8s | %8s | %8s | %-30s |\n' "$what" "$p50" "$p99" "$p999" \
-    "$([ "$rate" = 0 ] && echo - || echo "${got_by[$row]}")"
+  p999="$(median 3 "${runs[$row]}")" cpu="$(median 4 "${runs[$row]}")"
+  printf '| %-56s | %8s | %8s | %8s | %-30s | %8s ms |\n' "$what" "$p50" "$p99" "$p999" \
+    "$([ "$rate" = 0 ] && echo - || echo "${got_by[$row]}")" "$cpu"
   case "$what" in
     "nothing (alone)") alone99="$p99" ;;
     "batch within its limit"*) within99="$p99" ;;

@@ -44,6 +44,18 @@ TEST_CASE("wait_ms: a request without a token reserves the next one due within w
   CHECK_FALSE(limiter.reserve_request(t0 + 20s));
 }
 
+TEST_CASE("wait_ms: after refusals in a row the connection is left unread longer each time") {
+  CHECK(pause_after_refusal(100, 0) == 100ms);
+  CHECK(pause_after_refusal(100, 1) == 200ms);
+  CHECK(pause_after_refusal(100, 3) == 800ms);
+  CHECK(pause_after_refusal(100, 4) == 1000ms);  // a second at most
+  CHECK(pause_after_refusal(100, 4'000'000'000U) == 1000ms);
+  CHECK(pause_after_refusal(300, 2) == 1000ms);
+  CHECK(pause_after_refusal(2500, 0) == 2500ms);  // or wait_ms, if that is longer
+  CHECK(pause_after_refusal(2500, 6) == 2500ms);
+  CHECK(pause_after_refusal(0, 9) == 0ms);
+}
+
 TEST_CASE("max_connections and max_pipeline") {
   TenantLimiter limiter("few");
   limiter.configure({.max_connections = 2, .max_pipeline = 3});
