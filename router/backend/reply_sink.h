@@ -20,7 +20,7 @@ struct ShardTiming {
   std::chrono::steady_clock::duration waited{};
 };
 
-// Where a backend delivers the reply to a request it was sent. A client session is one; it
+// Where a backend delivers the reply to a request it was sent. A client is one; it
 // stays alive while any backend still owes it a reply (everything of one worker runs on one
 // thread, so the count needs no atomics).
 class ReplySink : public boost::intrusive_ref_counter<ReplySink, boost::thread_unsafe_counter> {

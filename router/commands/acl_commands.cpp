@@ -82,7 +82,7 @@ void write_entry(RespWriter& w, const AclLogEntry& entry,
 }  // namespace
 
 void acl_list(const Routed& r) {
-  auto users = every_user(r.session.worker().config());
+  auto users = every_user(r.client.worker().config());
   answer(r, [&](RespWriter& w) {
     w.array_header(users.size());
     for (const auto& [name, user] : users) w.bulk(config::describe_user(name, user));
@@ -90,7 +90,7 @@ void acl_list(const Routed& r) {
 }
 
 void acl_users(const Routed& r) {
-  auto users = every_user(r.session.worker().config());
+  auto users = every_user(r.client.worker().config());
   answer(r, [&](RespWriter& w) {
     w.array_header(users.size());
     for (const auto& user : users) w.bulk(user.first);
@@ -98,7 +98,7 @@ void acl_users(const Routed& r) {
 }
 
 void acl_getuser(const Routed& r) {
-  auto users = every_user(r.session.worker().config());
+  auto users = every_user(r.client.worker().config());
   std::string_view name = r.request.args[2];
   auto it =
       std::find_if(users.begin(), users.end(), [&](const auto& u) { return u.first == name; });
@@ -126,7 +126,7 @@ void acl_getuser(const Routed& r) {
 
 void acl_cat(const Routed& r) {
   const auto& args = r.request.args;
-  if (args.size() > 3) return r.session.reply_error(error_message(ClientError::SyntaxError));
+  if (args.size() > 3) return r.client.reply_error(error_message(ClientError::SyntaxError));
   if (args.size() == 2) {
     return answer(r, [](RespWriter& w) {
       w.array_header(protocol::kAclCategories);
@@ -135,7 +135,7 @@ void acl_cat(const Routed& r) {
   }
   auto category = protocol::find_category(args[2]);
   if (!category)
-    return r.session.reply_error(error_message(ClientError::AclUnknownCategory, args[2]));
+    return r.client.reply_error(error_message(ClientError::AclUnknownCategory, args[2]));
   std::vector<std::string_view> names;
   for (const CommandSpec& spec : protocol::all_commands()) {
     if (spec.in(*category)) names.push_back(spec.name);
@@ -150,22 +150,22 @@ void acl_cat(const Routed& r) {
 
 void acl_dryrun(const Routed& r) {
   const auto& args = r.request.args;
-  auto users = every_user(r.session.worker().config());
+  auto users = every_user(r.client.worker().config());
   auto it =
       std::find_if(users.begin(), users.end(), [&](const auto& u) { return u.first == args[2]; });
   if (it == users.end())
-    return r.session.reply_error(error_message(ClientError::AclUserNotFound, args[2]));
+    return r.client.reply_error(error_message(ClientError::AclUserNotFound, args[2]));
   auto command = args.subspan(3);
   const CommandSpec* spec = dryrun_command(command);
   if (spec == nullptr)
-    return r.session.reply_error(error_message(ClientError::AclCommandNotFound, command[0]));
+    return r.client.reply_error(error_message(ClientError::AclCommandNotFound, command[0]));
   if (!spec->arity_ok(command.size()))
-    return r.session.reply_error(error_message(ClientError::WrongArity, spec->name));
+    return r.client.reply_error(error_message(ClientError::WrongArity, spec->name));
   AccessVerdict verdict = check_access(it->second, *spec, command);
   std::string text;
   switch (verdict.denial) {
     case AccessDenial::None:
-      return r.session.reply("+OK\r\n");
+      return r.client.reply("+OK\r\n");
     case AccessDenial::Command:
       text = error_message(ClientError::DryrunCommand, spec->name);
       break;
@@ -181,19 +181,19 @@ void acl_dryrun(const Routed& r) {
 
 void acl_log(const Routed& r) {
   const auto& args = r.request.args;
-  auto& log = r.session.worker().shared().acl_log;
-  if (args.size() > 3) return r.session.reply_error(error_message(ClientError::SyntaxError));
+  auto& log = r.client.worker().shared().acl_log;
+  if (args.size() > 3) return r.client.reply_error(error_message(ClientError::SyntaxError));
   std::size_t count = 10;
   if (args.size() == 3) {
     if (protocol::equals_nocase(args[2], "RESET")) {
       log.reset();
-      audit_command(r.session.worker().shared().audit, "acl.log_reset", r.session.state(), args,
-                    true, "OK");
-      return r.session.reply("+OK\r\n");
+      audit_command(r.client.worker().shared().audit, "acl.log_reset", r.client.state(), args, true,
+                    "OK");
+      return r.client.reply("+OK\r\n");
     }
     auto parsed = protocol::parse_integer(args[2]);
     if (!parsed || *parsed < 0)
-      return r.session.reply_error(error_message(ClientError::AclLogCount));
+      return r.client.reply_error(error_message(ClientError::AclLogCount));
     count = static_cast<std::size_t>(*parsed);
   }
   auto entries = log.latest(count);
@@ -211,39 +211,39 @@ bool denied_by_acl(const Plan& plan) {
           plan.error_code == ClientError::NoPermChannel);
 }
 
-void log_denial(RequestContext& session, const protocol::Request& request, const Plan& plan) {
-  const auto& state = session.state();
+void log_denial(RequestContext& client, const protocol::Request& request, const Plan& plan) {
+  const auto& state = client.state();
   if (state.permissions == nullptr || plan.spec == nullptr) return;
   AccessVerdict verdict = check_access(*state.permissions, *plan.spec, request.args);
   AclLogEntry entry;
   entry.reason = reason_of(verdict.denial);
-  entry.context = session.in_transaction() ? AclLogContext::Multi : AclLogContext::Toplevel;
+  entry.context = client.in_transaction() ? AclLogContext::Multi : AclLogContext::Toplevel;
   entry.object = verdict.denial == AccessDenial::Command
                      ? std::string(plan.spec->name)
                      : std::string(request.args[verdict.position]);
   entry.username = state.user;
-  entry.client_info = session.describe();
+  entry.client_info = client.describe();
   entry.created = std::chrono::steady_clock::now();
-  session.worker().shared().acl_log.add(std::move(entry));
+  client.worker().shared().acl_log.add(std::move(entry));
   // The command's name only: its arguments may be values the user may not write.
-  if (auto* audit = session.worker().shared().audit)
+  if (auto* audit = client.worker().shared().audit)
     audit->record(
         {"acl.denied", client_actor(state), std::string(plan.spec->name), false, plan.error, {}});
 }
 
-void log_auth_failure(RequestContext& session, std::string_view user) {
+void log_auth_failure(RequestContext& client, std::string_view user) {
   AclLogEntry entry;
   entry.reason = AclLogReason::Auth;
-  entry.context = session.in_transaction() ? AclLogContext::Multi : AclLogContext::Toplevel;
+  entry.context = client.in_transaction() ? AclLogContext::Multi : AclLogContext::Toplevel;
   entry.object = "auth";
   entry.username = std::string(user);
-  entry.client_info = session.describe();
+  entry.client_info = client.describe();
   entry.created = std::chrono::steady_clock::now();
-  session.worker().shared().acl_log.add(std::move(entry));
+  client.worker().shared().acl_log.add(std::move(entry));
   // The user tried, never the password.
-  if (auto* audit = session.worker().shared().audit)
+  if (auto* audit = client.worker().shared().audit)
     audit->record({"acl.auth_failed",
-                   client_actor(session.state()),
+                   client_actor(client.state()),
                    fmt::format("AUTH {}", user),
                    false,
                    error_message(ClientError::AuthFailed),

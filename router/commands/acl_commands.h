@@ -23,8 +23,8 @@ void acl_log(const Routed& routed);      // ACL LOG [count | RESET]
 // Whether the plan was refused by the client's ACL rules (NOPERM).
 bool denied_by_acl(const Plan& plan);
 // Records a NOPERM denial of `request` in the ACL LOG.
-void log_denial(RequestContext& session, const protocol::Request& request, const Plan& plan);
+void log_denial(RequestContext& client, const protocol::Request& request, const Plan& plan);
 // Records a failed AUTH (or HELLO ... AUTH) as `user`.
-void log_auth_failure(RequestContext& session, std::string_view user);
+void log_auth_failure(RequestContext& client, std::string_view user);
 
 }  // namespace santral::router

@@ -46,10 +46,10 @@ template <typename T>
 void across_fleet(const Routed& routed, std::function<T(WorkerServices&)> collect,
                   std::vector<std::string> command,
                   std::function<std::string(std::vector<T>, std::vector<RouterPart>)> answer) {
-  auto& session = routed.session;
-  auto slot = session.open_slot();
-  boost::intrusive_ptr<RequestContext> keep(&session);
-  auto& worker = session.worker();
+  auto& client = routed.client;
+  auto slot = client.open_slot();
+  boost::intrusive_ptr<RequestContext> keep(&client);
+  auto& worker = client.worker();
   fan_out<T, WorkerServices>(
       worker.io(), worker.peers(), std::move(collect),
       [keep, slot, command = std::move(command),

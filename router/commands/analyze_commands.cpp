@@ -64,19 +64,19 @@ std::optional<AnalyzeCommand> read_command(std::span<const std::string_view> arg
 // recommendation applied, when it changes the namespace), or as JSON. RAW is a fleet peer's
 // part: this router's sampled requests, one array each.
 void santral_analyze(const Routed& routed) {
-  auto& session = routed.session;
+  auto& client = routed.client;
   auto command = read_command(routed.request.args);
   if (!command)
-    return session.reply_error(protocol::error_message(protocol::ClientError::AnalyzeSyntax));
-  auto slot = session.open_slot();
-  boost::intrusive_ptr<RequestContext> keep(&session);
-  int resp = session.state().protocol;
+    return client.reply_error(protocol::error_message(protocol::ClientError::AnalyzeSyntax));
+  auto slot = client.open_slot();
+  boost::intrusive_ptr<RequestContext> keep(&client);
+  int resp = client.state().protocol;
   bool json = command->json;
   bool raw = command->request.raw;
-  session.worker().shared().control->analyze(
+  client.worker().shared().control->analyze(
       std::move(command->request),
       answer_on<ControlPlane::AnalyzeAnswer>(
-          session.worker().io(),
+          client.worker().io(),
           [keep, slot, resp, json, raw](const ControlPlane::AnalyzeAnswer& answer) {
             std::string out;
             protocol::RespWriter writer(out, resp);

@@ -61,17 +61,17 @@ std::optional<ControlPlane::BalanceRequest> read_request(std::span<const std::st
 // text: the report, then (when the plan changes something) the proposed config after a line
 // "--- proposed config ---" (santral balance --write FILE saves that part).
 void santral_balance(const Routed& routed) {
-  auto& session = routed.session;
+  auto& client = routed.client;
   auto request = read_request(routed.request.args);
   if (!request)
-    return session.reply_error(protocol::error_message(protocol::ClientError::BalanceSyntax));
-  auto slot = session.open_slot();
-  boost::intrusive_ptr<RequestContext> keep(&session);
-  int resp = session.state().protocol;
-  session.worker().shared().control->balance(
+    return client.reply_error(protocol::error_message(protocol::ClientError::BalanceSyntax));
+  auto slot = client.open_slot();
+  boost::intrusive_ptr<RequestContext> keep(&client);
+  int resp = client.state().protocol;
+  client.worker().shared().control->balance(
       *request,
       answer_on<ControlPlane::BalanceAnswer>(
-          session.worker().io(), [keep, slot, resp](const ControlPlane::BalanceAnswer& answer) {
+          client.worker().io(), [keep, slot, resp](const ControlPlane::BalanceAnswer& answer) {
             std::string out;
             protocol::RespWriter writer(out, resp);
             if (!answer.error.empty()) {

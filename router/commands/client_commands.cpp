@@ -24,14 +24,14 @@ using protocol::RespWriter;
 
 namespace {
 
-void reply_syntax_error(RequestContext& session) {
-  session.reply_error(error_message(ClientError::SyntaxError));
+void reply_syntax_error(RequestContext& client) {
+  client.reply_error(error_message(ClientError::SyntaxError));
 }
 
-void reply_bulk(RequestContext& session, std::string_view text) {
+void reply_bulk(RequestContext& client, std::string_view text) {
   std::string out;
   RespWriter(out).bulk(text);
-  session.reply(out);
+  client.reply(out);
 }
 
 // Which clients a CLIENT KILL or CLIENT LIST names.
@@ -41,16 +41,16 @@ struct ClientFilter {
   std::optional<long long> max_age;
   std::uint64_t skip = 0;  // SKIPME: the caller's id, or 0
 
-  bool matches(RequestContext& session) const {
-    const auto& state = session.state();
+  bool matches(RequestContext& client) const {
+    const auto& state = client.state();
     if (state.id == skip) return false;
     if (!ids.empty() && std::find(ids.begin(), ids.end(), state.id) == ids.end()) return false;
     if (!addr.empty() && state.peer != addr) return false;
     if (!laddr.empty() && state.local != laddr) return false;
     if (!user.empty() && state.user != user) return false;
-    if (type == "pubsub" && !session.subscribed()) return false;
+    if (type == "pubsub" && !client.subscribed()) return false;
     if ((type == "master" || type == "replica" || type == "slave")) return false;
-    if (type == "normal" && session.subscribed()) return false;
+    if (type == "normal" && client.subscribed()) return false;
     if (max_age) {
       auto age = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() -
                                                                   state.connected_at);
@@ -69,58 +69,58 @@ bool valid_client_name(std::string_view name) {
 }
 
 void client_getname(const Routed& r) {
-  const auto& name = r.session.state().name;
+  const auto& name = r.client.state().name;
   std::string out;
-  RespWriter writer(out, r.session.state().protocol);
+  RespWriter writer(out, r.client.state().protocol);
   if (name.empty()) {
     writer.null();
   } else {
     writer.bulk(name);
   }
-  r.session.reply(out);
+  r.client.reply(out);
 }
 
 void client_setname(const Routed& r) {
   std::string_view name = r.request.args[2];
   if (!valid_client_name(name))
-    return r.session.reply_error(error_message(ClientError::InvalidClientName));
-  r.session.state().name = std::string(name);
-  r.session.reply("+OK\r\n");
+    return r.client.reply_error(error_message(ClientError::InvalidClientName));
+  r.client.state().name = std::string(name);
+  r.client.reply("+OK\r\n");
 }
 
 void client_id(const Routed& r) {
   std::string out;
-  RespWriter(out).integer(static_cast<std::int64_t>(r.session.state().id));
-  r.session.reply(out);
+  RespWriter(out).integer(static_cast<std::int64_t>(r.client.state().id));
+  r.client.reply(out);
 }
 
 void client_info(const Routed& r) {
-  reply_bulk(r.session, r.session.describe() + "\n");
+  reply_bulk(r.client, r.client.describe() + "\n");
 }
 
 void client_no_evict(const Routed& r) {
   std::string_view mode = r.request.args[2];
   if (!equals_nocase(mode, "on") && !equals_nocase(mode, "off"))
-    return reply_syntax_error(r.session);
-  r.session.reply("+OK\r\n");  // eviction of client memory is the shards' business
+    return reply_syntax_error(r.client);
+  r.client.reply("+OK\r\n");  // eviction of client memory is the shards' business
 }
 
 // CLIENT REPLY ON|OFF|SKIP: ON is answered even after OFF; OFF and SKIP are not answered.
 void client_reply(const Routed& r) {
-  auto& state = r.session.state();
+  auto& state = r.client.state();
   std::string_view mode = r.request.args[2];
   if (equals_nocase(mode, "on")) {
     state.reply_off = false;
-    r.session.set_silent(false);
-    r.session.reply("+OK\r\n");
+    r.client.set_silent(false);
+    r.client.reply("+OK\r\n");
   } else if (equals_nocase(mode, "off")) {
     state.reply_off = true;
-    r.session.set_silent(true);
+    r.client.set_silent(true);
   } else if (equals_nocase(mode, "skip")) {
     state.skip_next = true;
-    r.session.set_silent(true);
+    r.client.set_silent(true);
   } else {
-    reply_syntax_error(r.session);
+    reply_syntax_error(r.client);
   }
 }
 
@@ -150,7 +150,7 @@ std::string parse_list_filter(const Routed& r, std::size_t from, bool local, Cli
       std::string_view value = args[++i];
       if (!equals_nocase(value, "yes") && !equals_nocase(value, "no"))
         return error_message(ClientError::SyntaxError);
-      filter.skip = equals_nocase(value, "yes") ? r.session.state().id : 0;
+      filter.skip = equals_nocase(value, "yes") ? r.client.state().id : 0;
     } else if (equals_nocase(args[i], "id") && i + 1 < args.size()) {
       while (i + 1 < args.size()) {
         auto id = parse_integer(args[++i]);
@@ -174,7 +174,7 @@ std::string parse_kill_filter(const Routed& r, std::size_t from, ClientFilter& f
     filter.addr = std::string(args[from]);
     return {};
   }
-  filter.skip = r.session.state().id;
+  filter.skip = r.client.state().id;
   if (args.size() <= from || (args.size() - from) % 2 != 0)
     return error_message(ClientError::SyntaxError);
   for (std::size_t i = from; i + 1 < args.size(); i += 2) {
@@ -189,7 +189,7 @@ std::string parse_kill_filter(const Routed& r, std::size_t from, ClientFilter& f
     } else if (equals_nocase(option, "laddr")) {
       filter.laddr = value;
     } else if (equals_nocase(option, "user")) {
-      if (value != "default" && find_user(r.session.worker().config(), value) == nullptr)
+      if (value != "default" && find_user(r.client.worker().config(), value) == nullptr)
         return error_message(ClientError::KillNoSuchUser, value);
       filter.user = value;
     } else if (equals_nocase(option, "type")) {
@@ -199,7 +199,7 @@ std::string parse_kill_filter(const Routed& r, std::size_t from, ClientFilter& f
       filter.type = value;
     } else if (equals_nocase(option, "skipme")) {
       if (equals_nocase(value, "yes")) {
-        filter.skip = r.session.state().id;
+        filter.skip = r.client.state().id;
       } else if (equals_nocase(value, "no")) {
         filter.skip = 0;
       } else {
@@ -221,9 +221,9 @@ std::string parse_kill_filter(const Routed& r, std::size_t from, ClientFilter& f
 std::string list_here(WorkerServices& worker, const ClientFilter& filter,
                       const std::string& router) {
   std::string lines;
-  worker.for_each_client([&](RequestContext& session) {
-    if (session.closed() || !filter.matches(session)) return;
-    lines += session.describe();
+  worker.for_each_client([&](RequestContext& client) {
+    if (client.closed() || !filter.matches(client)) return;
+    lines += client.describe();
     if (!router.empty()) lines += " router=" + router;
     lines += '\n';
   });
@@ -233,13 +233,13 @@ std::string list_here(WorkerServices& worker, const ClientFilter& filter,
 // Closes this worker's clients that `filter` names; the caller (`self`) once its reply is out.
 long long kill_here(WorkerServices& worker, const ClientFilter& filter, std::uint64_t self) {
   long long killed = 0;
-  worker.for_each_client([&](RequestContext& session) {
-    if (session.closed() || !filter.matches(session)) return;
+  worker.for_each_client([&](RequestContext& client) {
+    if (client.closed() || !filter.matches(client)) return;
     ++killed;
-    if (session.state().id == self) {
-      session.close_after_replies();
+    if (client.state().id == self) {
+      client.close_after_replies();
     } else {
-      session.close();
+      client.close();
     }
   });
   return killed;
@@ -301,8 +301,8 @@ std::vector<std::string> local_command(std::string_view verb, const ClientFilter
 void client_list(const Routed& r) {
   auto filter = std::make_shared<ClientFilter>();
   if (auto error = parse_list_filter(r, 2, false, *filter); !error.empty())
-    return r.session.reply_error(error);
-  std::string router = fleet_router_name(r.session.worker());
+    return r.client.reply_error(error);
+  std::string router = fleet_router_name(r.client.worker());
   across_fleet<std::string>(
       r, [filter, router](WorkerServices& worker) { return list_here(worker, *filter, router); },
       router.empty() ? std::vector<std::string>{} : local_command("LIST", *filter),
@@ -333,9 +333,9 @@ void client_kill(const Routed& r) {
   auto filter = std::make_shared<ClientFilter>();
   bool old_form = false;
   if (auto error = parse_kill_filter(r, 2, *filter, old_form); !error.empty())
-    return r.session.reply_error(error);
-  std::uint64_t self = r.session.state().id;
-  bool fleet = !fleet_router_name(r.session.worker()).empty();
+    return r.client.reply_error(error);
+  std::uint64_t self = r.client.state().id;
+  bool fleet = !fleet_router_name(r.client.worker()).empty();
   across_fleet<long long>(
       r, [filter, self](WorkerServices& worker) { return kill_here(worker, *filter, self); },
       fleet ? local_command("KILL", *filter) : std::vector<std::string>{},
@@ -364,17 +364,15 @@ void client_kill(const Routed& r) {
 // asked through one of them).
 void santral_clients(const Routed& r) {
   const auto& args = r.request.args;
-  auto syntax_error = [&] {
-    r.session.reply_error(error_message(ClientError::ClientsLocalSyntax));
-  };
+  auto syntax_error = [&] { r.client.reply_error(error_message(ClientError::ClientsLocalSyntax)); };
   if (!equals_nocase(args[2], "local")) return syntax_error();
   bool kill = args.size() > 3 && equals_nocase(args[3], "kill");
   if (args.size() > 3 && !kill && !equals_nocase(args[3], "list")) return syntax_error();
   auto filter = std::make_shared<ClientFilter>();
-  std::string router = fleet_router_name(r.session.worker());
+  std::string router = fleet_router_name(r.client.worker());
   if (!kill) {
     if (auto error = parse_list_filter(r, 4, true, *filter); !error.empty())
-      return r.session.reply_error(error);
+      return r.client.reply_error(error);
     across_workers<std::string>(
         r, [filter, router](WorkerServices& worker) { return list_here(worker, *filter, router); },
         [](const std::vector<std::string>& parts) {
@@ -387,8 +385,8 @@ void santral_clients(const Routed& r) {
   bool old_form = false;
   if (args.size() < 5) return syntax_error();
   if (auto error = parse_kill_filter(r, 4, *filter, old_form); !error.empty())
-    return r.session.reply_error(error);
-  std::uint64_t self = r.session.state().id;
+    return r.client.reply_error(error);
+  std::uint64_t self = r.client.state().id;
   across_workers<long long>(
       r, [filter, self](WorkerServices& worker) { return kill_here(worker, *filter, self); },
       [old_form](const std::vector<long long>& counts) {
@@ -400,24 +398,24 @@ void santral_clients(const Routed& r) {
 void client_unblock(const Routed& r) {
   const auto& args = r.request.args;
   auto id = parse_integer(args[2]);
-  if (!id) return r.session.reply_error(error_message(ClientError::NotAnInteger));
+  if (!id) return r.client.reply_error(error_message(ClientError::NotAnInteger));
   bool with_error = false;
   if (args.size() == 4) {
     if (equals_nocase(args[3], "error")) {
       with_error = true;
     } else if (!equals_nocase(args[3], "timeout")) {
-      return r.session.reply_error(error_message(ClientError::UnblockReason));
+      return r.client.reply_error(error_message(ClientError::UnblockReason));
     }
   } else if (args.size() > 4) {
-    return reply_syntax_error(r.session);
+    return reply_syntax_error(r.client);
   }
   auto target = static_cast<std::uint64_t>(*id);
   across_workers<long long>(
       r,
       [target, with_error](WorkerServices& worker) {
         long long unblocked = 0;
-        worker.for_each_client([&](RequestContext& session) {
-          if (session.state().id == target && session.unblock(with_error)) unblocked = 1;
+        worker.for_each_client([&](RequestContext& client) {
+          if (client.state().id == target && client.unblock(with_error)) unblocked = 1;
         });
         return unblocked;
       },

@@ -34,7 +34,7 @@ const ClusterNode& myself(const std::vector<ClusterNode>& nodes) {
 }  // namespace
 
 void cluster_info(const Routed& r) {
-  auto nodes = nodes_now(r.session.worker());
+  auto nodes = nodes_now(r.client.worker());
   std::size_t my_epoch = 1;
   for (std::size_t i = 0; i < nodes.size(); ++i)
     if (nodes[i].myself) my_epoch = i + 1;
@@ -49,7 +49,7 @@ void cluster_info(const Routed& r) {
 }
 
 void cluster_slots(const Routed& r) {
-  auto nodes = nodes_now(r.session.worker());
+  auto nodes = nodes_now(r.client.worker());
   answer(r, [&](RespWriter& w) {
     w.array_header(nodes.size());
     for (const auto& node : nodes) {
@@ -66,7 +66,7 @@ void cluster_slots(const Routed& r) {
 }
 
 void cluster_shards(const Routed& r) {
-  auto nodes = nodes_now(r.session.worker());
+  auto nodes = nodes_now(r.client.worker());
   answer(r, [&](RespWriter& w) {
     w.array_header(nodes.size());
     for (const auto& node : nodes) {
@@ -97,7 +97,7 @@ void cluster_shards(const Routed& r) {
 }
 
 void cluster_nodes(const Routed& r) {
-  auto nodes = nodes_now(r.session.worker());
+  auto nodes = nodes_now(r.client.worker());
   std::string text;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const auto& node = nodes[i];
@@ -110,12 +110,12 @@ void cluster_nodes(const Routed& r) {
 }
 
 void cluster_myid(const Routed& r) {
-  auto nodes = nodes_now(r.session.worker());
+  auto nodes = nodes_now(r.client.worker());
   answer(r, [&](RespWriter& w) { w.bulk(myself(nodes).id); });
 }
 
 void cluster_myshardid(const Routed& r) {
-  auto nodes = nodes_now(r.session.worker());
+  auto nodes = nodes_now(r.client.worker());
   answer(r, [&](RespWriter& w) { w.bulk(myself(nodes).shard_id); });
 }
 
@@ -124,7 +124,7 @@ void cluster_keyslot(const Routed& r) {
 }
 
 void asking(const Routed& r) {
-  r.session.reply("+OK\r\n");
+  r.client.reply("+OK\r\n");
 }
 
 }  // namespace santral::router

@@ -34,13 +34,13 @@ constexpr std::string_view kScanCount = "1000";
 
 class SlotScan final : public ReplySink {
  public:
-  SlotScan(RequestContext& session, std::uint32_t slot, std::optional<std::uint64_t> max_keys)
-      : session_(&session),
-        reply_slot_(session.open_slot()),
+  SlotScan(RequestContext& client, std::uint32_t slot, std::optional<std::uint64_t> max_keys)
+      : session_(&client),
+        reply_slot_(client.open_slot()),
         slot_(slot),
         max_keys_(max_keys),
-        protocol_(session.state().protocol),
-        topology_version_(session.worker().topology().version) {}
+        protocol_(client.state().protocol),
+        topology_version_(client.worker().topology().version) {}
 
   void start() { ask(0, "0"); }
 
@@ -106,7 +106,7 @@ class SlotScan final : public ReplySink {
 };
 
 void scan_slot(const Routed& r, std::uint32_t slot, std::optional<std::uint64_t> max_keys) {
-  boost::intrusive_ptr<SlotScan> scan(new SlotScan(r.session, slot, max_keys));
+  boost::intrusive_ptr<SlotScan> scan(new SlotScan(r.client, slot, max_keys));
   scan->start();
 }
 
@@ -114,18 +114,18 @@ void scan_slot(const Routed& r, std::uint32_t slot, std::optional<std::uint64_t>
 
 void cluster_countkeysinslot(const Routed& r) {
   auto slot = protocol::parse_integer(r.request.args[2]);
-  if (!slot) return r.session.reply_error(error_message(ClientError::NotAnInteger));
+  if (!slot) return r.client.reply_error(error_message(ClientError::NotAnInteger));
   if (*slot < 0 || *slot >= kClusterSlots)
-    return r.session.reply_error(error_message(ClientError::ClusterInvalidSlot));
+    return r.client.reply_error(error_message(ClientError::ClusterInvalidSlot));
   scan_slot(r, static_cast<std::uint32_t>(*slot), std::nullopt);
 }
 
 void cluster_getkeysinslot(const Routed& r) {
   auto slot = protocol::parse_integer(r.request.args[2]);
   auto count = protocol::parse_integer(r.request.args[3]);
-  if (!slot || !count) return r.session.reply_error(error_message(ClientError::NotAnInteger));
+  if (!slot || !count) return r.client.reply_error(error_message(ClientError::NotAnInteger));
   if (*slot < 0 || *slot >= kClusterSlots || *count < 0)
-    return r.session.reply_error(error_message(ClientError::ClusterInvalidCount));
+    return r.client.reply_error(error_message(ClientError::ClusterInvalidCount));
   scan_slot(r, static_cast<std::uint32_t>(*slot), static_cast<std::uint64_t>(*count));
 }
 

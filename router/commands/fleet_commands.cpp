@@ -15,16 +15,16 @@ namespace santral::router {
 // SANTRAL MAP PUSH <config text>: proposed through the server's thread, answered once etcd
 // has taken it or refused it.
 void santral_map(const Routed& routed) {
-  auto& session = routed.session;
+  auto& client = routed.client;
   const auto& args = routed.request.args;
   if (args.size() != 4 || !protocol::equals_nocase(args[2], "PUSH"))
-    return session.reply_error(protocol::error_message(protocol::ClientError::MapPushSyntax));
-  auto slot = session.open_slot();
-  boost::intrusive_ptr<RequestContext> keep(&session);
-  session.worker().shared().control->push_map(
-      std::string(args[3]), client_actor(session.state()),
+    return client.reply_error(protocol::error_message(protocol::ClientError::MapPushSyntax));
+  auto slot = client.open_slot();
+  boost::intrusive_ptr<RequestContext> keep(&client);
+  client.worker().shared().control->push_map(
+      std::string(args[3]), client_actor(client.state()),
       answer_on<ControlPlane::ReloadResult>(
-          session.worker().io(), [keep, slot](const ControlPlane::ReloadResult& result) {
+          client.worker().io(), [keep, slot](const ControlPlane::ReloadResult& result) {
             std::string reply;
             if (result.ok) {
               protocol::RespWriter(reply).simple("OK " + protocol::one_line(result.message));
@@ -37,11 +37,11 @@ void santral_map(const Routed& routed) {
 
 // SANTRAL ROUTERS: one map per live router of the fleet, as this router last read etcd.
 void santral_routers(const Routed& routed) {
-  auto& session = routed.session;
-  auto view = session.worker().shared().control->fleet_view();
-  if (!view) return session.reply_error(protocol::error_message(protocol::ClientError::NotInFleet));
+  auto& client = routed.client;
+  auto view = client.worker().shared().control->fleet_view();
+  if (!view) return client.reply_error(protocol::error_message(protocol::ClientError::NotInFleet));
   std::string out;
-  protocol::RespWriter writer(out, session.state().protocol);
+  protocol::RespWriter writer(out, client.state().protocol);
   writer.array_header(view->routers.size());
   for (const auto& router : view->routers) {
     auto lease = std::to_string(router.lease);
@@ -56,7 +56,7 @@ void santral_routers(const Routed& routed) {
                    // cluster.fence: acl: its Redis user on the shards
                    {"fence_user", router.fence_user}});
   }
-  session.reply(out);
+  client.reply(out);
 }
 
 }  // namespace santral::router

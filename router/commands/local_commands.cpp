@@ -38,16 +38,16 @@ namespace {
 using Handler = void (*)(const Routed&);
 
 void ok(const Routed& r) {
-  r.session.reply("+OK\r\n");
+  r.client.reply("+OK\r\n");
 }
 
 void ping(const Routed& r) {
   // COMMAND says -1; Redis's PING itself refuses more than one message.
   if (r.request.args.size() > 2)
-    return r.session.reply_error(error_message(ClientError::WrongArity, "ping"));
+    return r.client.reply_error(error_message(ClientError::WrongArity, "ping"));
   std::string_view message = r.request.args.size() > 1 ? r.request.args[1] : std::string_view{};
   // A subscribed RESP2 client gets PING's pub/sub form, as from Redis.
-  if (r.session.state().protocol == 2 && r.session.subscribed()) {
+  if (r.client.state().protocol == 2 && r.client.subscribed()) {
     return answer(r, [&](RespWriter& w) {
       w.array_header(2);
       w.bulk("pong");
@@ -55,7 +55,7 @@ void ping(const Routed& r) {
     });
   }
   if (route_ping_past_scripts(r)) return;
-  if (r.request.args.size() == 1) return r.session.reply("+PONG\r\n");
+  if (r.request.args.size() == 1) return r.client.reply("+PONG\r\n");
   answer(r, [&](RespWriter& w) { w.bulk(message); });
 }
 
@@ -66,7 +66,7 @@ void echo(const Routed& r) {
 // SCRIPT EXISTS sha ...: the scripts Santral has seen (EVAL, SCRIPT LOAD), which it loads on
 // any shard an EVALSHA meets without them; SCRIPT FLUSH through Santral forgets them.
 void script_exists(const Routed& r) {
-  const auto& scripts = r.session.worker().scripts();
+  const auto& scripts = r.client.worker().scripts();
   answer(r, [&](RespWriter& w) {
     w.array_header(r.request.args.size() - 2);
     for (std::size_t i = 2; i < r.request.args.size(); ++i)
@@ -75,31 +75,31 @@ void script_exists(const Routed& r) {
 }
 
 void quit(const Routed& r) {
-  r.session.reply("+OK\r\n");
-  r.session.close_after_replies();
+  r.client.reply("+OK\r\n");
+  r.client.close_after_replies();
 }
 
 // SELECT n: later requests use connections that have SELECTed n on every shard.
 void select(const Routed& r) {
   auto db = parse_integer(r.request.args[1]);
-  if (!db) return r.session.reply_error(error_message(ClientError::NotAnInteger));
-  int databases = r.session.worker().config().databases;
+  if (!db) return r.client.reply_error(error_message(ClientError::NotAnInteger));
+  int databases = r.client.worker().config().databases;
   if (*db < 0 || *db >= databases)
-    return r.session.reply_error(error_message(ClientError::SelectInvalid, databases - 1));
-  if (r.session.transaction().holds_connection() && *db != r.session.state().database)
-    return r.session.reply_error(error_message(ClientError::PinnedConnection, "SELECT"));
-  r.session.state().database = static_cast<int>(*db);
+    return r.client.reply_error(error_message(ClientError::SelectInvalid, databases - 1));
+  if (r.client.transaction().holds_connection() && *db != r.client.state().database)
+    return r.client.reply_error(error_message(ClientError::PinnedConnection, "SELECT"));
+  r.client.state().database = static_cast<int>(*db);
   ok(r);
 }
 
 // Checks a user and password against the config; answers the client itself on failure.
 bool authenticate(const Routed& r, std::string_view user, std::string_view password, bool named) {
-  const auto& config = r.session.worker().config();
+  const auto& config = r.client.worker().config();
   bool valid = false;
   if (user == "default" && config.password.empty() && config.users.empty()) {
     // Like Redis's `nopass` default user: a named AUTH succeeds, a bare one is a mistake.
     if (!named) {
-      r.session.reply_error(error_message(ClientError::AuthNotConfigured));
+      r.client.reply_error(error_message(ClientError::AuthNotConfigured));
       return false;
     }
     valid = true;
@@ -107,15 +107,15 @@ bool authenticate(const Routed& r, std::string_view user, std::string_view passw
     valid = password_valid(config, user, password);
   }
   if (!valid) {
-    log_auth_failure(r.session, user);
-    r.session.reply_error(error_message(ClientError::AuthFailed));
+    log_auth_failure(r.client, user);
+    r.client.reply_error(error_message(ClientError::AuthFailed));
     return false;
   }
-  auto& state = r.session.state();
-  auto* limiter = r.session.worker().shared().limiters.find(user);
+  auto& state = r.client.state();
+  auto* limiter = r.client.worker().shared().limiters.find(user);
   if (limiter != state.limiter) {
     if (limiter != nullptr && !limiter->add_connection()) {
-      r.session.reply_error(
+      r.client.reply_error(
           error_message(ClientError::UserConnectionLimit, user, limiter->limits().max_connections));
       return false;
     }
@@ -130,7 +130,7 @@ bool authenticate(const Routed& r, std::string_view user, std::string_view passw
 
 void auth(const Routed& r) {
   const auto& args = r.request.args;
-  if (args.size() > 3) return r.session.reply_error(error_message(ClientError::SyntaxError));
+  if (args.size() > 3) return r.client.reply_error(error_message(ClientError::SyntaxError));
   bool named = args.size() == 3;
   if (authenticate(r, named ? args[1] : "default", args.back(), named)) ok(r);
 }
@@ -147,17 +147,17 @@ std::string_view shards_version(const WorkerServices& worker) {
 
 void hello(const Routed& r) {
   const auto& args = r.request.args;
-  auto& state = r.session.state();
+  auto& state = r.client.state();
   long long version = state.protocol;
   std::size_t i = 1;
   if (args.size() > 1) {
     auto requested = parse_integer(args[1]);
     if (!requested)
-      return r.session.reply_error(error_message(ClientError::ProtocolVersionNotInteger));
+      return r.client.reply_error(error_message(ClientError::ProtocolVersionNotInteger));
     version = *requested;
     i = 2;
     if (version != 2 && version != 3)
-      return r.session.reply_error(error_message(ClientError::NoProto));
+      return r.client.reply_error(error_message(ClientError::NoProto));
   }
   std::string_view new_name;
   bool rename = false;
@@ -169,14 +169,14 @@ void hello(const Routed& r) {
       new_name = args[++i];
       rename = true;
       if (!valid_client_name(new_name))
-        return r.session.reply_error(error_message(ClientError::InvalidClientName));
+        return r.client.reply_error(error_message(ClientError::InvalidClientName));
     } else {
-      return r.session.reply_error(error_message(ClientError::HelloOptionSyntax, args[i]));
+      return r.client.reply_error(error_message(ClientError::HelloOptionSyntax, args[i]));
     }
   }
-  if (!state.authenticated) return r.session.reply_error(error_message(ClientError::HelloNoAuth));
-  if (r.session.transaction().holds_connection() && version != state.protocol)
-    return r.session.reply_error(error_message(ClientError::PinnedConnection, "HELLO"));
+  if (!state.authenticated) return r.client.reply_error(error_message(ClientError::HelloNoAuth));
+  if (r.client.transaction().holds_connection() && version != state.protocol)
+    return r.client.reply_error(error_message(ClientError::PinnedConnection, "HELLO"));
   if (rename) state.name = std::string(new_name);
   state.protocol = static_cast<int>(version);
   // Tracking stays on, as on Redis: a RESP2 client gets its invalidations only through REDIRECT.
@@ -185,13 +185,13 @@ void hello(const Routed& r) {
     w.bulk("server");
     w.bulk("redis");
     w.bulk("version");
-    w.bulk(shards_version(r.session.worker()));
+    w.bulk(shards_version(r.client.worker()));
     w.bulk("proto");
     w.integer(state.protocol);
     w.bulk("id");
     w.integer(static_cast<std::int64_t>(state.id));
     w.bulk("mode");
-    w.bulk(r.session.worker().config().cluster_endpoint ? "cluster" : "standalone");
+    w.bulk(r.client.worker().config().cluster_endpoint ? "cluster" : "standalone");
     w.bulk("role");
     w.bulk("master");
     w.bulk("modules");
@@ -202,11 +202,11 @@ void hello(const Routed& r) {
 // RESET: as a fresh connection: no transaction, no subscriptions, database and protocol back
 // to their defaults, CLIENT REPLY ON, and unauthenticated if the config requires AUTH.
 void reset(const Routed& r) {
-  auto& session = r.session;
-  auto& state = session.state();
-  session.transaction().abandon(session);
-  session.subscriptions().abandon(session);
-  const auto& config = session.worker().config();
+  auto& client = r.client;
+  auto& state = client.state();
+  client.transaction().abandon(client);
+  client.subscriptions().abandon(client);
+  const auto& config = client.worker().config();
   state.name.clear();
   state.protocol = 2;
   state.database = config.backend.database;
@@ -216,8 +216,8 @@ void reset(const Routed& r) {
   state.permissions_version = 0;
   if (auto* limiter = std::exchange(state.limiter, nullptr)) limiter->remove_connection();
   state.authenticated = config.password.empty() && config.users.empty();
-  session.set_silent(false);
-  session.reply("+RESET\r\n");
+  client.set_silent(false);
+  client.reply("+RESET\r\n");
 }
 
 void help(const Routed& r) {
@@ -242,12 +242,12 @@ void command_count(const Routed& r) {
                                return protocol::find_command(spec.name) != nullptr;
                              });
   answer(r, [&](RespWriter& w) {
-    w.integer(static_cast<std::int64_t>(known + r.session.worker().learned().size()));
+    w.integer(static_cast<std::int64_t>(known + r.client.worker().learned().size()));
   });
 }
 
 void acl_whoami(const Routed& r) {
-  answer(r, [&](RespWriter& w) { w.bulk(r.session.state().user); });
+  answer(r, [&](RespWriter& w) { w.bulk(r.client.state().user); });
 }
 
 constexpr std::size_t kHandlers = static_cast<std::size_t>(LocalHandler::SantralSlowlog) + 1;

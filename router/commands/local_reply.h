@@ -13,9 +13,9 @@ namespace santral::router {
 template <typename Compose>
 void answer(const Routed& r, Compose&& compose) {
   std::string out;
-  protocol::RespWriter writer(out, r.session.state().protocol);
+  protocol::RespWriter writer(out, r.client.state().protocol);
   compose(writer);
-  r.session.reply(out);
+  r.client.reply(out);
 }
 
 }  // namespace santral::router

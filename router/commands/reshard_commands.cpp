@@ -60,17 +60,17 @@ std::string answer_text(Verb verb, const ControlPlane::ReshardAnswer& answer, in
 
 // SANTRAL RESHARD PLAN|APPROVE|STATUS|ABORT: asked of the server's thread, answered here.
 void santral_reshard(const Routed& routed) {
-  auto& session = routed.session;
+  auto& client = routed.client;
   auto verb = verb_named(routed.request.args[2]);
   if (!verb)
-    return session.reply_error(protocol::error_message(protocol::ClientError::ReshardSyntax));
-  auto slot = session.open_slot();
-  boost::intrusive_ptr<RequestContext> keep(&session);
-  int resp = session.state().protocol;
-  session.worker().shared().control->reshard(
-      *verb, client_actor(session.state()),
+    return client.reply_error(protocol::error_message(protocol::ClientError::ReshardSyntax));
+  auto slot = client.open_slot();
+  boost::intrusive_ptr<RequestContext> keep(&client);
+  int resp = client.state().protocol;
+  client.worker().shared().control->reshard(
+      *verb, client_actor(client.state()),
       answer_on<ControlPlane::ReshardAnswer>(
-          session.worker().io(),
+          client.worker().io(),
           [keep, slot, verb = *verb, resp](const ControlPlane::ReshardAnswer& answer) {
             keep->deliver(slot, 0, answer_text(verb, answer, resp));
           }));

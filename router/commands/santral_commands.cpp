@@ -19,15 +19,15 @@
 namespace santral::router {
 
 // Answered once the server has reloaded: +OK with what changed, or the config error. The
-// server's thread gets only a handle; the session is touched back on this worker (fan_out.h).
+// server's thread gets only a handle; the client is touched back on this worker (fan_out.h).
 void santral_reload(const Routed& routed) {
-  auto& session = routed.session;
-  auto slot = session.open_slot();
-  boost::intrusive_ptr<RequestContext> keep(&session);
-  session.worker().shared().control->reload(
-      client_actor(session.state()),
+  auto& client = routed.client;
+  auto slot = client.open_slot();
+  boost::intrusive_ptr<RequestContext> keep(&client);
+  client.worker().shared().control->reload(
+      client_actor(client.state()),
       answer_on<ControlPlane::ReloadResult>(
-          session.worker().io(), [keep, slot](const ControlPlane::ReloadResult& result) {
+          client.worker().io(), [keep, slot](const ControlPlane::ReloadResult& result) {
             std::string message = protocol::one_line(result.message);
             std::string reply;
             if (result.ok) {
@@ -41,7 +41,7 @@ void santral_reload(const Routed& routed) {
 }
 
 void santral_shardmap(const Routed& routed) {
-  auto& worker = routed.session.worker();
+  auto& worker = routed.client.worker();
   const auto& topology = worker.topology();
   const auto& config = *topology.config;
   std::string text = fmt::format("version:{}\nhash:{}\ndistribution:{}\nhash_tag:{}\n",
@@ -96,22 +96,22 @@ void santral_shardmap(const Routed& routed) {
   text += topology.map->describe();
   std::string out;
   protocol::RespWriter(out).bulk(text);
-  routed.session.reply(out);
+  routed.client.reply(out);
 }
 
 // SANTRAL FAILOVER ACCEPT <shard>: asked of the server's thread, which tells every worker
 // before it answers here.
 void santral_failover(const Routed& routed) {
-  auto& session = routed.session;
+  auto& client = routed.client;
   const auto& args = routed.request.args;
   if (args.size() != 4 || !protocol::equals_nocase(args[2], "ACCEPT"))
-    return session.reply_error(protocol::error_message(protocol::ClientError::FailoverSyntax));
-  auto slot = session.open_slot();
-  boost::intrusive_ptr<RequestContext> keep(&session);
-  session.worker().shared().control->accept_failover(
-      std::string(args[3]), client_actor(session.state()),
+    return client.reply_error(protocol::error_message(protocol::ClientError::FailoverSyntax));
+  auto slot = client.open_slot();
+  boost::intrusive_ptr<RequestContext> keep(&client);
+  client.worker().shared().control->accept_failover(
+      std::string(args[3]), client_actor(client.state()),
       answer_on<ControlPlane::FailoverAnswer>(
-          session.worker().io(), [keep, slot](const ControlPlane::FailoverAnswer& answer) {
+          client.worker().io(), [keep, slot](const ControlPlane::FailoverAnswer& answer) {
             std::string reply;
             if (answer.error.empty())
               protocol::RespWriter(reply).simple("OK " + protocol::one_line(answer.said));

@@ -45,7 +45,7 @@ std::string parse_count(const Routed& r, std::size_t at, std::size_t& wanted) {
     if (*asked < -1) return error_message(ClientError::SlowlogCount);
     count = *asked;
   }
-  std::size_t max_len = r.session.worker().config().slowlog.max_len;
+  std::size_t max_len = r.client.worker().config().slowlog.max_len;
   wanted = count < 0 ? max_len : std::min<std::size_t>(count, max_len);
   return {};
 }
@@ -145,9 +145,9 @@ std::vector<std::string> slowlog_local_command(std::initializer_list<std::string
 // The fleet's, or (`local`) this router's: SLOWLOG GET [count] and SANTRAL SLOWLOG LOCAL GET.
 void answer_get(const Routed& r, std::size_t at, bool local) {
   std::size_t wanted = 0;
-  if (auto error = parse_count(r, at, wanted); !error.empty()) return r.session.reply_error(error);
-  int protocol = r.session.state().protocol;
-  std::string router = fleet_router_name(r.session.worker());
+  if (auto error = parse_count(r, at, wanted); !error.empty()) return r.client.reply_error(error);
+  int protocol = r.client.state().protocol;
+  std::string router = fleet_router_name(r.client.worker());
   auto collect = [wanted](WorkerServices& worker) { return worker.slow_log().newest(wanted); };
   if (local || router.empty()) {
     across_workers<std::vector<SlowEntry>>(
@@ -167,14 +167,14 @@ void answer_get(const Routed& r, std::size_t at, bool local) {
 }
 
 void answer_len(const Routed& r, bool local) {
-  std::size_t max_len = r.session.worker().config().slowlog.max_len;
+  std::size_t max_len = r.client.worker().config().slowlog.max_len;
   auto collect = [](WorkerServices& worker) { return worker.slow_log().size(); };
   auto reply = [](std::size_t total) {
     std::string out;
     RespWriter(out).integer(static_cast<std::int64_t>(total));
     return out;
   };
-  if (local || fleet_router_name(r.session.worker()).empty()) {
+  if (local || fleet_router_name(r.client.worker()).empty()) {
     across_workers<std::size_t>(r, collect,
                                 [max_len, reply](const std::vector<std::size_t>& sizes) {
                                   return reply(std::min(sum(sizes), max_len));
@@ -200,7 +200,7 @@ void answer_reset(const Routed& r, bool local) {
     worker.slow_log().reset();
     return true;
   };
-  if (local || fleet_router_name(r.session.worker()).empty()) {
+  if (local || fleet_router_name(r.client.worker()).empty()) {
     across_workers<bool>(r, collect,
                          [](const std::vector<bool>&) { return std::string("+OK\r\n"); });
     return;
@@ -233,19 +233,17 @@ void slowlog_reset(const Routed& r) {
 void santral_slowlog(const Routed& r) {
   const auto& args = r.request.args;
   if (!equals_nocase(args[2], "local"))
-    return r.session.reply_error(error_message(ClientError::SlowlogLocalSyntax));
+    return r.client.reply_error(error_message(ClientError::SlowlogLocalSyntax));
   std::string_view verb = args[3];
   if (equals_nocase(verb, "get")) return answer_get(r, 4, true);
   if (args.size() == 4 && equals_nocase(verb, "len")) return answer_len(r, true);
   if (args.size() == 4 && equals_nocase(verb, "reset")) return answer_reset(r, true);
-  r.session.reply_error(error_message(ClientError::SlowlogLocalSyntax));
+  r.client.reply_error(error_message(ClientError::SlowlogLocalSyntax));
 }
 
 void santral_shard(const Routed& r) {
   const auto& args = r.request.args;
-  auto syntax_error = [&] {
-    r.session.reply_error(error_message(ClientError::ShardSlowlogSyntax));
-  };
+  auto syntax_error = [&] { r.client.reply_error(error_message(ClientError::ShardSlowlogSyntax)); };
   if (args.size() < 4 || !equals_nocase(args[2], "slowlog")) return syntax_error();
   std::string_view verb = args[3];
   bool get = equals_nocase(verb, "get");
@@ -254,22 +252,22 @@ void santral_shard(const Routed& r) {
     return syntax_error();
   if (get && args.size() == 5) {
     auto count = protocol::parse_integer(args[4]);
-    if (!count) return r.session.reply_error(error_message(ClientError::NotAnInteger));
-    if (*count < -1) return r.session.reply_error(error_message(ClientError::SlowlogCount));
+    if (!count) return r.client.reply_error(error_message(ClientError::NotAnInteger));
+    if (*count < -1) return r.client.reply_error(error_message(ClientError::SlowlogCount));
   }
   // SLOWLOG <verb> [count] as each shard takes it.
   std::vector<std::string_view> shard_args(args.begin() + 2, args.end());
-  std::string& bytes = r.session.scratch();
+  std::string& bytes = r.client.scratch();
   bytes.clear();
   RespWriter(bytes).command(shard_args);
 
-  const auto& map = r.session.worker().shard_map();
+  const auto& map = r.client.worker().shard_map();
   std::vector<std::string> names;
   for (std::size_t s = 0; s < map.shard_count(); ++s) names.push_back(map.shard(s).name);
   auto shards = static_cast<std::uint32_t>(names.size());
   auto slot =
-      r.session.open_slot(shards, per_shard_merge(std::move(names), r.session.state().protocol));
-  for (std::uint32_t s = 0; s < shards; ++s) r.session.backend(s).send(bytes, &r.session, slot, s);
+      r.client.open_slot(shards, per_shard_merge(std::move(names), r.client.state().protocol));
+  for (std::uint32_t s = 0; s < shards; ++s) r.client.backend(s).send(bytes, &r.client, slot, s);
 }
 
 }  // namespace santral::router

@@ -128,64 +128,63 @@ void enable(const TrackingRequest& request, unsigned redirect_worker, TrackingSe
 
 // The broadcast connections' PINGs, answered by +OK when all are in.
 void answer_when_broadcasting(const Routed& r) {
-  auto& session = r.session;
-  auto& worker = session.worker();
-  auto connections = worker.lanes().broadcast_to(session.state().id, session.state().database);
+  auto& client = r.client;
+  auto& worker = client.worker();
+  auto connections = worker.lanes().broadcast_to(client.state().id, client.state().database);
   MergePlan plan;
   plan.command = "CLIENT TRACKING";
   for (auto* connection : connections)
     plan.fragment_names.push_back(connection->target().shard_name);
-  auto slot = session.open_slot(static_cast<std::uint32_t>(connections.size()),
-                                std::make_unique<BroadcastReady>(std::move(plan)));
+  auto slot = client.open_slot(static_cast<std::uint32_t>(connections.size()),
+                               std::make_unique<BroadcastReady>(std::move(plan)));
   for (std::uint32_t f = 0; f < connections.size(); ++f)
-    connections[f]->send("*1\r\n$4\r\nPING\r\n", &session, slot, f);
+    connections[f]->send("*1\r\n$4\r\nPING\r\n", &client, slot, f);
 }
 
 }  // namespace
 
 void client_tracking(const Routed& r) {
-  auto& session = r.session;
-  auto& settings = session.state().tracking;
+  auto& client = r.client;
+  auto& settings = client.state().tracking;
   TrackingRequest request;
-  if (auto error = parse(r.request.args, request))
-    return session.reply_error(error_message(*error));
+  if (auto error = parse(r.request.args, request)) return client.reply_error(error_message(*error));
   if (!request.on) {
     settings = TrackingSettings{};
-    return session.reply("+OK\r\n");
+    return client.reply("+OK\r\n");
   }
   // As Redis: the client redirected to must exist now (it may go later: TRACKINGINFO then says
   // broken_redirect). A RESP2 client without REDIRECT is accepted and told nothing, as by Redis.
   unsigned redirect_worker = 0;
   if (request.redirect != 0) {
-    auto worker = session.worker().shared().clients.worker_of(request.redirect);
-    if (!worker) return session.reply_error(error_message(ClientError::TrackingRedirectMissing));
+    auto worker = client.worker().shared().clients.worker_of(request.redirect);
+    if (!worker) return client.reply_error(error_message(ClientError::TrackingRedirectMissing));
     redirect_worker = *worker;
   }
   std::string error;
-  if (!compatible(request, settings, error)) return session.reply_error(error);
+  if (!compatible(request, settings, error)) return client.reply_error(error);
   enable(request, redirect_worker, settings);
   if (settings.mode == Mode::Broadcast) return answer_when_broadcasting(r);
-  session.reply("+OK\r\n");
+  client.reply("+OK\r\n");
 }
 
 // CLIENT CACHING YES|NO: whether the next command's reads are tracked (OPTIN / OPTOUT).
 void client_caching(const Routed& r) {
-  auto& settings = r.session.state().tracking;
+  auto& settings = r.client.state().tracking;
   if (!settings.on || (settings.mode != Mode::OptIn && settings.mode != Mode::OptOut))
-    return r.session.reply_error(error_message(ClientError::CachingNotInMode));
+    return r.client.reply_error(error_message(ClientError::CachingNotInMode));
   std::string_view answer = r.request.args[2];
   if (equals_nocase(answer, "yes")) {
     if (settings.mode != Mode::OptIn)
-      return r.session.reply_error(error_message(ClientError::CachingYesNotOptIn));
+      return r.client.reply_error(error_message(ClientError::CachingYesNotOptIn));
     settings.caching = true;
   } else if (equals_nocase(answer, "no")) {
     if (settings.mode != Mode::OptOut)
-      return r.session.reply_error(error_message(ClientError::CachingNoNotOptOut));
+      return r.client.reply_error(error_message(ClientError::CachingNoNotOptOut));
     settings.caching = false;
   } else {
-    return r.session.reply_error(error_message(ClientError::SyntaxError));
+    return r.client.reply_error(error_message(ClientError::SyntaxError));
   }
-  r.session.reply("+OK\r\n");
+  r.client.reply("+OK\r\n");
 }
 
 namespace {
@@ -197,12 +196,12 @@ std::int64_t redirect_shown(const TrackingSettings& settings) {
 
 void client_getredir(const Routed& r) {
   std::string out;
-  RespWriter(out).integer(redirect_shown(r.session.state().tracking));
-  r.session.reply(out);
+  RespWriter(out).integer(redirect_shown(r.client.state().tracking));
+  r.client.reply(out);
 }
 
 void client_trackinginfo(const Routed& r) {
-  const auto& settings = r.session.state().tracking;
+  const auto& settings = r.client.state().tracking;
   std::vector<std::string_view> flags;
   if (!settings.on) {
     flags.emplace_back("off");
@@ -215,7 +214,7 @@ void client_trackinginfo(const Routed& r) {
     if (settings.redirect_broken) flags.emplace_back("broken_redirect");
   }
   std::string out;
-  int protocol = r.session.state().protocol;
+  int protocol = r.client.state().protocol;
   RespWriter writer(out, protocol);
   writer.map_header(3);
   writer.bulk("flags");
@@ -230,7 +229,7 @@ void client_trackinginfo(const Routed& r) {
   writer.bulk("prefixes");
   writer.array_header(settings.prefixes.size());
   for (const auto& prefix : settings.prefixes) writer.bulk(prefix);
-  r.session.reply(out);
+  r.client.reply(out);
 }
 
 }  // namespace santral::router

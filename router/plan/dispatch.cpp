@@ -41,17 +41,17 @@ bool waits_for_earlier_replies(const CommandSpec& spec) {
 
 // An error found while planning. Inside MULTI it also dooms the transaction: EXEC answers
 // EXECABORT, as Redis does for a command that fails to queue.
-void answer(RequestContext& session, const Plan& plan) {
-  if (session.in_transaction() && plan.spec != nullptr &&
+void answer(RequestContext& client, const Plan& plan) {
+  if (client.in_transaction() && plan.spec != nullptr &&
       plan.spec->verb == protocol::StatefulVerb::Exec)
-    return session.transaction().refuse_exec(session, plan.error);
-  if (session.in_transaction() && (plan.spec == nullptr || !runs_inside_multi(*plan.spec)))
-    return session.transaction().refuse(session, plan.error);
-  session.reply_error(plan.error);
+    return client.transaction().refuse_exec(client, plan.error);
+  if (client.in_transaction() && (plan.spec == nullptr || !runs_inside_multi(*plan.spec)))
+    return client.transaction().refuse(client, plan.error);
+  client.reply_error(plan.error);
 }
 
 void answer_error(const Routed& routed) {
-  answer(routed.session, routed.plan);
+  answer(routed.client, routed.plan);
 }
 
 // One route strategy per kind of plan, in RouteKind's order.
@@ -77,7 +77,7 @@ constexpr Route kRoutes[kRouteKinds] = {
 // What a request does besides being routed: SANTRAL ANALYZE's and hot-key sampling, and
 // evicting the near-cache entries of the keys it may write.
 void observe(const Routed& routed) {
-  auto& worker = routed.session.worker();
+  auto& worker = routed.client.worker();
   const auto& plan = routed.plan;
   if (auto every = worker.shared().analysis_every.load(std::memory_order_relaxed);
       every != 0 && worker.sampler().due(every))
@@ -99,14 +99,14 @@ void observe(const Routed& routed) {
 // request waits. When it comes round again under the same topology it runs, or answers why
 // its keys could not be moved; under another one it is planned and pulled again. The outcome
 // names its request, so no other request can take it. False: run it now.
-bool pulls_first(RequestContext& session, Plan& plan) {
+bool pulls_first(RequestContext& client, Plan& plan) {
   if (plan.pulls.empty() || plan.kind == RouteKind::Answered) return false;
-  auto& pull = session.pull_outcome();
-  if (!pull.answers(session.requests_dispatched(), plan.topology_version)) {
-    start_pull(session, plan);
+  auto& pull = client.pull_outcome();
+  if (!pull.answers(client.requests_dispatched(), plan.topology_version)) {
+    start_pull(client, plan);
     // A source that is down fails the pull at once, before the request could wait for it:
     // nothing would wake the request then, so it takes that outcome now.
-    if (!pull.answers(session.requests_dispatched(), plan.topology_version)) return true;
+    if (!pull.answers(client.requests_dispatched(), plan.topology_version)) return true;
   }
   pull.done = false;
   // Fresh from the primary: a replica may not have the key that just arrived.
@@ -118,8 +118,8 @@ bool pulls_first(RequestContext& session, Plan& plan) {
 }
 
 // How this router stands with its fleet, for the planner (router/cluster/ keeps the lease).
-FleetStanding fleet_standing(RequestContext& session) {
-  const auto& shared = session.worker().shared();
+FleetStanding fleet_standing(RequestContext& client) {
+  const auto& shared = client.worker().shared();
   auto until = shared.fleet_serve_until_ns.load(std::memory_order_relaxed);
   if (until == std::numeric_limits<std::int64_t>::max()) return {};
   return {lease_clock_ns() - until, shared.fleet_map_refused.load(std::memory_order_relaxed)};
@@ -128,10 +128,10 @@ FleetStanding fleet_standing(RequestContext& session) {
 // namespaces[].limits: a request on a limited namespace's keys takes one of its tokens (one
 // per namespace it names); without one it is answered with an error that names the limit, and
 // not run. Without limits anywhere this is one empty check.
-void take_namespace_tokens(RequestContext& session, Plan& plan) {
-  auto limiters = session.worker().namespace_limiters();
+void take_namespace_tokens(RequestContext& client, Plan& plan) {
+  auto limiters = client.worker().namespace_limiters();
   if (limiters.empty() || plan.kind == RouteKind::Answered) return;
-  const auto& namespaces = session.worker().shard_map().namespaces();
+  const auto& namespaces = client.worker().shard_map().namespaces();
   const placement::Namespace* counted = nullptr;
   for (const auto& key : plan.keys) {
     const auto* ns = key.owner.ns;
@@ -139,7 +139,7 @@ void take_namespace_tokens(RequestContext& session, Plan& plan) {
     auto index = static_cast<std::size_t>(ns - namespaces.data());
     if (index >= limiters.size() || limiters[index] == nullptr) continue;
     counted = ns;
-    if (limiters[index]->take_request(session.state().last_active)) continue;
+    if (limiters[index]->take_request(client.state().last_active)) continue;
     auto limits = limiters[index]->limits();
     plan.kind = RouteKind::Answered;
     plan.fail(ClientError::NamespaceRateLimited, ns->name(), limits.requests_per_s, limits.burst);
@@ -155,52 +155,52 @@ bool admitted(const Plan& plan) {
 
 }  // namespace
 
-Dispatched dispatch(RequestContext& session, const protocol::Request& request) {
-  auto& worker = session.worker();
-  Plan& plan = session.plan();
-  refresh_permissions(session.state(), worker.config(), worker.topology().version);
+Dispatched dispatch(RequestContext& client, const protocol::Request& request) {
+  auto& worker = client.worker();
+  Plan& plan = client.plan();
+  refresh_permissions(client.state(), worker.config(), worker.topology().version);
   const auto& topology = worker.topology();
-  build_plan(PlanContext{*topology.map, &worker.salts(), session.state(), session.in_transaction(),
-                         session.subscribed(), topology.config->backend.database,
-                         topology.config->cross_shard_writes, session.state().permissions.get(),
+  build_plan(PlanContext{*topology.map, &worker.salts(), client.state(), client.in_transaction(),
+                         client.subscribed(), topology.config->backend.database,
+                         topology.config->cross_shard_writes, client.state().permissions.get(),
                          topology.move.get(), topology.version, &worker.learned(),
-                         topology.config->cluster_endpoint, fleet_standing(session),
+                         topology.config->cluster_endpoint, fleet_standing(client),
                          worker.write_refusals()},
              request, plan);
-  if (denied_by_acl(plan)) log_denial(session, request, plan);
+  if (denied_by_acl(plan)) log_denial(client, request, plan);
   if (plan.spec == nullptr) {  // no such command (or subcommand): not counted
-    answer(session, plan);
+    answer(client, plan);
     return Dispatched::Done;
   }
   const CommandSpec& spec = *plan.spec;
-  if (!session.idle() && waits_for_earlier_replies(spec)) return Dispatched::AfterEarlierReplies;
-  if (session.coherence().fills_in_flight() > 0 && !spec.has(protocol::kReadonly))
+  if (!client.idle() && waits_for_earlier_replies(spec)) return Dispatched::AfterEarlierReplies;
+  if (client.coherence().fills_in_flight() > 0 && !spec.has(protocol::kReadonly))
     return Dispatched::AfterEarlierReplies;
   // A cross-shard write sends its later stages as the earlier ones answer: nothing of this
   // client may overtake it.
-  if (staged_write_in_flight(session.state().id)) return Dispatched::AfterEarlierReplies;
+  if (staged_write_in_flight(client.state().id)) return Dispatched::AfterEarlierReplies;
   // EXEC ran on the transaction's own connection: a later request on another one could
   // overtake it (a GET reading what the EXEC has not written yet).
-  if (session.transaction_ending()) {
-    if (!session.idle()) return Dispatched::AfterEarlierReplies;
-    session.transaction().ended_answered();
+  if (client.transaction_ending()) {
+    if (!client.idle()) return Dispatched::AfterEarlierReplies;
+    client.transaction().ended_answered();
   }
   // The first request under a new topology waits for this client's earlier ones: the new pool
   // may carry it over another connection (connections_per_shard changed, a shard moved), which
   // must not let it overtake them.
-  if (session.routed_version() != worker.topology().version) {
-    if (!session.idle()) return Dispatched::AfterEarlierReplies;
-    session.set_routed_version(worker.topology().version);
+  if (client.routed_version() != worker.topology().version) {
+    if (!client.idle()) return Dispatched::AfterEarlierReplies;
+    client.set_routed_version(worker.topology().version);
   }
-  if (pulls_first(session, plan)) return Dispatched::AfterEarlierReplies;
-  take_namespace_tokens(session, plan);
-  session.begin(spec, request.args, plan);
-  Routed routed{session, request, spec, plan};
+  if (pulls_first(client, plan)) return Dispatched::AfterEarlierReplies;
+  take_namespace_tokens(client, plan);
+  client.begin(spec, request.args, plan);
+  Routed routed{client, request, spec, plan};
   if (admitted(plan)) {
-    session.state().last_command = spec.name;
+    client.state().last_command = spec.name;
     observe(routed);
   }
-  std::uint64_t slots_before = session.opened_slots();
+  std::uint64_t slots_before = client.opened_slots();
   kRoutes[static_cast<std::size_t>(plan.kind)](routed);
   note_tracked_request(routed, slots_before);
   return Dispatched::Done;

@@ -16,9 +16,9 @@ enum class Dispatched {
   Held,
 };
 
-// Routes one request of `session` by the command table: finds the command (and subcommand),
+// Routes one request of `client` by the command table: finds the command (and subcommand),
 // checks its arity and the client's authentication and mode (MULTI, subscribed), then hands
 // it to the strategy its routing rule names.
-Dispatched dispatch(RequestContext& session, const protocol::Request& request);
+Dispatched dispatch(RequestContext& client, const protocol::Request& request);
 
 }  // namespace santral::router

@@ -164,8 +164,8 @@ void explain_staged_write(Explanation& e, const placement::ShardMap& map,
       "other, not atomically; the client's later requests wait for it";
 }
 
-Explanation explain(RequestContext& session, const protocol::Request& request, const Plan& plan) {
-  const auto& map = session.worker().shard_map();
+Explanation explain(RequestContext& client, const protocol::Request& request, const Plan& plan) {
+  const auto& map = client.worker().shard_map();
   const auto& spec = *plan.spec;
   Explanation e;
   switch (plan.kind) {
@@ -206,7 +206,7 @@ Explanation explain(RequestContext& session, const protocol::Request& request, c
       return e;
     case RouteKind::AnyShard:
       e.kind = "ANY_SHARD";
-      add_shard(e, any_shard(session));
+      add_shard(e, any_shard(client));
       e.note = "every shard gives the same answer; one that is up is asked";
       return e;
     case RouteKind::Blocking:
@@ -259,7 +259,7 @@ Explanation explain(RequestContext& session, const protocol::Request& request, c
       e.note = fmt::format("{} on a salted counter: {}", upper_name(spec), salted_effect(spec));
       return e;
     case RouteKind::Gathered:
-      explain_gathered(e, map, request, plan, session.worker().config().limits.max_merge_bytes);
+      explain_gathered(e, map, request, plan, client.worker().config().limits.max_merge_bytes);
       return e;
     case RouteKind::StagedWrite:
       explain_staged_write(e, map, request, plan);
@@ -341,8 +341,8 @@ std::string learned_note(const protocol::LearnedCommands& learned,
 }  // namespace
 
 void santral_explain(const Routed& routed) {
-  auto& session = routed.session;
-  auto& worker = session.worker();
+  auto& client = routed.client;
+  auto& worker = client.worker();
   const auto& topology = worker.topology();
   const auto& map = *topology.map;
   protocol::Request request{routed.request.args.subspan(2), {}, false};
@@ -350,7 +350,7 @@ void santral_explain(const Routed& routed) {
   Plan plan;
   build_plan(PlanContext{map,
                          &worker.salts(),
-                         session.state(),
+                         client.state(),
                          false,
                          false,
                          topology.config->backend.database,
@@ -363,11 +363,11 @@ void santral_explain(const Routed& routed) {
                          {},
                          worker.write_refusals()},
              request, plan);
-  Explanation e = plan.spec == nullptr ? explain_error(plan) : explain(session, request, plan);
+  Explanation e = plan.spec == nullptr ? explain_error(plan) : explain(client, request, plan);
   if (plan.spec != nullptr && plan.spec->origin != protocol::CommandOrigin::BuiltIn)
     e.note += (e.note.empty() ? "" : "; ") + learned_note(worker.learned(), *plan.spec);
   std::string out;
-  protocol::RespWriter w(out, session.state().protocol);
+  protocol::RespWriter w(out, client.state().protocol);
   w.map_header(e.steps.empty() ? 8 : 9);
   w.bulk("command");
   if (plan.spec == nullptr) {
@@ -399,7 +399,7 @@ void santral_explain(const Routed& routed) {
   }
   w.bulk("note");
   w.bulk(e.note);
-  session.reply(out);
+  client.reply(out);
 }
 
 }  // namespace santral::router

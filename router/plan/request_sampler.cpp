@@ -54,7 +54,7 @@ void RequestSampler::sample(const Routed& routed) {
     s.pattern = pattern_of(routed);
   s.command = routed.spec.name;
   s.write = routed.spec.has(protocol::kWrite);
-  auto placed = routed.session.worker().shard_map().placed_count();
+  auto placed = routed.client.worker().shard_map().placed_count();
   s.shards = shards_reached(plan, placed);
   s.of = static_cast<std::uint16_t>(placed);
   // The coarse clock (a tick of a few ms, a read of a few ns): enough to order new keys over

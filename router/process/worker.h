@@ -52,7 +52,7 @@ class Worker final : public WorkerServices {
   // Takes over an accepted client connection (`tls`: from the TLS listener); must run on this
   // worker's thread.
   void adopt(boost::asio::ip::tcp::socket socket, std::uint64_t client_id, bool tls);
-  // A session's buffered, unparsed input went from `before` to `after` bytes; past this worker's
+  // A client's buffered, unparsed input went from `before` to `after` bytes; past this worker's
   // share of limits.max_input_bytes_total the client holding the most stops being read.
   void input_changed(std::size_t before, std::size_t after) override;
   std::size_t buffered_input() const { return buffered_input_; }
@@ -127,7 +127,7 @@ class Worker final : public WorkerServices {
   unsigned index_;
   placement::TopologyPtr topology_;
   SharedState& shared_;
-  // Before io_: a session its handlers keep alive gives its input back as io_ destroys them.
+  // Before io_: a client its handlers keep alive gives its input back as io_ destroys them.
   InputPool inputs_;
   std::chrono::steady_clock::time_point last_park_sweep_{};
   // Every socket and timer of a worker is used (and registered) only on its thread; other
@@ -161,7 +161,7 @@ class Worker final : public WorkerServices {
   };
   std::deque<SessionDeadline> handshake_deadlines_;
   std::deque<SessionDeadline> auth_deadlines_;
-  std::size_t buffered_input_ = 0;  // every session's unparsed input (limits.max_input_bytes_total)
+  std::size_t buffered_input_ = 0;  // every client's unparsed input (limits.max_input_bytes_total)
   // Sessions that stopped reading for it, oldest first (closed ones are dropped when reached).
   std::deque<boost::intrusive_ptr<Client>> starved_;
   std::function<void()> drained_;  // set while draining

@@ -21,9 +21,9 @@ namespace {
 
 class BlockingReply final : public ReplySink {
  public:
-  BlockingReply(boost::intrusive_ptr<RequestContext> session, std::uint64_t slot,
+  BlockingReply(boost::intrusive_ptr<RequestContext> client, std::uint64_t slot,
                 const BackendConnection* connection)
-      : session_(std::move(session)), slot_(slot), connection_(connection) {}
+      : session_(std::move(client)), slot_(slot), connection_(connection) {}
 
   void deliver(std::uint64_t, std::uint32_t fragment, std::string_view reply) override {
     // Ended by a switch of topology before the shard served it: it did not run, retry it.
@@ -79,20 +79,20 @@ class MinimumMerge final : public ReplyMerge {
 std::string timeout_reply(const Routed& routed) {
   using protocol::TimeoutReply;
   if (routed.spec.timeout == TimeoutReply::Zero) return ":0\r\n";
-  if (routed.session.state().protocol == 3) return "_\r\n";
+  if (routed.client.state().protocol == 3) return "_\r\n";
   return routed.spec.timeout == TimeoutReply::NilBulk ? "$-1\r\n" : "*-1\r\n";
 }
 
 void lend_and_send(const Routed& routed, std::size_t shard, std::uint64_t slot,
                    std::uint32_t fragment, std::string_view prelude, std::string timeout) {
-  auto& session = routed.session;
-  auto connection = session.worker().pool().lend(shard, session.profile());
+  auto& client = routed.client;
+  auto connection = client.worker().pool().lend(shard, client.profile());
   std::vector<std::string> keys;
   for (const auto& key : routed.plan.keys) keys.emplace_back(routed.request.args[key.position]);
-  session.blocked({connection, slot, fragment, std::move(timeout), std::move(keys)});
+  client.blocked({connection, slot, fragment, std::move(timeout), std::move(keys)});
   if (!prelude.empty()) connection->send_silent(prelude);
   boost::intrusive_ptr<ReplySink> sink(
-      new BlockingReply(boost::intrusive_ptr<RequestContext>(&session), slot, connection.get()));
+      new BlockingReply(boost::intrusive_ptr<RequestContext>(&client), slot, connection.get()));
   connection->send(request_bytes(routed), std::move(sink), slot, fragment, /*timed=*/false);
 }
 
@@ -101,9 +101,9 @@ void lend_and_send(const Routed& routed, std::size_t shard, std::uint64_t slot,
 // everything the shard had done, this client's earlier writes included (dispatch holds WAIT
 // back until they are answered).
 void route_wait(const Routed& routed) {
-  auto& session = routed.session;
-  auto shards = static_cast<std::uint32_t>(session.worker().shard_map().shard_count());
-  auto slot = session.open_slot(shards, std::make_unique<MinimumMerge>());
+  auto& client = routed.client;
+  auto shards = static_cast<std::uint32_t>(client.worker().shard_map().shard_count());
+  auto slot = client.open_slot(shards, std::make_unique<MinimumMerge>());
   for (std::uint32_t s = 0; s < shards; ++s)
     lend_and_send(routed, s, slot, s, "*1\r\n$4\r\nPING\r\n", timeout_reply(routed));
 }
@@ -112,8 +112,8 @@ void route_wait(const Routed& routed) {
 
 void route_blocking(const Routed& routed) {
   if (routed.spec.verb == protocol::StatefulVerb::Wait) return route_wait(routed);
-  if (routed.plan.has_error()) return routed.session.reply_error(routed.plan.error);
-  auto slot = routed.session.open_slot();
+  if (routed.plan.has_error()) return routed.client.reply_error(routed.plan.error);
+  auto slot = routed.client.open_slot();
   lend_and_send(routed, *routed.plan.shard, slot, 0, {}, timeout_reply(routed));
 }
 

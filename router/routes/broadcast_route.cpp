@@ -29,70 +29,70 @@ using protocol::error_message;
 namespace {
 
 MergePlan plan_for(const Routed& routed, const std::vector<std::size_t>& shards) {
-  const auto& map = routed.session.worker().shard_map();
+  const auto& map = routed.client.worker().shard_map();
   MergePlan plan;
   plan.kind = routed.spec.merge;
   plan.command = upper_name(routed.spec);
-  plan.protocol = routed.session.state().protocol;
+  plan.protocol = routed.client.state().protocol;
   for (std::size_t s : shards) plan.fragment_names.push_back(map.shard(s).name);
   return plan;
 }
 
 void send_to_shards(const Routed& routed, MergePlan plan, std::string_view bytes,
                     const std::vector<std::size_t>& shards) {
-  auto& session = routed.session;
+  auto& client = routed.client;
   auto slot =
-      session.open_slot(static_cast<std::uint32_t>(shards.size()), make_merge(std::move(plan)));
+      client.open_slot(static_cast<std::uint32_t>(shards.size()), make_merge(std::move(plan)));
   for (std::uint32_t f = 0; f < shards.size(); ++f)
-    session.backend(shards[f]).send(bytes, &session, slot, f);
+    client.backend(shards[f]).send(bytes, &client, slot, f);
 }
 
 // SCAN <cursor> [MATCH p] [COUNT n] [TYPE t]: the cursor names a shard and a place in it; the
 // call goes to that shard alone with that shard's own cursor. Shards a MATCH pattern rules out
 // are skipped: a cursor that moves on to one of them moves on to the next shard that can match.
 void route_scan(const Routed& routed) {
-  auto& session = routed.session;
-  const auto& map = session.worker().shard_map();
+  auto& client = routed.client;
+  const auto& map = client.worker().shard_map();
   auto shards = static_cast<std::uint32_t>(map.shard_count());
   auto position = decode_scan_cursor(routed.request.args[1], shards);
-  if (!position) return session.reply_error(error_message(ClientError::InvalidCursor));
+  if (!position) return client.reply_error(error_message(ClientError::InvalidCursor));
   if (position->shard_cursor == 0) {
     const auto& targets = routed.plan.shards;
     auto next = std::lower_bound(targets.begin(), targets.end(), position->shard);
-    if (next == targets.end()) return session.reply("*2\r\n$1\r\n0\r\n*0\r\n");  // done
+    if (next == targets.end()) return client.reply("*2\r\n$1\r\n0\r\n*0\r\n");  // done
     position->shard = static_cast<std::uint32_t>(*next);
   }
   std::vector<std::string_view> args(routed.request.args.begin(), routed.request.args.end());
   std::string cursor = std::to_string(position->shard_cursor);
   args[1] = cursor;
-  std::string& bytes = session.scratch();
+  std::string& bytes = client.scratch();
   bytes.clear();
   protocol::RespWriter(bytes).command(args);
 
   MergePlan plan;
   plan.kind = protocol::Merge::Scan;
   plan.command = "SCAN";
-  plan.protocol = session.state().protocol;
+  plan.protocol = client.state().protocol;
   plan.fragment_names.push_back(map.shard(position->shard).name);
   plan.scan_shard = position->shard;
   plan.scan_shards = shards;
-  auto slot = session.open_slot(1, make_merge(std::move(plan)));
-  session.backend(position->shard).send(bytes, &session, slot, 0);
+  auto slot = client.open_slot(1, make_merge(std::move(plan)));
+  client.backend(position->shard).send(bytes, &client, slot, 0);
 }
 
 // The request to each of `shards` over a connection lent for it (not behind the shared
 // connections' queues, where a busy script holds them), each given up to timeouts.script.
 void send_over_lent_connections(const Routed& routed, MergePlan plan,
                                 const std::vector<std::size_t>& shards) {
-  auto& session = routed.session;
+  auto& client = routed.client;
   auto slot =
-      session.open_slot(static_cast<std::uint32_t>(shards.size()), make_merge(std::move(plan)));
-  boost::intrusive_ptr<LentReplies> replies(new LentReplies(session, slot, shards.size()));
+      client.open_slot(static_cast<std::uint32_t>(shards.size()), make_merge(std::move(plan)));
+  boost::intrusive_ptr<LentReplies> replies(new LentReplies(client, slot, shards.size()));
   std::string bytes(request_bytes(routed));
   for (std::uint32_t f = 0; f < shards.size(); ++f) {
-    auto connection = session.worker().pool().lend(shards[f], session.profile());
+    auto connection = client.worker().pool().lend(shards[f], client.profile());
     replies->lent(connection);
-    connection->send_within(bytes, replies, slot, f, session.worker().config().timeouts.script);
+    connection->send_within(bytes, replies, slot, f, client.worker().config().timeouts.script);
   }
 }
 
@@ -109,29 +109,29 @@ void route_kill(const Routed& routed) {
 
 // "shards" are Santral's sections; the shards are asked for the others.
 void route_info(const Routed& routed) {
-  auto& session = routed.session;
+  auto& client = routed.client;
   InfoRequest wanted = parse_info_request(routed.request.args);
   const std::vector<std::size_t>& shards = routed.plan.shards;
   MergePlan plan = plan_for(routed, shards);
   plan.info.shards_section = wanted.shards;
-  if (wanted.santral) plan.info.local_sections = santral_info_section(session.worker());
+  if (wanted.santral) plan.info.local_sections = santral_info_section(client.worker());
   plan.info.overrides.emplace_back(
-      "connected_clients", std::to_string(session.worker().shared().connected_clients.load()));
+      "connected_clients", std::to_string(client.worker().shared().connected_clients.load()));
   // Scripts, not scripts times shards: the ones Santral has seen.
   plan.info.overrides.emplace_back("number_of_cached_scripts",
-                                   std::to_string(session.worker().scripts().size()));
+                                   std::to_string(client.worker().scripts().size()));
   // The lowest version the shards run (router/catalog/), as HELLO says; and a Redis Cluster
   // node's own words when the cluster endpoint is on.
-  if (const auto& lowest = session.worker().learned().lowest_version(); !lowest.empty())
+  if (const auto& lowest = client.worker().learned().lowest_version(); !lowest.empty())
     plan.info.overrides.emplace_back("redis_version", lowest);
-  if (session.worker().config().cluster_endpoint) {
+  if (client.worker().config().cluster_endpoint) {
     plan.info.overrides.emplace_back("redis_mode", "cluster");
     plan.info.overrides.emplace_back("cluster_enabled", "1");
   }
   if (wanted.only_santral) {
     std::string out;
     protocol::RespWriter(out).bulk(plan.info.local_sections);
-    return session.reply(out);
+    return client.reply(out);
   }
   std::vector<std::string_view> args = {"INFO"};
   for (const auto& section : wanted.backend_sections) args.push_back(section);
@@ -146,11 +146,11 @@ void route_info(const Routed& routed) {
 constexpr std::chrono::milliseconds kScriptMayBeBusy{50};
 
 bool route_ping_past_scripts(const Routed& routed) {
-  auto& session = routed.session;
+  auto& client = routed.client;
   auto& scripts = scripts_in_flight();
   if (!scripts.any()) return false;
   auto busy = scripts.running_since(ScriptsInFlight::Clock::now() - kScriptMayBeBusy);
-  const auto& map = session.worker().shard_map();
+  const auto& map = client.worker().shard_map();
   std::vector<std::size_t> shards;
   for (std::size_t s = 0; s < map.shard_count(); ++s)
     if (std::find(busy.begin(), busy.end(), map.shard(s).name) != busy.end()) shards.push_back(s);
@@ -173,11 +173,11 @@ void route_broadcast(const Routed& routed) {
       break;
   }
   if (routed.spec.script == protocol::ScriptArg::Body)
-    routed.session.worker().remember_script(routed.request.args[2]);  // SCRIPT LOAD <body>
+    routed.client.worker().remember_script(routed.request.args[2]);  // SCRIPT LOAD <body>
   if (routed.spec.script == protocol::ScriptArg::Flush)
-    routed.session.worker().forget_scripts();  // a later EVALSHA gets NOSCRIPT, as from Redis
+    routed.client.worker().forget_scripts();  // a later EVALSHA gets NOSCRIPT, as from Redis
   const auto& shards = routed.plan.shards;
-  if (shards.empty()) return routed.session.reply("*0\r\n");  // the pattern can match no key
+  if (shards.empty()) return routed.client.reply("*0\r\n");  // the pattern can match no key
   send_to_shards(routed, plan_for(routed, shards), request_bytes(routed), shards);
 }
 

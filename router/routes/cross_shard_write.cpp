@@ -77,22 +77,22 @@ std::string score_text(double score) {
 
 class StagedWrite final : public ReplyMerge {
  public:
-  StagedWrite(RequestContext& session, const WriteRule& rule, std::string command,
+  StagedWrite(RequestContext& client, const WriteRule& rule, std::string command,
               std::vector<std::string> args, std::vector<KeyAt> keys, std::uint32_t fragments)
-      : session_(session),
-        client_(session.state().id),
+      : client_(client),
+        client_id_(client.state().id),
         rule_(rule),
         command_(std::move(command)),
         args_(std::move(args)),
         keys_(std::move(keys)),
         replies_(fragments),
         fragments_(fragments),
-        max_read_bytes_(session.worker().config().limits.max_merge_bytes),
-        planned_(session.worker().topology_ptr()),
-        write_(staged_write_started(client_)) {}
+        max_read_bytes_(client.worker().config().limits.max_merge_bytes),
+        planned_(client.worker().topology_ptr()),
+        write_(staged_write_started(client_id_)) {}
   StagedWrite(const StagedWrite&) = delete;
   StagedWrite& operator=(const StagedWrite&) = delete;
-  ~StagedWrite() override { staged_write_ended(client_, write_); }
+  ~StagedWrite() override { staged_write_ended(client_id_, write_); }
 
   // Fragments each command needs: every stage's replies plus the one the router fills.
   static std::uint32_t fragments_for(const WriteRule& rule, std::size_t keys) {
@@ -127,9 +127,9 @@ class StagedWrite final : public ReplyMerge {
     if (--pending_ > 0) return;
     // The next stage is sent from a fresh turn of the loop: a reply may arrive inside a send
     // (a shard that is down answers at once), and the slot must not change under it.
-    boost::intrusive_ptr<RequestContext> session(&session_);
-    boost::asio::post(session_.worker().io(), [session, this] {
-      if (!session->closed()) advance();
+    boost::intrusive_ptr<RequestContext> client(&client_);
+    boost::asio::post(client_.worker().io(), [client, this] {
+      if (!client->closed()) advance();
     });
   }
 
@@ -171,13 +171,13 @@ class StagedWrite final : public ReplyMerge {
     for (std::uint32_t i = 0; i < steps.size(); ++i) {
       auto shard = shard_now(steps[i].shard);
       if (!shard) {
-        session_.deliver(slot_, first + i, shard_gone(steps[i].shard));
+        client_.deliver(slot_, first + i, shard_gone(steps[i].shard));
         continue;
       }
       command.assign(steps[i].args.begin(), steps[i].args.end());
       bytes.clear();
       RespWriter(bytes).command(command);
-      session_.shared_backend(*shard).send(bytes, &session_, slot_, first + i);
+      client_.shared_backend(*shard).send(bytes, &client_, slot_, first + i);
     }
   }
 
@@ -186,7 +186,7 @@ class StagedWrite final : public ReplyMerge {
   // this write before anything moves), but the numbers may differ: a move's topology lists the
   // destination's shards first, so taking a shard out renumbers those after it.
   std::optional<std::size_t> shard_now(std::size_t planned) const {
-    const auto& now = session_.worker().topology();
+    const auto& now = client_.worker().topology();
     if (&now == planned_.get()) return planned;
     return now.map->shard_at(planned_->map->shard(planned).address.text());
   }
@@ -212,11 +212,11 @@ class StagedWrite final : public ReplyMerge {
     done_ = true;
     // The fragments left are the router's own: filling them completes the slot, and the last
     // one destroys this merge, so nothing of it is read after.
-    RequestContext& session = session_;
+    RequestContext& client = client_;
     std::uint64_t slot = slot_;
     std::uint32_t first = next_fragment_;
     std::uint32_t end = fragments_;
-    for (std::uint32_t f = first; f < end; ++f) session.deliver(slot, f, "+OK\r\n");
+    for (std::uint32_t f = first; f < end; ++f) client.deliver(slot, f, "+OK\r\n");
   }
 
   // Reply i of the last stage.
@@ -348,7 +348,7 @@ class StagedWrite final : public ReplyMerge {
       if (equals_nocase(where, "RIGHT")) return false;
       return std::nullopt;
     };
-    int protocol = session_.state().protocol;
+    int protocol = client_.state().protocol;
     switch (stage()) {
       case 1: {
         if (!side(from) || !side(to)) return error_frame(ClientError::SyntaxError);
@@ -434,8 +434,8 @@ class StagedWrite final : public ReplyMerge {
     }
   }
 
-  RequestContext& session_;
-  std::uint64_t client_;
+  RequestContext& client_;
+  std::uint64_t client_id_;
   const WriteRule& rule_;
   std::string command_;  // upper case, for messages
   std::vector<std::string> args_;
@@ -459,7 +459,7 @@ class StagedWrite final : public ReplyMerge {
 }  // namespace
 
 void route_cross_shard_write(const Routed& routed) {
-  auto& session = routed.session;
+  auto& client = routed.client;
   const WriteRule& rule = *cross_shard_write_rule(routed.spec);
   std::vector<KeyAt> keys;
   keys.reserve(routed.plan.keys.size());
@@ -467,10 +467,10 @@ void route_cross_shard_write(const Routed& routed) {
     keys.push_back({std::string(routed.request.args[key.position]), key.owner.shard});
   std::vector<std::string> args(routed.request.args.begin(), routed.request.args.end());
   std::uint32_t fragments = StagedWrite::fragments_for(rule, keys.size());
-  auto merge = std::make_unique<StagedWrite>(session, rule, upper_name(routed.spec),
-                                             std::move(args), std::move(keys), fragments);
+  auto merge = std::make_unique<StagedWrite>(client, rule, upper_name(routed.spec), std::move(args),
+                                             std::move(keys), fragments);
   StagedWrite& write = *merge;
-  auto slot = session.open_slot(fragments, std::move(merge));
+  auto slot = client.open_slot(fragments, std::move(merge));
   write.start(slot);
 }
 

@@ -12,8 +12,8 @@
 namespace santral::router {
 
 void route_gathered(const Routed& routed) {
-  auto& session = routed.session;
-  const auto& map = session.worker().shard_map();
+  auto& client = routed.client;
+  const auto& map = client.worker().shard_map();
   const auto& args = routed.request.args;
   const auto& keys = routed.plan.keys;
   const GatherRule& rule = *gather_rule(routed.spec);
@@ -22,8 +22,8 @@ void route_gathered(const Routed& routed) {
   plan.rule = &rule;
   plan.command = upper_name(routed.spec);
   plan.args.assign(args.begin(), args.end());
-  plan.protocol = session.state().protocol;
-  plan.max_bytes = session.worker().config().limits.max_merge_bytes;
+  plan.protocol = client.state().protocol;
+  plan.max_bytes = client.worker().config().limits.max_merge_bytes;
   plan.key_positions.reserve(keys.size());
   plan.fragment_names.reserve(keys.size() * rule.fetch.size());
   for (const auto& key : keys) {
@@ -32,9 +32,9 @@ void route_gathered(const Routed& routed) {
       plan.fragment_names.push_back(map.shard(key.owner.shard).name);
   }
   auto fragments = static_cast<std::uint32_t>(plan.fragment_names.size());
-  auto slot = session.open_slot(fragments, make_gather_merge(std::move(plan)));
+  auto slot = client.open_slot(fragments, make_gather_merge(std::move(plan)));
 
-  std::string& bytes = session.scratch();
+  std::string& bytes = client.scratch();
   std::vector<std::string_view> command;
   for (std::size_t k = 0; k < keys.size(); ++k) {
     for (std::size_t f = 0; f < rule.fetch.size(); ++f) {
@@ -45,8 +45,8 @@ void route_gathered(const Routed& routed) {
       command.insert(command.end(), fetch.after_key.begin(), fetch.after_key.end());
       bytes.clear();
       protocol::RespWriter(bytes).command(command);
-      session.backend(keys[k].owner.shard)
-          .send(bytes, &session, slot, first_fetch(rule, k) + static_cast<std::uint32_t>(f));
+      client.backend(keys[k].owner.shard)
+          .send(bytes, &client, slot, first_fetch(rule, k) + static_cast<std::uint32_t>(f));
     }
   }
 }

@@ -16,7 +16,7 @@ namespace santral::router {
 
 namespace {
 
-// Counts the MIGRATE replies of one pull back in, and tells the session how it went.
+// Counts the MIGRATE replies of one pull back in, and tells the client how it went.
 class PullMerge final : public ReplyMerge {
  public:
   PullMerge(PullOutcome& outcome, std::vector<PullGroup> groups, placement::TopologyPtr topology)
@@ -38,7 +38,7 @@ class PullMerge final : public ReplyMerge {
   }
 
  private:
-  // The session's outcome still names this pull's request and topology.
+  // The client's outcome still names this pull's request and topology.
   bool mine() const {
     return outcome_.request == request_ && outcome_.topology_version == topology_->version;
   }
@@ -51,31 +51,31 @@ class PullMerge final : public ReplyMerge {
 
 }  // namespace
 
-void start_pull(RequestContext& session, const Plan& plan) {
-  auto& outcome = session.pull_outcome();
-  outcome = {session.requests_dispatched(), plan.topology_version, false, {}};
+void start_pull(RequestContext& client, const Plan& plan) {
+  auto& outcome = client.pull_outcome();
+  outcome = {client.requests_dispatched(), plan.topology_version, false, {}};
   const auto& groups = plan.pulls;
   auto fragments = static_cast<std::uint32_t>(groups.size());
-  auto& worker = session.worker();
-  auto slot = session.open_hidden_slot(
+  auto& worker = client.worker();
+  auto slot = client.open_hidden_slot(
       fragments, std::make_unique<PullMerge>(outcome, groups, worker.topology_ptr()));
-  if (worker.holding_moves()) return worker.hold_pull(session, slot, groups);
-  send_pull(session, slot, groups);
+  if (worker.holding_moves()) return worker.hold_pull(client, slot, groups);
+  send_pull(client, slot, groups);
 }
 
 namespace {
 
 // Sends a pull's MIGRATEs one group after the other, each once the migration gate lets it
 // (migration_gate.h; in a fleet behind a receiving mark too, marked_migrate.h), and hands each
-// reply to the session's pull slot. A switch of direction meanwhile ends what is not sent yet
+// reply to the client's pull slot. A switch of direction meanwhile ends what is not sent yet
 // as if nothing moved: the request is pulled again the new way.
 class PullChain final : public ReplySink {
  public:
-  PullChain(RequestContext& session, std::uint64_t slot, std::vector<PullGroup> groups)
-      : session_(&session),
+  PullChain(RequestContext& client, std::uint64_t slot, std::vector<PullGroup> groups)
+      : session_(&client),
         slot_(slot),
         groups_(std::move(groups)),
-        direction_(session.worker().direction()) {}
+        direction_(client.worker().direction()) {}
 
   void next() {
     if (group_ >= groups_.size()) return;
@@ -104,8 +104,8 @@ class PullChain final : public ReplySink {
     }
     const auto& group = groups_[group_];
     std::vector<std::string_view> keys(group.keys.begin(), group.keys.end());
-    auto still_wanted = [session = session_, direction = direction_] {
-      return session->worker().direction() == direction;
+    auto still_wanted = [client = session_, direction = direction_] {
+      return client->worker().direction() == direction;
     };
     auto migrate =
         plan_migrate(worker.config(), worker.shard_map().shard(group.target).address,
@@ -130,8 +130,8 @@ class PullChain final : public ReplySink {
 
 }  // namespace
 
-void send_pull(RequestContext& session, std::uint64_t slot, const std::vector<PullGroup>& groups) {
-  boost::intrusive_ptr<PullChain>(new PullChain(session, slot, groups))->next();
+void send_pull(RequestContext& client, std::uint64_t slot, const std::vector<PullGroup>& groups) {
+  boost::intrusive_ptr<PullChain>(new PullChain(client, slot, groups))->next();
 }
 
 }  // namespace santral::router

@@ -20,8 +20,8 @@ namespace santral::router {
 // and the connections go back to the pool once every shard has answered.
 class LentReplies final : public ReplySink {
  public:
-  LentReplies(RequestContext& session, std::uint64_t slot, std::size_t shards)
-      : session_(&session), slot_(slot), left_(shards) {}
+  LentReplies(RequestContext& client, std::uint64_t slot, std::size_t shards)
+      : session_(&client), slot_(slot), left_(shards) {}
   void lent(BackendConnectionPtr connection) { connections_.push_back(std::move(connection)); }
   void deliver(std::uint64_t /*slot*/, std::uint32_t fragment, std::string_view reply) override {
     session_->deliver(slot_, fragment, reply);

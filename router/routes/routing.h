@@ -15,7 +15,7 @@ class RequestContext;
 
 // One request on its way through a routing strategy.
 struct Routed {
-  RequestContext& session;
+  RequestContext& client;
   const protocol::Request& request;
   const protocol::CommandSpec& spec;  // the subcommand's spec for a container command
   const Plan& plan;                   // what dispatch resolved the request into
@@ -52,9 +52,9 @@ void route_subscription(const Routed& routed);
 void run_local(const Routed& routed);
 
 // The shard an `any` command goes to: the first one whose connection is up.
-std::size_t any_shard(RequestContext& session);
+std::size_t any_shard(RequestContext& client);
 // The request as bytes to forward: the client's own bytes, or a multibulk re-encoding of an
-// inline request (in the session's scratch buffer).
+// inline request (in the client's scratch buffer).
 std::string_view request_bytes(const Routed& routed);
 // Sends the request unchanged to `shard`.
 void forward_whole(const Routed& routed, std::size_t shard);

@@ -17,9 +17,9 @@ namespace {
 // NOSCRIPT, in which case the same call goes to the same shard once more as EVAL.
 class NoScriptRetry final : public ReplySink {
  public:
-  NoScriptRetry(boost::intrusive_ptr<RequestContext> session, std::uint64_t slot,
+  NoScriptRetry(boost::intrusive_ptr<RequestContext> client, std::uint64_t slot,
                 BackendConnectionPtr connection, std::string request, std::string sha)
-      : session_(std::move(session)),
+      : session_(std::move(client)),
         slot_(slot),
         connection_(std::move(connection)),
         request_(std::move(request)),
@@ -63,11 +63,11 @@ class NoScriptRetry final : public ReplySink {
 }  // namespace
 
 bool forward_evalsha(const Routed& routed, std::size_t shard) {
-  auto& session = routed.session;
-  const std::string* body = session.worker().scripts().body_of(routed.request.args[1]);
+  auto& client = routed.client;
+  const std::string* body = client.worker().scripts().body_of(routed.request.args[1]);
   if (body == nullptr) return false;
   std::string sha = ScriptCache::sha1_hex(*body);
-  BackendConnection& connection = session.backend(shard);
+  BackendConnection& connection = client.backend(shard);
   if (!connection.has_script(sha)) {
     std::string load;
     std::string_view args[] = {"SCRIPT", "LOAD", *body};
@@ -75,12 +75,12 @@ bool forward_evalsha(const Routed& routed, std::size_t shard) {
     connection.send_silent(load);
     connection.script_loaded(sha);
   }
-  auto slot = session.open_slot();
+  auto slot = client.open_slot();
   std::string_view bytes = request_bytes(routed);
   boost::intrusive_ptr<ReplySink> sink(
-      new NoScriptRetry(boost::intrusive_ptr<RequestContext>(&session), slot,
+      new NoScriptRetry(boost::intrusive_ptr<RequestContext>(&client), slot,
                         BackendConnectionPtr(&connection), std::string(bytes), std::move(sha)));
-  session.send_current(connection, bytes, std::move(sink), slot, 0);
+  client.send_current(connection, bytes, std::move(sink), slot, 0);
   return true;
 }
 

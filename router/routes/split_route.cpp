@@ -22,9 +22,9 @@ using protocol::ClientError;
 using protocol::error_message;
 
 void route_split(const Routed& routed) {
-  auto& session = routed.session;
+  auto& client = routed.client;
   const auto& args = routed.request.args;
-  const auto& map = session.worker().shard_map();
+  const auto& map = client.worker().shard_map();
   const auto& plan = routed.plan;
 
   // A key and the arguments that belong to it (MSET: key value). The plan numbered the
@@ -34,7 +34,7 @@ void route_split(const Routed& routed) {
   MergePlan merge;  // how the replies come back together
   merge.kind = routed.spec.merge;
   merge.command = upper_name(routed.spec);
-  merge.protocol = session.state().protocol;
+  merge.protocol = client.state().protocol;
   merge.positions.reserve(plan.keys.size());
   for (std::size_t shard : plan.shards) merge.fragment_names.push_back(map.shard(shard).name);
   for (const auto& key : plan.keys) {
@@ -46,12 +46,12 @@ void route_split(const Routed& routed) {
   }
 
   auto slot =
-      session.open_slot(static_cast<std::uint32_t>(fragments.size()), make_merge(std::move(merge)));
-  std::string& bytes = session.scratch();
+      client.open_slot(static_cast<std::uint32_t>(fragments.size()), make_merge(std::move(merge)));
+  std::string& bytes = client.scratch();
   for (std::uint32_t f = 0; f < fragments.size(); ++f) {
     bytes.clear();
     protocol::RespWriter(bytes).command(fragments[f]);
-    session.backend(plan.shards[f]).send(bytes, &session, slot, f);
+    client.backend(plan.shards[f]).send(bytes, &client, slot, f);
   }
 }
 

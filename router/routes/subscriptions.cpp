@@ -64,13 +64,13 @@ std::optional<std::string_view> keyspace_key(std::string_view channel) {
   return channel.substr(at + 3);
 }
 
-void send_all(RequestContext& session, std::string reply, std::vector<Send> sends,
+void send_all(RequestContext& client, std::string reply, std::vector<Send> sends,
               const std::function<BackendConnection&(std::size_t)>& connection) {
-  if (sends.empty()) return session.reply(reply);
-  auto slot = session.open_slot(static_cast<std::uint32_t>(sends.size()),
-                                std::make_unique<ConfirmWhenDone>(std::move(reply)));
+  if (sends.empty()) return client.reply(reply);
+  auto slot = client.open_slot(static_cast<std::uint32_t>(sends.size()),
+                               std::make_unique<ConfirmWhenDone>(std::move(reply)));
   for (std::uint32_t i = 0; i < sends.size(); ++i)
-    connection(sends[i].shard).send(sends[i].bytes, &session, slot, i);
+    connection(sends[i].shard).send(sends[i].bytes, &client, slot, i);
 }
 
 }  // namespace
@@ -90,8 +90,8 @@ std::vector<std::size_t> channel_shards(const placement::ShardMap& map, std::str
 
 void route_subscription(const Routed& routed) {
   // Confirmations are pushes: Redis sends them even after CLIENT REPLY OFF or SKIP.
-  routed.session.set_silent(false);
-  auto& subscriptions = routed.session.subscriptions();
+  routed.client.set_silent(false);
+  auto& subscriptions = routed.client.subscriptions();
   switch (routed.spec.verb) {
     case StatefulVerb::Subscribe:
     case StatefulVerb::ShardSubscribe:
@@ -106,22 +106,22 @@ void route_subscription(const Routed& routed) {
   }
 }
 
-BackendConnection& Subscriptions::connection(RequestContext& session, std::size_t shard) {
-  auto& connection = connections_[session.worker().shard_map().shard(shard).address.text()];
+BackendConnection& Subscriptions::connection(RequestContext& client, std::size_t shard) {
+  auto& connection = connections_[client.worker().shard_map().shard(shard).address.text()];
   if (!connection) {
-    connection = session.worker().pool().subscriber(shard, session.profile());
-    connection->set_push_sink(&session);
+    connection = client.worker().pool().subscriber(shard, client.profile());
+    connection->set_push_sink(&client);
   }
   return *connection;
 }
 
 void Subscriptions::subscribe(const Routed& routed) {
-  auto& session = routed.session;
+  auto& client = routed.client;
   bool sharded = routed.spec.verb == StatefulVerb::ShardSubscribe;
   auto& names = sharded ? shard_channels_ : channels_;
   std::string_view kind = sharded ? "ssubscribe" : "subscribe";
   std::string_view backend_command = sharded ? "SSUBSCRIBE" : "SUBSCRIBE";
-  const auto& map = session.worker().shard_map();
+  const auto& map = client.worker().shard_map();
   std::string reply;
   std::vector<Send> sends;
   for (std::size_t i = 1; i < routed.request.args.size(); ++i) {
@@ -129,20 +129,20 @@ void Subscriptions::subscribe(const Routed& routed) {
     if (names.emplace(channel).second)
       for (std::size_t shard : channel_shards(map, channel, sharded))
         sends.push_back({shard, command(backend_command, channel)});
-    confirmation(reply, session.state().protocol, kind, channel,
+    confirmation(reply, client.state().protocol, kind, channel,
                  sharded ? shard_channels() : channels() + patterns());
   }
-  send_all(session, std::move(reply), std::move(sends),
-           [&](std::size_t shard) -> BackendConnection& { return connection(session, shard); });
+  send_all(client, std::move(reply), std::move(sends),
+           [&](std::size_t shard) -> BackendConnection& { return connection(client, shard); });
 }
 
 void Subscriptions::unsubscribe(const Routed& routed) {
-  auto& session = routed.session;
+  auto& client = routed.client;
   bool sharded = routed.spec.verb == StatefulVerb::ShardUnsubscribe;
   auto& names = sharded ? shard_channels_ : channels_;
   std::string_view kind = sharded ? "sunsubscribe" : "unsubscribe";
   std::string_view backend_command = sharded ? "SUNSUBSCRIBE" : "UNSUBSCRIBE";
-  const auto& map = session.worker().shard_map();
+  const auto& map = client.worker().shard_map();
   std::vector<std::string> targets;
   for (std::size_t i = 1; i < routed.request.args.size(); ++i)
     targets.emplace_back(routed.request.args[i]);
@@ -153,34 +153,34 @@ void Subscriptions::unsubscribe(const Routed& routed) {
     if (names.erase(channel) > 0)
       for (std::size_t shard : channel_shards(map, channel, sharded))
         sends.push_back({shard, command(backend_command, channel)});
-    confirmation(reply, session.state().protocol, kind, channel,
+    confirmation(reply, client.state().protocol, kind, channel,
                  sharded ? shard_channels() : channels() + patterns());
   }
   if (targets.empty())
-    confirmation(reply, session.state().protocol, kind, std::nullopt,
+    confirmation(reply, client.state().protocol, kind, std::nullopt,
                  sharded ? shard_channels() : channels() + patterns());
-  send_all(session, std::move(reply), std::move(sends),
-           [&](std::size_t shard) -> BackendConnection& { return connection(session, shard); });
+  send_all(client, std::move(reply), std::move(sends),
+           [&](std::size_t shard) -> BackendConnection& { return connection(client, shard); });
 }
 
 void Subscriptions::psubscribe(const Routed& routed) {
-  auto& session = routed.session;
-  std::size_t shards = session.worker().shard_map().shard_count();
+  auto& client = routed.client;
+  std::size_t shards = client.worker().shard_map().shard_count();
   std::string reply;
   std::vector<Send> sends;
   for (std::size_t i = 1; i < routed.request.args.size(); ++i) {
     std::string_view pattern = routed.request.args[i];
     if (patterns_.emplace(pattern).second)
       for (std::size_t s = 0; s < shards; ++s) sends.push_back({s, command("PSUBSCRIBE", pattern)});
-    confirmation(reply, session.state().protocol, "psubscribe", pattern, channels() + patterns());
+    confirmation(reply, client.state().protocol, "psubscribe", pattern, channels() + patterns());
   }
-  send_all(session, std::move(reply), std::move(sends),
-           [&](std::size_t shard) -> BackendConnection& { return connection(session, shard); });
+  send_all(client, std::move(reply), std::move(sends),
+           [&](std::size_t shard) -> BackendConnection& { return connection(client, shard); });
 }
 
 void Subscriptions::punsubscribe(const Routed& routed) {
-  auto& session = routed.session;
-  std::size_t shards = session.worker().shard_map().shard_count();
+  auto& client = routed.client;
+  std::size_t shards = client.worker().shard_map().shard_count();
   std::vector<std::string> targets;
   for (std::size_t i = 1; i < routed.request.args.size(); ++i)
     targets.emplace_back(routed.request.args[i]);
@@ -191,27 +191,27 @@ void Subscriptions::punsubscribe(const Routed& routed) {
     if (patterns_.erase(pattern) > 0)
       for (std::size_t s = 0; s < shards; ++s)
         sends.push_back({s, command("PUNSUBSCRIBE", pattern)});
-    confirmation(reply, session.state().protocol, "punsubscribe", pattern, channels() + patterns());
+    confirmation(reply, client.state().protocol, "punsubscribe", pattern, channels() + patterns());
   }
   if (targets.empty())
-    confirmation(reply, session.state().protocol, "punsubscribe", std::nullopt,
+    confirmation(reply, client.state().protocol, "punsubscribe", std::nullopt,
                  channels() + patterns());
-  send_all(session, std::move(reply), std::move(sends),
-           [&](std::size_t shard) -> BackendConnection& { return connection(session, shard); });
+  send_all(client, std::move(reply), std::move(sends),
+           [&](std::size_t shard) -> BackendConnection& { return connection(client, shard); });
 }
 
 // The connection speaks the protocol the client had when it subscribed; a message's elements
 // are bulk strings either way, so only its type byte tells a RESP2 array from a RESP3 push.
-void Subscriptions::message(RequestContext& session, std::size_t, std::string_view frame) {
-  char wanted = session.state().protocol == 3 ? '>' : '*';
-  if (frame.front() == wanted) return session.push(frame);
+void Subscriptions::message(RequestContext& client, std::size_t, std::string_view frame) {
+  char wanted = client.state().protocol == 3 ? '>' : '*';
+  if (frame.front() == wanted) return client.push(frame);
   std::string converted(frame);
   converted.front() = wanted;
-  session.push(converted);
+  client.push(converted);
 }
 
-void Subscriptions::abandon(RequestContext& session) {
-  for (auto& [address, connection] : connections_) session.worker().pool().drop(connection);
+void Subscriptions::abandon(RequestContext& client) {
+  for (auto& [address, connection] : connections_) client.worker().pool().drop(connection);
   connections_.clear();
   channels_.clear();
   patterns_.clear();

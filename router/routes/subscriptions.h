@@ -40,12 +40,12 @@ class Subscriptions {
   void punsubscribe(const Routed& routed);
 
   // A message pushed by the connection to `shard`.
-  void message(RequestContext& session, std::size_t shard, std::string_view frame);
+  void message(RequestContext& client, std::size_t shard, std::string_view frame);
   // The client left or sent RESET.
-  void abandon(RequestContext& session);
+  void abandon(RequestContext& client);
 
  private:
-  BackendConnection& connection(RequestContext& session, std::size_t shard);
+  BackendConnection& connection(RequestContext& client, std::size_t shard);
 
   std::set<std::string> channels_;
   std::set<std::string> patterns_;

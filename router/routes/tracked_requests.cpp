@@ -20,8 +20,8 @@ std::vector<std::string> key_names(const Routed& routed) {
   return keys;
 }
 
-void invalidate_now(RequestContext& session, const std::vector<std::string>& keys) {
-  for (const auto& key : keys) session.invalidate(invalidation_push(key));
+void invalidate_now(RequestContext& client, const std::vector<std::string>& keys) {
+  for (const auto& key : keys) client.invalidate(invalidation_push(key));
 }
 
 // Each fragment of a split request registers the keys it carries (PlannedKey::fragment).
@@ -32,8 +32,8 @@ void expect_split(const Routed& routed, std::uint64_t slot, std::uint64_t epoch,
     keys[key.fragment].emplace_back(routed.request.args[key.position]);
   for (std::uint32_t f = 0; f < keys.size(); ++f) {
     if (awaited == TrackedReads::Awaited::OwnWrite)
-      routed.session.worker().lanes().writing_broadcast(routed.session.state().id, keys[f]);
-    routed.session.tracked_reads().expect(slot, f, epoch, std::move(keys[f]), awaited);
+      routed.client.worker().lanes().writing_broadcast(routed.client.state().id, keys[f]);
+    routed.client.tracked_reads().expect(slot, f, epoch, std::move(keys[f]), awaited);
   }
 }
 
@@ -42,39 +42,39 @@ void expect_split(const Routed& routed, std::uint64_t slot, std::uint64_t epoch,
 void expect_gathered(const Routed& routed, std::uint64_t slot, std::uint64_t epoch) {
   const GatherRule* rule = gather_rule(routed.spec);
   if (rule == nullptr || rule->fetch.empty())
-    return invalidate_now(routed.session, key_names(routed));
+    return invalidate_now(routed.client, key_names(routed));
   const auto& keys = routed.plan.keys;
   for (std::size_t k = 0; k < keys.size(); ++k)
-    routed.session.tracked_reads().expect(slot, first_fetch(*rule, k), epoch,
-                                          {std::string(routed.request.args[keys[k].position])});
+    routed.client.tracked_reads().expect(slot, first_fetch(*rule, k), epoch,
+                                         {std::string(routed.request.args[keys[k].position])});
 }
 
 void note_read(const Routed& routed, bool sent) {
-  auto& session = routed.session;
-  auto& lanes = session.worker().lanes();
+  auto& client = routed.client;
+  auto& lanes = client.worker().lanes();
   switch (routed.plan.kind) {
     case RouteKind::SingleShard:
       if (sent)
-        session.tracked_reads().expect(session.last_slot(), 0, lanes.epoch(), key_names(routed));
+        client.tracked_reads().expect(client.last_slot(), 0, lanes.epoch(), key_names(routed));
       return;
     case RouteKind::Split:
-      if (sent) expect_split(routed, session.last_slot(), lanes.epoch());
+      if (sent) expect_split(routed, client.last_slot(), lanes.epoch());
       return;
     case RouteKind::Gathered:
-      if (sent) expect_gathered(routed, session.last_slot(), lanes.epoch());
+      if (sent) expect_gathered(routed, client.last_slot(), lanes.epoch());
       return;
     case RouteKind::Queued:
       if (routed.plan.has_error()) return;
       if (routed.plan.shard)
-        return lanes.track_queued_read(*routed.plan.shard, session.state().database,
-                                       session.state().id, key_names(routed));
-      session.tracked_reads().read_in_multi(key_names(routed));
+        return lanes.track_queued_read(*routed.plan.shard, client.state().database,
+                                       client.state().id, key_names(routed));
+      client.tracked_reads().read_in_multi(key_names(routed));
       return;
     case RouteKind::Answered:
     case RouteKind::Refused:
       return;
     default:  // a salted counter, a blocking read: nothing on a lane to hear its writes
-      return invalidate_now(session, key_names(routed));
+      return invalidate_now(client, key_names(routed));
   }
 }
 
@@ -82,25 +82,25 @@ void note_read(const Routed& routed, bool sent) {
 // client's keys are its own until the write's reply and a fence behind it (own_writes.h), for
 // the writes that go to shards on its lanes (others: it is told, which costs a cache miss).
 void note_write(const Routed& routed, bool sent) {
-  auto& session = routed.session;
-  auto& lanes = session.worker().lanes();
-  const auto& settings = session.state().tracking;
+  auto& client = routed.client;
+  auto& lanes = client.worker().lanes();
+  const auto& settings = client.state().tracking;
   if (settings.mode != TrackingSettings::Mode::Broadcast) {
     for (const auto& key : routed.plan.keys)
-      lanes.writing(session.state().id, routed.request.args[key.position]);
+      lanes.writing(client.state().id, routed.request.args[key.position]);
     return;
   }
   if (!sent) return;
   switch (routed.plan.kind) {
     case RouteKind::SingleShard: {
       auto keys = key_names(routed);
-      lanes.writing_broadcast(session.state().id, keys);
-      session.tracked_reads().expect(session.last_slot(), 0, lanes.epoch(), std::move(keys),
-                                     TrackedReads::Awaited::OwnWrite);
+      lanes.writing_broadcast(client.state().id, keys);
+      client.tracked_reads().expect(client.last_slot(), 0, lanes.epoch(), std::move(keys),
+                                    TrackedReads::Awaited::OwnWrite);
       return;
     }
     case RouteKind::Split:
-      return expect_split(routed, session.last_slot(), lanes.epoch(),
+      return expect_split(routed, client.last_slot(), lanes.epoch(),
                           TrackedReads::Awaited::OwnWrite);
     default:
       return;
@@ -110,11 +110,11 @@ void note_write(const Routed& routed, bool sent) {
 }  // namespace
 
 void note_tracked_request(const Routed& routed, std::uint64_t slots_before) {
-  auto& session = routed.session;
-  auto& settings = session.state().tracking;
+  auto& client = routed.client;
+  auto& settings = client.state().tracking;
   if (!settings.on) return;
   const auto& spec = routed.spec;
-  bool sent = session.opened_slots() != slots_before;
+  bool sent = client.opened_slots() != slots_before;
   if (!routed.plan.keys.empty()) {
     // A script may both write its keys and read them: Redis tracks its declared keys when it
     // called a read-only command, and the lane's tracking is Redis's own, so its keys are noted
@@ -126,12 +126,12 @@ void note_tracked_request(const Routed& routed, std::uint64_t slots_before) {
   }
   if (spec.stateful == protocol::StatefulKind::Transaction) {
     if (spec.verb == protocol::StatefulVerb::Exec)
-      invalidate_now(session, session.tracked_reads().take_multi());
-    if (spec.verb == protocol::StatefulVerb::Discard) session.tracked_reads().take_multi();
+      invalidate_now(client, client.tracked_reads().take_multi());
+    if (spec.verb == protocol::StatefulVerb::Discard) client.tracked_reads().take_multi();
   }
   // CLIENT CACHING applies to the next command, or to every command of the MULTI it precedes;
   // as in Redis, CLIENT's own subcommands (CACHING itself, TRACKINGINFO) leave it alone.
-  if (!session.in_transaction() && !spec.name.starts_with("client|")) settings.caching.reset();
+  if (!client.in_transaction() && !spec.name.starts_with("client|")) settings.caching.reset();
 }
 
 }  // namespace santral::router

@@ -46,24 +46,24 @@ class Transaction {
   void queue(const Routed& routed);
   // The client left or sent RESET: a lent connection may still be inside MULTI or WATCH, so
   // it is closed rather than reused.
-  void abandon(RequestContext& session);
+  void abandon(RequestContext& client);
   // A move changed where keys live: the shard's connection, with its WATCH and queued
   // commands, is closed. EXEC then answers EXECABORT (inside MULTI) or, after WATCH alone, a
   // null reply as when a watched key changed; either way nothing ran, and the client retries.
-  void map_changed(RequestContext& session);
+  void map_changed(RequestContext& client);
   // Answers a command that cannot be queued with `message`; EXEC will answer EXECABORT.
-  void refuse(RequestContext& session, std::string_view message);
+  void refuse(RequestContext& client, std::string_view message);
   // EXEC refused before it could run (this router is out of touch with its fleet): as Redis
   // does, the transaction ends with EXECABORT naming why; nothing of it ran.
-  void refuse_exec(RequestContext& session, std::string_view message);
+  void refuse_exec(RequestContext& client, std::string_view message);
 
  private:
   void send_queued(const Routed& routed);
   void exec_everywhere(const Routed& routed);
   // MULTI, then the keyless commands queued before the shard was chosen, down connection_.
   void send_deferred();
-  bool pin(RequestContext& session, std::size_t shard);
-  void give_back(RequestContext& session);
+  bool pin(RequestContext& client, std::size_t shard);
+  void give_back(RequestContext& client);
   void reset();
 
   bool in_multi_ = false;

@@ -22,7 +22,7 @@ struct AuditActor {
 };
 
 struct ClientState;
-// A client of the RESP listener, as its session holds it.
+// A client of the RESP listener, from its state.
 AuditActor client_actor(const ClientState& client);
 
 // What the audit log records, one line per action (its names are the `action` field):

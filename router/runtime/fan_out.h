@@ -19,11 +19,11 @@ namespace santral::router {
 //          ──post──► worker 1: ask ──answer(r1)──post──► origin: results[1] = r1
 //                                                        the last one in: done(results)
 //
-// Only plain data crosses threads, so that a client session can wait for the answers:
+// Only plain data crosses threads, so that a client can wait for the answers:
 //  - `collect` / `ask` is shared by every worker's thread at once: it captures ids, slot
 //    numbers, strings, shared_ptr<const ...>; never a RequestContext or its intrusive_ptr (whose
 //    count is not atomic).
-//  - `done` may hold the session: it is made, run and destroyed on origin's thread only. Other
+//  - `done` may hold the client: it is made, run and destroyed on origin's thread only. Other
 //    threads pass along a handle to the pending results but never copy, run or destroy `done`;
 //    the last answer moves it out and runs it on origin.
 // Call fan_out from origin's thread. `Peer` is anything with an io() (a Worker).

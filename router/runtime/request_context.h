@@ -36,7 +36,7 @@ struct PullOutcome;
 // client connection, router/session/), and by a fake in the unit tests of routes and commands
 // (tests/support/fake_request_context.h): nothing here needs a socket.
 //
-//    session --dispatch--> plan --kRoutes[kind]--> route --RequestContext--> backend
+//    client --dispatch--> plan --kRoutes[kind]--> route --RequestContext--> backend
 //       ^                                                                      |
 //       +---------------------- ReplySink::deliver(slot, fragment) <----------+
 //

@@ -98,7 +98,7 @@ class TenantLimiter {
 std::chrono::milliseconds pause_after_refusal(std::uint32_t wait_ms, unsigned refusals_before);
 
 // Every configured user's TenantLimiter and every namespace's, made at the first config that
-// names the user or namespace and kept for the life of the process (a session holds a plain
+// names the user or namespace and kept for the life of the process (a client holds a plain
 // pointer to its user's, a worker to its namespaces'); looked up only at AUTH and when a
 // worker takes a new topology, under a lock.
 class TenantLimiters {

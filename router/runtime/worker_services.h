@@ -55,7 +55,7 @@ class WorkerServices {
   WorkerStats& stats() { return *s_.stats; }
   // Read buffers and parse state, lent to the sessions that have something to read.
   virtual InputPool& inputs() = 0;
-  // A session's buffered, unparsed input went from `before` to `after` bytes; past this
+  // A client's buffered, unparsed input went from `before` to `after` bytes; past this
   // worker's share of limits.max_input_bytes_total the client holding the most stops being read.
   virtual void input_changed(std::size_t before, std::size_t after) = 0;
   ScriptCache& scripts() { return *s_.scripts; }

@@ -69,7 +69,7 @@ class FakeRequestContext final : public router::RequestContext, public router::T
   router::ConnectionKind begun_connection = router::ConnectionKind::Primary;
   std::vector<router::ConnectionKind> backend_kinds;
   std::uint64_t requests_done = 0;  // what requests_dispatched() answers
-  // shared_backend() hands out the worker's pool's shared connections, as a session's does,
+  // shared_backend() hands out the worker's pool's shared connections, as a client's does,
   // instead of the fake's own: for tests that run FakeWorkerServices::connections_io().
   bool pooled = false;
 

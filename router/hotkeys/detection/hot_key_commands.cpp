@@ -30,21 +30,21 @@ std::string rate_text(double rate) {
 }  // namespace
 
 void santral_hotkeys(const Routed& routed) {
-  auto& session = routed.session;
+  auto& client = routed.client;
   const auto& args = routed.request.args;
   long long count = 10;
   if (args.size() == 4 && equals_nocase(args[2], "COUNT")) {
     auto given = parse_integer(args[3]);
-    if (!given || *given < 1) return session.reply_error(error_message(ClientError::HotKeysSyntax));
+    if (!given || *given < 1) return client.reply_error(error_message(ClientError::HotKeysSyntax));
     count = *given;
   } else if (args.size() != 2) {
-    return session.reply_error(error_message(ClientError::HotKeysSyntax));
+    return client.reply_error(error_message(ClientError::HotKeysSyntax));
   }
-  auto slot = session.open_slot();
-  boost::intrusive_ptr<RequestContext> keep(&session);
-  int protocol = session.state().protocol;
+  auto slot = client.open_slot();
+  boost::intrusive_ptr<RequestContext> keep(&client);
+  int protocol = client.state().protocol;
   list_hot_keys(
-      session.worker().peers(), session.worker().io(), static_cast<std::size_t>(count),
+      client.worker().peers(), client.worker().io(), static_cast<std::size_t>(count),
       [keep, slot, protocol](const std::vector<HotKeyRate>& rates) {
         std::string out;
         protocol::RespWriter writer(out, protocol);
@@ -69,11 +69,11 @@ void santral_hotkeys(const Routed& routed) {
 // SANTRAL SALT and UNSALT change how the fleet routes a key: each, refused or done, is one
 // line of the audit log.
 void santral_salt(const Routed& routed) {
-  auto& session = routed.session;
+  auto& client = routed.client;
   const auto& args = routed.request.args;
   auto refuse = [&](const std::string& message) {
-    audit_command(session.worker().shared().audit, "salt", session.state(), args, false, message);
-    session.reply_error(message);
+    audit_command(client.worker().shared().audit, "salt", client.state(), args, false, message);
+    client.reply_error(message);
   };
   std::string_view key = args[2];
   auto salts = parse_integer(args[3]);
@@ -85,30 +85,30 @@ void santral_salt(const Routed& routed) {
   else if (args.size() != 4 && !(args.size() == 6 && equals_nocase(args[4], "REPLY") &&
                                  equals_nocase(args[5], "estimate")))
     return refuse(error_message(ClientError::SaltSyntax));
-  auto& worker = session.worker();
+  auto& worker = client.worker();
   if (const SaltedCounter* counter = worker.salts().find(key))
     return refuse(error_message(ClientError::AlreadySalted, key, counter->salts));
   auto not_salted =
       salt_key(worker, key,
                SaltOverrides::Salting{static_cast<std::uint32_t>(*salts), reply, SaltedBy::Command},
-               fmt::format("by client {} ({})", session.state().id, session.state().peer));
+               fmt::format("by client {} ({})", client.state().id, client.state().peer));
   if (!not_salted.empty()) return refuse(not_salted);
-  audit_command(worker.shared().audit, "salt", session.state(), args, true, "OK");
-  session.reply("+OK\r\n");
+  audit_command(worker.shared().audit, "salt", client.state(), args, true, "OK");
+  client.reply("+OK\r\n");
 }
 
 void santral_unsalt(const Routed& routed) {
-  auto& session = routed.session;
+  auto& client = routed.client;
   const auto& args = routed.request.args;
   std::string_view key = args[2];
-  auto* audit = session.worker().shared().audit;
-  if (session.worker().salts().find(key) == nullptr) {
+  auto* audit = client.worker().shared().audit;
+  if (client.worker().salts().find(key) == nullptr) {
     auto message = error_message(ClientError::NotSalted, key);
-    audit_command(audit, "unsalt", session.state(), args, false, message);
-    return session.reply_error(message);
+    audit_command(audit, "unsalt", client.state(), args, false, message);
+    return client.reply_error(message);
   }
-  auto slot = session.open_slot();
-  boost::intrusive_ptr<RequestContext> keep(&session);
+  auto slot = client.open_slot();
+  boost::intrusive_ptr<RequestContext> keep(&client);
   // The fold answers later, on this worker: the line is written with its reply.
   auto done = [keep, slot, audit, command = std::vector<std::string>(args.begin(), args.end())](
                   const std::string& reply) {
@@ -119,9 +119,9 @@ void santral_unsalt(const Routed& routed) {
     }
     keep->deliver(slot, 0, reply);
   };
-  UnsaltFoldTarget target{session.profile(), session.state().id, std::move(done)};
-  unsalt_key(session.worker(), key, false,
-             fmt::format("by client {} ({})", session.state().id, session.state().peer),
+  UnsaltFoldTarget target{client.profile(), client.state().id, std::move(done)};
+  unsalt_key(client.worker(), key, false,
+             fmt::format("by client {} ({})", client.state().id, client.state().peer),
              std::move(target));
 }
 

@@ -9,11 +9,11 @@ namespace santral::router {
 
 void observe_hot_key(const Routed& routed) {
   if (routed.plan.keys.empty()) return;
-  auto& worker = routed.session.worker();
+  auto& worker = routed.client.worker();
   // Automatic salting folds back in the default database only: a counter used in another one
   // is never a candidate.
   bool counter = counter_command(routed.spec) &&
-                 routed.session.state().database == worker.config().backend.database;
+                 routed.client.state().database == worker.config().backend.database;
   worker.hotkeys().record(routed.request.args[routed.plan.keys.front().position],
                           routed.spec.has(protocol::kWrite), counter);
 }

@@ -16,7 +16,7 @@ class WorkerServices;
 
 // Asks every worker, on its own thread, for the keys it sees hottest (with their owning shard
 // and salting), adds the workers' rates up key by key, and hands them, hottest first, to
-// `done` on `home`'s thread (fan_out: `done` may hold a client session, it never leaves home).
+// `done` on `home`'s thread (fan_out: `done` may hold a client, it never leaves home).
 // For automatic salting and the balancer.
 void collect_hot_keys(const std::vector<WorkerServices*>& workers, boost::asio::io_context& home,
                       std::function<void(std::vector<HotKeyRate>)> done);

@@ -25,9 +25,9 @@ class NearCacheFill final : public ReplySink {
   static constexpr std::uint32_t kGet = 0;
   static constexpr std::uint32_t kPttl = 1;
 
-  NearCacheFill(RequestContext& session, std::uint64_t slot, std::string_view key,
-                std::size_t shard, std::uint64_t seq, Clock::time_point sent)
-      : session_(&session), slot_(slot), key_(key), shard_(shard), seq_(seq), sent_(sent) {}
+  NearCacheFill(RequestContext& client, std::uint64_t slot, std::string_view key, std::size_t shard,
+                std::uint64_t seq, Clock::time_point sent)
+      : session_(&client), slot_(slot), key_(key), shard_(shard), seq_(seq), sent_(sent) {}
 
   void deliver(std::uint64_t /*slot*/, std::uint32_t fragment, std::string_view reply) override {
     auto& cache = session_->worker().near_cache();
@@ -73,17 +73,17 @@ namespace {
 
 // From memory, or filled on the tracking connection; false: the usual way.
 bool answer_near(const Routed& routed) {
-  auto& session = routed.session;
-  auto& worker = session.worker();
+  auto& client = routed.client;
+  auto& worker = client.worker();
   std::string_view key = routed.request.args[1];
   // A write of this client still in flight elsewhere must be seen by its later reads, which
   // therefore go the usual way.
-  if (!session.writes_answered()) return false;
+  if (!client.writes_answered()) return false;
   auto& cache = worker.near_cache();
   auto now = Clock::now();
   if (const std::string* reply = cache.find(key, now)) {
-    bool resp2_nil = *reply == NearCache::kNil && session.state().protocol == 2;
-    session.reply(resp2_nil ? std::string_view("$-1\r\n") : std::string_view(*reply));
+    bool resp2_nil = *reply == NearCache::kNil && client.state().protocol == 2;
+    client.reply(resp2_nil ? std::string_view("$-1\r\n") : std::string_view(*reply));
     return true;
   }
   if (!cache.admitted(key)) return false;
@@ -91,9 +91,9 @@ bool answer_near(const Routed& routed) {
   BackendConnection* tracking = worker.near_cache_connections().ready(shard);
   if (tracking == nullptr) return false;
   std::uint64_t seq = cache.begin_fill(key);
-  auto slot = session.open_slot();
-  session.coherence().fill_started();
-  ReplySinkPtr fill(new NearCacheFill(session, slot, key, shard, seq, now));
+  auto slot = client.open_slot();
+  client.coherence().fill_started();
+  ReplySinkPtr fill(new NearCacheFill(client, slot, key, shard, seq, now));
   tracking->send(request_bytes(routed), fill, slot, NearCacheFill::kGet);
   tracking->send(pttl_request(key), fill, slot, NearCacheFill::kPttl);
   return true;
@@ -106,19 +106,19 @@ void route_near_cache(const Routed& routed) {
 }
 
 void forget_written_keys(const Routed& routed) {
-  auto& session = routed.session;
-  auto& cache = session.worker().near_cache();
+  auto& client = routed.client;
+  auto& cache = client.worker().near_cache();
   for (const auto& planned : routed.plan.keys) {
     std::string_view key = routed.request.args[planned.position];
     if (!cache.may_hold(key)) continue;
     cache.invalidate(key);
-    session.coherence().forget_when_answered(key);
+    client.coherence().forget_when_answered(key);
   }
 }
 
 void forget_all_keys(const Routed& routed) {
-  routed.session.worker().near_cache().invalidate_all();
-  routed.session.coherence().forget_when_answered({}, true);
+  routed.client.worker().near_cache().invalidate_all();
+  routed.client.coherence().forget_when_answered({}, true);
 }
 
 }  // namespace santral::router

@@ -108,15 +108,15 @@ class SaltedCall {
   std::uint32_t size() const { return static_cast<std::uint32_t>(fragments_.size()); }
 
   void run(Finish finish) {
-    auto& session = routed_.session;
-    auto merge = std::make_unique<SaltedMerge>(fragments_.size(), session.state().protocol,
+    auto& client = routed_.client;
+    auto merge = std::make_unique<SaltedMerge>(fragments_.size(), client.state().protocol,
                                                upper_name(routed_.spec), std::move(finish));
-    auto slot = session.open_slot(size(), std::move(merge));
-    std::string& bytes = session.scratch();
+    auto slot = client.open_slot(size(), std::move(merge));
+    std::string& bytes = client.scratch();
     for (std::uint32_t f = 0; f < size(); ++f) {
       bytes.clear();
       RespWriter(bytes).command(fragments_[f].args);
-      session.backend(fragments_[f].shard).send(bytes, &session, slot, f);
+      client.backend(fragments_[f].shard).send(bytes, &client, slot, f);
     }
   }
 
@@ -177,7 +177,7 @@ CounterSum::Status add_parts(const Replies& replies, std::size_t first, std::siz
 // value (GET, or HGET with the field), for an exact reply.
 void increment_with(const SaltedRequest& r, std::vector<std::string_view> read, bool as_float) {
   const SaltedCounter& counter = r.counter();
-  auto& worker = r.routed.session.worker();
+  auto& worker = r.routed.client.worker();
   std::uint32_t pick = worker.salts().pick(counter.salts);
   SaltedCall call(r.routed);
   std::vector<std::string_view> args(r.routed.request.args.begin(), r.routed.request.args.end());
@@ -488,10 +488,10 @@ void expire_with(const SaltedRequest& r, bool seconds) {
   auto given = protocol::parse_integer<std::int64_t>(args[2]);
   std::int64_t ttl = given.value_or(-1);
   if (!given || (seconds && __builtin_mul_overflow(ttl, std::int64_t{1000}, &ttl))) ttl = -1;
-  auto& session = r.routed.session;
-  WorkerServices* worker = &session.worker();
+  auto& client = r.routed.client;
+  WorkerServices* worker = &client.worker();
   const SaltedCounter& counter = r.counter();
-  on_every_sub_key(r).run([worker, ttl, profile = session.profile(), client = session.state().id,
+  on_every_sub_key(r).run([worker, ttl, profile = client.profile(), client_id = client.state().id,
                            sub_keys = counter.sub_keys,
                            shards = counter.shards](const Replies& replies, std::string& out) {
     write_any(replies, out);
@@ -510,7 +510,7 @@ void expire_with(const SaltedRequest& r, bool seconds) {
       bytes.clear();
       std::string_view set[] = {"SET", sub_keys[k], "0", "NX", "PX", milliseconds};
       RespWriter(bytes).command(set);
-      worker->pool().shared(shards[k], profile, client).send_silent(bytes);
+      worker->pool().shared(shards[k], profile, client_id).send_silent(bytes);
     }
   });
 }

@@ -46,7 +46,7 @@ struct Seen {
   std::thread::id thread;
 };
 
-// Records the thread that destroys each live copy of it: it stands for the session a `done`
+// Records the thread that destroys each live copy of it: it stands for the client a `done`
 // holds, which must never be copied or released off the origin thread.
 class ThreadWitness {
  public:
