@@ -9,7 +9,7 @@
 
 namespace santral::router {
 
-// What the lanes need of a client they fan invalidations out to (a client).
+// What the lanes need of a client they fan invalidations out to.
 class TrackingClient {
  public:
   virtual ~TrackingClient() = default;
