@@ -2,13 +2,16 @@
 # Sets up a fresh Debian 12 machine, builds Santral and runs the whole test suite (unit tests,
 # and integration tests against real redis-server and nutcracker processes) with ctest.
 #   scripts/test.sh                      everything, normal build (build/)
-#   scripts/test.sh --sanitize=address   everything under ASan + UBSan (build-address/)
-#   scripts/test.sh --sanitize=thread    under TSan (build-thread/): every test but the unit
+#   scripts/test.sh --sanitize=address   everything under ASan + UBSan (build-address/): the
+#                                        product, its unit tests and every santral the
+#                                        integration tests start (their executables are the
+#                                        normal build's, built first if need be)
+#   scripts/test.sh --sanitize=thread    under TSan (build-thread/): as above, but for the unit
 #                                        tests that run on one thread (tests/CMakeLists.txt)
 #   scripts/test.sh -L unit              one label; other arguments go to ctest
 #   scripts/test.sh -L browser           the dashboard in headless Chromium (tests/browser/; it
 #                                        installs playwright-core from npm, about 20 s)
-# Under a sanitizer every process (the tests and the santral they start) writes its reports
+# Under a sanitizer every sanitized process (the unit tests and every santral) writes its reports
 # to a log directory; any report fails the run, even one from a process that exited cleanly.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -27,10 +30,18 @@ dir="$root/build${sanitize:+-$sanitize}"
 # their reports have readable stacks.
 # Sanitized builds use clang; the ASan build also holds the libFuzzer targets, so that
 # scripts/fuzz.sh reuses it.
-options=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+normal=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+options=("${normal[@]}")
 if [ -n "$sanitize" ]; then
+  # The integration tests' executables come from the normal build (build/, built here first
+  # when it is not already: in CI the suite's first step did it); they start this build's
+  # santral (tests/CMakeLists.txt, SANTRAL_INTEGRATION_TESTS_FROM).
+  (unset CXX; cmake -S "$root" -B "$root/build" "${normal[@]}" >/dev/null)
+  cmake --build "$root/build" -j"$(nproc)" | grep -E "error|warning" || true
+  test "${PIPESTATUS[0]}" -eq 0
   export CXX=clang++
-  options=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS=-O1 -DSANTRAL_SANITIZE="$sanitize")
+  options=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS=-O1 -DSANTRAL_SANITIZE="$sanitize"
+    -DSANTRAL_INTEGRATION_TESTS_FROM="$root/build")
   [ "$sanitize" = address ] && options+=(-DSANTRAL_FUZZ=ON)
   # One thread has no races: under TSan only the unit tests marked THREADS (tests/CMakeLists.txt).
   [ "$sanitize" = thread ] && options+=(-DSANTRAL_ALL_UNIT_TESTS=OFF)

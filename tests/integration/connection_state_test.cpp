@@ -13,6 +13,7 @@
 #include "tests/support/cluster.h"
 #include "tests/support/free_port.h"
 #include "tests/support/process.h"
+#include "tests/support/santral_process.h"
 #include "tests/support/temp_dir.h"
 
 using namespace santral::test;
@@ -89,7 +90,7 @@ class GuardedCluster {
     map_ =
         std::make_unique<santral::placement::ShardMap>(santral::config::load_config(config_path_));
     process_ = std::make_unique<Process>(
-        std::vector<std::string>{SANTRAL_BINARY, "--config", config_path_.string()},
+        std::vector<std::string>{santral_binary(), "--config", config_path_.string()},
         (dir_.path() / "santral.log").string());
     bool up = wait_until(
         [&] {

@@ -122,7 +122,7 @@ TEST_CASE("a state file that exists but cannot be read stops the start and is na
     std::filesystem::create_directory(state);
   }
   auto file = dir.write("santral.yaml", config);
-  Process santral({SANTRAL_BINARY, "--config", file.string()},
+  Process santral({santral_binary(), "--config", file.string()},
                   (dir.path() / "santral.log").string());
   bool serving = starts(santral, port);
   INFO(santral.log());

@@ -30,10 +30,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-void rewrite(const SantralProcess& santral, const std::string& yaml) {
-  std::ofstream(santral.config_path()) << "listen: 127.0.0.1:" << santral.port() << "\n" << yaml;
-}
-
 int map_version(RedisClient& client) {
   auto text = client.command({"SANTRAL", "SHARDMAP"}).str;
   auto at = text.find("version:");

@@ -8,10 +8,6 @@
 
 namespace santral::test {
 
-void rewrite(const SantralProcess& santral, const std::string& yaml) {
-  std::ofstream(santral.config_path()) << "listen: 127.0.0.1:" << santral.port() << "\n" << yaml;
-}
-
 std::string shards_yaml(const std::vector<RedisServer*>& shards) {
   std::string yaml = "shards:\n";
   for (std::size_t i = 0; i < shards.size(); ++i)

@@ -17,9 +17,6 @@
 
 namespace santral::test {
 
-// Writes `yaml` as the config of `santral`, after its listen line.
-void rewrite(const SantralProcess& santral, const std::string& yaml);
-
 // A `shards:` list naming them s0, s1, ...
 std::string shards_yaml(const std::vector<RedisServer*>& shards);
 

@@ -2,7 +2,9 @@
 
 #include <sys/wait.h>
 
+#include <cstdlib>
 #include <exception>
+#include <fstream>
 #include <iostream>
 #include <stdexcept>
 
@@ -10,6 +12,11 @@
 #include "tests/support/test_outcome.h"
 
 namespace santral::test {
+
+std::string santral_binary() {
+  const char* chosen = std::getenv("SANTRAL_BINARY");
+  return chosen != nullptr && *chosen != '\0' ? chosen : SANTRAL_BINARY;
+}
 
 SantralProcess::SantralProcess(const std::string& config_yaml, std::vector<std::string> extra_args)
     : port_(free_loopback_port()) {
@@ -43,7 +50,7 @@ SantralProcess::~SantralProcess() {
 }
 
 void SantralProcess::launch(std::vector<std::string> extra_args) {
-  std::vector<std::string> argv = {SANTRAL_BINARY, "--config", config_path_.string()};
+  std::vector<std::string> argv = {santral_binary(), "--config", config_path_.string()};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   process_ = std::make_unique<Process>(argv, (dir_.path() / "santral.log").string());
   bool up = wait_until(
@@ -69,9 +76,13 @@ std::string SantralProcess::config_for(const std::vector<const RedisServer*>& sh
   return text + extra_yaml;
 }
 
+void rewrite(const SantralProcess& santral, const std::string& yaml) {
+  std::ofstream(santral.config_path()) << "listen: 127.0.0.1:" << santral.port() << "\n" << yaml;
+}
+
 CommandResult run_santral(const std::vector<std::string>& args) {
   TempDir dir;
-  std::vector<std::string> argv = {SANTRAL_BINARY};
+  std::vector<std::string> argv = {santral_binary()};
   argv.insert(argv.end(), args.begin(), args.end());
   auto log = (dir.path() / "out.log").string();
   Process process(argv, log);

@@ -21,7 +21,12 @@ struct SantralTls {
   bool plain_listener = true;  // false: no `listen:` line is added; Santral serves TLS only
 };
 
-// The santral binary built by this tree, serving on a free 127.0.0.1 port.
+// The santral binary the tests start: $SANTRAL_BINARY when set (a sanitized build's, where
+// that build's ctest runs a normal build's integration test executables: tests/CMakeLists.txt,
+// SANTRAL_INTEGRATION_TESTS_FROM), else the one built beside this test.
+std::string santral_binary();
+
+// The santral binary (santral_binary()), serving on a free 127.0.0.1 port.
 class SantralProcess {
  public:
   // `config_yaml` is a whole Santral config without `listen:`; a `listen:` line for a free
@@ -63,6 +68,10 @@ class SantralProcess {
   std::filesystem::path config_path_;
   std::unique_ptr<Process> process_;
 };
+
+// Writes `yaml` as the config of `santral`, after its listen line (it reloads the file when
+// it watches it, or on SIGHUP / SANTRAL RELOAD).
+void rewrite(const SantralProcess& santral, const std::string& yaml);
 
 // Runs `santral <args>` to completion and returns its exit code and combined output.
 struct CommandResult {

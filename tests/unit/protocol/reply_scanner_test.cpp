@@ -239,7 +239,7 @@ TEST_CASE("reset() forgets a partial frame") {
 
 // White-box: the scanner resumes from offsets. The bytes it has passed are overwritten between
 // calls; a scanner that started over would trip on them.
-TEST_CASE("resuming does not re-read bytes already passed") {
+TEST_CASE("a reply scanner resuming does not re-read bytes already passed") {
   SECTION("elements already passed") {
     ReplyScanner scanner;
     std::size_t size = 0;

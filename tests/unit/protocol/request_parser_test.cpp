@@ -436,7 +436,7 @@ TEST_CASE("a bulk length near INT64_MAX is not an overflow") {
 // White-box: the parser resumes from offsets and never reads bytes it has passed again. To
 // show it, the bytes it has passed are overwritten between calls; a parser that started over
 // would trip on them.
-TEST_CASE("resuming does not re-read bytes already passed") {
+TEST_CASE("a request parser resuming does not re-read bytes already passed") {
   SECTION("multibulk") {
     RequestParser parser;
     Request request;
