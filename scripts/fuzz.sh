@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs Santral's libFuzzer targets (built with clang, ASan and UBSan):
+# Runs Santral's libFuzzer targets (built with clang, ASan and UBSan), as many at once as there
+# are cores:
 #   scripts/fuzz.sh [seconds per target, default 60] [target ...]
 # Targets: request_parser, reply, config, planner, acl_rules. New inputs that reach new code stay in
 # build-address/corpus/<target>; a crash is saved in build-address/findings/ and fails the run; copy
@@ -20,14 +21,26 @@ cmake --build "$dir" -j"$(nproc)" --target "${targets[@]/%/_fuzz}" | grep -E "er
 test "${PIPESTATUS[0]}" -eq 0
 
 mkdir -p "$dir/findings"
-failed=0
-for target in "${targets[@]}"; do
+# One target per core at a time; each writes its own log, read when it ends.
+fuzz_one() {
+  local target="$1"
   mkdir -p "$dir/corpus/$target"
+  "$dir/tests/${target}_fuzz" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -print_final_stats=1 -artifact_prefix="$dir/findings/$target-" \
+    "$dir/corpus/$target" "$root/tests/fuzz/corpus/$target" >"$dir/$target.log" 2>&1
+}
+pids=()
+for target in "${targets[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n || true; done
+  fuzz_one "$target" &
+  pids+=($!)
+done
+failed=0
+for i in "${!targets[@]}"; do
+  target="${targets[$i]}"
   log="$dir/$target.log"
   echo "== $target: ${seconds}s"
-  if ! "$dir/tests/${target}_fuzz" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-      -print_final_stats=1 -artifact_prefix="$dir/findings/$target-" \
-      "$dir/corpus/$target" "$root/tests/fuzz/corpus/$target" >"$log" 2>&1; then
+  if ! wait "${pids[$i]}"; then
     failed=1
     grep -E "ERROR|SUMMARY|check failed|Test unit written" "$log" | head -20
   fi
