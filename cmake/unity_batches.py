@@ -18,8 +18,9 @@ import os
 import re
 import sys
 
-KEYWORDS = {"TEST_CASE", "TEST_CASE_METHOD", "CATCH_REGISTER_LISTENER", "SECTION", "TEMPLATE_TEST_CASE", "SCENARIO", "if", "for", "while",
-            "switch", "return", "operator", "static_assert", "decltype", "sizeof", "alignas"}
+KEYWORDS = {"TEST_CASE", "TEST_CASE_METHOD", "CATCH_REGISTER_LISTENER", "SECTION",
+            "TEMPLATE_TEST_CASE", "SCENARIO", "if", "for", "while", "switch", "return", "operator",
+            "static_assert", "decltype", "sizeof", "alignas"}
 
 
 def without_comments_and_strings(text):
@@ -53,29 +54,22 @@ def names_defined(text):
     """Names declared at namespace scope (not inside a function, class or initializer)."""
     names, scopes, head = set(), [], ""
     for char in without_comments_and_strings(text):
-        at_namespace_scope = all(scopes)
-        if char == "{":
-            opens_namespace = re.search(r"\bnamespace(\s+[\w:]+)?\s*$", head) is not None
-            if at_namespace_scope and not opens_namespace:
-                name = declared_name(head)
-                if name:
-                    names.add(name)
-            scopes.append(opens_namespace)
+        if char in "{;":
+            opens_namespace = char == "{" and re.search(r"\bnamespace(\s+[\w:]+)?\s*$", head)
+            if all(scopes) and not opens_namespace:
+                names.add(declared_name(head))
+            if char == "{":
+                scopes.append(bool(opens_namespace))
             head = ""
         elif char == "}":
             if scopes:
                 scopes.pop()
             head = ""
-        elif char == ";":
-            if at_namespace_scope:
-                name = declared_name(head)
-                if name:
-                    names.add(name)
-            head = ""
         elif char == "\n" and head.lstrip().startswith("#"):
             head = ""
         else:
             head += char
+    names.discard(None)
     return names
 
 
