@@ -10,7 +10,8 @@ batch that has room and none of its names. The names are read the way a reader s
 identifier before `(`, `=`, `{`, `[` or `;` of each declaration at namespace scope, and the
 name of each struct, class, enum and alias there. Nor does a batch hold a file with a helper
 named as one a tests/support header declares beside a file that includes that header. Reading
-too many names only makes more batches; a name it missed shows as a redefinition when the batch compiles (add the pattern here).
+too many names only makes more batches; a name it missed shows as a redefinition when the
+batch compiles (add the pattern here).
 It fails, naming both files, when two files have a TEST_CASE of the same name: they end up in
 one executable, where Catch2 refuses duplicates.
 """
