@@ -41,6 +41,8 @@ fi
 # Debian's python3 (it has python3-redis), whatever python3 comes first on PATH.
 python=/usr/bin/python3
 [ -x "$python" ] || python=python3
-# The fault proxy's own test first: a broken proxy would make every finding suspect.
+# The fault proxy's and the harness client's own tests first: a broken proxy or client would
+# make every finding suspect.
 "$python" "$root/tests/chaos/test_fault_proxy.py"
+"$python" "$root/tests/chaos/test_client.py"
 exec "$python" "$root/tests/chaos/chaos.py" "$seconds" --keep-on-failure "$@"

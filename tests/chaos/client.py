@@ -64,7 +64,9 @@ class Outcome:
         self.status = status
         self.value = value
         self.error = error
-        self.broken = broken  # no answer: the connection broke or timed out (or none)
+        # The connection is gone: it broke or timed out (no answer), there was none, or redis-py
+        # closed it after a LOADING error
+        self.broken = broken
 
     @property
     def ok(self):
@@ -221,9 +223,16 @@ class Client:
                 conn._sock.settimeout(self.timeout)
             return Outcome(OK, value)
         except BusyLoadingError as e:
+            # A shard loading its data set answered LOADING (Santral passes it through, as
+            # twemproxy does). redis-py raises it as a ConnectionError and has closed the
+            # connection already; its next send would open a new one without a word, and a
+            # MULTI, WATCH or SELECT of this one would silently be gone (chaos seed 918385: a
+            # transaction's last commands ran outside MULTI). So the connection is dropped
+            # here, and the outcome says so.
             text = error_text(e)
             self.env.errors.add(text)
-            return Outcome(UNKNOWN, error=text)
+            self.drop()
+            return Outcome(UNKNOWN, error=text, broken=True)
         except (RedisConnectionError, RedisTimeoutError, OSError, socket.timeout) as e:
             self.drop()
             self.env.errors.add(f"(client) {type(e).__name__}")
