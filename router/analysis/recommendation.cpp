@@ -1,6 +1,7 @@
 #include "router/analysis/recommendation.h"
 
 #include <optional>
+#include <string>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -18,6 +19,28 @@ constexpr double kEvenSlack = 0.02;
 constexpr std::uint64_t kFewSamples = 100;
 // A value whose share of the accesses times the shards passes this is a jumbo.
 constexpr double kJumbo = 1.5;
+
+// Why the report's warnings speak against placing by `figures`' key under `strategy` ("" when
+// they do not): ranges by a monotonic key, anything by a key of too few values.
+std::string warned_against(const KeyFigures& figures, config::Strategy strategy) {
+  if (figures.monotonic && strategy == config::Strategy::Range)
+    return fmt::format(
+        "{} is monotonic: under range placement every insert goes to the last "
+        "range's shard",
+        figures.name);
+  if (figures.low_cardinality)
+    return fmt::format("{} has low cardinality: a value's keys can never be split", figures.name);
+  return {};
+}
+
+// Excludes every row the warnings speak against that the what-if left open, so that the advice
+// never keeps or proposes a placement the report itself warns of.
+void exclude_warned(AnalysisReport& report) {
+  for (auto& w : report.whatifs)
+    for (const auto& figures : report.keys)
+      if (w.excluded.empty() && w.key == figures.name)
+        w.excluded = warned_against(figures, w.table.strategy);
+}
 
 std::optional<std::size_t> choose(const std::vector<WhatIf>& whatifs) {
   std::optional<std::size_t> best;
@@ -78,6 +101,7 @@ void recommend(AnalysisReport& report, const config::Config& config, std::string
         target);
     return;
   }
+  exclude_warned(report);
   report.recommended = choose(report.whatifs);
   if (!report.recommended) {
     std::string why;
