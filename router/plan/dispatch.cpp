@@ -193,6 +193,7 @@ Dispatched dispatch(RequestContext& client, const protocol::Request& request) {
     client.set_routed_version(worker.topology().version);
   }
   if (pulls_first(client, plan)) return Dispatched::AfterEarlierReplies;
+  if (fences_lanes_first(client, plan)) return Dispatched::AfterEarlierReplies;
   take_namespace_tokens(client, plan);
   client.begin(spec, request.args, plan);
   Routed routed{client, request, spec, plan};

@@ -1,9 +1,14 @@
 #include "router/routes/tracked_requests.h"
 
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "protocol/command_table.h"
+#include "router/backend/backend_connection.h"
 #include "router/merge/gathered/gather_rules.h"
+#include "router/merge/reply_merge.h"
 #include "router/runtime/request_context.h"
 #include "router/runtime/worker_services.h"
 #include "router/tracking/tracked_reads.h"
@@ -107,7 +112,50 @@ void note_write(const Routed& routed, bool sent) {
   }
 }
 
+// Counts a lane fence's PINGs in; their slot is hidden, so it writes nothing.
+class LanesAnswered final : public ReplyMerge {
+ public:
+  void add(std::uint32_t /*fragment*/, std::string_view /*reply*/) override {}
+  void finish(std::string& /*out*/) override {}
+};
+
+// Hands the fence's PING replies to the client's hidden slot, and counts them: a connection
+// that is down answers at once, and a fence answered whole before the request could wait must
+// not wait (nothing would wake it).
+class LaneFence final : public ReplySink {
+ public:
+  explicit LaneFence(RequestContext& client) : client_(&client) {}
+  void deliver(std::uint64_t slot, std::uint32_t fragment, std::string_view reply) override {
+    ++answered_;
+    client_->deliver(slot, fragment, reply);
+  }
+  std::size_t answered() const { return answered_; }
+
+ private:
+  ReplySinkPtr client_;
+  std::size_t answered_ = 0;
+};
+
 }  // namespace
+
+bool fences_lanes_first(RequestContext& client, const Plan& plan) {
+  if (!client.state().tracking.on || plan.kind != RouteKind::Local || plan.spec == nullptr)
+    return false;
+  auto local = plan.spec->local;
+  if (local != protocol::LocalHandler::Ping && local != protocol::LocalHandler::Echo) return false;
+  auto& reads = client.tracked_reads();
+  if (reads.fenced(client.requests_dispatched())) return false;  // its PINGs are in: answer it
+  auto connections = client.worker().lanes().pushing_to(client.state().id);
+  if (connections.empty()) return false;
+  auto fragments = static_cast<std::uint32_t>(connections.size());
+  auto slot = client.open_hidden_slot(fragments, std::make_unique<LanesAnswered>());
+  boost::intrusive_ptr<LaneFence> fence(new LaneFence(client));
+  for (std::uint32_t f = 0; f < fragments; ++f)
+    connections[f]->send("*1\r\n$4\r\nPING\r\n", fence, slot, f);
+  if (fence->answered() == fragments) return false;
+  reads.fenced_for(client.requests_dispatched());
+  return true;
+}
 
 void note_tracked_request(const Routed& routed, std::uint64_t slots_before) {
   auto& client = routed.client;

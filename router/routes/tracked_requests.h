@@ -14,4 +14,13 @@ namespace santral::router {
 // `slots_before`: the client's opened_slots() before the route ran.
 void note_tracked_request(const Routed& routed, std::uint64_t slots_before);
 
+// A tracking client's PING or ECHO, which Santral answers itself, must not overtake an
+// invalidation a shard has already queued for the client (one Redis writes the push of an
+// earlier write before PING's reply; the tcl unit `tracking` reads them in that order): a PING
+// goes down each connection its invalidations come on (TrackingLanes::pushing_to), in a hidden
+// slot, and true says the request waits. Pushes on a connection come in order with its
+// replies, so when every PING has answered, the pushes before them are written to the client;
+// the request is then handled again and answered. Nothing for a client that does not track.
+bool fences_lanes_first(RequestContext& client, const Plan& plan);
+
 }  // namespace santral::router

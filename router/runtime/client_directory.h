@@ -9,7 +9,8 @@ namespace santral::router {
 
 // Which worker serves each connected client, by client id: a client may name another one that
 // a different worker serves (CLIENT TRACKING ... REDIRECT <id>). Written on connect and
-// disconnect, read when a client names another; never on the request path.
+// disconnect, read when a client names another and at each invalidation of a client that
+// redirects (Client::invalidate); never on the request path.
 class ClientDirectory {
  public:
   void add(std::uint64_t client, unsigned worker) {

@@ -304,9 +304,15 @@ void Client::send_current(BackendConnection& connection, std::string_view reques
 void Client::invalidate(std::string_view push_frame) {
   if (closed()) return;
   const auto& tracking = state_.tracking;
-  if (tracking.redirect != 0)
+  if (tracking.redirect != 0) {
+    // A client gone is gone for good (ids are not reused): the tracking client is told here, in
+    // order with its own replies (a PING after a write waits for its lanes: dispatch), not
+    // after a round trip through the target's worker.
+    if (tracking.redirect_broken || !worker_.shared().clients.worker_of(tracking.redirect))
+      return redirect_gone(tracking.redirect);
     return worker_.redirect_invalidation(state_.id, tracking.redirect, tracking.redirect_worker,
                                          redirected_keys(push_frame, state_.protocol));
+  }
   if (state_.protocol == 3) push(push_frame);
 }
 

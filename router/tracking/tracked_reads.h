@@ -33,6 +33,11 @@ class TrackedReads {
   }
   std::vector<std::string> take_multi() { return std::exchange(in_multi_, {}); }
 
+  // A PING or ECHO that waited for its lanes' PINGs (fences_lanes_first): `request` is the
+  // number of the request they were sent for (RequestContext::requests_dispatched()).
+  void fenced_for(std::uint64_t request) { fenced_ = request + 1; }
+  bool fenced(std::uint64_t request) const { return fenced_ == request + 1; }
+
   // The reply to fragment `fragment` of slot `slot` arrived: `each(key, epoch)` for the keys
   // of a read, `written(keys)` for those of an own write.
   template <typename Each, typename Written>
@@ -57,6 +62,7 @@ class TrackedReads {
   };
   boost::container::devector<Read> reads_;  // allocates nothing until the first read
   std::vector<std::string> in_multi_;
+  std::uint64_t fenced_ = 0;  // the fenced request's number + 1; 0: none
 };
 
 }  // namespace santral::router

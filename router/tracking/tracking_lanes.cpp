@@ -171,6 +171,13 @@ std::vector<BackendConnection*> TrackingLanes::broadcast_to(std::uint64_t client
   return connections;
 }
 
+std::vector<BackendConnection*> TrackingLanes::pushing_to(std::uint64_t client) const {
+  std::vector<BackendConnection*> connections;
+  for (const auto& [id, lane] : lanes_)
+    if (lane.clients.contains(client)) connections.push_back(lane.connection.get());
+  return connections;
+}
+
 void TrackingLanes::forget_client(std::uint64_t client) {
   for (auto& [id, lane] : lanes_) lane.clients.erase(client);
   broadcast_clients_.erase(client);

@@ -65,6 +65,10 @@ class TrackingLanes {
   BackendConnection& lane(std::size_t shard, int database, std::uint64_t client);
   // A BCAST client: the broadcast connections of every shard, opened for it.
   std::vector<BackendConnection*> broadcast_to(std::uint64_t client, int database);
+  // The connections `client`'s invalidations come on: the lanes it has sent requests on since
+  // they were opened (or lost), and the broadcast connections it was a BCAST client of. A PING
+  // down each brings, before its reply, every push Redis queued on them before it.
+  std::vector<BackendConnection*> pushing_to(std::uint64_t client) const;
 
   // A tracking client closed: the lanes stop remembering it.
   void forget_client(std::uint64_t client);

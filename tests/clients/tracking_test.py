@@ -1473,6 +1473,58 @@ def check_redirect(cl):
     return f"{told} invalidations redirected, FLUSHALL's null, broken_redirect, 4 refusals"
 
 
+def check_ping_after_write(cl, rounds=200):
+    """A PING right after another client's write is answered after that write's invalidation,
+    as on one Redis (Redis's unit/tracking PINGs so and reads the push first). Through Santral
+    PING is answered by the router: a tracking client's PING waits for a PING down each
+    connection its invalidations come on. Default mode, BCAST, and RESP3 with REDIRECT to a
+    client that is gone (each invalidation brings a tracking-redir-broken push); writers on both
+    workers, keys on every shard; each round, the three PINGs are sent at once."""
+    keys = [k for _, ks in cl.place("pingorder:", 2) for k in ks]
+    writers = cl.consecutive_clients("pingorder-writer", 2)
+    default = Client(cl.router_port, "pingorder-default")
+    track(default)
+    bcast = Client(cl.router_port, "pingorder-bcast")
+    track(bcast, "BCAST", "PREFIX", "pingorder:")
+    gone = Client(cl.router_port, "pingorder-gone", protocol=2)
+    gone_id = gone.call("CLIENT", "ID")
+    redirect = Client(cl.router_port, "pingorder-redirect")
+    track(redirect, "REDIRECT", str(gone_id))
+    gone.close()
+    deadline = time.monotonic() + PUSH_TIMEOUT
+    while writers[0].call("CLIENT", "LIST", "ID", str(gone_id)):  # polled: nothing says when
+        if time.monotonic() > deadline:
+            raise CheckFailed(f"client {gone_id} still listed {PUSH_TIMEOUT:.0f} s after closing")
+        time.sleep(0.01)
+
+    def broken(c, since):
+        return any(p[:1] == ["tracking-redir-broken"] for p in c.other_pushes[since:])
+
+    late = {c.name: 0 for c in (default, bcast, redirect)}
+    for i in range(rounds):
+        key = keys[i % len(keys)]
+        for c in (default, redirect):
+            cached_get(c, key)
+        since = {c.name: len(c.pushes) for c in (default, bcast)}
+        since_broken = len(redirect.other_pushes)
+        expect(writers[i % 2].call("SET", key, f"v{i}"), "OK", f"SET {key}")
+        told = {default.name: lambda: default.invalidated_since(since[default.name], key),
+                bcast.name: lambda: bcast.invalidated_since(since[bcast.name], key),
+                redirect.name: lambda: broken(redirect, since_broken)}
+        for c in (default, bcast, redirect):
+            c.send(("PING",))
+        for c in (default, bcast, redirect):
+            expect(c.reply(what="PONG"), "PONG", f"{c.name}: PING after SET {key}")
+            if not told[c.name]():
+                late[c.name] += 1
+                if not c.wait_for(told[c.name]):
+                    raise CheckFailed(f"{c.name}: no invalidation of {key} at all after its SET")
+    if any(late.values()):
+        raise CheckFailed(f"a PING right after another client's SET was answered before the "
+                          f"SET's invalidation: {late} times in {rounds} rounds")
+    return f"{rounds} rounds, 3 clients: every invalidation came before the PONG"
+
+
 def run_node(cl, out):
     """node-redis 5's clientSideCache through the router (node_cache_test.mjs)."""
     for tool in ("node", "npm"):
@@ -1554,6 +1606,7 @@ def main():
         ("max_keys", lambda: check_max_keys(cl), False),
         ("resp2_replies", lambda: check_resp2_replies(cl), False),
         ("redirect", lambda: check_redirect(cl), False),
+        ("ping_after_write", lambda: check_ping_after_write(cl), False),
         ("node_redis", None, False),
         ("lost_connection", lambda: check_lost_connection(cl), True),   # last: kills links
     ]
