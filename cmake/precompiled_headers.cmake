@@ -18,20 +18,37 @@
 # -DSANTRAL_PCH=OFF turns them off (the default with clang, see CMakeLists.txt; scripts/lint.sh
 # too: clang-tidy reads each file as it is written); then a group is only its interface.
 
+# With SANTRAL_FUZZ the targets in SANTRAL_FUZZED (the libraries the fuzz targets reach, and the
+# fuzz targets) compile with libFuzzer's coverage (-fsanitize=fuzzer-no-link), which clang
+# requires of the precompiled header too: each group has a twin built that way
+# (santral_pch_<group>_fuzzed), and santral_precompiled() gives those targets the twin.
+
 function(santral_pch_group group)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "HEADERS;FLAGS")
   add_library(santral_pch_${group}_flags INTERFACE)
   target_link_libraries(santral_pch_${group}_flags INTERFACE ${arg_FLAGS})
   set(santral_pch_${group}_headers ${arg_HEADERS} PARENT_SCOPE)
+  set(variants ${group})
+  if(SANTRAL_FUZZ)
+    add_library(santral_pch_${group}_fuzzed_flags INTERFACE)
+    target_link_libraries(santral_pch_${group}_fuzzed_flags INTERFACE santral_pch_${group}_flags)
+    target_compile_options(santral_pch_${group}_fuzzed_flags INTERFACE -fsanitize=fuzzer-no-link)
+    list(APPEND variants ${group}_fuzzed)
+  endif()
   if(CMAKE_DISABLE_PRECOMPILE_HEADERS)
     return()
   endif()
-  add_library(santral_pch_${group} OBJECT ${PROJECT_SOURCE_DIR}/cmake/pch_owner.cpp)
-  target_link_libraries(santral_pch_${group} PRIVATE santral_pch_${group}_flags)
-  target_precompile_headers(santral_pch_${group} PRIVATE ${arg_HEADERS})
+  foreach(variant IN LISTS variants)
+    add_library(santral_pch_${variant} OBJECT ${PROJECT_SOURCE_DIR}/cmake/pch_owner.cpp)
+    target_link_libraries(santral_pch_${variant} PRIVATE santral_pch_${variant}_flags)
+    target_precompile_headers(santral_pch_${variant} PRIVATE ${arg_HEADERS})
+  endforeach()
 endfunction()
 
 function(santral_precompiled target group)
+  if(SANTRAL_FUZZ AND target IN_LIST SANTRAL_FUZZED)
+    set(group ${group}_fuzzed)
+  endif()
   target_link_libraries(${target} PRIVATE santral_pch_${group}_flags)
   if(NOT CMAKE_DISABLE_PRECOMPILE_HEADERS)
     target_precompile_headers(${target} REUSE_FROM santral_pch_${group})

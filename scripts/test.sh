@@ -41,20 +41,21 @@ if [ -n "$sanitize" ] && [ -z "$build_only" ]; then
   # when it is not already: in CI the suite's first step did it); they start this build's
   # santral (tests/CMakeLists.txt, SANTRAL_INTEGRATION_TESTS_FROM).
   (unset CXX; cmake -S "$root" -B "$root/build" "${normal[@]}" >/dev/null)
-  cmake --build "$root/build" -j"$(nproc)" | grep -E "error|warning" || true
-  test "${PIPESTATUS[0]}" -eq 0
+  cmake --build "$root/build" -j"$(nproc)" | { grep -E "error|warning" || true; }
 fi
 if [ -n "$sanitize" ]; then
   export CXX=clang++
+  # Precompiled headers with clang too: a quarter less CPU for the sanitized builds (santral's
+  # backend and routes libraries under ASan: 411 -> 318 s, 2026-12-07).
   options=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS=-O1 -DSANTRAL_SANITIZE="$sanitize"
-    -DSANTRAL_INTEGRATION_TESTS_FROM="$root/build")
+    -DSANTRAL_INTEGRATION_TESTS_FROM="$root/build" -DSANTRAL_PCH=ON)
   [ "$sanitize" = address ] && options+=(-DSANTRAL_FUZZ=ON)
   # One thread has no races: under TSan only the unit tests marked THREADS (tests/CMakeLists.txt).
   [ "$sanitize" = thread ] && options+=(-DSANTRAL_ALL_UNIT_TESTS=OFF)
 fi
 cmake -S "$root" -B "$dir" "${options[@]}" >/dev/null
-cmake --build "$dir" -j"$(nproc)" | grep -E "error|warning" || true
-test "${PIPESTATUS[0]}" -eq 0
+# A failed build fails the pipeline (pipefail), whatever grep found.
+cmake --build "$dir" -j"$(nproc)" | { grep -E "error|warning" || true; }
 [ -n "$build_only" ] && exit 0
 
 reports=""
