@@ -11,6 +11,7 @@
 #include "placement/shard_map.h"
 #include "router/analysis/recommendation.h"
 #include "router/analysis/shard_key_analysis.h"
+#include "tests/support/murmur_cluster.h"
 
 using namespace santral;
 using namespace santral::router;
@@ -19,24 +20,9 @@ namespace {
 
 constexpr std::size_t kAdviceShards = 4;
 
-config::Config advice_cluster() {
-  config::Config c;
-  c.hash_name = "murmur";
-  c.hash = hashkit::murmur;
-  c.hash_tag = "";
-  for (std::size_t i = 0; i < kAdviceShards; ++i) {
-    config::ShardConfig s;
-    s.name = "s" + std::to_string(i);
-    s.ring_name = s.name;
-    s.address = {"127.0.0.1", static_cast<std::uint16_t>(7000 + i)};
-    c.shards.push_back(s);
-  }
-  return c;
-}
-
 // ships: "ship:{id}" with no shard_key (the whole key), in lexical ranges of the whole key.
 config::Config ships_by_whole_key_ranges() {
-  auto c = advice_cluster();
+  auto c = test::murmur_cluster(kAdviceShards);
   config::NamespaceConfig ns;
   ns.name = "ships";
   ns.match = "ship:{id}";

@@ -17,30 +17,16 @@
 #include "router/analysis/raw_samples.h"
 #include "router/analysis/shard_key_analysis.h"
 #include "router/plan/request_sampler.h"
+#include "tests/support/murmur_cluster.h"
 
 using namespace santral;
 using namespace santral::router;
 
 namespace {
 
-config::Config cluster(std::size_t shards) {
-  config::Config c;
-  c.hash_name = "murmur";
-  c.hash = hashkit::murmur;
-  c.hash_tag = "";
-  for (std::size_t i = 0; i < shards; ++i) {
-    config::ShardConfig s;
-    s.name = "s" + std::to_string(i);
-    s.ring_name = s.name;
-    s.address = {"127.0.0.1", static_cast<std::uint16_t>(7000 + i)};
-    c.shards.push_back(s);
-  }
-  return c;
-}
-
 // events: "event:{tenant}:{id}" by {id}, numeric ranges of a million each.
 config::Config events_by_range(std::size_t shards) {
-  auto c = cluster(shards);
+  auto c = test::murmur_cluster(shards);
   config::NamespaceConfig ns;
   ns.name = "events";
   ns.match = "event:{tenant}:{id}";
@@ -149,7 +135,7 @@ TEST_CASE("analyze: a rising numeric key under range placement is monotonic; has
 // ships: "ship:{id}" in lexical ranges (no shard_key named: the first field), analyzed by the
 // glob of its keys; ids rise with time, so every new ship lands on the last range's shard.
 TEST_CASE("analyze: a glob over a range namespace under a rising key advises moving off ranges") {
-  auto config = cluster(4);
+  auto config = test::murmur_cluster(4);
   config::NamespaceConfig ns;
   ns.name = "ships";
   ns.match = "ship:{id}";
@@ -190,7 +176,7 @@ TEST_CASE("analyze: a glob over a range namespace under a rising key advises mov
 
 // The same rising keys in no namespace: the whole key is the shard key of every what-if row.
 TEST_CASE("analyze: the whole key is a shard key for hashed, slots and directory") {
-  auto config = cluster(4);
+  auto config = test::murmur_cluster(4);
   placement::ShardMap map(config);
   AnalysisSamples samples;
   for (int i = 0; i < 3000; ++i) {
@@ -308,7 +294,7 @@ TEST_CASE("analyze: read/write distribution and the requests that scatter") {
 }
 
 TEST_CASE("analyze: a regex candidate, a glob target, and a bad candidate") {
-  auto config = cluster(4);
+  auto config = test::murmur_cluster(4);
   placement::ShardMap map(config);
   AnalysisSamples samples;
   for (int i = 0; i < 500; ++i)
@@ -338,7 +324,7 @@ TEST_CASE("analyze: distinct values are estimated, correlation is Pearson's") {
   pointers.reserve(kValues);
   for (int i = 0; i < kValues; ++i) requests.push_back(request("k:" + std::to_string(i), false, i));
   for (const auto& r : requests) pointers.push_back(&r);
-  config::Config config = cluster(2);
+  config::Config config = test::murmur_cluster(2);
   placement::ShardMap map(config);
   auto figures = key_figures(KeyValues::hashed_part(map), pointers, {}, 2);
   CHECK(figures.distinct == Approx(kValues));  // only requests: counted exactly
