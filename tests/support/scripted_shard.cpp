@@ -139,8 +139,7 @@ void ScriptedShard::hold_kills(bool on) {
     std::lock_guard lock(mutex_);
     holding_kills_ = on;
   }
-  char byte = 0;
-  (void)!::write(wake_pipe_[1], &byte, 1);
+  wake_thread();
 }
 
 void ScriptedShard::wake(int n) {
@@ -150,6 +149,35 @@ void ScriptedShard::wake(int n) {
     connection.stalls = false;
     connection.stopped = false;
   }
+  wake_thread();
+}
+
+void ScriptedShard::hold_client_ids(bool on) {
+  {
+    std::lock_guard lock(mutex_);
+    holding_client_ids_ = on;
+  }
+  wake_thread();
+}
+
+void ScriptedShard::split_replies(std::size_t bytes) {
+  std::lock_guard lock(mutex_);
+  split_at_ = bytes;
+}
+
+void ScriptedShard::send_rest(int n) {
+  std::lock_guard lock(mutex_);
+  send_to(n, std::exchange(connections_.at(static_cast<std::size_t>(n)).rest, {}));
+}
+
+// Half-closed here, the socket is closed by the shard's thread once it reads the end of it.
+void ScriptedShard::drop(int n) {
+  std::lock_guard lock(mutex_);
+  auto& connection = connections_.at(static_cast<std::size_t>(n));
+  if (!connection.closed) ::shutdown(connection.fd, SHUT_RDWR);
+}
+
+void ScriptedShard::wake_thread() {
   char byte = 0;
   (void)!::write(wake_pipe_[1], &byte, 1);
 }
@@ -186,6 +214,13 @@ void ScriptedShard::run() {
           connections_[n].stopped = false;
           serve(static_cast<int>(n));
         }
+    if (!holding_client_ids_)
+      for (std::size_t n = 0; n < connections_.size(); ++n)
+        if (std::exchange(connections_[n].held_client_id, false)) {
+          send_to(static_cast<int>(n), ":" + std::to_string(id_of(static_cast<int>(n))) + "\r\n");
+          connections_[n].stopped = false;
+          serve(static_cast<int>(n));
+        }
   }
 }
 
@@ -218,7 +253,10 @@ void ScriptedShard::serve(int n) {
       }
       (void)!::recv(connection.fd, buffer, used, MSG_DONTWAIT);
       connection.commands.push_back(words);
-      answer(n, words);
+      if (!answer(n, words)) {
+        connection.stopped = true;
+        return;
+      }
     }
   }
   char buffer[65536];
@@ -262,19 +300,38 @@ bool ScriptedShard::answer(int n, const std::vector<std::string>& words) {
     carry_out_kill(n, words);
     return true;
   }
-  if (name == "CLIENT" && words.size() >= 2 && upper(words[1]) == "ID")
+  if (name == "CLIENT" && words.size() >= 2 && upper(words[1]) == "ID") {
+    if (holding_client_ids_) {
+      connections_[static_cast<std::size_t>(n)].held_client_id = true;
+      return false;
+    }
     send_to(n, ":" + std::to_string(id_of(n)) + "\r\n");
-  else if (name == "PING")
-    send_to(n, "+PONG\r\n");
-  else if (name == "GET")
-    send_to(n, "$-1\r\n");
-  else if (name == "MIGRATE")
-    send_to(n, "+NOKEY\r\n");
-  else if (name == "EXISTS")
-    send_to(n, ":0\r\n");
-  else
+  } else if (is_handshake(words))
     send_to(n, "+OK\r\n");
+  else if (name == "PING")
+    reply_to(n, "+PONG\r\n");
+  else if (name == "ECHO" && words.size() == 2)
+    reply_to(n, "$" + std::to_string(words[1].size()) + "\r\n" + words[1] + "\r\n");
+  else if (name == "GET")
+    reply_to(n, "$-1\r\n");
+  else if (name == "MIGRATE")
+    reply_to(n, "+NOKEY\r\n");
+  else if (name == "EXISTS")
+    reply_to(n, ":0\r\n");
+  else
+    reply_to(n, "+OK\r\n");
   return true;
+}
+
+void ScriptedShard::reply_to(int n, const std::string& bytes) {
+  auto& rest = connections_[static_cast<std::size_t>(n)].rest;
+  if (!rest.empty()) {
+    rest += bytes;  // behind a reply not wholly sent
+    return;
+  }
+  auto now = split_at_ == 0 ? bytes.size() : std::min(split_at_, bytes.size());
+  send_to(n, bytes.substr(0, now));
+  rest = bytes.substr(now);
 }
 
 // As Redis 7: CLIENT KILL ID <id> closes that client (what it had not read is lost with it) and

@@ -12,8 +12,8 @@ namespace santral::test {
 // A listener on a free 127.0.0.1 port that plays a shard for unit tests of connections, on a
 // thread of its own. It answers as Redis 7 would the few commands those tests send: CLIENT ID
 // (7 for the first connection accepted, 8 for the second...), CLIENT KILL ID <id> (closes that
-// connection, unread bytes and all, and answers :1, or :0 when there is none), PING, GET (nil),
-// MIGRATE (+NOKEY), anything else +OK.
+// connection, unread bytes and all, and answers :1, or :0 when there is none), PING, ECHO, GET
+// (nil), MIGRATE (+NOKEY), anything else +OK.
 //
 // It can also play a stopped shard (SIGSTOP): a connection that stalls reads nothing more once
 // its handshake (CLIENT, HELLO, AUTH, SELECT at its head) is answered, so what the router sends
@@ -48,6 +48,15 @@ class ScriptedShard {
   void hold_kills(bool on);
   // Connection `n` reads and answers what it holds, and what comes after.
   void wake(int n);
+  // While on, a CLIENT ID read is not answered, and its connection reads nothing more, until it
+  // is turned off (a shard slow to answer the handshake).
+  void hold_client_ids(bool on);
+  // From now on (0: never), the reply to a command that is not a handshake goes out in two
+  // writes: its first `bytes` now, the rest (and every reply after it) at send_rest().
+  void split_replies(std::size_t bytes);
+  void send_rest(int n);
+  // The shard ends connection `n` (a restart, a timeout of its own).
+  void drop(int n);
 
  private:
   struct Connection {
@@ -58,6 +67,8 @@ class ScriptedShard {
     std::string inbox;  // read, not yet a whole command
     std::vector<std::vector<std::string>> commands;
     std::vector<std::string> held_kill;  // hold_kills(): a CLIENT KILL not carried out yet
+    bool held_client_id = false;         // hold_client_ids(): a CLIENT ID not answered yet
+    std::string rest;                    // split_replies(): replies not sent yet
   };
 
   void run();
@@ -68,6 +79,9 @@ class ScriptedShard {
   bool answer(int n, const std::vector<std::string>& words);
   void carry_out_kill(int n, const std::vector<std::string>& words);
   void send_to(int n, const std::string& bytes);
+  // send_to(), split as split_replies() says.
+  void reply_to(int n, const std::string& bytes);
+  void wake_thread();
 
   bool stall_first_;
   int listener_ = -1;
@@ -77,6 +91,8 @@ class ScriptedShard {
   std::vector<Connection> connections_;
   std::vector<Kill> kills_;
   bool holding_kills_ = false;
+  bool holding_client_ids_ = false;
+  std::size_t split_at_ = 0;
   bool stopping_ = false;
   std::thread thread_;
 };
