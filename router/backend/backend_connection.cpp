@@ -80,7 +80,7 @@ void BackendConnection::stop() {
   push_sink_.reset();
   auto reply = as_reply(error_message(ClientError::ShuttingDown));
   fail_all(reply);
-  for (auto& waiting : std::exchange(waiting_, {})) {
+  for (auto& waiting : failover_hold_.take()) {
     ++stats_->errors;
     waiting.sink->deliver(waiting.slot, waiting.fragment, reply);
   }
@@ -94,7 +94,7 @@ void BackendConnection::abandon(const std::string& why) {
   tracking_lost();
   state_ = State::Down;
   ejected_ = true;
-  failover_wait_ = std::chrono::milliseconds(0);
+  failover_hold_.set_wait(std::chrono::milliseconds(0));
   down_reason_ = why;
   fail_all(as_reply(
       error_message(ClientError::ShardConnectionLost, target_.shard_name, address_text(), why)));
@@ -357,9 +357,7 @@ void BackendConnection::enqueue(std::string_view request, ReplySinkPtr sink, std
                                 const config::WriteConcern* concern, Clock::duration held) {
   fence_lifted();
   if (holds_while_down()) {
-    waiting_.push_back({std::string(request), std::move(sink), slot, fragment, limit,
-                        Clock::now() + failover_wait_,
-                        concern ? std::optional(*concern) : std::nullopt});
+    failover_hold_.hold(request, std::move(sink), slot, fragment, limit, concern);
     return;
   }
   if (ejected_ || state_ == State::Down || state_ == State::Stopped) {
@@ -391,7 +389,7 @@ void BackendConnection::enqueue(std::string_view request, ReplySinkPtr sink, std
 }
 
 void BackendConnection::adopt_waiting(std::deque<Waiting> waiting) {
-  if (waiting_.empty() && !holds_while_down()) {
+  if (failover_hold_.empty() && !holds_while_down()) {
     auto now = Clock::now();
     for (auto& w : waiting)
       enqueue(w.request, std::move(w.sink), w.slot, w.fragment, w.limit,
@@ -399,30 +397,26 @@ void BackendConnection::adopt_waiting(std::deque<Waiting> waiting) {
     return;
   }
   // Older than what this connection holds: they go first.
-  waiting.insert(waiting.end(), std::make_move_iterator(waiting_.begin()),
-                 std::make_move_iterator(waiting_.end()));
-  waiting_ = std::move(waiting);
+  failover_hold_.put_first(std::move(waiting));
   if (!holds_while_down()) release_waiting();
 }
 
 // The shard answers again: what waited for it goes, in the order it came.
 void BackendConnection::release_waiting() {
   auto now = Clock::now();
-  for (auto& w : std::exchange(waiting_, {}))
+  for (auto& w : failover_hold_.take())
     enqueue(w.request, std::move(w.sink), w.slot, w.fragment, w.limit,
             w.concern ? &*w.concern : nullptr, now - w.arrived);
 }
 
 void BackendConnection::expire_waiting(Clock::time_point now) {
-  while (!waiting_.empty() && waiting_.front().until <= now) {
-    auto waiting = std::move(waiting_.front());
-    waiting_.pop_front();
+  while (auto waiting = failover_hold_.take_expired(now)) {
     ++stats_->errors;
-    tell_timing(*waiting.sink, waiting.slot, waiting.fragment, now - waiting.arrived, {});
-    waiting.sink->deliver(
-        waiting.slot, waiting.fragment,
+    tell_timing(*waiting->sink, waiting->slot, waiting->fragment, now - waiting->arrived, {});
+    waiting->sink->deliver(
+        waiting->slot, waiting->fragment,
         as_reply(error_message(ClientError::FailoverWaitOver, target_.shard_name, address_text(),
-                               down_reason_, failover_wait_.count())));
+                               down_reason_, failover_hold_.wait().count())));
   }
 }
 
@@ -795,11 +789,11 @@ void BackendConnection::go_down(const std::string& reason) {
   }
   backoff_ = backoff_.count() == 0 ? config_->timeouts.reconnect_min
                                    : std::min(backoff_ * 2, config_->timeouts.reconnect_max);
-  if (first && failover_wait_.count() > 0)
+  if (first && failover_hold_.holds())
     spdlog::warn(
         "shard '{}' ({}) is down: {}; its requests wait up to {} ms (failover.wait_ms) "
         "for it or for Sentinel's new primary",
-        target_.shard_name, address_text(), reason, failover_wait_.count());
+        target_.shard_name, address_text(), reason, failover_hold_.wait().count());
   else if (first)
     spdlog::warn("shard '{}' ({}) is down: {}; its requests fail at once until it answers again",
                  target_.shard_name, address_text(), reason);

@@ -21,6 +21,7 @@
 
 #include "config/config.h"
 #include "protocol/reply_scanner.h"
+#include "router/backend/failover_hold.h"
 #include "router/backend/reply_sink.h"
 #include "router/backend/write_concern.h"
 #include "router/metrics/stats.h"
@@ -87,7 +88,7 @@ class BackendConnection
 
   // Every owner (the pool, the near cache's and the tracking clients' lanes, the mover, the
   // shard sampler) makes its connections here. `push_sink` takes what the shard sends unasked
-  // (invalidations); `wait_while_down`: see Waiting.
+  // (invalidations); `wait_while_down`: see FailoverHold.
   struct Options {
     ConnectionRole role = ConnectionRole::Shared;
     ReplySinkPtr push_sink;
@@ -122,18 +123,9 @@ class BackendConnection
   // A request that comes while the shard is marked down waits up to `wait` (failover.wait_ms,
   // for a primary that follows Sentinel) instead of failing at once: until the shard answers
   // again, or until the pool hands it to the connection of Sentinel's new primary.
-  struct Waiting {
-    std::string request;
-    ReplySinkPtr sink;
-    std::uint64_t slot;
-    std::uint32_t fragment;
-    std::chrono::steady_clock::duration limit;  // its reply's, once sent
-    std::chrono::steady_clock::time_point until;
-    std::optional<config::WriteConcern> concern;  // its namespace's
-    std::chrono::steady_clock::time_point arrived = std::chrono::steady_clock::now();
-  };
-  void wait_while_down(std::chrono::milliseconds wait) { failover_wait_ = wait; }
-  std::deque<Waiting> take_waiting() { return std::exchange(waiting_, {}); }
+  using Waiting = FailoverHold::Waiting;
+  void wait_while_down(std::chrono::milliseconds wait) { failover_hold_.set_wait(wait); }
+  std::deque<Waiting> take_waiting() { return failover_hold_.take(); }
   // Requests another connection held: sent in order (or held on, until their own `until`).
   void adopt_waiting(std::deque<Waiting> waiting);
   // The server is no longer the shard's primary (Sentinel elected another): nothing it answers
@@ -195,7 +187,7 @@ class BackendConnection
   const BackendTarget& target() const { return target_; }
   // The loop it lives on (its DrainingConnections are that loop's).
   boost::asio::io_context& io() const { return io_; }
-  std::size_t in_flight() const { return pending_.size() + waiting_.size(); }
+  std::size_t in_flight() const { return pending_.size() + failover_hold_.size(); }
   // The connection's CLIENT ID on its server, asked in the handshake (0: not known yet, or
   // refused).
   std::uint64_t server_client_id() const { return server_client_id_; }
@@ -262,7 +254,7 @@ class BackendConnection
   // Marked down, or connecting again after a failure (the connect may be refused, and what
   // was queued meanwhile would fail with it).
   bool holds_while_down() const {
-    return failover_wait_.count() > 0 && !fence_wait_ && state_ != State::Stopped &&
+    return failover_hold_.holds() && !fence_wait_ && state_ != State::Stopped &&
            (ejected_ || (state_ == State::Connecting && failures_ > 0));
   }
   void release_waiting();
@@ -312,8 +304,7 @@ class BackendConnection
   // A devector: it reuses its room as replies come in (a deque allocates a block every few
   // requests as it slides).
   boost::container::devector<Pending> pending_;
-  std::chrono::milliseconds failover_wait_{0};
-  std::deque<Waiting> waiting_;  // came while down, not sent (oldest first)
+  FailoverHold failover_hold_;  // came while down, not sent
   WriteConcernTracker writes_;
   bool confirms_ = false;            // config_->confirms_writes()
   bool unconfirmed_writes_ = false;  // queued since the last WAIT
