@@ -11,62 +11,21 @@
 #include <utility>
 #include <vector>
 
-#include <boost/asio/io_context.hpp>
-
-#include "config/config.h"
 #include "router/backend/backend_connection.h"
-#include "router/backend/reply_sink.h"
-#include "router/metrics/stats.h"
 #include "tests/support/scripted_shard.h"
+#include "tests/support/shard_loop.h"
 
 namespace {
 namespace backend_connection_cases {
 
-namespace asio = boost::asio;
 using santral::router::BackendConnection;
 using santral::router::BackendConnectionPtr;
-using santral::router::BackendTarget;
 using santral::router::ConnectionRole;
+using santral::test::ReplyLog;
+using santral::test::ReplyLogPtr;
 using santral::test::ScriptedShard;
+using santral::test::ShardLoop;
 using Clock = std::chrono::steady_clock;
-
-// Each reply as it reached the sink, with the slot it was for.
-class SinkLog final : public santral::router::ReplySink {
- public:
-  void deliver(std::uint64_t slot, std::uint32_t, std::string_view reply) override {
-    got.emplace_back(slot, std::string(reply));
-  }
-  std::vector<std::pair<std::uint64_t, std::string>> got;
-};
-using SinkLogPtr = boost::intrusive_ptr<SinkLog>;
-
-// The io_context outlives everything that runs on it; it runs until a condition holds.
-struct ShardLoop {
-  asio::io_context io;
-  santral::router::ShardStats stats;
-
-  template <typename Done>
-  bool run_until(Done done, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
-    auto until = Clock::now() + limit;
-    while (!done() && Clock::now() < until) {
-      io.restart();
-      io.run_for(std::chrono::milliseconds(5));
-    }
-    return done();
-  }
-
-  BackendConnectionPtr open(const ScriptedShard& shard,
-                            ConnectionRole role = ConnectionRole::Shared) {
-    auto config = std::make_shared<santral::config::Config>();
-    config->timeouts.request = std::chrono::milliseconds(200);
-    config->timeouts.connect = std::chrono::seconds(30);
-    config->health.failures = 100;  // a failure reconnects; it never marks the shard down here
-    BackendTarget target{0, "s0", {"127.0.0.1", static_cast<std::uint16_t>(shard.port())}, {}};
-    BackendConnection::Options options;
-    options.role = role;
-    return BackendConnection::open(io, std::move(target), std::move(config), stats, options);
-  }
-};
 
 std::string echo_request(const std::string& word) {
   return "*2\r\n$4\r\nECHO\r\n$" + std::to_string(word.size()) + "\r\n" + word + "\r\n";
@@ -84,9 +43,9 @@ bool has_command(const std::vector<std::vector<std::string>>& commands,
 TEST_CASE("backend connection: pipelined replies reach each request's sink in the order sent") {
   ShardLoop loop;
   ScriptedShard shard(false);
-  auto connection = loop.open(shard);
+  auto connection = loop.open(shard.port());
   REQUIRE(loop.run_until([&] { return connection->server_client_id() == 7; }));
-  SinkLogPtr replies(new SinkLog);
+  ReplyLogPtr replies(new ReplyLog);
   constexpr std::uint64_t kRequests = 2000;  // several writes and reads' worth
   for (std::uint64_t i = 0; i < kRequests; ++i)
     connection->send(echo_request("reply-" + std::to_string(i)), replies, i, 0);
@@ -102,9 +61,9 @@ TEST_CASE("backend connection: pipelined replies reach each request's sink in th
 TEST_CASE("backend connection: a reply split across reads is delivered whole, once") {
   ShardLoop loop;
   ScriptedShard shard(false);
-  auto connection = loop.open(shard);
+  auto connection = loop.open(shard.port());
   REQUIRE(loop.run_until([&] { return connection->server_client_id() == 7; }));
-  SinkLogPtr replies(new SinkLog);
+  ReplyLogPtr replies(new ReplyLog);
   // `first` bytes of the reply arrive and are read; the rest comes later.
   auto split_at = [&](const std::string& word, std::size_t first) {
     std::size_t delivered = replies->got.size();
@@ -139,9 +98,9 @@ TEST_CASE("backend connection: a request not answered in time fails and its conn
   ShardLoop loop;
   ScriptedShard shard;     // its first connection stops reading after its handshake
   shard.hold_kills(true);  // and stays open: the late reply is really sent
-  auto connection = loop.open(shard);
+  auto connection = loop.open(shard.port());
   REQUIRE(loop.run_until([&] { return connection->server_client_id() == 7; }));
-  SinkLogPtr replies(new SinkLog);
+  ReplyLogPtr replies(new ReplyLog);
   connection->send("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", replies, 1, 0);
   REQUIRE(loop.run_until([&] { return shard.unread(0) > 0; }));
   connection->check_deadlines(Clock::now() + std::chrono::seconds(1));
@@ -164,12 +123,12 @@ TEST_CASE("backend connection: a request not answered in time fails and its conn
 TEST_CASE("backend connection: a shared connection reconnects once the shard closes it") {
   ShardLoop loop;
   ScriptedShard shard(false);
-  auto connection = loop.open(shard);
+  auto connection = loop.open(shard.port());
   REQUIRE(loop.run_until([&] { return connection->server_client_id() == 7; }));
   shard.drop(0);
   // The shard's second connection, handshake answered.
   REQUIRE(loop.run_until([&] { return connection->server_client_id() == 8; }));
-  SinkLogPtr replies(new SinkLog);
+  ReplyLogPtr replies(new ReplyLog);
   connection->send(echo_request("again"), replies, 1, 0);
   REQUIRE(loop.run_until([&] { return !replies->got.empty(); }));
   CHECK(replies->got[0] == std::pair<std::uint64_t, std::string>{1, bulk("again")});
@@ -180,11 +139,11 @@ TEST_CASE("backend connection: a shared connection reconnects once the shard clo
 TEST_CASE("backend connection: a lent connection the shard closed stays down; requests fail") {
   ShardLoop loop;
   ScriptedShard shard(false);
-  auto connection = loop.open(shard, ConnectionRole::Dedicated);
+  auto connection = loop.open(shard.port(), ConnectionRole::Dedicated);
   REQUIRE(loop.run_until([&] { return connection->server_client_id() == 7; }));
   shard.drop(0);
   REQUIRE(loop.run_until([&] { return connection->state() == BackendConnection::State::Down; }));
-  SinkLogPtr replies(new SinkLog);
+  ReplyLogPtr replies(new ReplyLog);
   connection->send(echo_request("lost"), replies, 1, 0);
   REQUIRE(replies->got.size() == 1);  // at once, not after a round trip
   CHECK(replies->got[0].second.starts_with("-ERR"));
@@ -200,8 +159,8 @@ TEST_CASE("backend connection: requests wait until the handshake has answered") 
   ShardLoop loop;
   ScriptedShard shard(false);
   shard.hold_client_ids(true);
-  auto connection = loop.open(shard);
-  SinkLogPtr replies(new SinkLog);
+  auto connection = loop.open(shard.port());
+  ReplyLogPtr replies(new ReplyLog);
   connection->send(echo_request("early"), replies, 1, 0);  // before it connected
   REQUIRE(loop.run_until([&] { return has_command(shard.commands(0), {"CLIENT", "ID"}); }));
   connection->send(echo_request("later"), replies, 2, 0);  // connected, handshake unanswered

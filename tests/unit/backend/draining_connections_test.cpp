@@ -4,8 +4,6 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
-#include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,12 +17,15 @@
 #include "router/backend/reply_sink.h"
 #include "router/metrics/stats.h"
 #include "tests/support/scripted_shard.h"
+#include "tests/support/shard_loop.h"
 
 using santral::router::BackendConnection;
 using santral::router::BackendConnectionPtr;
-using santral::router::BackendTarget;
 using santral::router::DrainingConnections;
+using santral::test::ReplyLog;
+using santral::test::ReplyLogPtr;
 using santral::test::ScriptedShard;
+using santral::test::ShardLoop;
 using Clock = std::chrono::steady_clock;
 using Words = std::vector<std::string>;
 
@@ -32,51 +33,13 @@ namespace {
 
 namespace asio = boost::asio;
 
-class Replies final : public santral::router::ReplySink {
- public:
-  void deliver(std::uint64_t slot, std::uint32_t, std::string_view reply) override {
-    got.emplace_back(slot, std::string(reply));
-  }
-  std::vector<std::pair<std::uint64_t, std::string>> got;
-};
-
-std::shared_ptr<const santral::config::Config> config() {
-  auto c = std::make_shared<santral::config::Config>();
-  c->timeouts.request = std::chrono::milliseconds(200);
-  c->timeouts.connect = std::chrono::seconds(30);
-  c->health.failures = 100;  // a timeout reconnects; it never marks the shard down here
-  return c;
-}
-
-// The io_context outlives everything that runs on it.
-struct Loop {
-  asio::io_context io;
-  santral::router::ShardStats stats;
-
-  template <typename Done>
-  bool run_until(Done done, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
-    auto until = Clock::now() + limit;
-    while (!done() && Clock::now() < until) {
-      io.restart();
-      io.run_for(std::chrono::milliseconds(5));
-    }
-    return done();
-  }
-};
-
-BackendConnectionPtr connect(Loop& loop, int port) {
-  return BackendConnection::open(
-      loop.io, BackendTarget{0, "s0", {"127.0.0.1", static_cast<std::uint16_t>(port)}, {}},
-      config(), loop.stats);
-}
-
 std::string address(int port) {
   return santral::config::Endpoint{"127.0.0.1", static_cast<std::uint16_t>(port)}.text();
 }
 
 // The shard stopped (SIGSTOP) with a GET unread; the router gives up on it at its timeout.
-BackendConnectionPtr give_up_on_a_get(Loop& loop, ScriptedShard& shard, Replies& replies) {
-  auto connection = connect(loop, shard.port());
+BackendConnectionPtr give_up_on_a_get(ShardLoop& loop, ScriptedShard& shard, ReplyLog& replies) {
+  auto connection = loop.open(shard.port());
   REQUIRE(loop.run_until([&] { return connection->server_client_id() == 7; }));
   connection->send("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", &replies, 2, 0);
   REQUIRE(loop.run_until([&] { return shard.unread(0) > 0; }));
@@ -89,10 +52,10 @@ BackendConnectionPtr give_up_on_a_get(Loop& loop, ScriptedShard& shard, Replies&
 }  // namespace
 
 TEST_CASE("a connection given up on is draining until the shard answers the kill of its id") {
-  Loop loop;
+  ShardLoop loop;
   ScriptedShard shard;  // its first connection stops after its handshake
   shard.hold_kills(true);
-  boost::intrusive_ptr<Replies> replies(new Replies);
+  ReplyLogPtr replies(new ReplyLog);
   auto connection = give_up_on_a_get(loop, shard, *replies);
 
   auto& draining = DrainingConnections::of(loop.io);
@@ -118,16 +81,16 @@ TEST_CASE("a connection given up on is draining until the shard answers the kill
 
 TEST_CASE(
     "a connection stopped with requests on the wire drains too; earlier waiters do not wait") {
-  Loop loop;
+  ShardLoop loop;
   ScriptedShard shard;
   auto& draining = DrainingConnections::of(loop.io);
   bool before = false;
   draining.after(address(shard.port()), [&] { before = true; });
   CHECK(before);  // nothing draining: at once
 
-  auto connection = connect(loop, shard.port());
+  auto connection = loop.open(shard.port());
   REQUIRE(loop.run_until([&] { return connection->server_client_id() == 7; }));
-  boost::intrusive_ptr<Replies> replies(new Replies);
+  ReplyLogPtr replies(new ReplyLog);
   connection->send("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", replies, 1, 0);
   REQUIRE(loop.run_until([&] { return shard.unread(0) > 0; }));
   connection->stop();
@@ -138,15 +101,15 @@ TEST_CASE(
 }
 
 TEST_CASE("a connection given up on before its requests went out is not draining") {
-  Loop loop;
+  ShardLoop loop;
   // A server that accepts and never reads: the handshake is never answered, so the request
   // waits behind it, never sent.
   asio::ip::tcp::acceptor acceptor(loop.io, {asio::ip::address_v4::loopback(), 0});
   asio::ip::tcp::socket accepted(loop.io);
   acceptor.async_accept(accepted, [](boost::system::error_code) {});
   int port = acceptor.local_endpoint().port();
-  auto connection = connect(loop, port);
-  boost::intrusive_ptr<Replies> replies(new Replies);
+  auto connection = loop.open(port);
+  ReplyLogPtr replies(new ReplyLog);
   connection->send("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", replies, 1, 0);
   REQUIRE(loop.run_until([&] { return connection->state() == BackendConnection::State::Up; }));
   connection->check_deadlines(Clock::now() + std::chrono::seconds(1));
