@@ -9,6 +9,7 @@
 
 #include "router/backend/lease_clock.h"
 #include "router/cluster/move_document.h"
+#include "router/cluster/put_on_version.h"
 
 namespace santral::router {
 
@@ -612,17 +613,14 @@ void FleetAgent::carry_out(Job job) {
       error = job.action(etcd_, revision);
     } else if (job.change) {
       error = read_modify_write(job, revision);
-    } else if (auto written = etcd_.put_if(job.key, job.value, job.expected)) {
-      revision = *written;
     } else {
-      auto now = etcd_.range(job.key);
-      error = fmt::format(
-          "it was proposed on version {}, and another change made version {} meanwhile; "
-          "look at the map in force (SANTRAL SHARDMAP) and propose again",
-          job.expected, now.kvs.empty() ? 0 : now.kvs.front().mod_revision);
+      error = put_on_version(etcd_, job.key, job.value, job.expected, revision);
     }
   } catch (const EtcdUnavailable& e) {
-    error = fmt::format("etcd did not answer ({}); nothing changed, try again", e.what());
+    error = fmt::format(
+        "etcd did not answer ({}); the change may or may not have been made: look at what is "
+        "in force before trying again",
+        e.what());
   }
   boost::asio::post(*home_,
                     [done = std::move(job.done), revision, error] { done(revision, error); });
