@@ -125,9 +125,17 @@ TEST_CASE("limits.wait_ms: a request over the rate waits for its token in turn, 
   auto line = info_line(ops, "user_limits_patient");
   INFO(line);
   CHECK(line.find("refused_requests=0,") != std::string::npos);
-  CHECK(line.find("wait_ms=5000,held_requests=9") != std::string::npos);
+  // How many waited depends on how the ten arrive: one read holds nine, but a loaded machine can
+  // deliver them in parts, and a request read after its token came runs without waiting. At
+  // least one waited (without wait_ms it would have been refused), at most nine.
+  auto held_at = line.find("wait_ms=5000,held_requests=");
+  REQUIRE(held_at != std::string::npos);
+  int held = std::stoi(line.substr(held_at + std::string("wait_ms=5000,held_requests=").size()));
+  CHECK(held >= 1);
+  CHECK(held <= 9);
   auto metrics = http_request(admin_port, "GET", "/metrics").body;
-  CHECK(metrics.find("santral_user_held_total{user=\"patient\"} 9\n") != std::string::npos);
+  CHECK(metrics.find("santral_user_held_total{user=\"patient\"} " + std::to_string(held) +
+                     "\n") != std::string::npos);
 }
 
 TEST_CASE(
