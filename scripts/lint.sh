@@ -18,7 +18,7 @@ clang-format --dry-run --Werror "${sources[@]}"
 
 echo "== comments name files that exist"
 /usr/bin/python3 "$root/scripts/check-comment-paths.py"
-echo "== no include climbs a floor"
+echo "== every include is one router/floors.txt allows"
 /usr/bin/python3 "$root/scripts/check-floors.py"
 
 echo "== clang-tidy"

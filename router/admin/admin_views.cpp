@@ -304,7 +304,7 @@ json shards_json(const ClusterSnapshot& snapshot) {
   return {{"config_version", snapshot.topology->shown_version()}, {"shards", shards}};
 }
 
-json routers_json(const FleetAgent::View& fleet) {
+json routers_json(const FleetView& fleet) {
   json routers = json::array();
   for (const auto& router : fleet.routers) routers.push_back(router.to_json());
   return {{"in_touch", fleet.in_touch},     {"etcd_member", fleet.member},

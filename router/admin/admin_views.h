@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "router/admin/cluster_snapshot.h"
-#include "router/cluster/fleet_agent.h"
+#include "router/status/fleet_view.h"
 
 namespace santral::router {
 
@@ -14,6 +14,6 @@ nlohmann::json stats_json(const ClusterSnapshot& snapshot);       // /stats
 std::string prometheus_text(const ClusterSnapshot& snapshot);     // /metrics
 nlohmann::json shards_json(const ClusterSnapshot& snapshot);      // /shards
 nlohmann::json config_json(const placement::Topology& topology);  // /config
-nlohmann::json routers_json(const FleetAgent::View& fleet);       // /routers
+nlohmann::json routers_json(const FleetView& fleet);              // /routers
 
 }  // namespace santral::router

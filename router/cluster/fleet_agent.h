@@ -15,8 +15,9 @@
 
 #include "config/cluster_config.h"
 #include "router/cluster/etcd_client.h"
-#include "router/cluster/router_record.h"
 #include "router/cluster/shard_fence.h"
+#include "router/status/fleet_view.h"
+#include "router/status/router_record.h"
 
 namespace boost::asio {
 class io_context;
@@ -123,17 +124,7 @@ class FleetAgent {
   std::int64_t seen_map_version() const { return seen_map_published_.load(); }
 
   // What the last read of etcd found, for SANTRAL ROUTERS and /routers.
-  struct View {
-    std::vector<RouterRecord> routers;
-    bool in_touch = false;
-    std::string member;      // the etcd member that answered last
-    std::string last_error;  // when not in touch
-    std::int64_t lease = 0;
-    double silent_ms = 0;  // since etcd last answered
-    // Routers whose registration went away without their saying they leave (a lease that
-    // expired), less than a lease plus a margin ago: they may still believe they serve.
-    std::vector<RouterRecord> departed;
-  };
+  using View = FleetView;
   View view() const;
 
  private:

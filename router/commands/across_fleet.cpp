@@ -4,8 +4,8 @@
 
 #include "protocol/resp_writer.h"
 #include "router/cluster/router_call.h"
-#include "router/cluster/router_record.h"
 #include "router/runtime/control_plane.h"
+#include "router/status/router_record.h"
 
 namespace santral::router {
 

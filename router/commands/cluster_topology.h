@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "router/cluster/router_record.h"
+#include "router/status/router_record.h"
 
 namespace santral::router {
 

@@ -16,11 +16,11 @@
 #include "protocol/resp_writer.h"
 #include "router/analysis/raw_samples.h"
 #include "router/cluster/router_call.h"
-#include "router/cluster/router_record.h"
 #include "router/process/server.h"
 #include "router/resharding/shard_calls.h"
 #include "router/resharding/shard_sampler.h"
 #include "router/runtime/fan_out.h"
+#include "router/status/router_record.h"
 
 namespace santral::router {
 

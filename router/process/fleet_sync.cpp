@@ -101,7 +101,7 @@ bool FleetSync::file_map_is_new(const std::string& file_map) {
   return news;
 }
 
-FleetAgent::View FleetSync::view() const {
+FleetView FleetSync::view() const {
   return agent_->view();
 }
 

@@ -54,7 +54,7 @@ class FleetSync {
   void start(std::function<void(const EtcdKeyValue&)> salting, std::function<void()> tick);
   void stop();
 
-  FleetAgent::View view() const;
+  FleetView view() const;
   // GET /readyz: why this router must not get new clients (ControlPlane::unready()): its
   // lease unconfirmed, the fleet's map refused or not served yet.
   std::optional<ControlPlane::Unready> unready() const;

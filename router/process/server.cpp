@@ -15,11 +15,11 @@
 #include "router/backend/draining_connections.h"
 #include "router/backend/earlier_runs.h"
 #include "router/backend/write_fence.h"
-#include "router/cluster/router_record.h"
 #include "router/process/analyze_run.h"
 #include "router/process/balance_run.h"
 #include "router/routes/in_flight_fence.h"
 #include "router/runtime/fan_out.h"
+#include "router/status/router_record.h"
 #include "router/transport/tls_contexts.h"
 #include "santral/version.h"
 
@@ -105,7 +105,7 @@ Server::Server(ConfigSource source, config::Config config, FleetStart fleet)
   }
   sentinel_.set_driver(*driver_);
   for (unsigned i = 0; i < topology_->config->workers; ++i)
-    workers_.push_back(std::make_unique<Worker>(i, topology_, shared_));
+    workers_.push_back(std::make_unique<Worker>(i, topology_, shared_, migrations_));
   for (auto& worker : workers_) worker->set_peers(worker_list());
 }
 
@@ -337,7 +337,7 @@ void Server::every_second() {
   });
 }
 
-std::optional<FleetAgent::View> Server::fleet_view() const {
+std::optional<FleetView> Server::fleet_view() const {
   if (!fleet_) return std::nullopt;
   return fleet_->view();
 }

@@ -23,6 +23,7 @@
 #include "router/resharding/fleet_ledger.h"
 #include "router/resharding/local_ledger.h"
 #include "router/resharding/local_start.h"
+#include "router/resharding/migration_gate.h"
 #include "router/resharding/move_driver.h"
 #include "router/runtime/control_plane.h"
 #include "router/runtime/shared_state.h"
@@ -52,7 +53,7 @@ class Server final : public ControlPlane, private MoveHost, private RouterHost {
   void balance(BalanceRequest request, std::function<void(BalanceAnswer)> done) override;
   void analyze(AnalyzeRequest request, std::function<void(AnalyzeAnswer)> done) override;
   void push_map(std::string text, AuditActor who, std::function<void(ReloadResult)> done) override;
-  std::optional<FleetAgent::View> fleet_view() const override;
+  std::optional<FleetView> fleet_view() const override;
   std::optional<Unready> unready() const override;
   void share_salting(SaltChange change, std::function<void(std::string)> done) override;
 
@@ -79,7 +80,7 @@ class Server final : public ControlPlane, private MoveHost, private RouterHost {
   void release_pulls() override;
   void end_earlier_runs_first();
   void after_earlier_runs(std::function<void()> then);
-  MigrationGate& migrations() override { return shared_.migrations; }
+  MigrationGate& migrations() override { return migrations_; }
   std::shared_ptr<placement::Topology> topology_of(const std::string& text,
                                                    std::string& error) override;
   std::vector<Worker*> worker_list() const;
@@ -92,6 +93,9 @@ class Server final : public ControlPlane, private MoveHost, private RouterHost {
   ConfigSource source_;
   placement::TopologyPtr topology_;
   SharedState shared_;
+  // Every MIGRATE of this process waits here while it would make a cycle: the walk's, and the
+  // pulls of every worker (WorkerServices::migrations()).
+  MigrationGate migrations_;
   std::unique_ptr<AuditLog> audit_;  // `audit:`; shared_.audit points to it
   std::string audit_error_;          // the audit log asked for cannot be opened
   // Before io_: a connection handed over is posted to a worker's io_context, so the workers

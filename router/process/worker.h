@@ -41,7 +41,8 @@ class SaltTable;
 // each other, and the server reaches them, only by post().
 class Worker final : public WorkerServices {
  public:
-  Worker(unsigned index, placement::TopologyPtr topology, SharedState& shared);
+  Worker(unsigned index, placement::TopologyPtr topology, SharedState& shared,
+         MigrationGate& migrations);
   ~Worker() override;
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;

@@ -144,7 +144,7 @@ void FleetLedger::acknowledge(std::int64_t id, std::uint64_t epoch) {
 
 // Every live router, and no router left out lately: one whose lease expired may still
 // believe it serves until its own 2/3 of the lease have run out; the fleet waits a lease and a
-// margin after its registration went (FleetAgent::View::departed).
+// margin after its registration went (FleetView::departed).
 bool FleetLedger::all_acknowledged(std::int64_t id, std::uint64_t epoch) const {
   auto view = agent_.view();
   if (!view.departed.empty()) return false;

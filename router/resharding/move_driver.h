@@ -14,7 +14,7 @@
 #include "placement/topology.h"
 #include "router/resharding/move_ledger.h"
 #include "router/resharding/mover.h"
-#include "router/resharding/reshard_state.h"
+#include "router/status/reshard_state.h"
 
 namespace santral::router {
 

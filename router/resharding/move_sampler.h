@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "placement/topology.h"
-#include "router/resharding/reshard_state.h"
+#include "router/status/reshard_state.h"
 
 namespace boost::asio {
 class io_context;

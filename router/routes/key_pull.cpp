@@ -85,8 +85,8 @@ class PullChain final : public ReplySink {
     const auto& map = worker.shard_map();
     const auto& group = groups_[group_];
     claim_ = {{map.shard(group.source).address.text()}, {map.shard(group.target).address.text()}};
-    worker.shared().migrations.enter(
-        worker.io(), claim_, [self = boost::intrusive_ptr<PullChain>(this)] { self->send(); });
+    worker.migrations().enter(worker.io(), claim_,
+                              [self = boost::intrusive_ptr<PullChain>(this)] { self->send(); });
   }
 
   void deliver(std::uint64_t, std::uint32_t fragment, std::string_view reply) override {
@@ -99,7 +99,7 @@ class PullChain final : public ReplySink {
   void send() {
     auto& worker = session_->worker();
     if (worker.direction() != direction_) {
-      worker.shared().migrations.leave(claim_);
+      worker.migrations().leave(claim_);
       return give_up();
     }
     const auto& group = groups_[group_];
@@ -112,7 +112,7 @@ class PullChain final : public ReplySink {
                      session_->profile().database, keys, session_->shared_backend(group.source),
                      session_->shared_backend(group.target), still_wanted);
     // The claim is held until the MIGRATE is over, which a timeout is not (marked_migrate.h).
-    migrate.settled = [gate = &worker.shared().migrations, claim = claim_] { gate->leave(claim); };
+    migrate.settled = [gate = &worker.migrations(), claim = claim_] { gate->leave(claim); };
     send_migrate(worker.io(), std::move(migrate), ReplySinkPtr(this), slot_, group_);
   }
 

@@ -10,10 +10,10 @@
 
 #include "placement/topology.h"
 #include "router/analysis/shard_key_analysis.h"
-#include "router/cluster/fleet_agent.h"
-#include "router/resharding/reshard_state.h"
 #include "router/runtime/audit_log.h"
 #include "router/runtime/shared_state.h"
+#include "router/status/fleet_view.h"
+#include "router/status/reshard_state.h"
 
 namespace santral::router {
 
@@ -55,7 +55,7 @@ class ControlPlane {
                         std::function<void(ReloadResult)> done) = 0;
   // SANTRAL ROUTERS / GET /routers: the fleet as this router last read it from etcd; nullopt
   // outside a fleet. Safe from any thread.
-  virtual std::optional<FleetAgent::View> fleet_view() const = 0;
+  virtual std::optional<FleetView> fleet_view() const = 0;
 
   // Run-time salting in a fleet (SANTRAL SALT/UNSALT, automatic): makes `change` on the
   // fleet's salting in etcd and waits until every live router routes by it, with what it sent

@@ -13,7 +13,6 @@
 #include "router/backend/primary_lineage.h"
 #include "router/backend/replica_freshness.h"
 #include "router/catalog/command_catalog.h"
-#include "router/resharding/migration_gate.h"
 #include "router/runtime/acl_log.h"
 #include "router/runtime/audit_log.h"
 #include "router/runtime/client_directory.h"
@@ -54,7 +53,7 @@ struct LostWrites {
 struct SharedState {
   std::atomic<std::size_t> connected_clients{0};
   std::atomic<std::uint64_t> next_client_id{1};
-  // Added to each client's number to make its id (router/cluster/router_record.h: 0 outside a
+  // Added to each client's number to make its id (router/status/router_record.h: 0 outside a
   // fleet). Set once before the listeners accept.
   std::uint64_t client_id_base = 0;
   ClientDirectory clients;  // which worker serves each client id
@@ -89,8 +88,6 @@ struct SharedState {
   // SANTRAL ANALYZE: while an analysis runs, every worker samples one request in this many
   // (router/plan/request_sampler.h); 0 when none runs. Read once per request.
   std::atomic<std::uint32_t> analysis_every{0};
-  // Every MIGRATE of this process (pulls, the walk) waits here while it would make a cycle.
-  MigrationGate migrations;
   // What the shards know (their versions, the commands Santral's table lacks): read and
   // published by the first worker only (router/catalog/command_catalog.h).
   CommandCatalog catalog;

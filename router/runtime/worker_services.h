@@ -31,6 +31,7 @@ class TrackingLanes;
 class SaltTable;
 class ScriptCache;
 class InputPool;
+class MigrationGate;
 class SlowLog;
 class TenantLimiter;
 
@@ -103,6 +104,9 @@ class WorkerServices {
   virtual std::uint64_t direction() const = 0;
   // Runs `then` at once, or, while pulls are held, when they are released (a fold's step).
   virtual void after_moves_released(std::function<void()> then) = 0;
+  // Every MIGRATE of this process (pulls on every worker, the walk) waits here while it would
+  // make a cycle (router/resharding/migration_gate.h); one gate, shared with the server.
+  MigrationGate& migrations() { return *s_.migrations; }
 
   // --- the other workers and the clients ---
   // Every worker of the server, this one included.
@@ -138,6 +142,7 @@ class WorkerServices {
     SlowLog* slow_log = nullptr;
     const std::shared_ptr<const WriteRefusals>* refusals = nullptr;
     const std::vector<TenantLimiter*>* namespace_limiters = nullptr;
+    MigrationGate* migrations = nullptr;
   };
   void provide(const Services& services) { s_ = services; }
 

@@ -54,7 +54,7 @@ class FakeControlPlane final : public router::ControlPlane {
     std::function<void(FailoverAnswer)> done;
   };
   std::vector<FailoverAccept> failover_accepts;
-  std::optional<router::FleetAgent::View> fleet;  // nullopt: not in a fleet
+  std::optional<router::FleetView> fleet;  // nullopt: not in a fleet
 
   // Calls `done` with `answer`, then runs what that posted to the worker.
   template <typename Done, typename Answer>
@@ -75,7 +75,7 @@ class FakeControlPlane final : public router::ControlPlane {
                 std::function<void(ReloadResult)> done) override {
     map_pushes.push_back({std::move(text), std::move(done)});
   }
-  std::optional<router::FleetAgent::View> fleet_view() const override { return fleet; }
+  std::optional<router::FleetView> fleet_view() const override { return fleet; }
   std::optional<Unready> unready() const override { return std::nullopt; }
   void share_salting(router::SaltChange, std::function<void(std::string)>) override {
     not_in_the_fake();

@@ -22,8 +22,15 @@ FakeWorkerServices::FakeWorkerServices(const std::string& yaml)
       hotkeys_(topology_->config->hotkeys, std::chrono::steady_clock::now()) {
   salts_.rebuild(topology_->config, topology_->map, nullptr, nullptr);
   peers_.push_back(this);
-  provide({0, &io_, &topology_, &shared_, &stats_, &scripts_, &hotkeys_, nullptr, &salts_, nullptr,
-           &learned_});
+  provide({.io = &io_,
+           .topology = &topology_,
+           .shared = &shared_,
+           .stats = &stats_,
+           .scripts = &scripts_,
+           .hotkeys = &hotkeys_,
+           .salts = &salts_,
+           .learned = &learned_,
+           .migrations = &migrations_});
 }
 
 FakeWorkerServices::~FakeWorkerServices() {

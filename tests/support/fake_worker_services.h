@@ -14,6 +14,7 @@
 #include "router/hotkeys/detection/hot_key_detector.h"
 #include "router/hotkeys/salting/salt_table.h"
 #include "router/metrics/stats.h"
+#include "router/resharding/migration_gate.h"
 #include "router/routes/script_cache.h"
 #include "router/runtime/shared_state.h"
 #include "router/runtime/worker_services.h"
@@ -99,6 +100,7 @@ class FakeWorkerServices final : public router::WorkerServices {
   boost::asio::io_context connections_io_;
   placement::TopologyPtr topology_;
   router::SharedState shared_;
+  router::MigrationGate migrations_;
   router::WorkerStats stats_;
   router::WorkerTotals totals_;
   router::ScriptCache scripts_;

@@ -19,6 +19,7 @@
 #include "router/backend/reply_sink.h"
 #include "router/resharding/marked_migrate.h"
 #include "router/resharding/migrate.h"
+#include "router/resharding/migration_gate.h"
 #include "router/runtime/worker_services.h"
 
 namespace santral::router {
@@ -323,16 +324,16 @@ class UnsaltFold final : public ReplySink {
     pull_version_ = topology.version;
     claim_ = {{topology.map->shard(*source).address.text()},
               {topology.map->shard(owner).address.text()}};
-    worker_.shared().migrations.enter(worker_.io(), claim_,
-                                      [self = boost::intrusive_ptr<UnsaltFold>(this),
-                                       source = *source, owner] { self->pull(source, owner); });
+    worker_.migrations().enter(worker_.io(), claim_,
+                               [self = boost::intrusive_ptr<UnsaltFold>(this), source = *source,
+                                owner] { self->pull(source, owner); });
   }
 
   // Runs once the migration gate lets the MIGRATE go (router/resharding/migration_gate.h).
   void pull(std::size_t source, std::size_t owner) {
     const auto& topology = worker_.topology();
     if (topology.version != pull_version_) {  // switched meanwhile: routed again
-      worker_.shared().migrations.leave(claim_);
+      worker_.migrations().leave(claim_);
       pulling_ = false;
       return worker_.after_moves_released(
           [self = boost::intrusive_ptr<UnsaltFold>(this)] { self->route(); });
@@ -345,7 +346,7 @@ class UnsaltFold final : public ReplySink {
         plan_migrate(*topology.config, topology.map->shard(owner).address, target_.profile.database,
                      keys, connection(source), connection(owner), still_wanted);
     // The claim is held until the MIGRATE is over, which a timeout is not (marked_migrate.h).
-    migrate.settled = [gate = &worker_.shared().migrations, claim = claim_] { gate->leave(claim); };
+    migrate.settled = [gate = &worker_.migrations(), claim = claim_] { gate->leave(claim); };
     send_migrate(worker_.io(), std::move(migrate), ReplySinkPtr(this), 0, 0);
   }
 

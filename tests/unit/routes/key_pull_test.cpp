@@ -294,7 +294,7 @@ TEST_CASE("a switch of direction before the MIGRATE goes ends the pull as if not
   const auto& map = move.worker.shard_map();
   // Another MIGRATE restoring to the source is in flight: the gate holds this pull back.
   router::MigrationGate::Claim other{{"127.0.0.1:7999"}, {map.shard(source).address.text()}};
-  auto& gate = move.worker.shared().migrations;
+  auto& gate = move.worker.migrations();
   bool other_went = false;
   gate.enter(move.worker.io(), other, [&other_went] { other_went = true; });
   REQUIRE(other_went);

@@ -146,7 +146,7 @@ TEST_CASE("a pull whose MIGRATE timed out on a stopped source keeps its claim on
   move.pull_times_out();
 
   bool went = false;
-  auto& gate = move.worker.shared().migrations;
+  auto& gate = move.worker.migrations();
   gate.enter(move.worker.io(), move.reverse(), [&went] { went = true; });
   move.run_for(500);
   CHECK_FALSE(went);  // the late MIGRATE source -> added may still run
@@ -158,7 +158,7 @@ TEST_CASE("the claim is let go once CLIENT KILL ID of the source's connection is
   move.source.hold_kills(true);
   move.pull_times_out();
   bool went = false;
-  auto& gate = move.worker.shared().migrations;
+  auto& gate = move.worker.migrations();
   gate.enter(move.worker.io(), move.reverse(), [&went] { went = true; });
   move.run_for(100);
   CHECK_FALSE(went);
@@ -181,7 +181,7 @@ TEST_CASE("the claim is let go once the woken source answers the late MIGRATE") 
   move.source.hold_kills(true);  // the proof comes from the old connection itself
   move.pull_times_out();
   bool went = false;
-  auto& gate = move.worker.shared().migrations;
+  auto& gate = move.worker.migrations();
   gate.enter(move.worker.io(), move.reverse(), [&went] { went = true; });
   move.run_for(200);
   CHECK_FALSE(went);

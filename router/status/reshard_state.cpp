@@ -1,4 +1,4 @@
-#include "router/resharding/reshard_state.h"
+#include "router/status/reshard_state.h"
 
 #include <fmt/format.h>
 

@@ -4,7 +4,7 @@
 #include <map>
 #include <string>
 
-#include "router/resharding/reshard_state.h"
+#include "router/status/reshard_state.h"
 
 using namespace santral;
 using router::ReshardState;

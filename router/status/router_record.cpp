@@ -1,4 +1,4 @@
-#include "router/cluster/router_record.h"
+#include "router/status/router_record.h"
 
 #include <unistd.h>
 
