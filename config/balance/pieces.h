@@ -5,16 +5,17 @@
 #include <string>
 #include <vector>
 
-#include "config/balance/plan.h"
+#include "config/balance/proposal.h"
 #include "config/balance/unit.h"
 
 namespace santral::balance {
 
-// A unit as the planner places it: one of the input units, or a child of a unit it split.
+// A unit as the proposer places it: one of the input units, or a child of a unit it split.
 struct Piece {
   const Unit* unit = nullptr;
   std::size_t shard = 0;
-  std::vector<std::size_t> splits;  // indexes in the plan's splits it came from, outermost first
+  std::vector<std::size_t>
+      splits;  // indexes in the proposal's splits it came from, outermost first
 };
 
 // The heaviest piece no split can cut `unit` below: its own load without children, else the

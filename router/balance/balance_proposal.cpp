@@ -12,7 +12,7 @@ namespace santral::router {
 
 namespace {
 
-// A table entry while the plan is applied: a range or slot range (or group) and its name.
+// A table entry while the proposal is applied: a range or slot range (or group) and its name.
 template <typename Entry>
 struct Named {
   std::string name;
@@ -21,7 +21,7 @@ struct Named {
 
 template <typename Entry, typename NameOf, typename Cut>
 std::vector<Entry> apply(const std::vector<Entry>& table, NameOf name_of, Cut cut,
-                         const balance::Plan& plan, const LiveUnits& units) {
+                         const balance::Proposal& proposal, const LiveUnits& units) {
   std::vector<Named<Entry>> pieces;
   pieces.reserve(table.size());
   for (const auto& entry : table) pieces.push_back({name_of(entry), entry});
@@ -29,7 +29,7 @@ std::vector<Entry> apply(const std::vector<Entry>& table, NameOf name_of, Cut cu
     return std::find_if(pieces.begin(), pieces.end(),
                         [&](const auto& p) { return p.name == name; });
   };
-  for (const auto& split : plan.splits) {
+  for (const auto& split : proposal.splits) {
     auto at = find(split.unit);
     auto ref = units.refs.find(split.unit);
     if (at == pieces.end() || ref == units.refs.end() || ref->second.children.size() != 2) continue;
@@ -39,7 +39,7 @@ std::vector<Entry> apply(const std::vector<Entry>& table, NameOf name_of, Cut cu
     at = pieces.insert(at, second);
     pieces.insert(at, first);
   }
-  for (const auto& move : plan.moves) {
+  for (const auto& move : proposal.moves) {
     auto at = find(move.unit);
     if (at != pieces.end()) at->entry.shard = move.to;
   }
@@ -49,12 +49,12 @@ std::vector<Entry> apply(const std::vector<Entry>& table, NameOf name_of, Cut cu
   return out;
 }
 
-bool touches(const balance::Plan& plan, const LiveUnits& units, std::size_t ns) {
+bool touches(const balance::Proposal& proposal, const LiveUnits& units, std::size_t ns) {
   auto mine = [&](const std::string& name) {
     auto ref = units.refs.find(name);
     return ref != units.refs.end() && ref->second.ns == ns;
   };
-  return std::any_of(plan.moves.begin(), plan.moves.end(),
+  return std::any_of(proposal.moves.begin(), proposal.moves.end(),
                      [&](const auto& m) { return mine(m.unit); });
 }
 
@@ -82,11 +82,11 @@ std::string loads_line(const config::Config& config, const std::vector<double>& 
 }  // namespace
 
 std::vector<ProposedNamespace> proposed_namespaces(const config::Config& config,
-                                                   const balance::Plan& plan,
+                                                   const balance::Proposal& proposal,
                                                    const LiveUnits& units) {
   std::vector<ProposedNamespace> out;
   for (std::size_t ns = 0; ns < config.namespaces.size(); ++ns) {
-    if (!touches(plan, units, ns)) continue;
+    if (!touches(proposal, units, ns)) continue;
     ProposedNamespace proposed{ns, config.namespaces[ns]};
     auto& table = proposed.table;
     const std::string& name = table.name;
@@ -101,7 +101,7 @@ std::vector<ProposedNamespace> proposed_namespaces(const config::Config& config,
               high.from = at;
               return std::pair{low, high};
             },
-            plan, units);
+            proposal, units);
         break;
       case config::Strategy::Slots:
         table.slots = apply(
@@ -114,10 +114,10 @@ std::vector<ProposedNamespace> proposed_namespaces(const config::Config& config,
               high.from = cut;
               return std::pair{low, high};
             },
-            plan, units);
+            proposal, units);
         break;
       case config::Strategy::Directory:
-        for (const auto& move : plan.moves)
+        for (const auto& move : proposal.moves)
           for (auto& [group, shard] : table.groups)
             if (group_unit_name(name, group) == move.unit) shard = move.to;
         break;
@@ -137,7 +137,7 @@ std::string proposed_config_text(std::string_view text, const config::Config& co
   return config::with_tables(text, config, tables, config::TableScope::Table);
 }
 
-std::string describe_balance(const config::Config& config, const balance::Plan& plan,
+std::string describe_balance(const config::Config& config, const balance::Proposal& proposal,
                              const LiveUnits& units, const BalanceMeasure& measure,
                              double target_ratio) {
   const auto metric = measure.metric;
@@ -150,31 +150,31 @@ std::string describe_balance(const config::Config& config, const balance::Plan& 
   for (const auto& shard : measure.unanswered)
     out += fmt::format("not measured: {} (its keys are left out)\n", shard);
   out += fmt::format("before: {} (busiest {:.2f}x the mean)\n",
-                     loads_line(config, plan.loads_before, metric), plan.ratio_before);
-  if (!plan.error.empty()) return out + "no plan: " + plan.error + "\n";
+                     loads_line(config, proposal.loads_before, metric), proposal.ratio_before);
+  if (!proposal.error.empty()) return out + "no plan: " + proposal.error + "\n";
   out += fmt::format("target: busiest within {:.2f}x the mean; ", target_ratio);
-  if (plan.moves.empty()) {
-    out += plan.target_met
+  if (proposal.moves.empty()) {
+    out += proposal.target_met
                ? "met already, nothing to move\n"
-               : fmt::format("not met, and no move helps (floor {:.2f}x)\n", plan.ratio_floor);
+               : fmt::format("not met, and no move helps (floor {:.2f}x)\n", proposal.ratio_floor);
   } else {
-    out += fmt::format("this plan reaches {:.2f}x{} (floor {:.2f}x)\n", plan.ratio_after,
-                       plan.target_met ? "" : ", short of it", plan.ratio_floor);
-    out += fmt::format("after: {}\n", loads_line(config, plan.loads_after, metric));
+    out += fmt::format("this plan reaches {:.2f}x{} (floor {:.2f}x)\n", proposal.ratio_after,
+                       proposal.target_met ? "" : ", short of it", proposal.ratio_floor);
+    out += fmt::format("after: {}\n", loads_line(config, proposal.loads_after, metric));
   }
-  for (const auto& split : plan.splits)
+  for (const auto& split : proposal.splits)
     out += fmt::format("split {} ({}, {}): {}\n", split.unit, load_text(split.load, metric),
                        config.shards.at(split.shard).name, split.reason);
-  if (!plan.moves.empty())
-    out += fmt::format("{} moves, ~{} keys ({:.2f}% of {}), ~{} bytes:\n", plan.moves.size(),
-                       plan.keys_moved, 100 * plan.moved_fraction(), plan.keys_total,
-                       plan.bytes_moved);
-  for (const auto& move : plan.moves)
+  if (!proposal.moves.empty())
+    out += fmt::format("{} moves, ~{} keys ({:.2f}% of {}), ~{} bytes:\n", proposal.moves.size(),
+                       proposal.keys_moved, 100 * proposal.moved_fraction(), proposal.keys_total,
+                       proposal.bytes_moved);
+  for (const auto& move : proposal.moves)
     out += fmt::format("  move {} from {} to {}: {}~{} keys, ~{} bytes\n", move.unit,
                        config.shards.at(move.from).name, config.shards.at(move.to).name,
                        metric == BalanceMetric::Keys ? "" : load_text(move.load, metric) + ", ",
                        move.keys, move.bytes);
-  for (const auto& jumbo : plan.jumbos) {
+  for (const auto& jumbo : proposal.jumbos) {
     std::string load = fmt::format("{}, ~{} keys, {:.2f}x the mean", load_text(jumbo.load, metric),
                                    jumbo.keys, jumbo.ratio);
     if (units.refs.contains(jumbo.unit))
@@ -186,7 +186,7 @@ std::string describe_balance(const config::Config& config, const balance::Plan& 
           "placed by a hash: {} ({}) moves only with its ring (shard weights, another shard)\n",
           jumbo.unit, load);
   }
-  if (!plan.moves.empty())
+  if (!proposal.moves.empty())
     out +=
         "to carry it out: santral balance --write FILE, put FILE in place of the config, "
         "reload, then SANTRAL RESHARD PLAN and APPROVE\n";

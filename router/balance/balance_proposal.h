@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "config/balance/plan.h"
+#include "config/balance/proposal.h"
 #include "config/config.h"
 #include "router/balance/live_units.h"
 
@@ -16,7 +16,7 @@ namespace santral::router {
 // --write saves what follows it).
 inline constexpr std::string_view kProposedConfigMarker = "--- proposed config ---\n";
 
-// A namespace as the plan would leave it: its ranges, slots or groups with the splits cut and
+// A namespace as the proposal would leave it: its ranges, slots or groups with the splits cut and
 // the moves made.
 struct ProposedNamespace {
   std::size_t ns = 0;  // index into Config::namespaces
@@ -24,7 +24,7 @@ struct ProposedNamespace {
 };
 
 std::vector<ProposedNamespace> proposed_namespaces(const config::Config& config,
-                                                   const balance::Plan& plan,
+                                                   const balance::Proposal& proposal,
                                                    const LiveUnits& units);
 
 // The config file's text with each proposed namespace's table in place of its old one. It is
@@ -33,7 +33,7 @@ std::vector<ProposedNamespace> proposed_namespaces(const config::Config& config,
 std::string proposed_config_text(std::string_view text, const config::Config& config,
                                  const std::vector<ProposedNamespace>& proposed);
 
-// How a balance plan was measured, for its report.
+// How a balance proposal was measured, for its report.
 struct BalanceMeasure {
   BalanceMetric metric = BalanceMetric::Ops;
   double window_s = 0;
@@ -44,8 +44,8 @@ struct BalanceMeasure {
 };
 
 // SANTRAL BALANCE PLAN's text: the shards' loads before and after, the splits and moves,
-// jumbos, what hashes place, and how to carry the plan out.
-std::string describe_balance(const config::Config& config, const balance::Plan& plan,
+// jumbos, what hashes place, and how to carry the proposal out.
+std::string describe_balance(const config::Config& config, const balance::Proposal& proposal,
                              const LiveUnits& units, const BalanceMeasure& measure,
                              double target_ratio);
 

@@ -131,12 +131,12 @@ void answer_when_broadcasting(const Routed& r) {
   auto& client = r.client;
   auto& worker = client.worker();
   auto connections = worker.lanes().broadcast_to(client.state().id, client.state().database);
-  MergePlan plan;
-  plan.command = "CLIENT TRACKING";
+  MergeBrief brief;
+  brief.command = "CLIENT TRACKING";
   for (auto* connection : connections)
-    plan.fragment_names.push_back(connection->target().shard_name);
+    brief.fragment_names.push_back(connection->target().shard_name);
   auto slot = client.open_slot(static_cast<std::uint32_t>(connections.size()),
-                               std::make_unique<BroadcastReady>(std::move(plan)));
+                               std::make_unique<BroadcastReady>(std::move(brief)));
   for (std::uint32_t f = 0; f < connections.size(); ++f)
     connections[f]->send("*1\r\n$4\r\nPING\r\n", &client, slot, f);
 }

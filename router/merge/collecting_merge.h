@@ -10,8 +10,8 @@
 
 #include "protocol/reply_value.h"
 #include "protocol/resp_writer.h"
+#include "router/merge/merge_brief.h"
 #include "router/merge/merge_errors.h"
-#include "router/merge/merge_plan.h"
 
 namespace santral::router {
 
@@ -47,8 +47,8 @@ struct FragmentReply {
 // the failure of the lowest-numbered failing fragment; write_failure() writes it.
 class CollectingMerge : public ReplyMerge {
  public:
-  explicit CollectingMerge(MergePlan plan)
-      : plan_(std::move(plan)), replies_(plan_.fragment_names.size()) {}
+  explicit CollectingMerge(MergeBrief brief)
+      : brief_(std::move(brief)), replies_(brief_.fragment_names.size()) {}
 
   void add(std::uint32_t fragment, std::string_view reply) final {
     if (fragment >= replies_.size()) return;  // not a fragment of this request
@@ -58,7 +58,7 @@ class CollectingMerge : public ReplyMerge {
 
   void finish(std::string& out) final {
     if (replies_.empty()) {
-      protocol::RespWriter(out).error(no_shard_error(plan_.command));
+      protocol::RespWriter(out).error(no_shard_error(brief_.command));
       return;
     }
     for (FragmentReply& reply : replies_)
@@ -70,12 +70,12 @@ class CollectingMerge : public ReplyMerge {
   // Appends the client's reply to `out`; every reply is in and parsed.
   virtual void merge(std::string& out) = 0;
 
-  const MergePlan& plan() const { return plan_; }
+  const MergeBrief& brief() const { return brief_; }
   std::span<const FragmentReply> replies() const { return replies_; }
   const protocol::ReplyValue& value(std::uint32_t fragment) const {
     return replies_[fragment].value;
   }
-  std::string_view shard(std::uint32_t fragment) const { return plan_.fragment_names[fragment]; }
+  std::string_view shard(std::uint32_t fragment) const { return brief_.fragment_names[fragment]; }
 
   // `accepts(value)` says whether a non-error reply has the shape the merge needs.
   template <typename Accepts>
@@ -104,9 +104,9 @@ class CollectingMerge : public ReplyMerge {
   // The same as text (without '-'), to quote inside another error.
   std::string failure_text(std::uint32_t fragment) const {
     const FragmentReply& reply = replies_[fragment];
-    if (!reply.arrived) return no_reply_error(shard(fragment), plan_.command);
+    if (!reply.arrived) return no_reply_error(shard(fragment), brief_.command);
     if (reply.parsed && reply.value.is_error()) return std::string(reply.value.text);
-    return unexpected_reply_error(shard(fragment), plan_.command);
+    return unexpected_reply_error(shard(fragment), brief_.command);
   }
 
   // Every shard answered the very same error (FUNCTION LOAD of a bad library, a syntax
@@ -139,15 +139,15 @@ class CollectingMerge : public ReplyMerge {
     // A shard busy with a script: Redis's BUSY first (clients match it), then where.
     if (text.starts_with("BUSY ")) {
       protocol::RespWriter(out).error(
-          busy_on_shards_error(text, plan_.command, failed, failed.size() < replies_.size()));
+          busy_on_shards_error(text, brief_.command, failed, failed.size() < replies_.size()));
       return true;
     }
-    protocol::RespWriter(out).error(failed_on_shards_error(plan_.command, failed, text));
+    protocol::RespWriter(out).error(failed_on_shards_error(brief_.command, failed, text));
     return true;
   }
 
  private:
-  MergePlan plan_;
+  MergeBrief brief_;
   std::vector<FragmentReply> replies_;
 };
 

@@ -16,8 +16,8 @@
 //                 recomputed from its merged byte count. Anything else keeps fragment 0's text.
 //   Others        Server, Replication, Cluster, Modules, Latencystats and unknown sections:
 //                 the lines of the first shard that lists the section, unchanged.
-// Then plan.info.overrides replace values, "# Shards" is added if asked, and
-// plan.info.local_sections is appended.
+// Then brief.info.overrides replace values, "# Shards" is added if asked, and
+// brief.info.local_sections is appended.
 #include <algorithm>
 #include <charconv>
 #include <unordered_map>
@@ -320,10 +320,10 @@ class InfoMerge final : public CollectingMerge {
     apply_overrides(sections);
     std::string text;
     for (const MergedSection& section : sections) append_section(text, section.name, section.lines);
-    if (plan().info.shards_section) append_section(text, "Shards", shards_lines());
-    if (!plan().info.local_sections.empty()) {
+    if (brief().info.shards_section) append_section(text, "Shards", shards_lines());
+    if (!brief().info.local_sections.empty()) {
       if (!text.empty()) text.append("\r\n");
-      text.append(plan().info.local_sections);
+      text.append(brief().info.local_sections);
     }
 
     if (value(0).type == Type::VerbatimString) {
@@ -354,7 +354,7 @@ class InfoMerge final : public CollectingMerge {
   }
 
   void apply_overrides(std::vector<MergedSection>& sections) const {
-    for (const auto& [key, value] : plan().info.overrides)
+    for (const auto& [key, value] : brief().info.overrides)
       for (MergedSection& section : sections)
         for (MergedLine& line : section.lines)
           if (line.has_value && line.key == key) line.value = value;
@@ -387,8 +387,8 @@ class InfoMerge final : public CollectingMerge {
 
 }  // namespace
 
-std::unique_ptr<ReplyMerge> make_info_merge(MergePlan plan) {
-  return std::make_unique<InfoMerge>(std::move(plan));
+std::unique_ptr<ReplyMerge> make_info_merge(MergeBrief brief) {
+  return std::make_unique<InfoMerge>(std::move(brief));
 }
 
 }  // namespace santral::router

@@ -34,8 +34,8 @@ class OrderedMerge final : public CollectingMerge {
     std::size_t bytes = 0;
     for (const FragmentReply& reply : replies()) bytes += reply.frame.size();
     out.reserve(out.size() + bytes + 16);
-    protocol::RespWriter(out).array_header(plan().positions.size());
-    for (const auto& [fragment, element] : plan().positions)
+    protocol::RespWriter(out).array_header(brief().positions.size());
+    for (const auto& [fragment, element] : brief().positions)
       protocol::encode_reply(value(fragment).elements[element], out);
   }
 
@@ -43,21 +43,21 @@ class OrderedMerge final : public CollectingMerge {
   // array is shorter than its keys (or, a planner bug, a position naming no fragment).
   std::optional<std::string> missing_value() const {
     std::vector<std::size_t> needed(replies().size(), 0);
-    for (const auto& [fragment, element] : plan().positions) {
-      if (fragment >= needed.size()) return inconsistent_plan_error(plan().command);
+    for (const auto& [fragment, element] : brief().positions) {
+      if (fragment >= needed.size()) return inconsistent_plan_error(brief().command);
       needed[fragment] = std::max<std::size_t>(needed[fragment], std::size_t{element} + 1);
     }
     for (std::uint32_t i = 0; i < replies().size(); ++i)
       if (value(i).elements.size() < needed[i])
-        return unexpected_reply_error(shard(i), plan().command);
+        return unexpected_reply_error(shard(i), brief().command);
     return std::nullopt;
   }
 };
 
 }  // namespace
 
-std::unique_ptr<ReplyMerge> make_ordered_merge(MergePlan plan) {
-  return std::make_unique<OrderedMerge>(std::move(plan));
+std::unique_ptr<ReplyMerge> make_ordered_merge(MergeBrief brief) {
+  return std::make_unique<OrderedMerge>(std::move(brief));
 }
 
 }  // namespace santral::router

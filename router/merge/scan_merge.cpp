@@ -36,7 +36,7 @@ class ScanMerge final : public CollectingMerge {
     const ReplyValue& page = value(0);
     const std::uint64_t answered = *shard_cursor(page.elements[0]);
     const std::optional<std::uint64_t> cursor =
-        next_scan_cursor({plan().scan_shard, 0}, answered, plan().scan_shards);
+        next_scan_cursor({brief().scan_shard, 0}, answered, brief().scan_shards);
     if (!cursor) {
       protocol::RespWriter(out).error(scan_cursor_too_large_error(shard(0), answered));
       return;
@@ -51,8 +51,8 @@ class ScanMerge final : public CollectingMerge {
 
 }  // namespace
 
-std::unique_ptr<ReplyMerge> make_scan_merge(MergePlan plan) {
-  return std::make_unique<ScanMerge>(std::move(plan));
+std::unique_ptr<ReplyMerge> make_scan_merge(MergeBrief brief) {
+  return std::make_unique<ScanMerge>(std::move(brief));
 }
 
 }  // namespace santral::router

@@ -43,7 +43,7 @@ class SumMerge final : public CollectingMerge {
     std::int64_t total = 0;
     for (const FragmentReply& reply : replies()) {
       if (__builtin_add_overflow(total, reply.value.integer, &total))
-        return RespWriter(out).error(sum_overflow_error(plan().command));
+        return RespWriter(out).error(sum_overflow_error(brief().command));
     }
     RespWriter(out).integer(total);
   }
@@ -147,7 +147,7 @@ class SameMerge final : public CollectingMerge {
     }
     if (different.size() > kShown)
       answers.push_back(fmt::format("and {} more shard(s)", different.size() - kShown));
-    RespWriter(out).error(answered_differently_error(plan().command, answers));
+    RespWriter(out).error(answered_differently_error(brief().command, answers));
   }
 };
 
@@ -237,7 +237,7 @@ class SumPerNameMerge final : public CollectingMerge {
         }
         std::int64_t& count = merged[at[nth]].count;
         if (__builtin_add_overflow(count, elements[k + 1].integer, &count))
-          return RespWriter(out).error(sum_overflow_error(plan().command));
+          return RespWriter(out).error(sum_overflow_error(brief().command));
       }
     }
     const Type type = value(0).type;
@@ -251,26 +251,26 @@ class SumPerNameMerge final : public CollectingMerge {
 
 }  // namespace
 
-std::unique_ptr<ReplyMerge> make_sum_merge(MergePlan plan) {
-  return std::make_unique<SumMerge>(std::move(plan));
+std::unique_ptr<ReplyMerge> make_sum_merge(MergeBrief brief) {
+  return std::make_unique<SumMerge>(std::move(brief));
 }
-std::unique_ptr<ReplyMerge> make_all_ok_merge(MergePlan plan) {
-  return std::make_unique<AllOkMerge>(std::move(plan));
+std::unique_ptr<ReplyMerge> make_all_ok_merge(MergeBrief brief) {
+  return std::make_unique<AllOkMerge>(std::move(brief));
 }
-std::unique_ptr<ReplyMerge> make_concat_merge(MergePlan plan) {
-  return std::make_unique<ConcatMerge>(std::move(plan));
+std::unique_ptr<ReplyMerge> make_concat_merge(MergeBrief brief) {
+  return std::make_unique<ConcatMerge>(std::move(brief));
 }
-std::unique_ptr<ReplyMerge> make_same_merge(MergePlan plan) {
-  return std::make_unique<SameMerge>(std::move(plan));
+std::unique_ptr<ReplyMerge> make_same_merge(MergeBrief brief) {
+  return std::make_unique<SameMerge>(std::move(brief));
 }
-std::unique_ptr<ReplyMerge> make_any_ok_merge(MergePlan plan) {
-  return std::make_unique<AnyOkMerge>(std::move(plan));
+std::unique_ptr<ReplyMerge> make_any_ok_merge(MergeBrief brief) {
+  return std::make_unique<AnyOkMerge>(std::move(brief));
 }
-std::unique_ptr<ReplyMerge> make_random_merge(MergePlan plan) {
-  return std::make_unique<RandomMerge>(std::move(plan));
+std::unique_ptr<ReplyMerge> make_random_merge(MergeBrief brief) {
+  return std::make_unique<RandomMerge>(std::move(brief));
 }
-std::unique_ptr<ReplyMerge> make_sum_per_name_merge(MergePlan plan) {
-  return std::make_unique<SumPerNameMerge>(std::move(plan));
+std::unique_ptr<ReplyMerge> make_sum_per_name_merge(MergeBrief brief) {
+  return std::make_unique<SumPerNameMerge>(std::move(brief));
 }
 
 }  // namespace santral::router

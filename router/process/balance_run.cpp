@@ -5,7 +5,7 @@
 
 #include <boost/asio/steady_timer.hpp>
 
-#include "config/balance/planner.h"
+#include "config/balance/proposer.h"
 #include "router/admin/cluster_snapshot.h"
 #include "router/balance/balance_proposal.h"
 #include "router/balance/live_units.h"
@@ -86,13 +86,13 @@ struct BalanceRun : std::enable_shared_from_this<BalanceRun> {
                          std::vector<HotKeyMeasure> hot;
                          for (const auto& rate : rates)
                            if (rate.salts == 0 && rate.ops > 0) hot.push_back({rate.key, rate.ops});
-                         self->plan(seconds, measures, hot);
+                         self->propose(seconds, measures, hot);
                        });
     });
   }
 
-  void plan(double seconds, const std::vector<ShardMeasure>& measures,
-            const std::vector<HotKeyMeasure>& hot) {
+  void propose(double seconds, const std::vector<ShardMeasure>& measures,
+               const std::vector<HotKeyMeasure>& hot) {
     const auto& config = *topology->config;
     const auto& map = *topology->map;
     BalanceMeasure measure;
@@ -110,10 +110,11 @@ struct BalanceRun : std::enable_shared_from_this<BalanceRun> {
       measure.metric_fell_back = true;
     }
     auto units = live_units(config, map, measures, hot, measure.metric);
-    auto plan = balance::plan_balance(units.units, {map.placed_count(), request.target_ratio});
+    auto proposal =
+        balance::propose_balance(units.units, {map.placed_count(), request.target_ratio});
     ControlPlane::BalanceAnswer answer;
-    answer.report = describe_balance(config, plan, units, measure, request.target_ratio);
-    auto proposed = proposed_namespaces(config, plan, units);
+    answer.report = describe_balance(config, proposal, units, measure, request.target_ratio);
+    auto proposed = proposed_namespaces(config, proposal, units);
     if (!proposed.empty())
       answer.config_text = proposed_config_text(server.config_text(), config, proposed);
     done(std::move(answer));

@@ -11,7 +11,7 @@
 
 #include "protocol/errors.h"
 #include "protocol/resp_writer.h"
-#include "router/merge/merge_plan.h"
+#include "router/merge/merge_brief.h"
 #include "router/merge/scan_cursor.h"
 #include "router/routes/info_sections.h"
 #include "router/routes/lent_replies.h"
@@ -28,21 +28,21 @@ using protocol::error_message;
 
 namespace {
 
-MergePlan plan_for(const Routed& routed, const std::vector<std::size_t>& shards) {
+MergeBrief brief_for(const Routed& routed, const std::vector<std::size_t>& shards) {
   const auto& map = routed.client.worker().shard_map();
-  MergePlan plan;
-  plan.kind = routed.spec.merge;
-  plan.command = upper_name(routed.spec);
-  plan.protocol = routed.client.state().protocol;
-  for (std::size_t s : shards) plan.fragment_names.push_back(map.shard(s).name);
-  return plan;
+  MergeBrief brief;
+  brief.kind = routed.spec.merge;
+  brief.command = upper_name(routed.spec);
+  brief.protocol = routed.client.state().protocol;
+  for (std::size_t s : shards) brief.fragment_names.push_back(map.shard(s).name);
+  return brief;
 }
 
-void send_to_shards(const Routed& routed, MergePlan plan, std::string_view bytes,
+void send_to_shards(const Routed& routed, MergeBrief brief, std::string_view bytes,
                     const std::vector<std::size_t>& shards) {
   auto& client = routed.client;
   auto slot =
-      client.open_slot(static_cast<std::uint32_t>(shards.size()), make_merge(std::move(plan)));
+      client.open_slot(static_cast<std::uint32_t>(shards.size()), make_merge(std::move(brief)));
   for (std::uint32_t f = 0; f < shards.size(); ++f)
     client.backend(shards[f]).send(bytes, &client, slot, f);
 }
@@ -69,24 +69,24 @@ void route_scan(const Routed& routed) {
   bytes.clear();
   protocol::RespWriter(bytes).command(args);
 
-  MergePlan plan;
-  plan.kind = protocol::Merge::Scan;
-  plan.command = "SCAN";
-  plan.protocol = client.state().protocol;
-  plan.fragment_names.push_back(map.shard(position->shard).name);
-  plan.scan_shard = position->shard;
-  plan.scan_shards = shards;
-  auto slot = client.open_slot(1, make_merge(std::move(plan)));
+  MergeBrief brief;
+  brief.kind = protocol::Merge::Scan;
+  brief.command = "SCAN";
+  brief.protocol = client.state().protocol;
+  brief.fragment_names.push_back(map.shard(position->shard).name);
+  brief.scan_shard = position->shard;
+  brief.scan_shards = shards;
+  auto slot = client.open_slot(1, make_merge(std::move(brief)));
   client.backend(position->shard).send(bytes, &client, slot, 0);
 }
 
 // The request to each of `shards` over a connection lent for it (not behind the shared
 // connections' queues, where a busy script holds them), each given up to timeouts.script.
-void send_over_lent_connections(const Routed& routed, MergePlan plan,
+void send_over_lent_connections(const Routed& routed, MergeBrief brief,
                                 const std::vector<std::size_t>& shards) {
   auto& client = routed.client;
   auto slot =
-      client.open_slot(static_cast<std::uint32_t>(shards.size()), make_merge(std::move(plan)));
+      client.open_slot(static_cast<std::uint32_t>(shards.size()), make_merge(std::move(brief)));
   boost::intrusive_ptr<LentReplies> replies(new LentReplies(client, slot, shards.size()));
   std::string bytes(request_bytes(routed));
   for (std::uint32_t f = 0; f < shards.size(); ++f) {
@@ -104,7 +104,7 @@ void route_kill(const Routed& routed) {
   const auto& shards = routed.plan.shards;
   // A shard reads other clients' commands only once the script has run busy-reply-threshold
   // (5 s by default): the KILL waits as long as the script may, as on Redis.
-  send_over_lent_connections(routed, plan_for(routed, shards), shards);
+  send_over_lent_connections(routed, brief_for(routed, shards), shards);
 }
 
 // "shards" are Santral's sections; the shards are asked for the others.
@@ -112,32 +112,32 @@ void route_info(const Routed& routed) {
   auto& client = routed.client;
   InfoRequest wanted = parse_info_request(routed.request.args);
   const std::vector<std::size_t>& shards = routed.plan.shards;
-  MergePlan plan = plan_for(routed, shards);
-  plan.info.shards_section = wanted.shards;
-  if (wanted.santral) plan.info.local_sections = santral_info_section(client.worker());
-  plan.info.overrides.emplace_back(
+  MergeBrief brief = brief_for(routed, shards);
+  brief.info.shards_section = wanted.shards;
+  if (wanted.santral) brief.info.local_sections = santral_info_section(client.worker());
+  brief.info.overrides.emplace_back(
       "connected_clients", std::to_string(client.worker().shared().connected_clients.load()));
   // Scripts, not scripts times shards: the ones Santral has seen.
-  plan.info.overrides.emplace_back("number_of_cached_scripts",
-                                   std::to_string(client.worker().scripts().size()));
+  brief.info.overrides.emplace_back("number_of_cached_scripts",
+                                    std::to_string(client.worker().scripts().size()));
   // The lowest version the shards run (router/catalog/), as HELLO says; and a Redis Cluster
   // node's own words when the cluster endpoint is on.
   if (const auto& lowest = client.worker().learned().lowest_version(); !lowest.empty())
-    plan.info.overrides.emplace_back("redis_version", lowest);
+    brief.info.overrides.emplace_back("redis_version", lowest);
   if (client.worker().config().cluster_endpoint) {
-    plan.info.overrides.emplace_back("redis_mode", "cluster");
-    plan.info.overrides.emplace_back("cluster_enabled", "1");
+    brief.info.overrides.emplace_back("redis_mode", "cluster");
+    brief.info.overrides.emplace_back("cluster_enabled", "1");
   }
   if (wanted.only_santral) {
     std::string out;
-    protocol::RespWriter(out).bulk(plan.info.local_sections);
+    protocol::RespWriter(out).bulk(brief.info.local_sections);
     return client.reply(out);
   }
   std::vector<std::string_view> args = {"INFO"};
   for (const auto& section : wanted.backend_sections) args.push_back(section);
   std::string bytes;
   protocol::RespWriter(bytes).command(args);
-  send_to_shards(routed, std::move(plan), bytes, shards);
+  send_to_shards(routed, std::move(brief), bytes, shards);
 }
 
 }  // namespace
@@ -155,9 +155,9 @@ bool route_ping_past_scripts(const Routed& routed) {
   for (std::size_t s = 0; s < map.shard_count(); ++s)
     if (std::find(busy.begin(), busy.end(), map.shard(s).name) != busy.end()) shards.push_back(s);
   if (shards.empty()) return false;
-  MergePlan plan = plan_for(routed, shards);
-  plan.kind = protocol::Merge::AllOk;
-  send_over_lent_connections(routed, std::move(plan), shards);
+  MergeBrief brief = brief_for(routed, shards);
+  brief.kind = protocol::Merge::AllOk;
+  send_over_lent_connections(routed, std::move(brief), shards);
   return true;
 }
 
@@ -178,7 +178,7 @@ void route_broadcast(const Routed& routed) {
     routed.client.worker().forget_scripts();  // a later EVALSHA gets NOSCRIPT, as from Redis
   const auto& shards = routed.plan.shards;
   if (shards.empty()) return routed.client.reply("*0\r\n");  // the pattern can match no key
-  send_to_shards(routed, plan_for(routed, shards), request_bytes(routed), shards);
+  send_to_shards(routed, brief_for(routed, shards), request_bytes(routed), shards);
 }
 
 }  // namespace santral::router

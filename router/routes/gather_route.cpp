@@ -18,21 +18,21 @@ void route_gathered(const Routed& routed) {
   const auto& keys = routed.plan.keys;
   const GatherRule& rule = *gather_rule(routed.spec);
 
-  GatherPlan plan;
-  plan.rule = &rule;
-  plan.command = upper_name(routed.spec);
-  plan.args.assign(args.begin(), args.end());
-  plan.protocol = client.state().protocol;
-  plan.max_bytes = client.worker().config().limits.max_merge_bytes;
-  plan.key_positions.reserve(keys.size());
-  plan.fragment_names.reserve(keys.size() * rule.fetch.size());
+  GatherBrief brief;
+  brief.rule = &rule;
+  brief.command = upper_name(routed.spec);
+  brief.args.assign(args.begin(), args.end());
+  brief.protocol = client.state().protocol;
+  brief.max_bytes = client.worker().config().limits.max_merge_bytes;
+  brief.key_positions.reserve(keys.size());
+  brief.fragment_names.reserve(keys.size() * rule.fetch.size());
   for (const auto& key : keys) {
-    plan.key_positions.push_back(key.position);
+    brief.key_positions.push_back(key.position);
     for (std::size_t f = 0; f < rule.fetch.size(); ++f)
-      plan.fragment_names.push_back(map.shard(key.owner.shard).name);
+      brief.fragment_names.push_back(map.shard(key.owner.shard).name);
   }
-  auto fragments = static_cast<std::uint32_t>(plan.fragment_names.size());
-  auto slot = client.open_slot(fragments, make_gather_merge(std::move(plan)));
+  auto fragments = static_cast<std::uint32_t>(brief.fragment_names.size());
+  auto slot = client.open_slot(fragments, make_gather_merge(std::move(brief)));
 
   std::string& bytes = client.scratch();
   std::vector<std::string_view> command;

@@ -11,7 +11,7 @@
 #include "protocol/errors.h"
 #include "protocol/key_extraction.h"
 #include "protocol/resp_writer.h"
-#include "router/merge/merge_plan.h"
+#include "router/merge/merge_brief.h"
 #include "router/routes/routing.h"
 #include "router/runtime/request_context.h"
 #include "router/runtime/worker_services.h"
@@ -31,7 +31,7 @@ void route_split(const Routed& routed) {
   // fragments (PlannedKey::fragment).
   std::size_t width = std::max<std::int16_t>(1, routed.spec.key_specs.front().keystep);
   std::vector<std::vector<std::string_view>> fragments(plan.shards.size(), {args[0]});
-  MergePlan merge;  // how the replies come back together
+  MergeBrief merge;  // how the replies come back together
   merge.kind = routed.spec.merge;
   merge.command = upper_name(routed.spec);
   merge.protocol = client.state().protocol;

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "protocol/errors.h"
-#include "router/merge/merge_plan.h"
+#include "router/merge/merge_brief.h"
 #include "router/routes/lent_replies.h"
 #include "router/runtime/request_context.h"
 #include "router/runtime/worker_services.h"
@@ -217,12 +217,12 @@ void Transaction::exec_everywhere(const Routed& routed) {
   auto& client = routed.client;
   const auto& map = client.worker().shard_map();
   std::size_t shards = map.shard_count();
-  MergePlan plan;
-  plan.kind = protocol::Merge::Same;
-  plan.command = "EXEC";
-  plan.protocol = client.state().protocol;
-  for (std::size_t s = 0; s < shards; ++s) plan.fragment_names.push_back(map.shard(s).name);
-  auto slot = client.open_slot(static_cast<std::uint32_t>(shards), make_merge(std::move(plan)));
+  MergeBrief brief;
+  brief.kind = protocol::Merge::Same;
+  brief.command = "EXEC";
+  brief.protocol = client.state().protocol;
+  for (std::size_t s = 0; s < shards; ++s) brief.fragment_names.push_back(map.shard(s).name);
+  auto slot = client.open_slot(static_cast<std::uint32_t>(shards), make_merge(std::move(brief)));
   boost::intrusive_ptr<LentReplies> replies(new LentReplies(client, slot, shards));
   for (std::uint32_t f = 0; f < shards; ++f) {
     auto connection = client.worker().pool().lend(f, client.profile());

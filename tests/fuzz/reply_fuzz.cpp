@@ -11,7 +11,7 @@
 #include "protocol/reply_scanner.h"
 #include "protocol/reply_value.h"
 #include "protocol/resp2_reply.h"
-#include "router/merge/merge_plan.h"
+#include "router/merge/merge_brief.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using namespace santral;
@@ -100,15 +100,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
 
   if (whole.empty() || whole.size() > 8) return 0;
-  router::MergePlan plan;
-  plan.kind = merge_kind;
-  plan.command = "FUZZ";
+  router::MergeBrief brief;
+  brief.kind = merge_kind;
+  brief.command = "FUZZ";
   for (std::size_t i = 0; i < whole.size(); ++i)
-    plan.fragment_names.push_back("shard" + std::to_string(i));
-  for (std::uint32_t i = 0; i < 4; ++i) plan.positions.emplace_back(i % whole.size(), i);
-  plan.scan_shards = 4;
-  plan.info.shards_section = true;
-  auto merge = router::make_merge(std::move(plan));
+    brief.fragment_names.push_back("shard" + std::to_string(i));
+  for (std::uint32_t i = 0; i < 4; ++i) brief.positions.emplace_back(i % whole.size(), i);
+  brief.scan_shards = 4;
+  brief.info.shards_section = true;
+  auto merge = router::make_merge(std::move(brief));
   for (std::size_t i = whole.size(); i-- > 0;) merge->add(static_cast<std::uint32_t>(i), whole[i]);
   std::string out;
   merge->finish(out);

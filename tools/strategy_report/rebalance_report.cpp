@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "config/balance/planner.h"
+#include "config/balance/proposer.h"
 #include "placement/whatif/group_balance.h"
 #include "tools/strategy_report/lesson_model.h"
 #include "tools/strategy_report/lesson_rebalance.h"
@@ -32,25 +32,25 @@ std::string seller_name(const std::string& unit) {
 }
 
 // The fan-out of the grown seller's period report: every shard holding one of its pieces.
-std::size_t report_shards(const balance::Plan& plan) {
-  for (const auto& split : plan.splits)
+std::size_t report_shards(const balance::Proposal& proposal) {
+  for (const auto& split : proposal.splits)
     if (split.unit == "0") return split.shards_after.size();
   return 1;
 }
 
-std::vector<std::string> santral_row(std::string label, const balance::Plan& plan,
+std::vector<std::string> santral_row(std::string label, const balance::Proposal& proposal,
                                      const std::array<const char*, 5>& lesson) {
   return {std::move(label),
-          fmt::format("{:.3f}", plan.ratio_after),
+          fmt::format("{:.3f}", proposal.ratio_after),
           lesson[0],
-          percent(plan.moved_fraction()),
+          percent(proposal.moved_fraction()),
           lesson[1],
-          std::to_string(plan.moves.size()),
+          std::to_string(proposal.moves.size()),
           lesson[2],
-          std::to_string(plan.splits.size()),
-          std::to_string(report_shards(plan)),
+          std::to_string(proposal.splits.size()),
+          std::to_string(report_shards(proposal)),
           lesson[3],
-          with_commas(plan.units_after),
+          with_commas(proposal.units_after),
           lesson[4]};
 }
 
@@ -61,10 +61,10 @@ std::vector<balance::Unit> directory(const std::vector<double>& shares,
   return seller_units(shares, placed, days);
 }
 
-// In the lesson's model a seller's keys are its load, so a plan that brings the busiest shard
-// down to `ratio` x mean moves at least the difference: no plan can do it with fewer keys.
-double fewest_keys(const balance::Plan& plan, double ratio) {
-  const auto& loads = plan.loads_before;
+// In the lesson's model a seller's keys are its load, so a proposal that brings the busiest shard
+// down to `ratio` x mean moves at least the difference: no proposal can do it with fewer keys.
+double fewest_keys(const balance::Proposal& proposal, double ratio) {
+  const auto& loads = proposal.loads_before;
   double total = std::accumulate(loads.begin(), loads.end(), 0.0);
   double busiest = *std::max_element(loads.begin(), loads.end());
   return std::max(0.0, busiest - ratio * total / static_cast<double>(loads.size())) / total;
@@ -80,8 +80,8 @@ void print_floors(bool markdown, std::ostream& out) {
     auto shares = zipf_shares(M::kSellers, exponent);
     auto whole = directory(shares, shares, false);
     auto days = directory(shares, shares, true);
-    auto by_seller = balance::plan_balance(whole, {R::kShards, R::kTarget});
-    auto by_day = balance::plan_balance(days, {R::kShards, R::kTarget});
+    auto by_seller = balance::propose_balance(whole, {R::kShards, R::kTarget});
+    auto by_day = balance::propose_balance(days, {R::kShards, R::kTarget});
     table.add({fmt::format("{:.1f}", exponent), percent(shares[0]),
                fmt::format("{:.2f}", by_seller.ratio_floor), lesson,
                fmt::format("{:.2f}", by_seller.ratio_after),
@@ -103,15 +103,15 @@ void print_rebalance_report(bool markdown, std::ostream& out) {
   auto whole_units = directory(after, before, false);
   auto day_units = directory(after, before, true);
   const balance::Goal goal{R::kShards, R::kTarget};
-  auto whole = balance::plan_balance(whole_units, goal);
-  auto days = balance::plan_balance(day_units, goal);
+  auto whole = balance::propose_balance(whole_units, goal);
+  auto days = balance::propose_balance(day_units, goal);
 
   out << fmt::format(
       "Rebalancing (the lesson's bolum/dengele.mjs): {} shards, target ratio {:.2f}; the "
       "directory placed for D1, then the largest seller grows from {} to {} of the accesses "
       "(lesson 7.41% -> 19.37%). A seller's keys are its share of the volume, as in the lesson. "
       "\"lesson's rebalancer\" is its enAzTasima recomputed; \"balancer\" is Santral's "
-      "(config/balance/planner.h) on the same units.\n",
+      "(config/balance/proposer.h) on the same units.\n",
       R::kShards, R::kTarget, percent(before[0]), percent(after[0]));
   Table table({"directory plan", "ratio", "lesson", "keys moved", "lesson", "moves", "lesson",
                "splits", "hot seller's report shards", "lesson", "directory rows", "lesson"});

@@ -71,16 +71,16 @@ bool read_scored(const ReplyValue& value, GatheredKey& key) {
 
 class GatherMerge final : public ReplyMerge {
  public:
-  explicit GatherMerge(GatherPlan plan)
-      : plan_(std::move(plan)),
-        frames_(plan_.fragment_names.size()),
-        arrived_(plan_.fragment_names.size(), false) {}
+  explicit GatherMerge(GatherBrief brief)
+      : brief_(std::move(brief)),
+        frames_(brief_.fragment_names.size()),
+        arrived_(brief_.fragment_names.size(), false) {}
 
   void add(std::uint32_t fragment, std::string_view reply) override {
     if (fragment >= frames_.size()) return;
     arrived_[fragment] = true;
     received_ += reply.size();
-    if (received_ > plan_.max_bytes) {
+    if (received_ > brief_.max_bytes) {
       // Past the bound nothing more is kept: the answer is the refusal.
       over_bound_ = true;
       for (auto& frame : frames_) std::string().swap(frame);
@@ -92,14 +92,14 @@ class GatherMerge final : public ReplyMerge {
   void finish(std::string& out) override {
     if (over_bound_)
       return RespWriter(out).error(
-          error_message(ClientError::MergeTooLarge, plan_.command, plan_.max_bytes));
+          error_message(ClientError::MergeTooLarge, brief_.command, brief_.max_bytes));
     std::vector<ReplyValue> values(frames_.size());
     for (std::uint32_t f = 0; f < frames_.size(); ++f) {
       if (!arrived_[f])
-        return RespWriter(out).error(no_reply_error(plan_.fragment_names[f], plan_.command));
+        return RespWriter(out).error(no_reply_error(brief_.fragment_names[f], brief_.command));
       if (!protocol::parse_reply(frames_[f], values[f]))
         return RespWriter(out).error(
-            unexpected_reply_error(plan_.fragment_names[f], plan_.command));
+            unexpected_reply_error(brief_.fragment_names[f], brief_.command));
     }
     // A shard that failed (down, timed out, ...) leaves no answer to compute: its error.
     for (std::uint32_t f = 0; f < frames_.size(); ++f) {
@@ -109,19 +109,19 @@ class GatherMerge final : public ReplyMerge {
       }
     }
 
-    std::vector<GatheredKey> keys(plan_.key_positions.size());
+    std::vector<GatheredKey> keys(brief_.key_positions.size());
     for (std::size_t k = 0; k < keys.size(); ++k) {
-      auto fetched = fetched_for<ReplyValue>(*plan_.rule, values, k);
-      if (!decode_gathered_key(plan_.rule->algorithm, fetched, keys[k]))
+      auto fetched = fetched_for<ReplyValue>(*brief_.rule, values, k);
+      if (!decode_gathered_key(brief_.rule->algorithm, fetched, keys[k]))
         return RespWriter(out).error(unexpected_reply_error(
-            plan_.fragment_names[first_fetch(*plan_.rule, k)], plan_.command));
+            brief_.fragment_names[first_fetch(*brief_.rule, k)], brief_.command));
     }
-    std::vector<std::string_view> args(plan_.args.begin(), plan_.args.end());
-    answer_gathered(plan_.rule->algorithm, GatheredInput{args, keys, plan_.protocol}, out);
+    std::vector<std::string_view> args(brief_.args.begin(), brief_.args.end());
+    answer_gathered(brief_.rule->algorithm, GatheredInput{args, keys, brief_.protocol}, out);
   }
 
  private:
-  GatherPlan plan_;
+  GatherBrief brief_;
   std::vector<std::string> frames_;
   std::vector<bool> arrived_;
   std::size_t received_ = 0;
@@ -168,8 +168,8 @@ bool decode_gathered_key(GatherAlgorithm algorithm, std::span<const ReplyValue> 
   }
 }
 
-std::unique_ptr<ReplyMerge> make_gather_merge(GatherPlan plan) {
-  return std::make_unique<GatherMerge>(std::move(plan));
+std::unique_ptr<ReplyMerge> make_gather_merge(GatherBrief brief) {
+  return std::make_unique<GatherMerge>(std::move(brief));
 }
 
 }  // namespace santral::router

@@ -23,7 +23,7 @@ namespace santral::router {
 //
 // With several fetches per key (ZUNION: ZRANGE and SMEMBERS), key k's fetch f is fragment
 // k * fetches + f.
-struct GatherPlan {
+struct GatherBrief {
   const GatherRule* rule = nullptr;
   std::string command;            // upper case, for messages
   std::vector<std::string> args;  // the request (its read buffer is gone when replies arrive)
@@ -33,7 +33,7 @@ struct GatherPlan {
   std::size_t max_bytes = 0;                 // limits.max_merge_bytes
 };
 
-std::unique_ptr<ReplyMerge> make_gather_merge(GatherPlan plan);
+std::unique_ptr<ReplyMerge> make_gather_merge(GatherBrief brief);
 
 // A key's value from its shard's replies to the rule's fetches, in the rule's order; false
 // when a reply has a shape none of them answers with.

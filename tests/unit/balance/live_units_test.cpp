@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "config/balance/planner.h"
+#include "config/balance/proposer.h"
 #include "config/config.h"
 #include "placement/shard_map.h"
 #include "router/balance/balance_proposal.h"
@@ -59,13 +59,13 @@ TEST_CASE("a slot range holding every key is cut at sampled medians and a part m
   CHECK(unit.children[0].load == Approx(20000).epsilon(0.01));
   REQUIRE(units.refs.contains(unit.children[1].name));
 
-  auto plan = balance::plan_balance(units.units, {2, 1.2});
-  REQUIRE(plan.error.empty());
-  CHECK(plan.target_met);
-  REQUIRE_FALSE(plan.moves.empty());
-  CHECK(plan.moves[0].to == 1);
+  auto proposal = balance::propose_balance(units.units, {2, 1.2});
+  REQUIRE(proposal.error.empty());
+  CHECK(proposal.target_met);
+  REQUIRE_FALSE(proposal.moves.empty());
+  CHECK(proposal.moves[0].to == 1);
 
-  auto proposed = proposed_namespaces(config, plan, units);
+  auto proposed = proposed_namespaces(config, proposal, units);
   REQUIRE(proposed.size() == 1);
   const auto& slots = proposed[0].table.slots;
   CHECK(slots.size() > 2);
@@ -131,9 +131,9 @@ TEST_CASE("what hashes place is pinned to its shard") {
   REQUIRE(units.units.size() == 2);
   for (const auto& unit : units.units) CHECK(unit.pinned);
   CHECK(units.refs.empty());
-  auto plan = balance::plan_balance(units.units, {2, 1.2});
-  CHECK(plan.moves.empty());
-  CHECK_FALSE(plan.target_met);
-  REQUIRE(plan.jumbos.size() == 1);
-  CHECK(plan.jumbos[0].unit == "default ring on s0");
+  auto proposal = balance::propose_balance(units.units, {2, 1.2});
+  CHECK(proposal.moves.empty());
+  CHECK_FALSE(proposal.target_met);
+  REQUIRE(proposal.jumbos.size() == 1);
+  CHECK(proposal.jumbos[0].unit == "default ring on s0");
 }

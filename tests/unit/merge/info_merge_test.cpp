@@ -5,21 +5,21 @@
 #include <string>
 #include <vector>
 
-#include "router/merge/merge_plan.h"
+#include "router/merge/merge_brief.h"
 
 using santral::protocol::Merge;
 using santral::router::make_merge;
-using santral::router::MergePlan;
+using santral::router::MergeBrief;
 
 namespace {
 
-MergePlan info_plan(std::vector<std::string> shards, int protocol = 2) {
-  MergePlan plan;
-  plan.kind = Merge::Info;
-  plan.command = "INFO";
-  plan.fragment_names = std::move(shards);
-  plan.protocol = protocol;
-  return plan;
+MergeBrief info_plan(std::vector<std::string> shards, int protocol = 2) {
+  MergeBrief brief;
+  brief.kind = Merge::Info;
+  brief.command = "INFO";
+  brief.fragment_names = std::move(shards);
+  brief.protocol = protocol;
+  return brief;
 }
 
 std::string bulk(const std::string& text) {
@@ -32,13 +32,13 @@ std::string verbatim(const std::string& text) {
 
 // The merged reply, delivered in every order (all permutations: at most four shards here);
 // each reply's bytes are overwritten after add(), as a read buffer would be.
-std::string merged(const MergePlan& plan, const std::vector<std::string>& replies) {
+std::string merged(const MergeBrief& brief, const std::vector<std::string>& replies) {
   std::vector<std::uint32_t> order(replies.size());
   std::iota(order.begin(), order.end(), 0);
   std::string first;
   bool have_first = false;
   do {
-    auto merge = make_merge(plan);
+    auto merge = make_merge(brief);
     for (std::uint32_t fragment : order) {
       std::string buffer = replies[fragment];
       merge->add(fragment, buffer);
@@ -153,13 +153,13 @@ TEST_CASE("INFO adds Santral's overrides, a Shards section and its own sections"
       "shard_2:name=c,keys=0,used_memory=0,connected_clients=4,role=unknown\r\n\r\n"
       "# Santral\r\nsantral_version:0.1.0\r\n";
 
-  auto plan = info_plan({"a", "b", "c"});
-  plan.info.overrides = {{"connected_clients", "42"}, {"not_listed", "1"}};
-  plan.info.shards_section = true;
-  plan.info.local_sections = "# Santral\r\nsantral_version:0.1.0\r\n";
-  CHECK(merged(plan, {bulk(a), bulk(b), bulk(c)}) == bulk(expected));
-  plan.protocol = 3;
-  CHECK(merged(plan, {verbatim(a), verbatim(b), verbatim(c)}) == verbatim(expected));
+  auto brief = info_plan({"a", "b", "c"});
+  brief.info.overrides = {{"connected_clients", "42"}, {"not_listed", "1"}};
+  brief.info.shards_section = true;
+  brief.info.local_sections = "# Santral\r\nsantral_version:0.1.0\r\n";
+  CHECK(merged(brief, {bulk(a), bulk(b), bulk(c)}) == bulk(expected));
+  brief.protocol = 3;
+  CHECK(merged(brief, {verbatim(a), verbatim(b), verbatim(c)}) == verbatim(expected));
 }
 
 TEST_CASE("INFO keeps fragment 0's section order and adds sections only others list") {
@@ -193,19 +193,19 @@ TEST_CASE("INFO sums numbers, keeps settings and ratios, recomputes human sizes"
 
 TEST_CASE("INFO of a section no shard has is empty, or only Santral's own") {
   CHECK(merged(info_plan({"a", "b"}), {"$0\r\n\r\n", "$0\r\n\r\n"}) == "$0\r\n\r\n");
-  auto plan = info_plan({"a", "b"}, 3);
-  plan.info.local_sections = "# Santral\r\nworkers:2\r\n";
-  CHECK(merged(plan, {"=4\r\ntxt:\r\n", "=4\r\ntxt:\r\n"}) ==
+  auto brief = info_plan({"a", "b"}, 3);
+  brief.info.local_sections = "# Santral\r\nworkers:2\r\n";
+  CHECK(merged(brief, {"=4\r\ntxt:\r\n", "=4\r\ntxt:\r\n"}) ==
         verbatim("# Santral\r\nworkers:2\r\n"));
 }
 
 TEST_CASE("INFO names every shard that failed") {
-  const auto plan = info_plan({"a", "b", "c"});
-  CHECK(merged(plan, {bulk(kShardA), "-LOADING Redis is loading the dataset in memory\r\n",
-                      "-ERR santral: shard 'c' (10.0.0.3:6379) is unavailable\r\n"}) ==
+  const auto brief = info_plan({"a", "b", "c"});
+  CHECK(merged(brief, {bulk(kShardA), "-LOADING Redis is loading the dataset in memory\r\n",
+                       "-ERR santral: shard 'c' (10.0.0.3:6379) is unavailable\r\n"}) ==
         "-ERR santral: INFO failed on shard(s) 'b', 'c': LOADING Redis is loading the dataset "
         "in memory\r\n");
-  CHECK(merged(plan, {bulk(kShardA), ":1\r\n", bulk(kShardB)}) ==
+  CHECK(merged(brief, {bulk(kShardA), ":1\r\n", bulk(kShardB)}) ==
         "-ERR santral: INFO failed on shard(s) 'b': ERR santral: shard 'b' sent an unexpected "
         "reply to INFO\r\n");
 }

@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "protocol/command_table.h"
-#include "router/merge/merge_plan.h"
+#include "router/merge/merge_brief.h"
 #include "router/session/reply_queue.h"
 
 using santral::router::make_merge;
-using santral::router::MergePlan;
+using santral::router::MergeBrief;
 using santral::router::ReplyMerge;
 using santral::router::ReplyQueue;
 
@@ -175,14 +175,14 @@ TEST_CASE("a head that arrives late releases only the complete slots behind it")
 
 TEST_CASE("an MGET split over two shards: shard 1 answers before shard 0, around other replies") {
   // GET x; MGET k0 k1 k2 (k0, k2 on shard 0; k1 on shard 1); GET y.
-  MergePlan plan;
-  plan.kind = santral::protocol::Merge::Ordered;
-  plan.command = "MGET";
-  plan.fragment_names = {"shard0", "shard1"};
-  plan.positions = {{0, 0}, {1, 0}, {0, 1}};
+  MergeBrief brief;
+  brief.kind = santral::protocol::Merge::Ordered;
+  brief.command = "MGET";
+  brief.fragment_names = {"shard0", "shard1"};
+  brief.positions = {{0, 0}, {1, 0}, {0, 1}};
   ReplyQueue q;
   auto get_x = q.open(1, nullptr, request(0));
-  auto mget = q.open(2, make_merge(plan), request(1));
+  auto mget = q.open(2, make_merge(brief), request(1));
   auto get_y = q.open(1, nullptr, request(2));
   CHECK_FALSE(q.is_simple_head(mget));
   std::string out;

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "config/balance/planner.h"
+#include "config/balance/proposer.h"
 #include "placement/shard_map.h"
 #include "placement/whatif/group_balance.h"
 #include "placement/whatif/grow.h"
@@ -137,7 +137,7 @@ TEST_CASE("the balancer on the lesson's grown seller: its floor whole, the targe
   const balance::Goal goal{RebalanceModel::kShards, RebalanceModel::kTarget};
 
   auto whole_units = seller_units(after, placed, false);
-  auto whole = balance::plan_balance(whole_units, goal);
+  auto whole = balance::propose_balance(whole_units, goal);
   REQUIRE(whole.jumbos.size() == 1);
   CHECK(whole.jumbos[0].unit == "0");
   CHECK(whole.ratio_after == Approx(1.549).margin(0.0005));
@@ -145,7 +145,7 @@ TEST_CASE("the balancer on the lesson's grown seller: its floor whole, the targe
   CHECK(whole.moves.size() == 468);
 
   auto day_units = seller_units(after, placed, true);
-  auto days = balance::plan_balance(day_units, goal);
+  auto days = balance::propose_balance(day_units, goal);
   CHECK(days.target_met);
   REQUIRE(days.splits.size() == 1);  // only the grown seller, though every one could be
   CHECK(days.splits[0].unit == "0");

@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <span>
 
-#include "config/balance/plan.h"
+#include "config/balance/proposal.h"
 #include "config/balance/unit.h"
 
 namespace santral::balance {
@@ -14,9 +14,9 @@ struct Goal {
 };
 
 // Proposes moves that bring the busiest shard within `goal.target_ratio` of the mean load, moving
-// as few keys as it can. Pure: it reads the units and returns a plan, nothing is applied.
+// as few keys as it can. Pure: it reads the units and returns a proposal, nothing is applied.
 //
-//   ceiling  = target x mean, or the heaviest jumbo's load when that is more (no plan can go
+//   ceiling  = target x mean, or the heaviest jumbo's load when that is more (no proposal can go
 //              below a jumbo, so no shard need be lighter than it)
 //   split    every unit heavier than the ceiling that has children; one without is a jumbo
 //   repeat   while the busiest shard is above the ceiling, move one of its pieces that fits on
@@ -26,6 +26,6 @@ struct Goal {
 //            unit stays on few shards), else to the least loaded.
 //   stuck    nothing fits anywhere: split the heaviest splittable piece there and go on, or stop
 //            with the target not met
-Plan plan_balance(std::span<const Unit> units, const Goal& goal);
+Proposal propose_balance(std::span<const Unit> units, const Goal& goal);
 
 }  // namespace santral::balance

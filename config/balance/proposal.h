@@ -25,11 +25,11 @@ struct Split {
   double load = 0;
   std::size_t pieces = 0;
   std::string reason;
-  std::vector<std::size_t> shards_after;  // where its pieces are once the plan has run
+  std::vector<std::size_t> shards_after;  // where its pieces are once the proposal has run
 };
 
 // A unit heavier than a shard may carry (target ratio x mean) that has no children: it is
-// reported, never split, and bounds the ratio any plan can reach (the lesson's "jumbo" seller).
+// reported, never split, and bounds the ratio any proposal can reach (the lesson's "jumbo" seller).
 struct Jumbo {
   std::string unit;
   std::size_t shard = 0;
@@ -39,7 +39,7 @@ struct Jumbo {
 };
 
 // What the balancer proposes. Nothing is applied: an operator approves it like any planned move.
-struct Plan {
+struct Proposal {
   std::string error;  // the input is invalid (and nothing else is set), or empty
   std::vector<Move> moves;
   std::vector<Split> splits;
@@ -48,7 +48,8 @@ struct Plan {
   std::vector<double> loads_after;
   double ratio_before = 0;  // busiest shard's load over the mean
   double ratio_after = 0;
-  double ratio_floor = 1;  // no plan goes lower: the heaviest piece no split can cut, over the mean
+  double ratio_floor =
+      1;  // no proposal goes lower: the heaviest piece no split can cut, over the mean
   bool target_met = false;
   std::uint64_t keys_total = 0;
   std::uint64_t keys_moved = 0;

@@ -1,4 +1,4 @@
-#include "config/balance/planner.h"
+#include "config/balance/proposer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -186,50 +186,52 @@ class Placement {
 
 }  // namespace
 
-Plan plan_balance(std::span<const Unit> units, const Goal& goal) {
-  Plan plan;
-  plan.error = input_error(units, goal);
-  if (!plan.error.empty()) return plan;
-  plan.loads_before.assign(goal.shards, 0);
+Proposal propose_balance(std::span<const Unit> units, const Goal& goal) {
+  Proposal proposal;
+  proposal.error = input_error(units, goal);
+  if (!proposal.error.empty()) return proposal;
+  proposal.loads_before.assign(goal.shards, 0);
   for (const auto& unit : units) {
-    plan.loads_before[unit.shard] += unit.load;
-    plan.keys_total += unit.keys;
-    plan.bytes_total += unit.bytes;
+    proposal.loads_before[unit.shard] += unit.load;
+    proposal.keys_total += unit.keys;
+    proposal.bytes_total += unit.bytes;
   }
-  plan.units_before = units.size();
-  plan.ratio_before = ratio(plan.loads_before);
-  const double total = std::accumulate(plan.loads_before.begin(), plan.loads_before.end(), 0.0);
+  proposal.units_before = units.size();
+  proposal.ratio_before = ratio(proposal.loads_before);
+  const double total =
+      std::accumulate(proposal.loads_before.begin(), proposal.loads_before.end(), 0.0);
   const double mean = total / static_cast<double>(goal.shards);
   const double slack = kLoadSlack * total;
   const double cap = goal.target_ratio * mean;
 
   double ceiling = cap;
   for (const auto& unit : units) {
-    find_jumbos(unit, unit.shard, cap + slack, mean, plan.jumbos);
-    if (mean > 0) plan.ratio_floor = std::max(plan.ratio_floor, indivisible_load(unit) / mean);
+    find_jumbos(unit, unit.shard, cap + slack, mean, proposal.jumbos);
+    if (mean > 0)
+      proposal.ratio_floor = std::max(proposal.ratio_floor, indivisible_load(unit) / mean);
   }
-  for (const auto& jumbo : plan.jumbos) ceiling = std::max(ceiling, jumbo.load);
+  for (const auto& jumbo : proposal.jumbos) ceiling = std::max(ceiling, jumbo.load);
 
-  Placement placement(cut_to_ceiling(units, ceiling + slack, plan.splits), plan.loads_before,
-                      ceiling, slack, plan.splits);
-  placement.shed(plan.moves);
+  Placement placement(cut_to_ceiling(units, ceiling + slack, proposal.splits),
+                      proposal.loads_before, ceiling, slack, proposal.splits);
+  placement.shed(proposal.moves);
 
-  for (const auto& move : plan.moves) {
-    plan.keys_moved += move.keys;
-    plan.bytes_moved += move.bytes;
+  for (const auto& move : proposal.moves) {
+    proposal.keys_moved += move.keys;
+    proposal.bytes_moved += move.bytes;
   }
   for (const auto& piece : placement.pieces())
-    for (auto s : piece.splits) plan.splits[s].shards_after.push_back(piece.shard);
-  for (auto& split : plan.splits) {
+    for (auto s : piece.splits) proposal.splits[s].shards_after.push_back(piece.shard);
+  for (auto& split : proposal.splits) {
     std::sort(split.shards_after.begin(), split.shards_after.end());
     split.shards_after.erase(std::unique(split.shards_after.begin(), split.shards_after.end()),
                              split.shards_after.end());
   }
-  plan.loads_after = placement.loads();
-  plan.ratio_after = ratio(plan.loads_after);
-  plan.target_met = plan.ratio_after <= goal.target_ratio * (1 + kLoadSlack);
-  plan.units_after = placement.pieces().size();
-  return plan;
+  proposal.loads_after = placement.loads();
+  proposal.ratio_after = ratio(proposal.loads_after);
+  proposal.target_met = proposal.ratio_after <= goal.target_ratio * (1 + kLoadSlack);
+  proposal.units_after = placement.pieces().size();
+  return proposal;
 }
 
 }  // namespace santral::balance

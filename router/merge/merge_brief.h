@@ -14,7 +14,7 @@ namespace santral::router {
 // Everything a merge needs to know about the request it answers. Fragment i is the
 // sub-request sent to the shard named fragment_names[i]; its reply arrives through
 // ReplyMerge::add(i, reply) in any order.
-struct MergePlan {
+struct MergeBrief {
   protocol::Merge kind = protocol::Merge::None;
   std::string command;                      // upper-case name for messages, e.g. "MSET"
   std::vector<std::string> fragment_names;  // one per fragment: the shard it went to
@@ -38,7 +38,7 @@ struct MergePlan {
   std::uint32_t scan_shards = 1;
 };
 
-// The merge for `plan.kind` (anything but Merge::None).
-std::unique_ptr<ReplyMerge> make_merge(MergePlan plan);
+// The merge for `brief.kind` (anything but Merge::None).
+std::unique_ptr<ReplyMerge> make_merge(MergeBrief brief);
 
 }  // namespace santral::router
