@@ -237,7 +237,7 @@ void FleetWatch::coordinate(bool mine) {
 
 // Registrations that went away without saying the router leaves: an expired lease. Such a
 // router may still believe it serves until its own 2/3 of the lease have passed; the fleet
-// waits a lease and a margin before going on without it (FleetAgent::View::departed).
+// waits a lease and a margin before going on without it (FleetView::departed).
 void FleetWatch::note_departures(const std::vector<RouterRecord>& routers) {
   auto now = lease_clock_ns();
   auto keep_for = std::chrono::duration_cast<std::chrono::nanoseconds>(settings_.lease_ttl +
