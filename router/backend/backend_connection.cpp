@@ -85,10 +85,7 @@ void BackendConnection::stop() {
   pushes_.drop();
   auto reply = as_reply(error_message(ClientError::ShuttingDown));
   fail_all(reply);
-  for (auto& waiting : failover_hold_.take()) {
-    ++stats_->errors;
-    waiting.sink->deliver(waiting.slot, waiting.fragment, reply);
-  }
+  failover_hold_.fail(reply, *stats_);
 }
 
 void BackendConnection::abandon(const std::string& why) {
@@ -111,6 +108,7 @@ BackendConnectionPtr BackendConnection::open(boost::asio::io_context& io, Backen
   if (options.push_sink) connection->set_push_sink(std::move(options.push_sink));
   connection->wait_while_down(options.wait_while_down);
   connection->drains_ = options.drains;
+  connection->fence_.set_fenced(options.drains);
   connection->start();
   return connection;
 }
@@ -141,17 +139,8 @@ void BackendConnection::retarget(std::size_t shard_index, std::string shard_name
 
 void BackendConnection::close_socket(std::string_view why) {
   if (drains_ && wrote_ && carries_requests()) {
-    // A plain socket is handed over, still open, to be read until every request on it is
-    // answered (one proof); a TLS or subscriber one (whose pushes are not answers) is closed,
-    // and only the kill proves it over.
-    std::optional<DrainingConnections::Socket> late;
-    auto& socket = stream_.socket();
-    if (!stream_.tls() && role_ != ConnectionRole::Subscriber && socket.is_open()) {
-      boost::system::error_code ignored;
-      socket.cancel(ignored);  // this connection's own reads and waits end, reading nothing
-      late.emplace(
-          DrainingConnections::Socket{std::move(socket), pending_.size(), inbox_.unread()});
-    }
+    auto late = DrainingConnections::take_socket(stream_, role_ != ConnectionRole::Subscriber,
+                                                 pending_.size(), inbox_.unread());
     DrainingConnections::of(io_).add(target_, handshake_.server_client_id(), config_,
                                      std::string(why), std::move(late));
   }
@@ -168,7 +157,7 @@ void BackendConnection::close_socket(std::string_view why) {
 
 void BackendConnection::connect() {
   state_ = State::Connecting;
-  fence_wait_ = false;
+  fence_.connecting();
   flush_posted_ = false;
   ++generation_;
   dial_.start(stream_, config_, target_, health_.ejected(),
@@ -187,7 +176,7 @@ void BackendConnection::on_connected() {
   scripts_.forget();  // perhaps a new server process: it has no scripts loaded by us
   handshake();
   if (!health_.ejected())
-    release_waiting();  // held while it connected again (behind the handshake)
+    send_waiting(failover_hold_.take());  // held while it connected again (behind the handshake)
   // A shard that was marked down is taken back only once it answers: a stopped process
   // still accepts connections in the kernel.
   if (health_.ejected()) probe();
@@ -269,22 +258,19 @@ void BackendConnection::enqueue(std::string_view request, ReplySinkPtr sink, std
 }
 
 void BackendConnection::adopt_waiting(std::deque<Waiting> waiting) {
-  if (failover_hold_.empty() && !holds_while_down()) {
-    auto now = Clock::now();
-    for (auto& w : waiting)
-      enqueue(w.request, std::move(w.sink), w.slot, w.fragment, w.limit,
-              w.concern ? &*w.concern : nullptr, now - w.arrived);
-    return;
+  if (!failover_hold_.empty() || holds_while_down()) {
+    // Older than what this connection holds: they go first.
+    failover_hold_.put_first(std::move(waiting));
+    if (holds_while_down()) return;
+    waiting = failover_hold_.take();
   }
-  // Older than what this connection holds: they go first.
-  failover_hold_.put_first(std::move(waiting));
-  if (!holds_while_down()) release_waiting();
+  send_waiting(std::move(waiting));
 }
 
 // The shard answers again: what waited for it goes, in the order it came.
-void BackendConnection::release_waiting() {
+void BackendConnection::send_waiting(std::deque<Waiting> waiting) {
   auto now = Clock::now();
-  for (auto& w : failover_hold_.take())
+  for (auto& w : waiting)
     enqueue(w.request, std::move(w.sink), w.slot, w.fragment, w.limit,
             w.concern ? &*w.concern : nullptr, now - w.arrived);
 }
@@ -345,15 +331,10 @@ void BackendConnection::flush() {
       written_ = 0;
       writing_.swap(outbox_);
     }
-    // The fence holds back every write of a router past its lease but the proving
-    // connection's: a CLIENT KILL ID of this router's own connection writes no data, and a
-    // rejoining router waits for those proofs (FleetSync::rejoin fences every connection).
-    if (auto late = drains_ ? write_fence_late_ms() : 0; late > 0)
+    // The fence holds back every write of a router past its lease (ConnectionFence).
+    if (auto late = fence_.late_ms(); late > 0)
       return connection_failed(
-          shard_error(
-              target_, ClientError::ShardConnectionLost,
-              fmt::format("this router has not confirmed its fleet lease in time ({} ms late)",
-                          late)),
+          shard_error(target_, ClientError::ShardConnectionLost, ConnectionFence::why(late)),
           false);
     auto chunk =
         asio::buffer(writing_.data() + written_, std::min(writing_.size() - written_, kMaxWrite));
@@ -481,7 +462,7 @@ bool BackendConnection::deliver_frames() {
       case Owner::Probe:
         if (health_.probe_answered()) {
           spdlog::info("shard '{}' ({}) is up again", target_.shard_name, address_text());
-          release_waiting();
+          send_waiting(failover_hold_.take());
           if (on_ready_) on_ready_();
         }
         break;
@@ -529,11 +510,9 @@ void BackendConnection::connection_failed(const std::string& reply, bool counts_
     return go_down(fmt::format("{} failures in a row, the last: {}", health_.failures(),
                                std::string_view(reply).substr(1, reply.size() - 3)));
   }
-  if (drains_ && write_fence_late_ms() > 0) {
-    // Out of touch with etcd: no write may go out, the handshake's neither; connecting again
-    // at once would be failed by it again, thousands of times a second.
+  if (fence_.wait()) {
+    // Out of touch with etcd: no write may go out, the handshake's neither.
     state_ = State::Down;
-    fence_wait_ = true;
     health_.set_down_reason("this router has not confirmed its fleet lease");
     fail_all(reply);
     return retry_after(config_->timeouts.reconnect_min);
@@ -545,8 +524,7 @@ void BackendConnection::connection_failed(const std::string& reply, bool counts_
 // A connection the write fence closed waits before connecting again (connection_failed); a
 // request that comes once the lease is confirmed again connects it at once instead.
 void BackendConnection::fence_lifted() {
-  if (!fence_wait_ || state_ != State::Down || write_fence_late_ms() > 0) return;
-  fence_wait_ = false;
+  if (state_ != State::Down || !fence_.lifted()) return;
   retry_timer_.cancel();
   connect();
 }

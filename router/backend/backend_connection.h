@@ -27,6 +27,7 @@
 #include "router/backend/shard_dial.h"
 #include "router/backend/shard_handshake.h"
 #include "router/backend/shard_health.h"
+#include "router/backend/write_fence.h"
 #include "router/metrics/stats.h"
 #include "router/transport/stream.h"
 
@@ -200,10 +201,10 @@ class BackendConnection
   // Marked down, or connecting again after a failure (the connect may be refused, and what
   // was queued meanwhile would fail with it).
   bool holds_while_down() const {
-    return failover_hold_.holds() && !fence_wait_ && state_ != State::Stopped &&
+    return failover_hold_.holds() && !fence_.waiting() && state_ != State::Stopped &&
            (health_.ejected() || (state_ == State::Connecting && health_.failures() > 0));
   }
-  void release_waiting();
+  void send_waiting(std::deque<Waiting> waiting);
   void expire_waiting(std::chrono::steady_clock::time_point now);
   void confirm_writes();  // a WAIT behind the writes queued since the last one
   void connection_failed(const std::string& reply, bool counts_as_failure);
@@ -226,7 +227,6 @@ class BackendConnection
   ShardDial dial_;
   boost::asio::steady_timer retry_timer_;
   State state_ = State::Connecting;
-  bool fence_wait_ = false;       // closed by the write fence; connects again once it lifts
   std::uint64_t generation_ = 0;  // bumped on every reset; stale handlers compare and bail
   ShardHealth health_;
   ShardHandshake handshake_;
@@ -234,6 +234,7 @@ class BackendConnection
   std::function<void()> on_ready_;
   LoadedScripts scripts_;
   bool drains_ = true;  // Options::drains
+  ConnectionFence fence_;
   bool wrote_ = false;  // bytes went to this socket since it connected
 
   // A devector: it reuses its room as replies come in (a deque allocates a block every few

@@ -115,6 +115,17 @@ void DrainingConnections::shutdown() {
   waiters_.clear();
 }
 
+std::optional<DrainingConnections::Socket> DrainingConnections::take_socket(Stream& stream,
+                                                                            bool answers,
+                                                                            std::size_t unanswered,
+                                                                            std::string read) {
+  auto& socket = stream.socket();
+  if (stream.tls() || !answers || !socket.is_open()) return std::nullopt;
+  boost::system::error_code ignored;
+  socket.cancel(ignored);  // its connection's own reads and waits end, reading nothing
+  return Socket{std::move(socket), unanswered, std::move(read)};
+}
+
 void DrainingConnections::add(const BackendTarget& target, std::uint64_t client_id,
                               std::shared_ptr<const config::Config> config, std::string why,
                               std::optional<Socket> socket) {

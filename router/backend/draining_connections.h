@@ -17,6 +17,7 @@
 #include "config/config.h"
 #include "router/backend/backend_connection.h"
 #include "router/metrics/stats.h"
+#include "router/transport/stream.h"
 
 namespace santral::router {
 
@@ -55,6 +56,12 @@ class DrainingConnections final : public boost::asio::execution_context::service
     std::size_t unanswered;
     std::string read;
   };
+  // What of a connection given up on is read on: a plain socket (`stream`'s, taken, still
+  // open) that `answers` each request on it, until every one of its `unanswered` requests is
+  // answered (one proof). A TLS one, or a subscriber's (whose pushes are not answers), is left
+  // to be closed: only the kill proves it over. `read`: the bytes of its next reply read so far.
+  static std::optional<Socket> take_socket(Stream& stream, bool answers, std::size_t unanswered,
+                                           std::string read);
   // `client_id` (its CLIENT ID on the server; 0 when the server refused to say) gave up on
   // requests that may have reached `target`'s server: draining until proven.
   void add(const BackendTarget& target, std::uint64_t client_id,

@@ -23,6 +23,13 @@ std::deque<FailoverHold::Waiting> FailoverHold::take() {
   return std::exchange(waiting_, {});
 }
 
+void FailoverHold::fail(const std::string& reply, ShardStats& stats) {
+  for (auto& waiting : take()) {
+    ++stats.errors;
+    waiting.sink->deliver(waiting.slot, waiting.fragment, reply);
+  }
+}
+
 std::optional<FailoverHold::Waiting> FailoverHold::take_expired(
     std::chrono::steady_clock::time_point now) {
   if (waiting_.empty() || waiting_.front().until > now) return std::nullopt;

@@ -9,6 +9,7 @@
 
 #include "config/config.h"
 #include "router/backend/reply_sink.h"
+#include "router/metrics/stats.h"
 
 namespace santral::router {
 
@@ -41,6 +42,8 @@ class FailoverHold {
   void put_first(std::deque<Waiting> older);
   // Every request held, in the order it came.
   std::deque<Waiting> take();
+  // Fails every request held with `reply` (the connection stops).
+  void fail(const std::string& reply, ShardStats& stats);
   // The oldest request, if its wait is over at `now`.
   std::optional<Waiting> take_expired(std::chrono::steady_clock::time_point now);
 

@@ -1,5 +1,7 @@
 #include "router/backend/write_fence.h"
 
+#include <fmt/format.h>
+
 #include "router/backend/lease_clock.h"
 
 namespace santral::router {
@@ -17,6 +19,16 @@ std::int64_t write_fence_late_ms() {
   if (until == nullptr) return 0;
   auto late = lease_clock_ns() - until->load(std::memory_order_relaxed);
   return late > 0 ? late / 1'000'000 + 1 : 0;
+}
+
+std::string ConnectionFence::why(std::int64_t late) {
+  return fmt::format("this router has not confirmed its fleet lease in time ({} ms late)", late);
+}
+
+bool ConnectionFence::lifted() {
+  if (!waiting_ || write_fence_late_ms() > 0) return false;
+  waiting_ = false;
+  return true;
 }
 
 }  // namespace santral::router
