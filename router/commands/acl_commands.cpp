@@ -217,12 +217,12 @@ void log_denial(RequestContext& client, const protocol::Request& request, const 
   AccessVerdict verdict = check_access(*state.permissions, *plan.spec, request.args);
   AclLogEntry entry;
   entry.reason = reason_of(verdict.denial);
-  entry.context = client.in_transaction() ? AclLogContext::Multi : AclLogContext::Toplevel;
+  entry.context = client.held().in_transaction() ? AclLogContext::Multi : AclLogContext::Toplevel;
   entry.object = verdict.denial == AccessDenial::Command
                      ? std::string(plan.spec->name)
                      : std::string(request.args[verdict.position]);
   entry.username = state.user;
-  entry.client_info = client.describe();
+  entry.client_info = client.link().describe();
   entry.created = std::chrono::steady_clock::now();
   client.worker().shared().acl_log.add(std::move(entry));
   // The command's name only: its arguments may be values the user may not write.
@@ -234,10 +234,10 @@ void log_denial(RequestContext& client, const protocol::Request& request, const 
 void log_auth_failure(RequestContext& client, std::string_view user) {
   AclLogEntry entry;
   entry.reason = AclLogReason::Auth;
-  entry.context = client.in_transaction() ? AclLogContext::Multi : AclLogContext::Toplevel;
+  entry.context = client.held().in_transaction() ? AclLogContext::Multi : AclLogContext::Toplevel;
   entry.object = "auth";
   entry.username = std::string(user);
-  entry.client_info = client.describe();
+  entry.client_info = client.link().describe();
   entry.created = std::chrono::steady_clock::now();
   client.worker().shared().acl_log.add(std::move(entry));
   // The user tried, never the password.

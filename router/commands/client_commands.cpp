@@ -48,9 +48,9 @@ struct ClientFilter {
     if (!addr.empty() && state.peer != addr) return false;
     if (!laddr.empty() && state.local != laddr) return false;
     if (!user.empty() && state.user != user) return false;
-    if (type == "pubsub" && !client.subscribed()) return false;
+    if (type == "pubsub" && !client.held().subscribed()) return false;
     if ((type == "master" || type == "replica" || type == "slave")) return false;
-    if (type == "normal" && client.subscribed()) return false;
+    if (type == "normal" && client.held().subscribed()) return false;
     if (max_age) {
       auto age = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() -
                                                                   state.connected_at);
@@ -95,7 +95,7 @@ void client_id(const Routed& r) {
 }
 
 void client_info(const Routed& r) {
-  reply_bulk(r.client, r.client.describe() + "\n");
+  reply_bulk(r.client, r.client.link().describe() + "\n");
 }
 
 void client_no_evict(const Routed& r) {
@@ -222,8 +222,8 @@ std::string list_here(WorkerServices& worker, const ClientFilter& filter,
                       const std::string& router) {
   std::string lines;
   worker.for_each_client([&](RequestContext& client) {
-    if (client.closed() || !filter.matches(client)) return;
-    lines += client.describe();
+    if (client.link().closed() || !filter.matches(client)) return;
+    lines += client.link().describe();
     if (!router.empty()) lines += " router=" + router;
     lines += '\n';
   });
@@ -234,12 +234,12 @@ std::string list_here(WorkerServices& worker, const ClientFilter& filter,
 long long kill_here(WorkerServices& worker, const ClientFilter& filter, std::uint64_t self) {
   long long killed = 0;
   worker.for_each_client([&](RequestContext& client) {
-    if (client.closed() || !filter.matches(client)) return;
+    if (client.link().closed() || !filter.matches(client)) return;
     ++killed;
     if (client.state().id == self) {
       client.close_after_replies();
     } else {
-      client.close();
+      client.link().close();
     }
   });
   return killed;
@@ -415,7 +415,7 @@ void client_unblock(const Routed& r) {
       [target, with_error](WorkerServices& worker) {
         long long unblocked = 0;
         worker.for_each_client([&](RequestContext& client) {
-          if (client.state().id == target && client.unblock(with_error)) unblocked = 1;
+          if (client.state().id == target && client.held().unblock(with_error)) unblocked = 1;
         });
         return unblocked;
       },

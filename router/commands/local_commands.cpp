@@ -47,7 +47,7 @@ void ping(const Routed& r) {
     return r.client.reply_error(error_message(ClientError::WrongArity, "ping"));
   std::string_view message = r.request.args.size() > 1 ? r.request.args[1] : std::string_view{};
   // A subscribed RESP2 client gets PING's pub/sub form, as from Redis.
-  if (r.client.state().protocol == 2 && r.client.subscribed()) {
+  if (r.client.state().protocol == 2 && r.client.held().subscribed()) {
     return answer(r, [&](RespWriter& w) {
       w.array_header(2);
       w.bulk("pong");
@@ -86,7 +86,7 @@ void select(const Routed& r) {
   int databases = r.client.worker().config().databases;
   if (*db < 0 || *db >= databases)
     return r.client.reply_error(error_message(ClientError::SelectInvalid, databases - 1));
-  if (r.client.transaction().holds_connection() && *db != r.client.state().database)
+  if (r.client.held().transaction().holds_connection() && *db != r.client.state().database)
     return r.client.reply_error(error_message(ClientError::PinnedConnection, "SELECT"));
   r.client.state().database = static_cast<int>(*db);
   ok(r);
@@ -175,7 +175,7 @@ void hello(const Routed& r) {
     }
   }
   if (!state.authenticated) return r.client.reply_error(error_message(ClientError::HelloNoAuth));
-  if (r.client.transaction().holds_connection() && version != state.protocol)
+  if (r.client.held().transaction().holds_connection() && version != state.protocol)
     return r.client.reply_error(error_message(ClientError::PinnedConnection, "HELLO"));
   if (rename) state.name = std::string(new_name);
   state.protocol = static_cast<int>(version);
@@ -204,8 +204,8 @@ void hello(const Routed& r) {
 void reset(const Routed& r) {
   auto& client = r.client;
   auto& state = client.state();
-  client.transaction().abandon(client);
-  client.subscriptions().abandon(client);
+  client.held().transaction().abandon(client);
+  client.held().subscriptions().abandon(client);
   const auto& config = client.worker().config();
   state.name.clear();
   state.protocol = 2;

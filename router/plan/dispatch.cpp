@@ -42,11 +42,11 @@ bool waits_for_earlier_replies(const CommandSpec& spec) {
 // An error found while planning. Inside MULTI it also dooms the transaction: EXEC answers
 // EXECABORT, as Redis does for a command that fails to queue.
 void answer(RequestContext& client, const Plan& plan) {
-  if (client.in_transaction() && plan.spec != nullptr &&
+  if (client.held().in_transaction() && plan.spec != nullptr &&
       plan.spec->verb == protocol::StatefulVerb::Exec)
-    return client.transaction().refuse_exec(client, plan.error);
-  if (client.in_transaction() && (plan.spec == nullptr || !runs_inside_multi(*plan.spec)))
-    return client.transaction().refuse(client, plan.error);
+    return client.held().transaction().refuse_exec(client, plan.error);
+  if (client.held().in_transaction() && (plan.spec == nullptr || !runs_inside_multi(*plan.spec)))
+    return client.held().transaction().refuse(client, plan.error);
   client.reply_error(plan.error);
 }
 
@@ -160,12 +160,12 @@ Dispatched dispatch(RequestContext& client, const protocol::Request& request) {
   Plan& plan = client.plan();
   refresh_permissions(client.state(), worker.config(), worker.topology().version);
   const auto& topology = worker.topology();
-  build_plan(PlanContext{*topology.map, &worker.salts(), client.state(), client.in_transaction(),
-                         client.subscribed(), topology.config->backend.database,
-                         topology.config->cross_shard_writes, client.state().permissions.get(),
-                         topology.move.get(), topology.version, &worker.learned(),
-                         topology.config->cluster_endpoint, fleet_standing(client),
-                         worker.write_refusals()},
+  build_plan(PlanContext{*topology.map, &worker.salts(), client.state(),
+                         client.held().in_transaction(), client.held().subscribed(),
+                         topology.config->backend.database, topology.config->cross_shard_writes,
+                         client.state().permissions.get(), topology.move.get(), topology.version,
+                         &worker.learned(), topology.config->cluster_endpoint,
+                         fleet_standing(client), worker.write_refusals()},
              request, plan);
   if (denied_by_acl(plan)) log_denial(client, request, plan);
   if (plan.spec == nullptr) {  // no such command (or subcommand): not counted
@@ -173,23 +173,24 @@ Dispatched dispatch(RequestContext& client, const protocol::Request& request) {
     return Dispatched::Done;
   }
   const CommandSpec& spec = *plan.spec;
-  if (!client.idle() && waits_for_earlier_replies(spec)) return Dispatched::AfterEarlierReplies;
-  if (client.coherence().fills_in_flight() > 0 && !spec.has(protocol::kReadonly))
+  if (!client.link().idle() && waits_for_earlier_replies(spec))
+    return Dispatched::AfterEarlierReplies;
+  if (client.caching().coherence().fills_in_flight() > 0 && !spec.has(protocol::kReadonly))
     return Dispatched::AfterEarlierReplies;
   // A cross-shard write sends its later stages as the earlier ones answer: nothing of this
   // client may overtake it.
   if (staged_write_in_flight(client.state().id)) return Dispatched::AfterEarlierReplies;
   // EXEC ran on the transaction's own connection: a later request on another one could
   // overtake it (a GET reading what the EXEC has not written yet).
-  if (client.transaction_ending()) {
-    if (!client.idle()) return Dispatched::AfterEarlierReplies;
-    client.transaction().ended_answered();
+  if (client.held().transaction_ending()) {
+    if (!client.link().idle()) return Dispatched::AfterEarlierReplies;
+    client.held().transaction().ended_answered();
   }
   // The first request under a new topology waits for this client's earlier ones: the new pool
   // may carry it over another connection (connections_per_shard changed, a shard moved), which
   // must not let it overtake them.
   if (client.routed_version() != worker.topology().version) {
-    if (!client.idle()) return Dispatched::AfterEarlierReplies;
+    if (!client.link().idle()) return Dispatched::AfterEarlierReplies;
     client.set_routed_version(worker.topology().version);
   }
   if (pulls_first(client, plan)) return Dispatched::AfterEarlierReplies;

@@ -27,7 +27,7 @@ class BlockingReply final : public ReplySink {
 
   void deliver(std::uint64_t, std::uint32_t fragment, std::string_view reply) override {
     // Ended by a switch of topology before the shard served it: it did not run, retry it.
-    if (reply.starts_with("-UNBLOCKED") && session_->call_ended_by_move(connection_)) {
+    if (reply.starts_with("-UNBLOCKED") && session_->held().call_ended_by_move(connection_)) {
       std::string retry;
       protocol::RespWriter(retry).error(
           protocol::error_message(protocol::ClientError::MoveChangedUnderneath));
@@ -35,7 +35,7 @@ class BlockingReply final : public ReplySink {
     } else {
       session_->deliver(slot_, fragment, reply);
     }
-    session_->unblocked(connection_);
+    session_->held().unblocked(connection_);
   }
 
  private:
@@ -89,7 +89,7 @@ void lend_and_send(const Routed& routed, std::size_t shard, std::uint64_t slot,
   auto connection = client.worker().pool().lend(shard, client.profile());
   std::vector<std::string> keys;
   for (const auto& key : routed.plan.keys) keys.emplace_back(routed.request.args[key.position]);
-  client.blocked({connection, slot, fragment, std::move(timeout), std::move(keys)});
+  client.held().blocked({connection, slot, fragment, std::move(timeout), std::move(keys)});
   if (!prelude.empty()) connection->send_silent(prelude);
   boost::intrusive_ptr<ReplySink> sink(
       new BlockingReply(boost::intrusive_ptr<RequestContext>(&client), slot, connection.get()));

@@ -129,7 +129,7 @@ class StagedWrite final : public ReplyMerge {
     // (a shard that is down answers at once), and the slot must not change under it.
     boost::intrusive_ptr<RequestContext> client(&client_);
     boost::asio::post(client_.worker().io(), [client, this] {
-      if (!client->closed()) advance();
+      if (!client->link().closed()) advance();
     });
   }
 

@@ -79,7 +79,7 @@ class PullChain final : public ReplySink {
 
   void next() {
     if (group_ >= groups_.size()) return;
-    if (session_->closed()) return;
+    if (session_->link().closed()) return;
     auto& worker = session_->worker();
     if (worker.direction() != direction_) return give_up();
     const auto& map = worker.shard_map();

@@ -91,7 +91,7 @@ std::vector<std::size_t> channel_shards(const placement::ShardMap& map, std::str
 void route_subscription(const Routed& routed) {
   // Confirmations are pushes: Redis sends them even after CLIENT REPLY OFF or SKIP.
   routed.client.set_silent(false);
-  auto& subscriptions = routed.client.subscriptions();
+  auto& subscriptions = routed.client.held().subscriptions();
   switch (routed.spec.verb) {
     case StatefulVerb::Subscribe:
     case StatefulVerb::ShardSubscribe:
@@ -204,10 +204,10 @@ void Subscriptions::punsubscribe(const Routed& routed) {
 // are bulk strings either way, so only its type byte tells a RESP2 array from a RESP3 push.
 void Subscriptions::message(RequestContext& client, std::size_t, std::string_view frame) {
   char wanted = client.state().protocol == 3 ? '>' : '*';
-  if (frame.front() == wanted) return client.push(frame);
+  if (frame.front() == wanted) return client.pushes().push(frame);
   std::string converted(frame);
   converted.front() = wanted;
-  client.push(converted);
+  client.pushes().push(converted);
 }
 
 void Subscriptions::abandon(RequestContext& client) {

@@ -25,7 +25,7 @@ std::vector<std::string> key_names(const Routed& routed) {
   return keys;
 }
 
-void invalidate_now(RequestContext& client, const std::vector<std::string>& keys) {
+void invalidate_now(PushChannel& client, const std::vector<std::string>& keys) {
   for (const auto& key : keys) client.invalidate(invalidation_push(key));
 }
 
@@ -38,7 +38,7 @@ void expect_split(const Routed& routed, std::uint64_t slot, std::uint64_t epoch,
   for (std::uint32_t f = 0; f < keys.size(); ++f) {
     if (awaited == TrackedReads::Awaited::OwnWrite)
       routed.client.worker().lanes().writing_broadcast(routed.client.state().id, keys[f]);
-    routed.client.tracked_reads().expect(slot, f, epoch, std::move(keys[f]), awaited);
+    routed.client.caching().tracked_reads().expect(slot, f, epoch, std::move(keys[f]), awaited);
   }
 }
 
@@ -47,11 +47,11 @@ void expect_split(const Routed& routed, std::uint64_t slot, std::uint64_t epoch,
 void expect_gathered(const Routed& routed, std::uint64_t slot, std::uint64_t epoch) {
   const GatherRule* rule = gather_rule(routed.spec);
   if (rule == nullptr || rule->fetch.empty())
-    return invalidate_now(routed.client, key_names(routed));
+    return invalidate_now(routed.client.pushes(), key_names(routed));
   const auto& keys = routed.plan.keys;
   for (std::size_t k = 0; k < keys.size(); ++k)
-    routed.client.tracked_reads().expect(slot, first_fetch(*rule, k), epoch,
-                                         {std::string(routed.request.args[keys[k].position])});
+    routed.client.caching().tracked_reads().expect(
+        slot, first_fetch(*rule, k), epoch, {std::string(routed.request.args[keys[k].position])});
 }
 
 void note_read(const Routed& routed, bool sent) {
@@ -60,7 +60,8 @@ void note_read(const Routed& routed, bool sent) {
   switch (routed.plan.kind) {
     case RouteKind::SingleShard:
       if (sent)
-        client.tracked_reads().expect(client.last_slot(), 0, lanes.epoch(), key_names(routed));
+        client.caching().tracked_reads().expect(client.last_slot(), 0, lanes.epoch(),
+                                                key_names(routed));
       return;
     case RouteKind::Split:
       if (sent) expect_split(routed, client.last_slot(), lanes.epoch());
@@ -73,13 +74,13 @@ void note_read(const Routed& routed, bool sent) {
       if (routed.plan.shard)
         return lanes.track_queued_read(*routed.plan.shard, client.state().database,
                                        client.state().id, key_names(routed));
-      client.tracked_reads().read_in_multi(key_names(routed));
+      client.caching().tracked_reads().read_in_multi(key_names(routed));
       return;
     case RouteKind::Answered:
     case RouteKind::Refused:
       return;
     default:  // a salted counter, a blocking read: nothing on a lane to hear its writes
-      return invalidate_now(client, key_names(routed));
+      return invalidate_now(client.pushes(), key_names(routed));
   }
 }
 
@@ -100,8 +101,8 @@ void note_write(const Routed& routed, bool sent) {
     case RouteKind::SingleShard: {
       auto keys = key_names(routed);
       lanes.writing_broadcast(client.state().id, keys);
-      client.tracked_reads().expect(client.last_slot(), 0, lanes.epoch(), std::move(keys),
-                                    TrackedReads::Awaited::OwnWrite);
+      client.caching().tracked_reads().expect(client.last_slot(), 0, lanes.epoch(), std::move(keys),
+                                              TrackedReads::Awaited::OwnWrite);
       return;
     }
     case RouteKind::Split:
@@ -143,7 +144,7 @@ bool fences_lanes_first(RequestContext& client, const Plan& plan) {
     return false;
   auto local = plan.spec->local;
   if (local != protocol::LocalHandler::Ping && local != protocol::LocalHandler::Echo) return false;
-  auto& reads = client.tracked_reads();
+  auto& reads = client.caching().tracked_reads();
   if (reads.fenced(client.requests_dispatched())) return false;  // its PINGs are in: answer it
   auto connections = client.worker().lanes().pushing_to(client.state().id);
   if (connections.empty()) return false;
@@ -174,12 +175,13 @@ void note_tracked_request(const Routed& routed, std::uint64_t slots_before) {
   }
   if (spec.stateful == protocol::StatefulKind::Transaction) {
     if (spec.verb == protocol::StatefulVerb::Exec)
-      invalidate_now(client, client.tracked_reads().take_multi());
-    if (spec.verb == protocol::StatefulVerb::Discard) client.tracked_reads().take_multi();
+      invalidate_now(client.pushes(), client.caching().tracked_reads().take_multi());
+    if (spec.verb == protocol::StatefulVerb::Discard) client.caching().tracked_reads().take_multi();
   }
   // CLIENT CACHING applies to the next command, or to every command of the MULTI it precedes;
   // as in Redis, CLIENT's own subcommands (CACHING itself, TRACKINGINFO) leave it alone.
-  if (!client.in_transaction() && !spec.name.starts_with("client|")) settings.caching.reset();
+  if (!client.held().in_transaction() && !spec.name.starts_with("client|"))
+    settings.caching.reset();
 }
 
 }  // namespace santral::router

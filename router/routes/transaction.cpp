@@ -22,7 +22,7 @@ constexpr std::string_view kDiscard = "*1\r\n$7\r\nDISCARD\r\n";
 }  // namespace
 
 void route_transaction(const Routed& routed) {
-  auto& transaction = routed.client.transaction();
+  auto& transaction = routed.client.held().transaction();
   switch (routed.spec.verb) {
     case StatefulVerb::Multi:
       return transaction.multi(routed);
@@ -41,7 +41,7 @@ void route_transaction(const Routed& routed) {
 }
 
 void route_queued(const Routed& routed) {
-  routed.client.transaction().queue(routed);
+  routed.client.held().transaction().queue(routed);
 }
 
 bool Transaction::pin(RequestContext& client, std::size_t shard) {

@@ -13,6 +13,7 @@
 #include "router/backend/backend_connection.h"
 #include "router/backend/reply_sink.h"
 #include "router/merge/reply_merge.h"
+#include "router/runtime/client_roles.h"
 #include "router/runtime/client_state.h"
 
 namespace santral::protocol {
@@ -22,11 +23,6 @@ struct CommandSpec;
 namespace santral::router {
 
 class WorkerServices;
-class Transaction;
-class Subscriptions;
-class TrackedReads;
-class WriteCoherence;
-struct BlockedCall;
 struct Plan;
 struct PullOutcome;
 
@@ -35,6 +31,13 @@ struct PullOutcome;
 // and reach the client's state and its worker's services. Implemented by Client (one
 // client connection, router/session/), and by a fake in the unit tests of routes and commands
 // (tests/support/fake_request_context.h): nothing here needs a socket.
+//
+// Its virtuals are the request's: the current request, and its moves. What belongs to the
+// client rather than to one request is reached through the client's roles
+// (router/runtime/client_roles.h): held() for its transaction, subscriptions and blocking
+// calls, caching() for its tracked reads and near-cache coherence, pushes() for what reaches it
+// unasked (pub/sub messages, invalidations), link() for its connection (idle, CLIENT LIST line,
+// close).
 //
 //    client --dispatch--> plan --kRoutes[kind]--> route --RequestContext--> backend
 //       ^                                                                      |
@@ -48,6 +51,11 @@ class RequestContext : public ReplySink {
   WorkerServices& worker() { return worker_; }
   ClientState& state() { return client_; }
   ConnectionProfile profile() const { return {client_.database, client_.protocol}; }
+  // The client's roles (router/runtime/client_roles.h): the implementation itself, as a rule.
+  HeldAcrossRequests& held() { return held_; }
+  ClientCaching& caching() { return caching_; }
+  PushChannel& pushes() { return pushes_; }
+  ClientLink& link() { return link_; }
 
   // --- the current request ---
   // The command being handled; dispatch sets it before the strategy runs. From `plan`: the
@@ -99,57 +107,26 @@ class RequestContext : public ReplySink {
   virtual std::uint64_t routed_version() const = 0;
   virtual void set_routed_version(std::uint64_t version) = 0;
 
-  // --- what the client holds across requests ---
-  virtual Transaction& transaction() = 0;
-  virtual bool in_transaction() const = 0;
-  // Its last EXEC or DISCARD is not answered yet (Transaction::ended_in_flight).
-  virtual bool transaction_ending() const = 0;
-  virtual Subscriptions& subscriptions() = 0;
-  virtual bool subscribed() const = 0;
-  // A blocking command of this client waiting on its own lent connection.
-  virtual void blocked(BlockedCall call) = 0;
-  // The blocking command on `connection` got its reply: the connection goes back to the pool.
-  virtual void unblocked(const BackendConnection* connection) = 0;
-  // Whether the blocked call on `connection` is being ended by a move's switch.
-  virtual bool call_ended_by_move(const BackendConnection* connection) const = 0;
-  // CLIENT UNBLOCK: ends this client's blocking commands as if they timed out (or with an
-  // error); true when it had one.
-  virtual bool unblock(bool with_error,
-                       protocol::ClientError error = protocol::ClientError::Unblocked) = 0;
-  // A pub/sub message (or anything else unasked for) to pass on in order.
-  virtual void push(std::string_view frame) = 0;
-
-  // --- client-side caching and the near cache ---
-  // Tells this client (RESP3 push, or its redirect target) that a key it read changed.
-  virtual void invalidate(std::string_view push_frame) = 0;
-  // Another client's invalidation redirected here (its keys part).
-  virtual void redirected_invalidation(std::string_view keys) = 0;
-  // The client this one's invalidations are redirected to is gone.
-  virtual void redirect_gone(std::uint64_t target) = 0;
-  // The reads of this client whose replies will register it for their keys.
-  virtual TrackedReads& tracked_reads() = 0;
-  // This client's writes and fills as the near cache must see them.
-  virtual WriteCoherence& coherence() = 0;
-  // Every write this client sent has been answered (its later reads may use the near cache).
-  virtual bool writes_answered() const = 0;
-  // Owes no reply.
-  virtual bool idle() const = 0;
-
-  // --- the connection ---
-  // CLIENT LIST / CLIENT INFO line for this client.
-  virtual std::string describe() = 0;
-  // Closes the connection now (CLIENT KILL).
-  virtual void close() = 0;
-  virtual bool closed() const = 0;
-
  protected:
-  // `client` may be a member of the implementation not built yet: it is only referred to.
-  RequestContext(WorkerServices& worker, ClientState& client) : worker_(worker), client_(client) {}
+  // `client` and the roles may be parts of the implementation not built yet: they are only
+  // referred to.
+  RequestContext(WorkerServices& worker, ClientState& client, HeldAcrossRequests& held,
+                 ClientCaching& caching, PushChannel& pushes, ClientLink& link)
+      : worker_(worker),
+        client_(client),
+        held_(held),
+        caching_(caching),
+        pushes_(pushes),
+        link_(link) {}
 
   WorkerServices& worker_;
 
  private:
   ClientState& client_;
+  HeldAcrossRequests& held_;
+  ClientCaching& caching_;
+  PushChannel& pushes_;
+  ClientLink& link_;
 };
 
 }  // namespace santral::router

@@ -46,7 +46,7 @@ ClientState new_client(const WorkerServices& worker, const asio::ip::tcp::socket
 }  // namespace
 
 Client::Client(WorkerServices& worker, asio::ip::tcp::socket socket, std::uint64_t id, bool tls)
-    : RequestContext(worker, state_),
+    : RequestContext(worker, state_, *this, *this, *this, *this),
       state_(new_client(worker, socket, id)),
       session_(*this, std::move(socket), tls) {}
 

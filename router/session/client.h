@@ -29,10 +29,16 @@ namespace santral::router {
 // One client as its requests see it: what it holds across requests (its state, transaction,
 // subscriptions, blocked calls, pulls, tracked reads, near-cache coherence) and the request
 // being handled now. It is the RequestContext the routes and commands are given
-// (router/runtime/request_context.h), and the ReplySink the shards answer; its ClientSession
+// (router/runtime/request_context.h) and each of that context's client roles
+// (router/runtime/client_roles.h), and the ReplySink the shards answer; its ClientSession
 // does the I/O, the reply order and the limits. Lives on one worker thread, reference-counted:
 // it goes when nothing (a read, a write, a shard owing a reply, a worker list) holds it.
-class Client final : public RequestContext, public TrackingClient {
+class Client final : public RequestContext,
+                     public HeldAcrossRequests,
+                     public ClientCaching,
+                     public PushChannel,
+                     public ClientLink,
+                     public TrackingClient {
  public:
   Client(WorkerServices& worker, boost::asio::ip::tcp::socket socket, std::uint64_t id, bool tls);
   ~Client() override;
@@ -84,6 +90,9 @@ class Client final : public RequestContext, public TrackingClient {
   std::uint64_t requests_dispatched() const override { return requests_dispatched_; }
   std::uint64_t routed_version() const override { return routed_version_; }
   void set_routed_version(std::uint64_t version) override { routed_version_ = version; }
+
+  // The client roles (router/runtime/client_roles.h).
+  // HeldAcrossRequests:
   Transaction& transaction() override;
   bool in_transaction() const override;
   bool transaction_ending() const override;
@@ -94,15 +103,18 @@ class Client final : public RequestContext, public TrackingClient {
   bool call_ended_by_move(const BackendConnection* connection) const override;
   bool unblock(bool with_error,
                protocol::ClientError error = protocol::ClientError::Unblocked) override;
-  void push(std::string_view frame) override;
-  void invalidate(std::string_view push_frame) override;
-  void redirected_invalidation(std::string_view keys) override;
-  void redirect_gone(std::uint64_t target) override;
+  // ClientCaching:
   TrackedReads& tracked_reads() override;
   WriteCoherence& coherence() override { return coherence_; }
   bool writes_answered() const override {
     return coherence_.writes_answered(session_.owes_nothing(), session_.next_reply());
   }
+  // PushChannel (invalidate is TrackingClient's too):
+  void push(std::string_view frame) override;
+  void invalidate(std::string_view push_frame) override;
+  void redirected_invalidation(std::string_view keys) override;
+  void redirect_gone(std::uint64_t target) override;
+  // ClientLink:
   bool idle() const override { return session_.owes_nothing(); }
   std::string describe() override;
   void close() override;

@@ -11,7 +11,7 @@
 namespace santral::test {
 
 FakeRequestContext::FakeRequestContext(FakeWorkerServices& worker, std::uint64_t id)
-    : RequestContext(worker, state_), fake_worker_(worker) {
+    : RequestContext(worker, state_, *this, *this, *this, *this), fake_worker_(worker) {
   state_.id = id;
   state_.authenticated = true;
   state_.peer = "127.0.0.1:50000";

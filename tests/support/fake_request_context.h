@@ -29,8 +29,13 @@ namespace santral::test {
 // real BackendConnection per shard that is never started: what a route sends on it queues,
 // and only its counters (requests_to, bytes_to) show it arrived. It is the TrackingClient its
 // worker's tracking lanes tell, as a ClientSession is: what they tell it lands in
-// `invalidations`.
-class FakeRequestContext final : public router::RequestContext, public router::TrackingClient {
+// `invalidations`. It is its own client roles (router/runtime/client_roles.h), as Client is.
+class FakeRequestContext final : public router::RequestContext,
+                                 public router::HeldAcrossRequests,
+                                 public router::ClientCaching,
+                                 public router::PushChannel,
+                                 public router::ClientLink,
+                                 public router::TrackingClient {
  public:
   struct Slot {
     std::uint32_t fragments = 1;
@@ -116,6 +121,7 @@ class FakeRequestContext final : public router::RequestContext, public router::T
   std::uint64_t routed_version() const override { return routed_version_; }
   void set_routed_version(std::uint64_t version) override { routed_version_ = version; }
 
+  // --- HeldAcrossRequests ---
   router::Transaction& transaction() override { return transaction_; }
   bool in_transaction() const override { return transaction_.in_multi(); }
   bool transaction_ending() const override { return transaction_.ended_in_flight(); }
@@ -129,16 +135,20 @@ class FakeRequestContext final : public router::RequestContext, public router::T
   }
   bool unblock(bool with_error, protocol::ClientError error) override;
   bool blocking() const { return !blocked_.empty(); }
-  void push(std::string_view frame) override { pushed.emplace_back(frame); }
 
-  // RequestContext's and TrackingClient's.
+  // --- ClientCaching ---
+  router::TrackedReads& tracked_reads() override { return tracked_reads_; }
+  router::WriteCoherence& coherence() override { return coherence_; }
+  bool writes_answered() const override { return true; }
+
+  // --- PushChannel (invalidate is TrackingClient's too) ---
+  void push(std::string_view frame) override { pushed.emplace_back(frame); }
   void invalidate(std::string_view push_frame) override { invalidations.emplace_back(push_frame); }
   const router::TrackingSettings& tracking_settings() const override { return state_.tracking; }
   void redirected_invalidation(std::string_view keys) override { invalidations.emplace_back(keys); }
   void redirect_gone(std::uint64_t) override {}
-  router::TrackedReads& tracked_reads() override { return tracked_reads_; }
-  router::WriteCoherence& coherence() override { return coherence_; }
-  bool writes_answered() const override { return true; }
+
+  // --- ClientLink ---
   bool idle() const override;
 
   std::string describe() override;

@@ -18,11 +18,11 @@ PlannedRequest::PlannedRequest(FakeRequestContext& client, std::vector<std::stri
   auto& worker = client.worker();
   const auto& topology = worker.topology();
   router::build_plan(
-      router::PlanContext{*topology.map, &worker.salts(), client.state(), client.in_transaction(),
-                          client.subscribed(), topology.config->backend.database,
-                          topology.config->cross_shard_writes, client.state().permissions.get(),
-                          topology.move.get(), topology.version, &worker.learned(),
-                          topology.config->cluster_endpoint},
+      router::PlanContext{*topology.map, &worker.salts(), client.state(),
+                          client.held().in_transaction(), client.held().subscribed(),
+                          topology.config->backend.database, topology.config->cross_shard_writes,
+                          client.state().permissions.get(), topology.move.get(), topology.version,
+                          &worker.learned(), topology.config->cluster_endpoint},
       request_.request(), plan_);
   if (plan_.spec == nullptr) throw std::logic_error("no such command: " + plan_.error);
   const auto& args_seen = request_.request().args;

@@ -33,7 +33,7 @@ class NearCacheFill final : public ReplySink {
     auto& cache = session_->worker().near_cache();
     if (fragment == kGet) {
       if (cache.storable(reply)) value_.assign(reply);
-      session_->coherence().fill_finished();
+      session_->caching().coherence().fill_finished();
       if (reply == NearCache::kNil && session_->state().protocol == 2) reply = "$-1\r\n";
       session_->deliver(slot_, 0, reply);
       return;
@@ -78,7 +78,7 @@ bool answer_near(const Routed& routed) {
   std::string_view key = routed.request.args[1];
   // A write of this client still in flight elsewhere must be seen by its later reads, which
   // therefore go the usual way.
-  if (!client.writes_answered()) return false;
+  if (!client.caching().writes_answered()) return false;
   auto& cache = worker.near_cache();
   auto now = Clock::now();
   if (const std::string* reply = cache.find(key, now)) {
@@ -92,7 +92,7 @@ bool answer_near(const Routed& routed) {
   if (tracking == nullptr) return false;
   std::uint64_t seq = cache.begin_fill(key);
   auto slot = client.open_slot();
-  client.coherence().fill_started();
+  client.caching().coherence().fill_started();
   ReplySinkPtr fill(new NearCacheFill(client, slot, key, shard, seq, now));
   tracking->send(request_bytes(routed), fill, slot, NearCacheFill::kGet);
   tracking->send(pttl_request(key), fill, slot, NearCacheFill::kPttl);
@@ -112,13 +112,13 @@ void forget_written_keys(const Routed& routed) {
     std::string_view key = routed.request.args[planned.position];
     if (!cache.may_hold(key)) continue;
     cache.invalidate(key);
-    client.coherence().forget_when_answered(key);
+    client.caching().coherence().forget_when_answered(key);
   }
 }
 
 void forget_all_keys(const Routed& routed) {
   routed.client.worker().near_cache().invalidate_all();
-  routed.client.coherence().forget_when_answered({}, true);
+  routed.client.caching().coherence().forget_when_answered({}, true);
 }
 
 }  // namespace santral::router
