@@ -71,6 +71,7 @@ void WorkerStats::merge(const WorkerStats& other) {
   connections_accepted += other.connections_accepted;
   connected_clients += other.connected_clients;
   client_bytes_in += other.client_bytes_in;
+  requests_parsed += other.requests_parsed;
   client_bytes_out += other.client_bytes_out;
   for (const auto& [name, shard] : other.shards) shards[name].merge(shard);
   for (const auto& [name, command] : other.commands) commands[name].merge(command);

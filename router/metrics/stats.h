@@ -63,6 +63,8 @@ struct WorkerStats {
   std::uint64_t connections_accepted = 0;
   std::uint64_t connected_clients = 0;  // filled in when stats are collected
   std::uint64_t client_bytes_in = 0;
+  // Requests read whole from clients: each parsed once, however long it waits before it runs.
+  std::uint64_t requests_parsed = 0;
   std::uint64_t client_bytes_out = 0;
   std::map<std::string, ShardStats, std::less<>> shards;  // by "name" or "name@replica"
   std::unordered_map<const protocol::CommandSpec*, CommandStats> commands;
@@ -91,6 +93,7 @@ struct WorkerTotals {
   std::atomic<std::uint64_t> shard_errors{0};
   std::atomic<std::uint64_t> shard_timeouts{0};
   std::atomic<std::uint64_t> client_bytes_in{0};
+  std::atomic<std::uint64_t> requests_parsed{0};
   std::atomic<std::uint64_t> client_bytes_out{0};
   std::atomic<std::uint64_t> near_cache_hits{0};
   std::atomic<std::uint64_t> near_cache_misses{0};

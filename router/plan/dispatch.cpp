@@ -102,11 +102,11 @@ void observe(const Routed& routed) {
 bool pulls_first(RequestContext& client, Plan& plan) {
   if (plan.pulls.empty() || plan.kind == RouteKind::Answered) return false;
   auto& pull = client.pull_outcome();
-  if (!pull.answers(client.requests_dispatched(), plan.topology_version)) {
+  if (!pull.answers(client.state().requests_dispatched, plan.topology_version)) {
     start_pull(client, plan);
     // A source that is down fails the pull at once, before the request could wait for it:
     // nothing would wake the request then, so it takes that outcome now.
-    if (!pull.answers(client.requests_dispatched(), plan.topology_version)) return true;
+    if (!pull.answers(client.state().requests_dispatched, plan.topology_version)) return true;
   }
   pull.done = false;
   // Fresh from the primary: a replica may not have the key that just arrived.
@@ -147,6 +147,47 @@ void take_namespace_tokens(RequestContext& client, Plan& plan) {
   }
 }
 
+// Makes the request's plan; or, for a request resuming after a wait, keeps the one it made
+// then when nothing it was made from changed (PlannedUnder), checking again only what changes
+// by the moment.
+void plan_request(RequestContext& client, ActiveRequest& active) {
+  auto& worker = client.worker();
+  const auto& topology = worker.topology();
+  refresh_permissions(client.state(), worker.config(), topology.version);
+  PlanContext context{*topology.map,
+                      &worker.salts(),
+                      client.state(),
+                      client.held().in_transaction(),
+                      client.held().subscribed(),
+                      topology.config->backend.database,
+                      topology.config->cross_shard_writes,
+                      client.state().permissions.get(),
+                      topology.move.get(),
+                      topology.version,
+                      &worker.learned(),
+                      topology.config->cluster_endpoint,
+                      fleet_standing(client),
+                      worker.write_refusals()};
+  auto planned = std::exchange(active.planned, std::nullopt);
+  if (planned && planned->topology_version == topology.version &&
+      planned->salts_generation == worker.salts().generation() &&
+      planned->learned.get() == &worker.learned()) {
+    lost_standing(context, active.plan);
+    return;
+  }
+  build_plan(context, active.request, active.plan);
+  if (denied_by_acl(active.plan)) log_denial(client, active.request, active.plan);
+}
+
+// The request waits (for earlier replies, a pull, its lanes' PINGs) and keeps its plan, with
+// what it was made from.
+Dispatched wait_with_plan(RequestContext& client, ActiveRequest& active) {
+  auto& worker = client.worker();
+  active.planned =
+      PlannedUnder{worker.topology().version, worker.salts().generation(), worker.learned_now()};
+  return Dispatched::AfterEarlierReplies;
+}
+
 bool admitted(const Plan& plan) {
   return plan.kind != RouteKind::Answered ||
          (plan.error_code != ClientError::WrongArity && plan.error_code != ClientError::NoAuth &&
@@ -155,46 +196,39 @@ bool admitted(const Plan& plan) {
 
 }  // namespace
 
-Dispatched dispatch(RequestContext& client, const protocol::Request& request) {
+Dispatched dispatch(RequestContext& client, ActiveRequest& active) {
   auto& worker = client.worker();
-  Plan& plan = client.plan();
-  refresh_permissions(client.state(), worker.config(), worker.topology().version);
-  const auto& topology = worker.topology();
-  build_plan(PlanContext{*topology.map, &worker.salts(), client.state(),
-                         client.held().in_transaction(), client.held().subscribed(),
-                         topology.config->backend.database, topology.config->cross_shard_writes,
-                         client.state().permissions.get(), topology.move.get(), topology.version,
-                         &worker.learned(), topology.config->cluster_endpoint,
-                         fleet_standing(client), worker.write_refusals()},
-             request, plan);
-  if (denied_by_acl(plan)) log_denial(client, request, plan);
+  const protocol::Request& request = active.request;
+  Plan& plan = active.plan;
+  plan_request(client, active);
   if (plan.spec == nullptr) {  // no such command (or subcommand): not counted
     answer(client, plan);
     return Dispatched::Done;
   }
   const CommandSpec& spec = *plan.spec;
-  if (!client.link().idle() && waits_for_earlier_replies(spec))
-    return Dispatched::AfterEarlierReplies;
+  auto wait = [&] { return wait_with_plan(client, active); };
+  if (!client.link().idle() && waits_for_earlier_replies(spec)) return wait();
   if (client.caching().coherence().fills_in_flight() > 0 && !spec.has(protocol::kReadonly))
-    return Dispatched::AfterEarlierReplies;
+    return wait();
   // A cross-shard write sends its later stages as the earlier ones answer: nothing of this
   // client may overtake it.
-  if (staged_write_in_flight(client.state().id)) return Dispatched::AfterEarlierReplies;
+  if (staged_write_in_flight(client.state().id)) return wait();
   // EXEC ran on the transaction's own connection: a later request on another one could
   // overtake it (a GET reading what the EXEC has not written yet).
   if (client.held().transaction_ending()) {
-    if (!client.link().idle()) return Dispatched::AfterEarlierReplies;
+    if (!client.link().idle()) return wait();
     client.held().transaction().ended_answered();
   }
   // The first request under a new topology waits for this client's earlier ones: the new pool
   // may carry it over another connection (connections_per_shard changed, a shard moved), which
   // must not let it overtake them.
-  if (client.routed_version() != worker.topology().version) {
-    if (!client.link().idle()) return Dispatched::AfterEarlierReplies;
-    client.set_routed_version(worker.topology().version);
+  auto& routed_version = client.state().routed_version;
+  if (routed_version != worker.topology().version) {
+    if (!client.link().idle()) return wait();
+    routed_version = worker.topology().version;
   }
-  if (pulls_first(client, plan)) return Dispatched::AfterEarlierReplies;
-  if (fences_lanes_first(client, plan)) return Dispatched::AfterEarlierReplies;
+  if (pulls_first(client, plan)) return wait();
+  if (fences_lanes_first(client, plan)) return wait();
   take_namespace_tokens(client, plan);
   client.begin(spec, request.args, plan);
   Routed routed{client, request, spec, plan};

@@ -478,8 +478,12 @@ void build_plan(const PlanContext& context, const protocol::Request& request, Pl
   else if (plan.spec->has(protocol::kReadonly))
     plan.connection = ConnectionKind::ReadFrom;
   plan_route(context, request, plan);
-  if (out_of_touch(context.fleet, plan) || refused_write(context, plan)) return;
+  if (lost_standing(context, plan)) return;
   plan_pulls(context, request, plan);
+}
+
+bool lost_standing(const PlanContext& context, Plan& plan) {
+  return out_of_touch(context.fleet, plan) || refused_write(context, plan);
 }
 
 std::string_view route_kind_name(RouteKind kind) {

@@ -51,6 +51,11 @@ struct PlanContext {
 // once) with their owners and salting, and the kind of route that carries it out.
 void build_plan(const PlanContext& context, const protocol::Request& request, Plan& plan);
 
+// What may change by the moment without a new topology: this router's standing in its fleet
+// and the shards whose writes are refused. build_plan checks it; a plan kept while its request
+// waited is checked again before it runs. False: the plan stands (else it now answers why not).
+bool lost_standing(const PlanContext& context, Plan& plan);
+
 // Commands that end or leave a transaction, or the connection, and are not queued in it.
 bool runs_inside_multi(const protocol::CommandSpec& spec);
 

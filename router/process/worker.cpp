@@ -311,6 +311,7 @@ void Worker::publish() {
   published_.shard_errors.store(errors, relaxed);
   published_.shard_timeouts.store(timeouts, relaxed);
   published_.client_bytes_in.store(stats_.client_bytes_in, relaxed);
+  published_.requests_parsed.store(stats_.requests_parsed, relaxed);
   published_.client_bytes_out.store(stats_.client_bytes_out, relaxed);
   const auto& cache = near_cache_->counters();
   published_.near_cache_hits.store(cache.hits, relaxed);

@@ -53,6 +53,7 @@ constexpr Total kTotals[] = {
     {"total_shard_errors", &WorkerTotals::shard_errors},
     {"total_shard_timeouts", &WorkerTotals::shard_timeouts},
     {"total_net_input_bytes", &WorkerTotals::client_bytes_in},
+    {"total_requests_parsed", &WorkerTotals::requests_parsed},
     {"total_net_output_bytes", &WorkerTotals::client_bytes_out},
     {"near_cache_hits", &WorkerTotals::near_cache_hits},
     {"near_cache_misses", &WorkerTotals::near_cache_misses},

@@ -53,7 +53,7 @@ class PullMerge final : public ReplyMerge {
 
 void start_pull(RequestContext& client, const Plan& plan) {
   auto& outcome = client.pull_outcome();
-  outcome = {client.requests_dispatched(), plan.topology_version, false, {}};
+  outcome = {client.state().requests_dispatched, plan.topology_version, false, {}};
   const auto& groups = plan.pulls;
   auto fragments = static_cast<std::uint32_t>(groups.size());
   auto& worker = client.worker();

@@ -145,7 +145,8 @@ bool fences_lanes_first(RequestContext& client, const Plan& plan) {
   auto local = plan.spec->local;
   if (local != protocol::LocalHandler::Ping && local != protocol::LocalHandler::Echo) return false;
   auto& reads = client.caching().tracked_reads();
-  if (reads.fenced(client.requests_dispatched())) return false;  // its PINGs are in: answer it
+  if (reads.fenced(client.state().requests_dispatched))
+    return false;  // its PINGs are in: answer it
   auto connections = client.worker().lanes().pushing_to(client.state().id);
   if (connections.empty()) return false;
   auto fragments = static_cast<std::uint32_t>(connections.size());
@@ -154,7 +155,7 @@ bool fences_lanes_first(RequestContext& client, const Plan& plan) {
   for (std::uint32_t f = 0; f < fragments; ++f)
     connections[f]->send("*1\r\n$4\r\nPING\r\n", fence, slot, f);
   if (fence->answered() == fragments) return false;
-  reads.fenced_for(client.requests_dispatched());
+  reads.fenced_for(client.state().requests_dispatched);
   return true;
 }
 

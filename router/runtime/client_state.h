@@ -36,6 +36,11 @@ struct ClientState {
   std::string_view last_command = "NULL";  // a name from the command table (static storage)
   std::chrono::steady_clock::time_point connected_at = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_active = connected_at;
+  // How many of its requests were dispatched to the end: the number of the one being
+  // dispatched now, which a pull's outcome names (router/routes/key_pull.h).
+  std::uint64_t requests_dispatched = 0;
+  // The topology version its requests were last routed with (router/plan/dispatch.cpp).
+  std::uint64_t routed_version = 0;
 };
 
 }  // namespace santral::router

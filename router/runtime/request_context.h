@@ -13,6 +13,7 @@
 #include "router/backend/backend_connection.h"
 #include "router/backend/reply_sink.h"
 #include "router/merge/reply_merge.h"
+#include "router/runtime/active_request.h"
 #include "router/runtime/client_roles.h"
 #include "router/runtime/client_state.h"
 
@@ -23,7 +24,6 @@ struct CommandSpec;
 namespace santral::router {
 
 class WorkerServices;
-struct Plan;
 struct PullOutcome;
 
 // What a route, a command or the dispatcher may do with the request it handles and with the
@@ -62,9 +62,10 @@ class RequestContext : public ReplySink {
   // connection kind backend() gives, and its namespace's read_from and write_concern.
   virtual void begin(const protocol::CommandSpec& command, std::span<const std::string_view> args,
                      const Plan& plan) = 0;
-  // The plan of the request being dispatched (rebuilt for each; its buffers are kept).
-  virtual Plan& plan() = 0;
-  virtual std::string& scratch() = 0;
+  // The request being dispatched: its bytes, its plan, and where it stands if it waits.
+  virtual ActiveRequest& active() = 0;
+  Plan& plan() { return active().plan; }
+  std::string& scratch() { return active().scratch; }
   // Answers the current request with complete RESP bytes.
   virtual void reply(std::string_view resp) = 0;
   // Answers the current request with an error (message without '-' and CRLF).
@@ -78,9 +79,10 @@ class RequestContext : public ReplySink {
   // later requests wait behind it like behind any reply, and nothing of it is written.
   virtual std::uint64_t open_hidden_slot(std::uint32_t fragments,
                                          std::unique_ptr<ReplyMerge> merge) = 0;
-  // The reply slot the current request opened last (with `opened_slots()`, whether it did).
-  virtual std::uint64_t last_slot() const = 0;
-  virtual std::uint64_t opened_slots() const = 0;
+  // The reply slot the current request opened last, and how many this client opened in all
+  // (before and after a route: whether it opened one).
+  std::uint64_t last_slot() const { return last_slot_; }
+  std::uint64_t opened_slots() const { return opened_slots_; }
   // Sends the current request's bytes to shard `shard` over this client's shared connection
   // (a replica's, for a read-only command when read_from allows).
   virtual void forward(std::size_t shard, std::string_view request_bytes) = 0;
@@ -100,12 +102,6 @@ class RequestContext : public ReplySink {
   // --- moves ---
   // The pull of the request being dispatched (router/routes/key_pull.h).
   virtual PullOutcome& pull_outcome() = 0;
-  // How many of this client's requests were dispatched to the end: the number of the one
-  // being dispatched now, which a pull's outcome names.
-  virtual std::uint64_t requests_dispatched() const = 0;
-  // The topology version this client's requests were last routed with (dispatch.cpp).
-  virtual std::uint64_t routed_version() const = 0;
-  virtual void set_routed_version(std::uint64_t version) = 0;
 
  protected:
   // `client` and the roles may be parts of the implementation not built yet: they are only
@@ -119,10 +115,18 @@ class RequestContext : public ReplySink {
         pushes_(pushes),
         link_(link) {}
 
+  // open_slot's bookkeeping (last_slot, opened_slots).
+  void slot_opened(std::uint64_t slot) {
+    last_slot_ = slot;
+    ++opened_slots_;
+  }
+
   WorkerServices& worker_;
 
  private:
   ClientState& client_;
+  std::uint64_t last_slot_ = 0;
+  std::uint64_t opened_slots_ = 0;
   HeldAcrossRequests& held_;
   ClientCaching& caching_;
   PushChannel& pushes_;

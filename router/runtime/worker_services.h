@@ -81,6 +81,8 @@ class WorkerServices {
   virtual TrackingLanes& lanes() = 0;
   // The commands learned from the shards and `commands:` (router/catalog/).
   const protocol::LearnedCommands& learned() const { return **s_.learned; }
+  // The same, held: the commands it names stay where they are while the holder keeps it.
+  std::shared_ptr<const protocol::LearnedCommands> learned_now() const { return *s_.learned; }
   // The shards whose writes are refused after a failover that lost writes; nullptr: none.
   const WriteRefusals* write_refusals() const {
     return s_.refusals == nullptr || !*s_.refusals || (*s_.refusals)->shards.empty()

@@ -80,9 +80,9 @@ void Client::leave_user_limits() {
 // once costs about one refusal a second, not one per request it can send, while one that backs
 // off by itself never notices. A request handled again (after waiting for earlier replies, or
 // held) had its token already.
-Client::Admission Client::admit_by_user_limits() {
+Client::Admission Client::admit_by_user_limits(const ActiveRequest& active) {
   auto* limiter = state_.limiter;
-  if (limiter == nullptr || waiting_since_) return Admission::Run;
+  if (limiter == nullptr || active.waiting_since) return Admission::Run;
   if (!limiter->admits_pipeline(session_.replies_owed())) {
     reply_error(
         error_message(ClientError::UserPipelineLimit, state_.user, limiter->limits().max_pipeline));
@@ -103,36 +103,35 @@ Client::Admission Client::admit_by_user_limits() {
   return Admission::Held;
 }
 
-Dispatched Client::handle(protocol::Request& request) {
+Dispatched Client::handle(ActiveRequest& active) {
   current_ = {};
   silent_ = state_.reply_off || state_.skip_next;
   bool skipping = std::exchange(state_.skip_next, false);
   state_.last_active = std::chrono::steady_clock::now();
-  request_read_ = waiting_since_.value_or(state_.last_active);
-  switch (admit_by_user_limits()) {
+  request_read_ = active.waiting_since.value_or(state_.last_active);
+  switch (admit_by_user_limits(active)) {
     case Admission::Run:
       break;
     case Admission::Held:
-      // Handled again when its token is due; its time counts from when it was first read.
+      // Resumed when its token is due; its time counts from when it was first read.
       silent_ = false;
       state_.skip_next = skipping;
-      waiting_since_ = request_read_;
+      active.waiting_since = request_read_;
       return Dispatched::Held;
     case Admission::Refused:
       silent_ = false;
-      ++requests_dispatched_;
+      ++state_.requests_dispatched;
       return Dispatched::Done;
   }
-  auto dispatched = dispatch(*this, request);
+  auto dispatched = dispatch(*this, active);
   silent_ = false;
   if (dispatched == Dispatched::AfterEarlierReplies) {
-    // Parsed again once every earlier reply is in: a CLIENT REPLY SKIP still applies to it,
-    // and its time counts from the first reading.
+    // Resumed once every earlier reply is in: a CLIENT REPLY SKIP still applies to it, and
+    // its time counts from the first reading.
     state_.skip_next = skipping;
-    waiting_since_ = request_read_;
+    active.waiting_since = request_read_;
   } else {
-    waiting_since_.reset();
-    ++requests_dispatched_;
+    ++state_.requests_dispatched;
   }
   return dispatched;
 }
@@ -196,7 +195,7 @@ void Client::begin(const protocol::CommandSpec& command, std::span<const std::st
     slow_args(args, current_.trace.args);
     current_.trace.queued = state_.last_active - request_read_;
     current_.trace.queued_behind_pull =
-        pull_ && pull_->done && pull_->request == requests_dispatched_;
+        pull_ && pull_->done && pull_->request == state_.requests_dispatched;
   }
   connection_ = plan.connection;
   read_from_ = plan.read_from;
@@ -231,8 +230,7 @@ std::uint64_t Client::open_hidden_slot(std::uint32_t fragments, std::unique_ptr<
 
 std::uint64_t Client::open_slot(std::uint32_t fragments, std::unique_ptr<ReplyMerge> merge) {
   auto slot = session_.open(fragments, std::move(merge), current_, silent_);
-  last_slot_ = slot;
-  ++opened_slots_;
+  slot_opened(slot);
   bool write = current_.command != nullptr && !current_.command->has(protocol::kReadonly);
   coherence_.opened(slot, write, answers_writes());
   return slot;

@@ -45,8 +45,9 @@ class Client final : public RequestContext,
 
   ClientSession& session() { return session_; }
 
-  // A request the session parsed, dispatched through the command table.
-  Dispatched handle(protocol::Request& request);
+  // A request the session parsed (or one that waited, resuming), dispatched through the
+  // command table.
+  Dispatched handle(ActiveRequest& active);
   // Answers the request being read with `message` and closes the connection after it (a
   // protocol error, a request over limits.max_query_buffer_bytes).
   void refuse(std::string_view message);
@@ -69,8 +70,7 @@ class Client final : public RequestContext,
   // RequestContext (router/runtime/request_context.h says what each does).
   void begin(const protocol::CommandSpec& command, std::span<const std::string_view> args,
              const Plan& plan) override;
-  Plan& plan() override { return session_.input().plan; }
-  std::string& scratch() override { return session_.input().scratch; }
+  ActiveRequest& active() override { return session_.input().active; }
   void reply(std::string_view resp) override;
   void reply_error(std::string_view message) override;
   void set_silent(bool silent) override { silent_ = silent; }
@@ -78,8 +78,6 @@ class Client final : public RequestContext,
                           std::unique_ptr<ReplyMerge> merge = nullptr) override;
   std::uint64_t open_hidden_slot(std::uint32_t fragments,
                                  std::unique_ptr<ReplyMerge> merge) override;
-  std::uint64_t last_slot() const override { return last_slot_; }
-  std::uint64_t opened_slots() const override { return opened_slots_; }
   void forward(std::size_t shard, std::string_view request_bytes) override;
   void send_current(BackendConnection& connection, std::string_view request_bytes,
                     ReplySinkPtr sink, std::uint64_t slot, std::uint32_t fragment) override;
@@ -87,9 +85,6 @@ class Client final : public RequestContext,
   BackendConnection& shared_backend(std::size_t shard) override;
   void close_after_replies() override { session_.close_after_replies(); }
   PullOutcome& pull_outcome() override;
-  std::uint64_t requests_dispatched() const override { return requests_dispatched_; }
-  std::uint64_t routed_version() const override { return routed_version_; }
-  void set_routed_version(std::uint64_t version) override { routed_version_ = version; }
 
   // The client roles (router/runtime/client_roles.h).
   // HeldAcrossRequests:
@@ -124,7 +119,7 @@ class Client final : public RequestContext,
   bool answers_writes() const;
   // What the limits of the user it logged in as make of the request being handled.
   enum class Admission { Run, Held, Refused };
-  Admission admit_by_user_limits();
+  Admission admit_by_user_limits(const ActiveRequest& active);
   void leave_user_limits();
   void forget_answered_writes(bool now = false);
   void end_calls(const std::vector<BlockedCalls::Call>& calls, const std::string& error);
@@ -135,14 +130,9 @@ class Client final : public RequestContext,
   ConnectionKind connection_ = ConnectionKind::Primary;  // the current request's (its plan's)
   std::optional<config::ReadFrom> read_from_;            // its key's namespace's, if it says
   std::optional<config::WriteConcern> write_concern_;    // likewise
-  std::uint64_t last_slot_ = 0;
-  std::uint64_t opened_slots_ = 0;
-  std::uint64_t requests_dispatched_ = 0;
-  std::uint64_t routed_version_ = 0;
-  // When the request being handled was read; a request parsed again after waiting for earlier
-  // replies (a pull) keeps the first time, `waiting_since_`.
+  // When the request being handled was read; one that waited (a pull) keeps the first time
+  // (ActiveRequest::waiting_since).
   std::chrono::steady_clock::time_point request_read_;
-  std::optional<std::chrono::steady_clock::time_point> waiting_since_;
   // Requests refused in a row by the user's rate under wait_ms: each doubles how long the
   // connection is not read after it (admit_by_user_limits).
   unsigned refusals_in_a_row_ = 0;

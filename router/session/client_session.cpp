@@ -253,26 +253,30 @@ void ClientSession::process_input() {
       paused_ = true;
       break;
     }
-    protocol::Request request;
-    std::size_t consumed = 0;
-    std::string_view bytes(in.inbox.data() + in.start, in.end - in.start);
-    auto status = in.parser.parse(bytes, request, consumed);
-    if (status == protocol::ParseStatus::NeedMore) break;
-    if (status == protocol::ParseStatus::Error) {
-      auto message = protocol_error_message(in.parser);
-      spdlog::debug("client {} ({}): {}; closing the connection", client_.state().id,
-                    client_.state().peer, message);
-      client_.refuse(message);
-      break;
+    auto& active = in.active;
+    if (!active.parsed) {
+      std::string_view bytes(in.inbox.data() + in.start, in.end - in.start);
+      auto status = in.parser.parse(bytes, active.request, active.bytes);
+      if (status == protocol::ParseStatus::NeedMore) break;
+      if (status == protocol::ParseStatus::Error) {
+        auto message = protocol_error_message(in.parser);
+        spdlog::debug("client {} ({}): {}; closing the connection", client_.state().id,
+                      client_.state().peer, message);
+        client_.refuse(message);
+        break;
+      }
+      active.parsed = status == protocol::ParseStatus::Complete;
+      if (active.parsed) ++client_.worker().stats().requests_parsed;
     }
-    if (status == protocol::ParseStatus::Complete) {
-      auto dispatched = client_.handle(request);
-      // Either leaves the request in the inbox: it is parsed again once every earlier reply is
-      // in, or when the hold ends.
+    if (active.parsed) {
+      auto dispatched = client_.handle(active);
+      // Either keeps the request as it stands (ActiveRequest): it resumes once every earlier
+      // reply is in, or when the hold ends; meanwhile nothing more is read.
       if (dispatched == Dispatched::AfterEarlierReplies) waiting_ = true;
       if (dispatched != Dispatched::Done) break;
+      active.done();
     }
-    in.start += consumed;
+    in.start += active.bytes;
   }
   if (in.empty()) in.rewind();
   processing_ = false;

@@ -36,11 +36,12 @@ void InputPool::give_back(std::unique_ptr<SessionInput> input) {
   if (!input || spares_.size() >= kMaxSpares) return;
   input->start = input->end = 0;
   input->parser.reset();
+  input->active.done();
   if (input->inbox.size() > kKeepBytes) {
     input->inbox.resize(kInboxBytes);
     input->inbox.shrink_to_fit();
   }
-  if (input->scratch.capacity() > kKeepBytes) std::string().swap(input->scratch);
+  if (input->active.scratch.capacity() > kKeepBytes) std::string().swap(input->active.scratch);
   spares_.push_back(std::move(input));
 }
 

@@ -6,14 +6,15 @@
 #include <vector>
 
 #include "protocol/request_parser.h"
-#include "router/runtime/plan.h"
+#include "router/runtime/active_request.h"
 
 namespace santral::router {
 
 // What a client connection needs only while it has input: the read buffer, the parser's place
-// in a request not complete yet, and the plan of the request being routed. A connection with
-// nothing to read holds none of it (it waits for readability without a buffer), so an idle
-// client costs only its session; the worker lends these out and takes them back (InputPool).
+// in a request not complete yet, and the request being routed (parsed, planned, or waiting). A
+// connection with nothing to read holds none of it (it waits for readability without a buffer), so
+// an idle client costs only its session; the worker lends these out and takes them back
+// (InputPool).
 struct SessionInput {
   explicit SessionInput(const protocol::RequestLimits& limits) : parser(limits) {}
 
@@ -21,8 +22,7 @@ struct SessionInput {
   std::size_t start = 0;  // first byte of the request being parsed
   std::size_t end = 0;    // one past the last byte read
   protocol::RequestParser parser;
-  Plan plan;            // rebuilt for each request; its buffers are kept
-  std::string scratch;  // request bytes a route builds (rewritten commands)
+  ActiveRequest active;
 
   bool empty() const { return start == end; }
   // Room at the end for the next read: the partial request moves to the front (the parser

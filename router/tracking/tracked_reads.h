@@ -34,7 +34,7 @@ class TrackedReads {
   std::vector<std::string> take_multi() { return std::exchange(in_multi_, {}); }
 
   // A PING or ECHO that waited for its lanes' PINGs (fences_lanes_first): `request` is the
-  // number of the request they were sent for (RequestContext::requests_dispatched()).
+  // number of the request they were sent for (ClientState::requests_dispatched).
   void fenced_for(std::uint64_t request) { fenced_ = request + 1; }
   bool fenced(std::uint64_t request) const { return fenced_ == request + 1; }
 

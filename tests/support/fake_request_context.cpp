@@ -98,8 +98,7 @@ std::uint64_t FakeRequestContext::open_slot(std::uint32_t fragments,
                                             std::unique_ptr<router::ReplyMerge> merge) {
   auto id = next_slot_++;
   slots_[id] = Slot{fragments, 0, std::move(merge), false, std::nullopt};
-  last_slot_ = id;
-  ++opened_slots_;
+  slot_opened(id);
   return id;
 }
 

@@ -73,10 +73,11 @@ class FakeRequestContext final : public router::RequestContext,
   // begin()'s plan's connection kind, and the kind of each backend() call since.
   router::ConnectionKind begun_connection = router::ConnectionKind::Primary;
   std::vector<router::ConnectionKind> backend_kinds;
-  std::uint64_t requests_done = 0;  // what requests_dispatched() answers
   // shared_backend() hands out the worker's pool's shared connections, as a client's does,
   // instead of the fake's own: for tests that run FakeWorkerServices::connections_io().
   bool pooled = false;
+  // The bytes of its active request while it is dispatched (tests/support/planned_request.h).
+  std::shared_ptr<const void> kept_request;
 
   const std::map<std::uint64_t, Slot>& slots() const { return slots_; }
   // The client's reply in `slot`, once all its fragments were delivered.
@@ -92,8 +93,7 @@ class FakeRequestContext final : public router::RequestContext,
   // --- RequestContext ---
   void begin(const protocol::CommandSpec& command, std::span<const std::string_view> args,
              const router::Plan& plan) override;
-  router::Plan& plan() override { return plan_; }
-  std::string& scratch() override { return scratch_; }
+  router::ActiveRequest& active() override { return active_; }
   void reply(std::string_view resp) override;
   void reply_error(std::string_view message) override;
   void set_silent(bool on) override { silent = on; }
@@ -101,8 +101,6 @@ class FakeRequestContext final : public router::RequestContext,
                           std::unique_ptr<router::ReplyMerge> merge) override;
   std::uint64_t open_hidden_slot(std::uint32_t fragments,
                                  std::unique_ptr<router::ReplyMerge> merge) override;
-  std::uint64_t last_slot() const override { return last_slot_; }
-  std::uint64_t opened_slots() const override { return opened_slots_; }
   void forward(std::size_t shard, std::string_view request_bytes) override;
   void send_current(router::BackendConnection& connection, std::string_view request_bytes,
                     router::ReplySinkPtr sink, std::uint64_t slot, std::uint32_t fragment) override;
@@ -117,9 +115,6 @@ class FakeRequestContext final : public router::RequestContext,
   void close_after_replies() override { closing = true; }
 
   router::PullOutcome& pull_outcome() override { return pull_; }
-  std::uint64_t requests_dispatched() const override { return requests_done; }
-  std::uint64_t routed_version() const override { return routed_version_; }
-  void set_routed_version(std::uint64_t version) override { routed_version_ = version; }
 
   // --- HeldAcrossRequests ---
   router::Transaction& transaction() override { return transaction_; }
@@ -161,13 +156,9 @@ class FakeRequestContext final : public router::RequestContext,
  private:
   FakeWorkerServices& fake_worker_;
   router::ClientState state_;
-  router::Plan plan_;
-  std::string scratch_;
+  router::ActiveRequest active_;
   std::map<std::uint64_t, Slot> slots_;
   std::uint64_t next_slot_ = 1;
-  std::uint64_t last_slot_ = 0;
-  std::uint64_t opened_slots_ = 0;
-  std::uint64_t routed_version_ = 0;
   router::PullOutcome pull_;
   router::Transaction transaction_;
   router::Subscriptions subscriptions_;

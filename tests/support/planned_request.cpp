@@ -1,5 +1,7 @@
 #include "tests/support/planned_request.h"
 
+#include <algorithm>
+#include <memory>
 #include <stdexcept>
 
 #include "protocol/resp_writer.h"
@@ -27,6 +29,26 @@ PlannedRequest::PlannedRequest(FakeRequestContext& client, std::vector<std::stri
   if (plan_.spec == nullptr) throw std::logic_error("no such command: " + plan_.error);
   const auto& args_seen = request_.request().args;
   client.begin(*plan_.spec, args_seen, plan_);
+}
+
+router::Dispatched dispatch_request(FakeRequestContext& client, std::vector<std::string> args) {
+  auto& active = client.active();
+  if (active.parsed) {
+    if (!std::equal(args.begin(), args.end(), active.request.args.begin(),
+                    active.request.args.end()))
+      throw std::logic_error("a waiting request resumes with its own arguments, not others");
+  } else {
+    auto request = std::make_shared<ClientRequest>(std::move(args));
+    active.request = request->request();
+    active.parsed = true;
+    client.kept_request = std::move(request);
+  }
+  auto dispatched = router::dispatch(client, active);
+  if (dispatched == router::Dispatched::Done) {
+    active.done();
+    client.kept_request.reset();
+  }
+  return dispatched;
 }
 
 router::Plan run(FakeRequestContext& client, std::vector<std::string> args,

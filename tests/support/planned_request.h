@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "protocol/request.h"
+#include "router/plan/dispatch.h"
 #include "router/routes/routing.h"
 #include "router/runtime/plan.h"
 #include "tests/support/fake_request_context.h"
@@ -47,6 +48,12 @@ class PlannedRequest {
   ClientRequest request_;
   router::Plan plan_;
 };
+
+// dispatch() as a client connection calls it: `args` becomes the client's active request, or,
+// when its active request is waiting (dispatch said AfterEarlierReplies), that one resumes
+// (`args` must be its arguments: a client sends nothing new before it runs). The request's
+// bytes stay with `client` until it was dispatched to the end.
+router::Dispatched dispatch_request(FakeRequestContext& client, std::vector<std::string> args);
 
 // Plans `args` for `client` and hands the request to `route`; the plan is returned for
 // checks (the request itself is gone: only what the route recorded remains).

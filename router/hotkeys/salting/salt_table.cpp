@@ -12,6 +12,7 @@ void SaltTable::rebuild(std::shared_ptr<const config::Config> config,
   overrides_ = std::move(overrides);
   exact_.clear();
   layouts_.clear();
+  ++generation_;
   has_patterns_ = false;
   for (const auto& rule : config_->salting) {
     if (rule.pattern)
@@ -48,7 +49,10 @@ const SaltedCounter* SaltTable::find(std::string_view key) {
   if (found == layouts_.end()) {
     // Without patterns only the exact keys can be salted: no need to remember the others.
     if (!has_patterns_ && !exact_.contains(key)) return nullptr;
-    if (layouts_.size() >= kMaxRemembered) layouts_.clear();
+    if (layouts_.size() >= kMaxRemembered) {
+      layouts_.clear();
+      ++generation_;
+    }
     auto salting = salting_of(key);
     SaltedCounter counter;
     if (salting) {

@@ -48,6 +48,9 @@ class SaltTable {
   // Every key salted by name (the config's keys, SANTRAL SALT, automatic salting), and every
   // key a pattern salted that this worker has met.
   std::vector<std::string> salted_keys() const;
+  // Changes whenever counters find() returned may be gone (a rebuild, or layouts forgotten to
+  // bound their memory): a plan kept across a wait is made again then (ActiveRequest).
+  std::uint64_t generation() const { return generation_; }
 
  private:
   std::optional<SaltOverrides::Salting> salting_of(std::string_view key) const;
@@ -69,6 +72,7 @@ class SaltTable {
   bool empty_ = true;
   std::uint64_t random_state_ = 0x9e3779b97f4a7c15ull;
   bool has_patterns_ = false;
+  std::uint64_t generation_ = 0;
   ByKey<SaltOverrides::Salting> exact_;
   // Layouts by key; a key found not salted is remembered too (salts == 0), for patterns.
   ByKey<SaltedCounter> layouts_;

@@ -13,15 +13,13 @@
 
 using namespace santral;
 using router::Dispatched;
-using test::ClientRequest;
 using test::FakeRequestContext;
 using test::FakeWorkerServices;
 
 namespace {
 
 Dispatched dispatch(FakeRequestContext& client, std::vector<std::string> args) {
-  ClientRequest request(std::move(args));
-  return router::dispatch(client, request.request());
+  return test::dispatch_request(client, std::move(args));
 }
 
 }  // namespace
@@ -34,7 +32,7 @@ TEST_CASE("a GET is forwarded to its key's shard, a PING answered here, MGET spl
   REQUIRE(client.forwarded.size() == 1);
   CHECK(client.forwarded[0].shard == map.shard_for_key("user:1"));
   CHECK(client.state().last_command == "get");
-  CHECK(client.routed_version() == worker.topology().version);
+  CHECK(client.state().routed_version == worker.topology().version);
 
   CHECK(dispatch(client, {"PING"}) == Dispatched::Done);
   CHECK(client.replies == std::vector<std::string>{"+PONG\r\n"});

@@ -25,7 +25,6 @@
 
 using namespace santral;
 using router::Dispatched;
-using test::ClientRequest;
 using test::FakeRequestContext;
 using test::FakeWorkerServices;
 
@@ -80,8 +79,7 @@ struct Moving {
 };
 
 Dispatched dispatch(FakeRequestContext& client, std::vector<std::string> args) {
-  ClientRequest request(std::move(args));
-  return router::dispatch(client, request.request());
+  return test::dispatch_request(client, std::move(args));
 }
 
 // The hidden slots the client opened (pulls), oldest first.
@@ -126,7 +124,7 @@ TEST_CASE("a request whose keys are not moving pulls nothing and runs at once") 
 TEST_CASE("a moving key is MIGRATEd from its old shard to its new one before the request runs") {
   Moving move;
   FakeRequestContext client(move.worker);
-  client.requests_done = 7;
+  client.state().requests_dispatched = 7;
   auto key = move.key(true);
   std::size_t source = move.old_owner(key), target = move.new_owner(key);
 
@@ -317,10 +315,10 @@ TEST_CASE("a pull's outcome is its request's: an earlier pull's replies do not a
   auto key = move.key(true, "x");
   auto later_key = move.key(true, "y", move.old_owner(key), move.new_owner(key));
 
-  client.requests_done = 1;
+  client.state().requests_dispatched = 1;
   test::PlannedRequest earlier(client, {"GET", key});
   router::start_pull(client, earlier.plan());
-  client.requests_done = 2;
+  client.state().requests_dispatched = 2;
   test::PlannedRequest later(client, {"GET", later_key});
   router::start_pull(client, later.plan());
   auto hidden = hidden_slots(client);

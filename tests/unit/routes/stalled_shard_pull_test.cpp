@@ -34,7 +34,6 @@
 
 using namespace santral;
 using router::Dispatched;
-using test::ClientRequest;
 using test::FakeRequestContext;
 using test::FakeWorkerServices;
 using test::ScriptedShard;
@@ -111,8 +110,7 @@ struct StoppedSource {
     REQUIRE(run_until(
         [&] { return connection.up() && connection.in_flight() == 0 && source.accepted() >= 1; },
         5000));
-    ClientRequest request({"GET", key});
-    CHECK(router::dispatch(*client, request.request()) == Dispatched::AfterEarlierReplies);
+    CHECK(test::dispatch_request(*client, {"GET", key}) == Dispatched::AfterEarlierReplies);
     REQUIRE(run_until([&] { return source.unread(0) > 0; }, 5000));
     std::size_t migrate_bytes = source.unread(0);
     // A pull's MIGRATE is waited for as long as any MIGRATE (migrate.h), not request_ms.
