@@ -276,13 +276,11 @@ void BackendConnection::send_waiting(std::deque<Waiting> waiting) {
 }
 
 void BackendConnection::expire_waiting(Clock::time_point now) {
-  while (auto waiting = failover_hold_.take_expired(now)) {
-    ++stats_->errors;
-    tell_timing(*waiting->sink, waiting->slot, waiting->fragment, now - waiting->arrived, {});
-    waiting->sink->deliver(waiting->slot, waiting->fragment,
-                           shard_error(target_, ClientError::FailoverWaitOver,
-                                       health_.down_reason(), failover_hold_.wait().count()));
-  }
+  if (!failover_hold_.expired(now)) return;
+  failover_hold_.expire(now, target_.shard_index,
+                        shard_error(target_, ClientError::FailoverWaitOver, health_.down_reason(),
+                                    failover_hold_.wait().count()),
+                        *stats_);
 }
 
 void BackendConnection::confirm_writes() {

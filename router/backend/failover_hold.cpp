@@ -30,12 +30,15 @@ void FailoverHold::fail(const std::string& reply, ShardStats& stats) {
   }
 }
 
-std::optional<FailoverHold::Waiting> FailoverHold::take_expired(
-    std::chrono::steady_clock::time_point now) {
-  if (waiting_.empty() || waiting_.front().until > now) return std::nullopt;
-  auto oldest = std::move(waiting_.front());
-  waiting_.pop_front();
-  return oldest;
+void FailoverHold::expire(std::chrono::steady_clock::time_point now, std::size_t shard_index,
+                          const std::string& reply, ShardStats& stats) {
+  while (expired(now)) {
+    auto oldest = std::move(waiting_.front());
+    waiting_.pop_front();
+    ++stats.errors;
+    oldest.sink->timed(oldest.slot, oldest.fragment, {shard_index, now - oldest.arrived, {}});
+    oldest.sink->deliver(oldest.slot, oldest.fragment, reply);
+  }
 }
 
 }  // namespace santral::router

@@ -44,8 +44,14 @@ class FailoverHold {
   std::deque<Waiting> take();
   // Fails every request held with `reply` (the connection stops).
   void fail(const std::string& reply, ShardStats& stats);
-  // The oldest request, if its wait is over at `now`.
-  std::optional<Waiting> take_expired(std::chrono::steady_clock::time_point now);
+  // Whether the oldest request's wait is over at `now`.
+  bool expired(std::chrono::steady_clock::time_point now) const {
+    return !waiting_.empty() && waiting_.front().until <= now;
+  }
+  // Fails every request whose wait is over at `now` with `reply` (FailoverWaitOver), each
+  // told how long it waited for shard `shard_index`.
+  void expire(std::chrono::steady_clock::time_point now, std::size_t shard_index,
+              const std::string& reply, ShardStats& stats);
 
   bool empty() const { return waiting_.empty(); }
   std::size_t size() const { return waiting_.size(); }
