@@ -194,7 +194,7 @@ BackendConnection& ConnectionPool::pick(std::size_t shard, Server& server,
   return *connections[client_id % connections.size()];
 }
 
-std::vector<BackendConnectionPtr> ConnectionPool::fence_connections(
+std::vector<BackendConnectionPtr> ConnectionPool::barrier_connections(
     std::optional<std::size_t> shard) const {
   std::vector<BackendConnectionPtr> all;
   auto add = [&all](const Server& server) {

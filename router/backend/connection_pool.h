@@ -61,11 +61,11 @@ class ConnectionPool {
   BackendConnectionPtr subscriber(std::size_t shard, const ConnectionProfile& profile);
 
   // Every connection that may still carry a request routed before now to `shard` (every
-  // shard: nullopt), for a fence to wait out (router/routes/in_flight_fence.h): shared ones of
+  // shard: nullopt), for a barrier to wait out (router/routes/in_flight_barrier.h): shared ones of
   // every profile, primary and replicas; lent ones given back (the EXEC that ended a transaction
   // may be in flight, even before they have connected); retired ones. Not those lent out now: a
   // switch ends their transactions and the blocked calls on keys it moves.
-  std::vector<BackendConnectionPtr> fence_connections(std::optional<std::size_t> shard) const;
+  std::vector<BackendConnectionPtr> barrier_connections(std::optional<std::size_t> shard) const;
 
   void check_deadlines(std::chrono::steady_clock::time_point now);
   // Why `shard`'s primary is marked down, if it is: lent connections fail at once then.

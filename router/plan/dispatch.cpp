@@ -228,7 +228,7 @@ Dispatched dispatch(RequestContext& client, ActiveRequest& active) {
     routed_version = worker.topology().version;
   }
   if (pulls_first(client, plan)) return wait();
-  if (fences_lanes_first(client, plan)) return wait();
+  if (lanes_barrier_first(client, plan)) return wait();
   take_namespace_tokens(client, plan);
   client.begin(spec, request.args, plan);
   Routed routed{client, request, spec, plan};

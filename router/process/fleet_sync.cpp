@@ -82,7 +82,7 @@ void FleetSync::stop() {
 }
 
 // It serves again once it serves the version etcd holds (take_map confirms when it takes it);
-// the workers' queues hold the topology taken meanwhile ahead of the fence.
+// the workers' queues hold the topology taken meanwhile ahead of the barrier.
 void FleetSync::rejoin(std::function<void()> confirm) {
   if (static_cast<std::int64_t>(host_.serving()->map_version) != agent_->seen_map_version()) {
     spdlog::warn(
@@ -92,7 +92,7 @@ void FleetSync::rejoin(std::function<void()> confirm) {
     rejoin_ = std::move(confirm);
     return;
   }
-  host_.fence_all(std::move(confirm));
+  host_.barrier_all(std::move(confirm));
 }
 
 bool FleetSync::file_map_is_new(const std::string& file_map) {
@@ -218,7 +218,7 @@ void FleetSync::take_map(const EtcdKeyValue& map) {
   // Back from an outage: it serves again only once it serves the version etcd holds.
   if (rejoin_ &&
       static_cast<std::int64_t>(host_.serving()->map_version) == agent_->seen_map_version())
-    host_.fence_all(std::exchange(rejoin_, nullptr));
+    host_.barrier_all(std::exchange(rejoin_, nullptr));
   std::string message = fmt::format(
       "version {} (pushed by {}): {} shard{}; {}", version,
       next.pushed_by.empty() ? "?" : next.pushed_by, host_.serving()->map->shard_count(),

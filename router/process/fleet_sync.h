@@ -32,7 +32,7 @@ class RouterHost {
   virtual ControlPlane::ReloadResult remember_reload(std::string_view why,
                                                      ControlPlane::ReloadResult result) = 0;
   // Waits until every worker answered what it had sent (back from an outage), then `done`.
-  virtual void fence_all(std::function<void()> done) = 0;
+  virtual void barrier_all(std::function<void()> done) = 0;
 };
 
 // The server's side of a fleet (`cluster:`), on the server's thread: the map in force comes

@@ -6,7 +6,7 @@
 
 #include "router/hotkeys/detection/hot_key_report.h"
 #include "router/hotkeys/salting/salting_change.h"
-#include "router/routes/in_flight_fence.h"
+#include "router/routes/in_flight_barrier.h"
 
 namespace santral::router {
 
@@ -116,7 +116,7 @@ void RunTimeSalting::take_fleet_salting(const EtcdKeyValue& salting) {
     ++shared_.salt_version;
   }
   auto version = salting.mod_revision;
-  fence_workers(
+  barrier_workers(
       io_, pointers_to<Worker>(workers_), {}, [](Worker& worker) { worker.refresh_salts(); },
       [this, version] { fleet_->acknowledge_salting(version); });
 }

@@ -17,7 +17,7 @@
 #include "router/backend/write_fence.h"
 #include "router/process/analyze_run.h"
 #include "router/process/balance_run.h"
-#include "router/routes/in_flight_fence.h"
+#include "router/routes/in_flight_barrier.h"
 #include "router/runtime/fan_out.h"
 #include "router/status/router_record.h"
 #include "router/transport/tls_contexts.h"
@@ -204,7 +204,7 @@ void Server::switch_topology(placement::TopologyPtr topology, std::function<void
   shared_.limiters.configure(*topology->config);
   // The workers' connections, then the server's own (the walk's, the samplers'): what any of
   // them gave up on is proven over first (draining_connections.h).
-  fence_workers(
+  barrier_workers(
       io_, worker_list(), {}, [topology](Worker& worker) { worker.apply(topology); },
       [this, done = std::move(done)]() mutable {
         DrainingConnections::of(io_).after_all(
@@ -360,8 +360,8 @@ void Server::put_in_force(placement::TopologyPtr topology) {
   spdlog::set_level(spdlog::level::from_str(topology_->config->log_level));
 }
 
-void Server::fence_all(std::function<void()> done) {
-  fence_workers(io_, worker_list(), {}, nullptr, [this, done = std::move(done)]() mutable {
+void Server::barrier_all(std::function<void()> done) {
+  barrier_workers(io_, worker_list(), {}, nullptr, [this, done = std::move(done)]() mutable {
     DrainingConnections::of(io_).after_all(std::move(done));
   });
 }

@@ -72,7 +72,7 @@ class Server final : public ControlPlane, private MoveHost, private RouterHost {
  private:
   // RouterHost (router/process/fleet_sync.h).
   void put_in_force(placement::TopologyPtr topology) override;
-  void fence_all(std::function<void()> done) override;
+  void barrier_all(std::function<void()> done) override;
   // MoveHost (router/resharding/move_driver.h).
   std::uint64_t next_version() override { return ++last_version_; }
   const placement::TopologyPtr& serving() const override { return topology_; }

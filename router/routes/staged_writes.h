@@ -10,7 +10,7 @@ namespace santral::router {
 // answered, so a later request of the same client must wait for it, or it would overtake the
 // write on the destination's shard (dispatch holds it, as it holds requests behind WAIT).
 // A switch of topology waits for the writes in flight too: their later stages go to shards
-// chosen under the old one (router/routes/in_flight_fence.h).
+// chosen under the old one (router/routes/in_flight_barrier.h).
 //
 // A client and its requests live on one worker thread, so the registry is per thread: no lock.
 // started() gives the write a number that ended() takes back.

@@ -85,7 +85,7 @@ void note_read(const Routed& routed, bool sent) {
 }
 
 // NOLOOP: the client is not told of its own write. Its lanes' table forgets the keys; a BCAST
-// client's keys are its own until the write's reply and a fence behind it (own_writes.h), for
+// client's keys are its own until the write's reply and a barrier behind it (own_writes.h), for
 // the writes that go to shards on its lanes (others: it is told, which costs a cache miss).
 void note_write(const Routed& routed, bool sent) {
   auto& client = routed.client;
@@ -113,19 +113,19 @@ void note_write(const Routed& routed, bool sent) {
   }
 }
 
-// Counts a lane fence's PINGs in; their slot is hidden, so it writes nothing.
+// Counts a lane barrier's PINGs in; their slot is hidden, so it writes nothing.
 class LanesAnswered final : public ReplyMerge {
  public:
   void add(std::uint32_t /*fragment*/, std::string_view /*reply*/) override {}
   void finish(std::string& /*out*/) override {}
 };
 
-// Hands the fence's PING replies to the client's hidden slot, and counts them: a connection
-// that is down answers at once, and a fence answered whole before the request could wait must
+// Hands the barrier's PING replies to the client's hidden slot, and counts them: a connection
+// that is down answers at once, and a barrier answered whole before the request could wait must
 // not wait (nothing would wake it).
-class LaneFence final : public ReplySink {
+class LaneBarrier final : public ReplySink {
  public:
-  explicit LaneFence(RequestContext& client) : client_(&client) {}
+  explicit LaneBarrier(RequestContext& client) : client_(&client) {}
   void deliver(std::uint64_t slot, std::uint32_t fragment, std::string_view reply) override {
     ++answered_;
     client_->deliver(slot, fragment, reply);
@@ -139,23 +139,23 @@ class LaneFence final : public ReplySink {
 
 }  // namespace
 
-bool fences_lanes_first(RequestContext& client, const Plan& plan) {
+bool lanes_barrier_first(RequestContext& client, const Plan& plan) {
   if (!client.state().tracking.on || plan.kind != RouteKind::Local || plan.spec == nullptr)
     return false;
   auto local = plan.spec->local;
   if (local != protocol::LocalHandler::Ping && local != protocol::LocalHandler::Echo) return false;
   auto& reads = client.caching().tracked_reads();
-  if (reads.fenced(client.state().requests_dispatched))
+  if (reads.barrier_passed(client.state().requests_dispatched))
     return false;  // its PINGs are in: answer it
   auto connections = client.worker().lanes().pushing_to(client.state().id);
   if (connections.empty()) return false;
   auto fragments = static_cast<std::uint32_t>(connections.size());
   auto slot = client.open_hidden_slot(fragments, std::make_unique<LanesAnswered>());
-  boost::intrusive_ptr<LaneFence> fence(new LaneFence(client));
+  boost::intrusive_ptr<LaneBarrier> barrier(new LaneBarrier(client));
   for (std::uint32_t f = 0; f < fragments; ++f)
-    connections[f]->send("*1\r\n$4\r\nPING\r\n", fence, slot, f);
-  if (fence->answered() == fragments) return false;
-  reads.fenced_for(client.state().requests_dispatched);
+    connections[f]->send("*1\r\n$4\r\nPING\r\n", barrier, slot, f);
+  if (barrier->answered() == fragments) return false;
+  reads.barrier_for(client.state().requests_dispatched);
   return true;
 }
 

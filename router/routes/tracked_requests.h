@@ -21,6 +21,6 @@ void note_tracked_request(const Routed& routed, std::uint64_t slots_before);
 // slot, and true says the request waits. Pushes on a connection come in order with its
 // replies, so when every PING has answered, the pushes before them are written to the client;
 // the request is then handled again and answered. Nothing for a client that does not track.
-bool fences_lanes_first(RequestContext& client, const Plan& plan);
+bool lanes_barrier_first(RequestContext& client, const Plan& plan);
 
 }  // namespace santral::router

@@ -21,7 +21,7 @@ namespace santral::router {
 //                              │                skipped, and k is no longer its own
 //                              ├ push "k" ───► (another client's SET k): told
 //   reply read: PING ─────────────────────────► broadcast connections
-//                                   +PONG ◄──── the write's fence is over
+//                                   +PONG ◄──── the write's barrier is over
 //
 // Another client's write of k that Redis ran between this write's sending and its running is
 // taken for the client's own (skipped); the client's own push is then told instead. Neither
@@ -36,7 +36,7 @@ class OwnWrites {
   // (that write is then over: the next push of the key is someone else's).
   bool take(std::uint64_t client, std::string_view key);
   // The write's PINGs are answered: a write of these keys that no push ended is over. A
-  // generation that is not current() is a fence from before clear(): nothing to undo.
+  // generation that is not current() is a barrier from before clear(): nothing to undo.
   void heard(std::uint64_t client, std::span<const std::string> keys, std::uint64_t generation);
   bool own(std::uint64_t client, std::string_view key) const;
   void forget(std::uint64_t client) { writes_.erase(client); }
@@ -50,8 +50,9 @@ class OwnWrites {
 
  private:
   struct Writes {
-    unsigned open = 0;    // sent, neither pushed nor fenced yet: the key is the client's own
-    unsigned pushed = 0;  // ended by their push, their fence still to come
+    unsigned open =
+        0;  // sent, neither pushed nor past its barrier yet: the key is the client's own
+    unsigned pushed = 0;  // ended by their push, their barrier still to come
   };
   std::unordered_map<std::uint64_t, std::unordered_map<std::string, Writes>> writes_;
   std::uint64_t generation_ = 0;

@@ -11,7 +11,7 @@ namespace santral::router {
 
 // One tracking client's reads whose replies are still to come, and the keys each reply
 // registers the client for (TrackingLanes::read_arrived) when it is read off its lane; and a
-// BCAST NOLOOP client's writes, whose replies start the fence that ends their keys being its
+// BCAST NOLOOP client's writes, whose replies start the barrier that ends their keys being its
 // own (TrackingLanes::own_write_answered).
 class TrackedReads {
  public:
@@ -33,10 +33,10 @@ class TrackedReads {
   }
   std::vector<std::string> take_multi() { return std::exchange(in_multi_, {}); }
 
-  // A PING or ECHO that waited for its lanes' PINGs (fences_lanes_first): `request` is the
+  // A PING or ECHO that waited for its lanes' PINGs (lanes_barrier_first): `request` is the
   // number of the request they were sent for (ClientState::requests_dispatched).
-  void fenced_for(std::uint64_t request) { fenced_ = request + 1; }
-  bool fenced(std::uint64_t request) const { return fenced_ == request + 1; }
+  void barrier_for(std::uint64_t request) { barrier_ = request + 1; }
+  bool barrier_passed(std::uint64_t request) const { return barrier_ == request + 1; }
 
   // The reply to fragment `fragment` of slot `slot` arrived: `each(key, epoch)` for the keys
   // of a read, `written(keys)` for those of an own write.
@@ -62,7 +62,7 @@ class TrackedReads {
   };
   boost::container::devector<Read> reads_;  // allocates nothing until the first read
   std::vector<std::string> in_multi_;
-  std::uint64_t fenced_ = 0;  // the fenced request's number + 1; 0: none
+  std::uint64_t barrier_ = 0;  // the number + 1 of the request its barrier is for; 0: none
 };
 
 }  // namespace santral::router

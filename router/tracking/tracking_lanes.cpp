@@ -44,10 +44,10 @@ class LaneSink final : public ReplySink {
 
 // Hears the PINGs sent after a BCAST NOLOOP client's write on every broadcast connection, and
 // then lets go of the write's keys.
-class OwnWriteFence final : public ReplySink {
+class OwnWriteBarrier final : public ReplySink {
  public:
-  OwnWriteFence(OwnWrites& own_writes, std::uint64_t client, std::vector<std::string> keys,
-                std::size_t pings)
+  OwnWriteBarrier(OwnWrites& own_writes, std::uint64_t client, std::vector<std::string> keys,
+                  std::size_t pings)
       : own_writes_(own_writes),
         client_(client),
         keys_(std::move(keys)),
@@ -127,7 +127,7 @@ void TrackingLanes::stop() {
   }
 }
 
-std::vector<BackendConnectionPtr> TrackingLanes::fence_connections() const {
+std::vector<BackendConnectionPtr> TrackingLanes::barrier_connections() const {
   std::vector<BackendConnectionPtr> all = retired_;
   for (const auto& [id, lane] : lanes_) all.push_back(lane.connection);
   return all;
@@ -201,9 +201,10 @@ void TrackingLanes::own_write_answered(std::uint64_t client, int database,
   std::vector<BackendConnection*> connections;
   for (auto& [id, lane] : lanes_)
     if (id.broadcast && id.database == database) connections.push_back(lane.connection.get());
-  ReplySinkPtr fence(new OwnWriteFence(own_writes_, client, std::move(keys), connections.size()));
-  if (connections.empty()) return fence->deliver(0, 0, {});
-  for (auto* connection : connections) connection->send("*1\r\n$4\r\nPING\r\n", fence, 0, 0);
+  ReplySinkPtr barrier(
+      new OwnWriteBarrier(own_writes_, client, std::move(keys), connections.size()));
+  if (connections.empty()) return barrier->deliver(0, 0, {});
+  for (auto* connection : connections) connection->send("*1\r\n$4\r\nPING\r\n", barrier, 0, 0);
 }
 
 void TrackingLanes::read_arrived(std::uint64_t client, std::string_view key, std::uint64_t epoch) {

@@ -57,9 +57,9 @@ class TrackingLanes {
   void stop();
   void check_deadlines(std::chrono::steady_clock::time_point now);
   // Every lane that may still carry a request routed before now, retired ones included (a
-  // fence waits them out; router/routes/in_flight_fence.h). Lanes carry a tracking client's writes
-  // too.
-  std::vector<BackendConnectionPtr> fence_connections() const;
+  // barrier waits them out; router/routes/in_flight_barrier.h). Lanes carry a tracking client's
+  // writes too.
+  std::vector<BackendConnectionPtr> barrier_connections() const;
 
   // The lane to `shard` for a client of `database`, opened on first use.
   BackendConnection& lane(std::size_t shard, int database, std::uint64_t client);

@@ -5,7 +5,7 @@
 // direction run after the new one has started, or after the move has ended, and checks what
 // landed on each shard: every key on its owner alone, with every acknowledged write.
 //
-// The fixed Santral proves such a connection over before any fence passes (its requests all
+// The fixed Santral proves such a connection over before any barrier passes (its requests all
 // answered, or CLIENT KILL ID of it answered on another connection); these tests assert the
 // outcome, not the mechanism, and bound every wait.
 #include <catch2/catch.hpp>
@@ -186,7 +186,7 @@ TEST_CASE("F3: a late pull and the abort's walk back do not meet at the shards")
   abort_while_source_stopped({.neighbours = true});
 }
 
-TEST_CASE("F5: a restart between the abort and the source's wake-up keeps the fence") {
+TEST_CASE("F5: a restart between the abort and the source's wake-up keeps the barrier") {
   abort_while_source_stopped({.restart = true});
 }
 
@@ -203,7 +203,7 @@ std::string shards_through(const FaultProxy& proxy, const RedisServer* added) {
 
 }  // namespace
 
-// move_fence_test's EXEC, but held past request_ms: Santral gives up on the EXEC (its client
+// move_barrier_test's EXEC, but held past request_ms: Santral gives up on the EXEC (its client
 // hears of a timeout), and the held bytes reach s0 only once the fault is lifted.
 TEST_CASE("F2: an EXEC held past request_ms does not land on the old owner after the move") {
   RedisServer a, b, c;

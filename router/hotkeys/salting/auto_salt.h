@@ -46,7 +46,7 @@ class AutoSalting {
 };
 
 // Carries a decision out on `worker`'s thread, through the same path as SANTRAL SALT and
-// UNSALT (layout, fence, fold, log).
+// UNSALT (layout, barrier, fold, log).
 void carry_out(WorkerServices& worker, const AutoSaltDecision& decision,
                const config::AutoSaltSettings& settings);
 

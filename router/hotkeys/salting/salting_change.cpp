@@ -10,8 +10,8 @@
 #include <boost/asio/post.hpp>
 
 #include "protocol/errors.h"
-#include "router/hotkeys/salting/salt_fence.h"
 #include "router/hotkeys/salting/salt_overrides_json.h"
+#include "router/hotkeys/salting/salting_barrier.h"
 #include "router/hotkeys/salting/salting_state_file.h"
 #include "router/hotkeys/salting/unsalt_fold.h"
 #include "router/runtime/control_plane.h"
@@ -130,9 +130,9 @@ bool unsalt_key(WorkerServices& worker, std::string_view key, bool only_auto, st
   shards.erase(std::unique(shards.begin(), shards.end()), shards.end());
   WorkerServices* home = &worker;
   // Folded only once every router has stopped writing to the sub-keys: this one's workers
-  // (the fence), then, in a fleet, every live router (share_salting waits for them).
+  // (the barrier), then, in a fleet, every live router (share_salting waits for them).
   SaltChange change{std::string(key), std::nullopt, only_auto};
-  fence_salting(
+  barrier_salting(
       worker, shards,
       [home, prefix, change = std::move(change), counter = std::move(counter),
        target = std::move(target)]() mutable {

@@ -23,7 +23,7 @@ std::string salt_key(WorkerServices& worker, std::string_view key, SaltOverrides
                      std::string_view why);
 
 // Unsalts `key`: stops every worker routing to its sub-keys, waits out what was already sent
-// to them (salt_fence.h), then folds them back into the key (unsalt_fold.h); once folded it
+// to them (salting_barrier.h), then folds them back into the key (unsalt_fold.h); once folded it
 // leaves hotkeys.state_file. Logs it. False when the key is not salted, or `only_auto` and it
 // was not salted automatically.
 bool unsalt_key(WorkerServices& worker, std::string_view key, bool only_auto, std::string_view why,

@@ -18,7 +18,7 @@ struct UnsaltFoldTarget {
   std::function<void(const std::string& reply)> done;
 };
 
-// UNSALT's last step, once no request can reach a sub-key any more (salt_fence.h): each
+// UNSALT's last step, once no request can reach a sub-key any more (salting_barrier.h): each
 // sub-key in turn is read, added onto the key, then deleted, one after the other on `worker`:
 //
 //   read:   GET sub-key (HGETALL when it holds a hash)         on the sub-key's shard

@@ -251,14 +251,14 @@ TEST_CASE("reads inside MULTI are tracked by an EXISTS on the client's lane when
   FakeWorkerServices worker(test::kFourShards);
   FakeRequestContext client(worker);
   tracking_on(client);
-  CHECK(worker.lanes().fence_connections().empty());
+  CHECK(worker.lanes().barrier_connections().empty());
   track(client, {"MULTI"}, router::route_transaction);
   auto plan = track(client, {"GET", "a"}, router::route_queued);
   REQUIRE(plan.kind == RouteKind::Queued);
   track(client, {"GET", "a"}, router::route_queued);
   CHECK(client.tracked_reads().empty());
   // The lane to a's shard carries the EXISTS, which registers the client when answered.
-  CHECK(worker.lanes().fence_connections().size() == 1);
+  CHECK(worker.lanes().barrier_connections().size() == 1);
   track(client, {"EXEC"}, router::route_transaction);
   CHECK(client.invalidations.empty());  // the lane will tell of later writes: nothing to drop
 

@@ -1,4 +1,4 @@
-#include "router/routes/in_flight_fence.h"
+#include "router/routes/in_flight_barrier.h"
 
 #include <algorithm>
 #include <utility>
@@ -14,13 +14,13 @@ namespace santral::router {
 
 namespace {
 
-// Counts one worker's fence back in: each connection's PING, and the connections given up on
+// Counts one worker's barrier back in: each connection's PING, and the connections given up on
 // before (draining_connections.h). A PING answered by the shard proves that everything sent
 // before it on its connection has run; a PING that failed proves nothing, so its connection's
 // drain (registered before the failure was delivered) is waited for instead.
-class FenceSink final : public ReplySink {
+class BarrierSink final : public ReplySink {
  public:
-  FenceSink(std::vector<BackendConnectionPtr> pinged, std::function<void()> done)
+  BarrierSink(std::vector<BackendConnectionPtr> pinged, std::function<void()> done)
       : pinged_(std::move(pinged)), left_(pinged_.size() + 1), done_(std::move(done)) {}
 
   void deliver(std::uint64_t /*slot*/, std::uint32_t fragment, std::string_view reply) override {
@@ -28,10 +28,10 @@ class FenceSink final : public ReplySink {
     const auto& connection = *pinged_[fragment];
     DrainingConnections::of(connection.io())
         .after(connection.target().address.text(),
-               [self = boost::intrusive_ptr<FenceSink>(this)] { self->count_down(); });
+               [self = boost::intrusive_ptr<BarrierSink>(this)] { self->count_down(); });
   }
 
-  // The "+1": what was draining before the fence began.
+  // The "+1": what was draining before the barrier began.
   void count_down() {
     if (left_ > 0 && --left_ == 0) std::exchange(done_, nullptr)();
   }
@@ -62,8 +62,8 @@ bool may_carry(const BackendConnection& connection) {
 
 }  // namespace
 
-void fence_one(WorkerServices& worker, const std::vector<std::size_t>& shards,
-               std::function<void()> done) {
+void barrier_one(WorkerServices& worker, const std::vector<std::size_t>& shards,
+                 std::function<void()> done) {
   // The connections are collected when the staged writes have ended, not before: an idle
   // connection collected earlier may be lent to a MULTI meanwhile, and a PING sent then would
   // land inside the transaction.
@@ -73,12 +73,12 @@ void fence_one(WorkerServices& worker, const std::vector<std::size_t>& shards,
     const auto& map = worker.shard_map();
     std::size_t count = map.shard_count();
     if (shards.empty()) {
-      connections = worker.pool().fence_connections(std::nullopt);
+      connections = worker.pool().barrier_connections(std::nullopt);
     } else {
       for (std::size_t shard : shards) {
         if (shard >= count) continue;
         addresses.push_back(map.shard(shard).address.text());
-        auto more = worker.pool().fence_connections(shard);
+        auto more = worker.pool().barrier_connections(shard);
         connections.insert(connections.end(), more.begin(), more.end());
       }
     }
@@ -86,7 +86,7 @@ void fence_one(WorkerServices& worker, const std::vector<std::size_t>& shards,
     bool any = shards.empty() || std::any_of(shards.begin(), shards.end(),
                                              [count](std::size_t s) { return s < count; });
     if (any) {
-      auto lanes = worker.lanes().fence_connections();
+      auto lanes = worker.lanes().barrier_connections();
       connections.insert(connections.end(), lanes.begin(), lanes.end());
     }
     std::sort(connections.begin(), connections.end());
@@ -99,10 +99,10 @@ void fence_one(WorkerServices& worker, const std::vector<std::size_t>& shards,
         loops.push_back(&connection->io());
     }
     std::erase_if(connections, [](const BackendConnectionPtr& c) { return !may_carry(*c); });
-    boost::intrusive_ptr<FenceSink> sink(new FenceSink(connections, std::move(done)));
+    boost::intrusive_ptr<BarrierSink> sink(new BarrierSink(connections, std::move(done)));
     for (std::uint32_t i = 0; i < connections.size(); ++i) connections[i]->send(kPing, sink, 0, i);
-    // Connections given up on before now: every server's for a fence of every shard, else
-    // those of the fenced shards' servers.
+    // Connections given up on before now: every server's for a barrier of every shard, else
+    // those of the servers of the barrier's shards.
     std::sort(addresses.begin(), addresses.end());
     addresses.erase(std::unique(addresses.begin(), addresses.end()), addresses.end());
     std::size_t waits = loops.size() * (shards.empty() ? 1 : addresses.size());

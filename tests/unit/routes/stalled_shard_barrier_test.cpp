@@ -1,7 +1,7 @@
-// The fence of a move's switch (router/routes/in_flight_fence.h) over a connection the router
+// The barrier of a move's switch (router/routes/in_flight_barrier.h) over a connection the router
 // gave up on while its shard was stopped (findings 2026-12-06, F1 and F2). Giving up ends
 // nothing on the shard: a stopped shard runs every byte already in its socket once it wakes.
-// So a connection given up on with requests on the wire drains: the fence waits until the shard
+// So a connection given up on with requests on the wire drains: the barrier waits until the shard
 // proves them over, by answering every one of them, or by answering CLIENT KILL ID <the
 // connection's id> sent on another connection. Never on a timeout alone.
 //
@@ -22,7 +22,7 @@
 
 #include "router/backend/backend_connection.h"
 #include "router/backend/reply_sink.h"
-#include "router/routes/in_flight_fence.h"
+#include "router/routes/in_flight_barrier.h"
 #include "tests/support/fake_worker_services.h"
 #include "tests/support/recorded_replies.h"
 #include "tests/support/scripted_shard.h"
@@ -54,7 +54,7 @@ struct StoppedShard {
   boost::asio::io_context origin;
   boost::intrusive_ptr<Replies> sink{new Replies};
   router::BackendConnection* connection = nullptr;
-  bool fenced = false;
+  bool passed = false;
 
   // Runs the worker's, its connections' and origin's work until `ready`, for at most `ms` of
   // wall time (the shard answers on its own thread).
@@ -74,9 +74,9 @@ struct StoppedShard {
     run_until([] { return false; }, ms);
   }
 
-  // The shared connection is up (its handshake answered), a GET is on the wire, and the fence's
+  // The shared connection is up (its handshake answered), a GET is on the wire, and the barrier's
   // PING behind it: both sit unread in the stopped shard's socket.
-  void get_then_fence() {
+  void get_then_barrier() {
     auto& pool = worker.pool();
     connection = &pool.shared(0, pool.default_profile(), 1);
     REQUIRE(run_until(
@@ -84,10 +84,10 @@ struct StoppedShard {
         5000));
     connection->send(kGet, sink, 1, 0);
     std::vector<FakeWorkerServices*> workers{&worker};
-    router::fence_workers<FakeWorkerServices>(origin, workers, {0}, nullptr,
-                                              [this] { fenced = true; });
+    router::barrier_workers<FakeWorkerServices>(origin, workers, {0}, nullptr,
+                                                [this] { passed = true; });
     REQUIRE(run_until([&] { return shard.unread(0) >= kGet.size() + kPing.size(); }, 5000));
-    CHECK_FALSE(fenced);
+    CHECK_FALSE(passed);
   }
 
   // The router's clock passes the GET's deadline: it gives up on the connection.
@@ -113,30 +113,30 @@ bool upper_equal(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-TEST_CASE("a connection given up on with requests on a stopped shard keeps the fence waiting") {
+TEST_CASE("a connection given up on with requests on a stopped shard keeps the barrier waiting") {
   StoppedShard stopped;
   stopped.shard.hold_kills(true);  // no proof comes from the shard in this case
-  stopped.get_then_fence();
+  stopped.get_then_barrier();
   stopped.time_out();
 
   // The shard has run nothing yet: it still holds the GET and the PING, and runs them when it
-  // wakes. The fence must not pass on the router's timeout.
+  // wakes. The barrier must not pass on the router's timeout.
   CHECK(stopped.shard.unread(0) >= kGet.size() + kPing.size());
-  CHECK_FALSE(stopped.fenced);
+  CHECK_FALSE(stopped.passed);
   stopped.run_for(500);
-  CHECK_FALSE(stopped.fenced);
+  CHECK_FALSE(stopped.passed);
 }
 
 TEST_CASE(
-    "CLIENT KILL ID of the given-up connection, answered on another one, lets the fence pass") {
+    "CLIENT KILL ID of the given-up connection, answered on another one, lets the barrier pass") {
   StoppedShard stopped;
   stopped.shard.hold_kills(true);
-  stopped.get_then_fence();
+  stopped.get_then_barrier();
   stopped.time_out();
-  CHECK_FALSE(stopped.fenced);
+  CHECK_FALSE(stopped.passed);
 
   // The proof: CLIENT KILL ID 7 (the id the stopped connection's CLIENT ID was answered with),
-  // on a connection of its own. While the shard has not answered it, the fence waits.
+  // on a connection of its own. While the shard has not answered it, the barrier waits.
   auto& shard = stopped.shard;
   REQUIRE(stopped.run_until([&] { return !shard.kills().empty(); }, 3000));
   auto kill = shard.kills().front();
@@ -145,28 +145,28 @@ TEST_CASE(
   CHECK(upper_equal(kill.words[2], "ID"));
   CHECK(kill.words[3] == "7");
   stopped.run_for(100);
-  CHECK_FALSE(stopped.fenced);
+  CHECK_FALSE(stopped.passed);
 
   // Answered (as Redis 7 does, :1: the client is closed with what it had not read): the GET
-  // can never run now, and the fence passes.
+  // can never run now, and the barrier passes.
   shard.hold_kills(false);
-  REQUIRE(stopped.run_until([&] { return stopped.fenced; }, 3000));
+  REQUIRE(stopped.run_until([&] { return stopped.passed; }, 3000));
   CHECK(shard.unread(0) == 0);
   CHECK(stopped.sink->got.size() == 1);
 }
 
-TEST_CASE("a given-up connection whose shard answers everything it held lets the fence pass") {
+TEST_CASE("a given-up connection whose shard answers everything it held lets the barrier pass") {
   StoppedShard stopped;
   stopped.shard.hold_kills(true);  // the proof comes from the stopped connection itself
-  stopped.get_then_fence();
+  stopped.get_then_barrier();
   stopped.time_out();
-  CHECK_FALSE(stopped.fenced);
+  CHECK_FALSE(stopped.passed);
 
   // The shard wakes and answers the GET and the PING on the old connection: everything sent on
-  // it has run, so the fence passes; the GET's late answer reaches nobody (its client was told
+  // it has run, so the barrier passes; the GET's late answer reaches nobody (its client was told
   // of the timeout).
   stopped.shard.wake(0);
-  REQUIRE(stopped.run_until([&] { return stopped.fenced; }, 3000));
+  REQUIRE(stopped.run_until([&] { return stopped.passed; }, 3000));
   auto ran = stopped.shard.commands(0);
   REQUIRE(ran.size() >= 2);
   CHECK(ran[ran.size() - 2][0] == "GET");

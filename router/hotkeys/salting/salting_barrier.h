@@ -12,7 +12,7 @@ class WorkerServices;
 // request each worker had already sent to `shards` has been answered (a PING down each shared
 // connection comes back after everything queued before it). `done` then runs on `origin`'s
 // thread: from there on, nothing routed under the old salting can still reach those shards.
-void fence_salting(WorkerServices& origin, const std::vector<std::size_t>& shards,
-                   std::function<void()> done);
+void barrier_salting(WorkerServices& origin, const std::vector<std::size_t>& shards,
+                     std::function<void()> done);
 
 }  // namespace santral::router

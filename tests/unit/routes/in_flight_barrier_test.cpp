@@ -1,6 +1,6 @@
-// fence_workers (router/routes/in_flight_fence.h) over fake workers: `first` on each worker's
+// barrier_workers (router/routes/in_flight_barrier.h) over fake workers: `first` on each worker's
 // thread, then the cross-shard writes in flight waited out, then a PING down each connection
-// to the fenced shards that may carry a request, and `done` on origin once every PING is back.
+// to the barrier's shards that may carry a request, and `done` on origin once every PING is back.
 // Each worker's io() and origin are polled by the test; the connections (a real pool and real
 // tracking lanes) live on an io_context that never runs: one with a request queued counts as
 // carrying it, and stopping it answers everything it holds (the PING too).
@@ -15,7 +15,7 @@
 
 #include "router/backend/backend_connection.h"
 #include "router/backend/reply_sink.h"
-#include "router/routes/in_flight_fence.h"
+#include "router/routes/in_flight_barrier.h"
 #include "router/routes/staged_writes.h"
 #include "router/tracking/tracking_lanes.h"
 #include "tests/support/fake_worker_services.h"
@@ -30,7 +30,7 @@ constexpr std::string_view kGet = "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n";
 
 using Replies = test::RecordedReplies;
 
-// Runs what is ready on every io_context until nothing is left (each hop of the fence is a
+// Runs what is ready on every io_context until nothing is left (each hop of the barrier is a
 // post to the next one).
 void settle(boost::asio::io_context& origin, const std::vector<FakeWorkerServices*>& workers) {
   for (bool ran = true; ran;) {
@@ -61,13 +61,13 @@ router::BackendConnection& carrying(FakeWorkerServices& worker, std::size_t shar
 
 }  // namespace
 
-TEST_CASE("first runs on every worker's thread; done runs on origin once all are fenced") {
+TEST_CASE("first runs on every worker's thread; done runs on origin once all passed the barrier") {
   FakeWorkerServices a(test::kFourShards), b(test::kFourShards);
   boost::asio::io_context origin;
   std::vector<FakeWorkerServices*> workers{&a, &b};
   std::vector<FakeWorkerServices*> first_ran;
   bool done = false;
-  router::fence_workers<FakeWorkerServices>(
+  router::barrier_workers<FakeWorkerServices>(
       origin, workers, {}, [&first_ran](FakeWorkerServices& w) { first_ran.push_back(&w); },
       [&done] { done = true; });
   CHECK(first_ran.empty());  // posted to the workers, not run by the caller
@@ -75,15 +75,15 @@ TEST_CASE("first runs on every worker's thread; done runs on origin once all are
   poll(a.io());
   CHECK(first_ran == std::vector<FakeWorkerServices*>{&a});
   poll(origin);
-  CHECK_FALSE(done);  // b is not fenced yet
+  CHECK_FALSE(done);  // b has not passed it yet
   poll(b.io());
   CHECK(first_ran == std::vector<FakeWorkerServices*>{&a, &b});
-  CHECK_FALSE(done);  // fenced, but done runs on origin
+  CHECK_FALSE(done);  // passed, but done runs on origin
   poll(origin);
   CHECK(done);
 }
 
-TEST_CASE("the fence waits for what first sent to the fenced shard, until it is answered") {
+TEST_CASE("the barrier waits for what first sent to the barrier's shard, until it is answered") {
   FakeWorkerServices worker(test::kFourShards);
   boost::asio::io_context origin;
   boost::intrusive_ptr<Replies> sink(new Replies);
@@ -91,7 +91,7 @@ TEST_CASE("the fence waits for what first sent to the fenced shard, until it is 
   bool done = false;
   // Over WorkerServices, as a server's peers are handed to it.
   std::vector<router::WorkerServices*> peers{&worker};
-  router::fence_workers<router::WorkerServices>(
+  router::barrier_workers<router::WorkerServices>(
       origin, peers, {1},
       [&](router::WorkerServices& w) {
         sent_on = &carrying(dynamic_cast<FakeWorkerServices&>(w), 1, sink);
@@ -100,7 +100,7 @@ TEST_CASE("the fence waits for what first sent to the fenced shard, until it is 
   settle(origin, {&worker});
   REQUIRE(sent_on != nullptr);
   CHECK_FALSE(done);
-  CHECK(sent_on->in_flight() == 2);  // the GET, and the fence's PING behind it
+  CHECK(sent_on->in_flight() == 2);  // the GET, and the barrier's PING behind it
 
   sent_on->stop();  // both answered (with the shutting-down error)
   CHECK(sink->got.size() == 1);
@@ -109,7 +109,7 @@ TEST_CASE("the fence waits for what first sent to the fenced shard, until it is 
   CHECK(done);
 }
 
-TEST_CASE("only the fenced shards' connections are waited for; none given means all") {
+TEST_CASE("only the barrier's shards' connections are waited for; none given means all") {
   FakeWorkerServices worker(test::kFourShards);
   boost::asio::io_context origin;
   boost::intrusive_ptr<Replies> sink(new Replies);
@@ -117,21 +117,21 @@ TEST_CASE("only the fenced shards' connections are waited for; none given means 
   std::vector<FakeWorkerServices*> workers{&worker};
 
   bool other_shards = false;
-  router::fence_workers<FakeWorkerServices>(origin, workers, {0, 2, 3}, nullptr,
-                                            [&other_shards] { other_shards = true; });
+  router::barrier_workers<FakeWorkerServices>(origin, workers, {0, 2, 3}, nullptr,
+                                              [&other_shards] { other_shards = true; });
   settle(origin, workers);
   CHECK(other_shards);  // shard 1's request is not in their way
   CHECK(busy.in_flight() == 1);
 
   bool outside = false;  // a shard the map does not have: nothing to wait for
-  router::fence_workers<FakeWorkerServices>(origin, workers, {99}, nullptr,
-                                            [&outside] { outside = true; });
+  router::barrier_workers<FakeWorkerServices>(origin, workers, {99}, nullptr,
+                                              [&outside] { outside = true; });
   settle(origin, workers);
   CHECK(outside);
   CHECK(busy.in_flight() == 1);
 
   bool all = false;
-  router::fence_workers<FakeWorkerServices>(origin, workers, {}, nullptr, [&all] { all = true; });
+  router::barrier_workers<FakeWorkerServices>(origin, workers, {}, nullptr, [&all] { all = true; });
   settle(origin, workers);
   CHECK_FALSE(all);
   CHECK(busy.in_flight() == 2);
@@ -140,7 +140,7 @@ TEST_CASE("only the fenced shards' connections are waited for; none given means 
   CHECK(all);
 }
 
-TEST_CASE("a tracking lane is waited for whichever shard is fenced") {
+TEST_CASE("a tracking lane is waited for whichever shard the barrier is for") {
   FakeWorkerServices worker(test::kFourShards);
   boost::asio::io_context origin;
   boost::intrusive_ptr<Replies> sink(new Replies);
@@ -150,15 +150,15 @@ TEST_CASE("a tracking lane is waited for whichever shard is fenced") {
   std::vector<FakeWorkerServices*> workers{&worker};
 
   bool outside = false;  // no shard of the map: the lanes carry nothing for it
-  router::fence_workers<FakeWorkerServices>(origin, workers, {99}, nullptr,
-                                            [&outside] { outside = true; });
+  router::barrier_workers<FakeWorkerServices>(origin, workers, {99}, nullptr,
+                                              [&outside] { outside = true; });
   settle(origin, workers);
   CHECK(outside);
   CHECK(lane.in_flight() == 1);
 
   bool done = false;  // shard 3: the lane to shard 0 may carry the client's commands for it
-  router::fence_workers<FakeWorkerServices>(origin, workers, {3}, nullptr,
-                                            [&done] { done = true; });
+  router::barrier_workers<FakeWorkerServices>(origin, workers, {3}, nullptr,
+                                              [&done] { done = true; });
   settle(origin, workers);
   CHECK_FALSE(done);
   CHECK(lane.in_flight() == 2);
@@ -177,8 +177,8 @@ TEST_CASE("cross-shard writes in flight end first; what their stages send is the
 
   auto write = router::staged_write_started(42);
   bool done = false;
-  router::fence_workers<FakeWorkerServices>(origin, workers, {2}, nullptr,
-                                            [&done] { done = true; });
+  router::barrier_workers<FakeWorkerServices>(origin, workers, {2}, nullptr,
+                                              [&done] { done = true; });
   settle(origin, workers);
   CHECK_FALSE(done);
   CHECK(connection.in_flight() == 0);  // no PING yet: the write has stages to send
@@ -197,7 +197,7 @@ TEST_CASE("cross-shard writes in flight end first; what their stages send is the
 TEST_CASE("with no workers, done still runs on origin") {
   boost::asio::io_context origin;
   bool done = false;
-  router::fence_workers<FakeWorkerServices>(origin, {}, {}, nullptr, [&done] { done = true; });
+  router::barrier_workers<FakeWorkerServices>(origin, {}, {}, nullptr, [&done] { done = true; });
   CHECK_FALSE(done);
   origin.poll();
   CHECK(done);
