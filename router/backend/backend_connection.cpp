@@ -1,12 +1,8 @@
 #include "router/backend/backend_connection.h"
 
-#include <algorithm>
-#include <span>
 #include <utility>
 
 #include <spdlog/spdlog.h>
-#include <boost/asio/post.hpp>
-#include <boost/asio/write.hpp>
 
 #include "protocol/errors.h"
 #include "protocol/reply_scanner.h"
@@ -72,11 +68,8 @@ BackendConnection::BackendConnection(asio::io_context& io, BackendTarget target,
       retry_timer_(io),
       health_(*config_),
       pushes_(role),
-      writes_(confirms_writes(*config_, role)) {}
-
-void BackendConnection::start() {
-  connect();
-}
+      writes_(confirms_writes(*config_, role)),
+      writer_(io, stream_, fence_, *this) {}
 
 void BackendConnection::stop() {
   state_ = State::Stopped;
@@ -109,7 +102,7 @@ BackendConnectionPtr BackendConnection::open(boost::asio::io_context& io, Backen
   connection->wait_while_down(options.wait_while_down);
   connection->drains_ = options.drains;
   connection->fence_.set_fenced(options.drains);
-  connection->start();
+  connection->connect();
   return connection;
 }
 
@@ -119,13 +112,9 @@ BackendConnectionPtr BackendConnection::down(boost::asio::io_context& io, Backen
                                              const std::string& reason) {
   BackendConnectionPtr connection(
       new BackendConnection(io, std::move(target), std::move(config), stats, role));
-  connection->mark_down(reason);
+  connection->state_ = State::Down;
+  connection->health_.eject(reason);
   return connection;
-}
-
-void BackendConnection::mark_down(const std::string& reason) {
-  state_ = State::Down;
-  health_.eject(reason);
 }
 
 void BackendConnection::retarget(std::size_t shard_index, std::string shard_name,
@@ -138,9 +127,9 @@ void BackendConnection::retarget(std::size_t shard_index, std::string shard_name
 }
 
 void BackendConnection::close_socket(std::string_view why) {
-  if (drains_ && wrote_ && carries_requests()) {
+  if (drains_ && wrote_ && in_flight_.carries_requests()) {
     auto late = DrainingConnections::take_socket(stream_, role_ != ConnectionRole::Subscriber,
-                                                 pending_.size(), inbox_.unread());
+                                                 in_flight_.size(), inbox_.unread());
     DrainingConnections::of(io_).add(target_, handshake_.server_client_id(), config_,
                                      std::string(why), std::move(late));
   }
@@ -149,16 +138,13 @@ void BackendConnection::close_socket(std::string_view why) {
   dial_.cancel();
   boost::system::error_code ignored;
   stream_.socket().close(ignored);
-  write_in_flight_ = false;
-  writing_.clear();
-  written_ = 0;
-  flush_posted_ = false;
+  writer_.reset();
 }
 
 void BackendConnection::connect() {
   state_ = State::Connecting;
   fence_.connecting();
-  flush_posted_ = false;
+  writer_.reset();
   ++generation_;
   dial_.start(stream_, config_, target_, health_.ejected(),
               [self = BackendConnectionPtr(this)](const std::string& why) {
@@ -182,33 +168,24 @@ void BackendConnection::on_connected() {
   if (health_.ejected()) probe();
   inbox_.reset();
   read();
-  schedule_flush();
+  writer_.schedule();
   if (!health_.ejected() && on_ready_) on_ready_();
-}
-
-// Whether a request of a client (or a pinned transaction's MULTI) is unanswered: given up on,
-// it may still run. A handshake, a health PING or a WAIT running late changes nothing.
-bool BackendConnection::carries_requests() const {
-  return std::any_of(pending_.begin(), pending_.end(), [](const Pending& p) {
-    return p.owner == Owner::Client || p.owner == Owner::ClientWrite || p.owner == Owner::Silent;
-  });
 }
 
 // HELLO/AUTH, SELECT and CLIENT ID go first on every new connection (ShardHandshake); their
 // replies are checked, not forwarded. The connection that proves others over logs in as
-// backend.username/password: it must get through while this router rejoins (below, flush()).
+// backend.username/password: it must get through while this router rejoins (ConnectionFence).
 void BackendConnection::handshake() {
-  auto owners = handshake_.begin({config_->backend, target_.profile, role_, !drains_}, outbox_);
-  auto now = Clock::now();
-  for (auto owner = owners.rbegin(); owner != owners.rend(); ++owner)
-    pending_.push_front({nullptr, 0, 0, *owner, now, now + config_->timeouts.request});
+  auto owners =
+      handshake_.begin({config_->backend, target_.profile, role_, !drains_}, writer_.outbox());
+  in_flight_.put_first(owners, Clock::now(), config_->timeouts.request);
 }
 
 void BackendConnection::probe() {
   auto now = Clock::now();
   queue().append(kPing);
-  pending_.push_back({nullptr, 0, 0, Owner::Probe, now, now + config_->timeouts.request});
-  schedule_flush();
+  in_flight_.push_back({nullptr, 0, 0, ReplyOwner::Probe, now, now + config_->timeouts.request});
+  writer_.schedule();
 }
 
 void BackendConnection::send(std::string_view request, ReplySinkPtr sink, std::uint64_t slot,
@@ -221,11 +198,6 @@ void BackendConnection::send(std::string_view request, ReplySinkPtr sink, std::u
 void BackendConnection::send_within(std::string_view request, ReplySinkPtr sink, std::uint64_t slot,
                                     std::uint32_t fragment, std::chrono::milliseconds limit) {
   enqueue(request, std::move(sink), slot, fragment, limit);
-}
-
-void BackendConnection::tell_timing(ReplySink& sink, std::uint64_t slot, std::uint32_t fragment,
-                                    Clock::duration held, Clock::duration waited) const {
-  sink.timed(slot, fragment, {target_.shard_index, held, waited});
 }
 
 void BackendConnection::enqueue(std::string_view request, ReplySinkPtr sink, std::uint64_t slot,
@@ -242,7 +214,7 @@ void BackendConnection::enqueue(std::string_view request, ReplySinkPtr sink, std
             ? as_reply(error_message(ClientError::ShuttingDown))
             : shard_error(target_, ClientError::ShardUnavailable, health_.down_reason());
     ++stats_->errors;
-    tell_timing(*sink, slot, fragment, held, {});
+    sink->timed(slot, fragment, {target_.shard_index, held, {}});
     sink->deliver(slot, fragment, reply);
     return;
   }
@@ -252,9 +224,9 @@ void BackendConnection::enqueue(std::string_view request, ReplySinkPtr sink, std
   stats_->bytes_sent += request.size();
   auto deadline = limit == Clock::duration::max() ? Clock::time_point::max() : now + limit;
   const auto& wanted = concern ? *concern : config_->write_concern;
-  Owner owner = writes_.sent(request, wanted) ? Owner::ClientWrite : Owner::Client;
-  pending_.push_back({std::move(sink), slot, fragment, owner, now, deadline, wanted, held});
-  if (state_ == State::Up) schedule_flush();
+  ReplyOwner owner = writes_.sent(request, wanted) ? ReplyOwner::ClientWrite : ReplyOwner::Client;
+  in_flight_.push_back({std::move(sink), slot, fragment, owner, now, deadline, wanted, held});
+  if (state_ == State::Up) writer_.schedule();
 }
 
 void BackendConnection::adopt_waiting(std::deque<Waiting> waiting) {
@@ -288,8 +260,8 @@ void BackendConnection::confirm_writes() {
   if (!batch) return;
   auto now = Clock::now();
   queue().append(wait_command(*batch));
-  pending_.push_back(
-      {nullptr, 0, 0, Owner::WriteConcern, now, now + batch->timeout + config_->timeouts.request});
+  in_flight_.push_back({nullptr, 0, 0, ReplyOwner::WriteConcern, now,
+                        now + batch->timeout + config_->timeouts.request});
 }
 
 void BackendConnection::send_silent(std::string_view request) {
@@ -298,82 +270,12 @@ void BackendConnection::send_silent(std::string_view request) {
   writes_.sent_silent(request);  // the MULTI of a pinned transaction
   auto now = Clock::now();
   queue().append(request);
-  pending_.push_back({nullptr, 0, 0, Owner::Silent, now, now + config_->timeouts.request});
-  if (state_ == State::Up) schedule_flush();
+  in_flight_.push_back({nullptr, 0, 0, ReplyOwner::Silent, now, now + config_->timeouts.request});
+  if (state_ == State::Up) writer_.schedule();
 }
 
-// Defers the write to the end of this event-loop turn, so that every request queued by every
-// client in the turn leaves in one write.
-void BackendConnection::schedule_flush() {
-  if (flush_posted_ || write_in_flight_) return;
-  flush_posted_ = true;
-  asio::post(io_, [self = BackendConnectionPtr(this), generation = generation_] {
-    if (generation != self->generation_) return;
-    self->flush_posted_ = false;
-    self->flush();
-  });
-}
-
-// Writes what is queued, one bounded write system call at a time, checking the fleet's write
-// fence (write_fence.h) before each: the rest of a batch partly written when a router froze
-// must not reach the shard after it wakes past its lease. On a plain socket each write is this
-// function's own non-blocking call, made after the check; a full socket is waited for
-// (wait_write), never handed to the reactor to write later. A TLS record is written by asio's
-// TLS stream, which may write it once the socket takes it.
-void BackendConnection::flush() {
-  while (!write_in_flight_ && state_ == State::Up) {
-    if (written_ == writing_.size()) {
-      confirm_writes();
-      if (outbox_.empty()) return;
-      writing_.clear();
-      written_ = 0;
-      writing_.swap(outbox_);
-    }
-    // The fence holds back every write of a router past its lease (ConnectionFence).
-    if (auto late = fence_.late_ms(); late > 0)
-      return connection_failed(
-          shard_error(target_, ClientError::ShardConnectionLost, ConnectionFence::why(late)),
-          false);
-    auto chunk =
-        asio::buffer(writing_.data() + written_, std::min(writing_.size() - written_, kMaxWrite));
-    // Requests go out only once the handshake has answered (ShardHandshake holds them until then).
-    if (!handshake_.answering()) wrote_ = true;
-    if (stream_.tls()) return write_tls(chunk);
-    boost::system::error_code ec;
-    auto& socket = stream_.socket();
-    if (!socket.non_blocking()) socket.non_blocking(true, ec);
-    std::size_t bytes = ec ? 0 : socket.write_some(chunk, ec);
-    if (ec == asio::error::would_block || ec == asio::error::try_again) {
-      write_in_flight_ = true;
-      socket.async_wait(Stream::Socket::wait_write,
-                        [self = BackendConnectionPtr(this),
-                         generation = generation_](boost::system::error_code wait_error) {
-                          if (generation != self->generation_) return;
-                          self->write_in_flight_ = false;
-                          if (wait_error) return self->write_failed(wait_error);
-                          self->flush();
-                        });
-      return;
-    }
-    if (ec) return write_failed(ec);
-    written_ += bytes;
-  }
-}
-
-void BackendConnection::write_tls(asio::const_buffer chunk) {
-  write_in_flight_ = true;
-  stream_.async_write_some(chunk, [self = BackendConnectionPtr(this), generation = generation_](
-                                      boost::system::error_code ec, std::size_t bytes) {
-    if (generation != self->generation_) return;
-    self->write_in_flight_ = false;
-    if (ec) return self->write_failed(ec);
-    self->written_ += bytes;
-    self->flush();
-  });
-}
-
-void BackendConnection::write_failed(boost::system::error_code ec) {
-  connection_failed(shard_error(target_, ClientError::ShardConnectionLost, ec.message()), true);
+void BackendConnection::write_failed(const std::string& why, bool counts_as_failure) {
+  connection_failed(shard_error(target_, ClientError::ShardConnectionLost, why), counts_as_failure);
 }
 
 void BackendConnection::read() {
@@ -415,7 +317,7 @@ bool BackendConnection::deliver_frames() {
       if (generation != generation_) return false;
       continue;
     }
-    if (status == protocol::ScanStatus::Error || pending_.empty()) {
+    if (status == protocol::ScanStatus::Error || in_flight_.empty()) {
       spdlog::error("shard '{}' ({}) sent {}; resetting the connection", target_.shard_name,
                     address_text(),
                     status == protocol::ScanStatus::Error ? "bytes that are not RESP"
@@ -425,23 +327,23 @@ bool BackendConnection::deliver_frames() {
     }
     inbox_.consume(size);
     health_.answered(now);
-    Pending owner = std::move(pending_.front());
-    pending_.pop_front();
+    auto owner = in_flight_.take_front();
     switch (owner.owner) {
-      case Owner::Client:
-      case Owner::ClientWrite:
+      case ReplyOwner::Client:
+      case ReplyOwner::ClientWrite:
         stats_->latency.record(now - owner.sent);
         if (protocol::is_error_frame(frame)) ++stats_->errors;
-        tell_timing(*owner.sink, owner.slot, owner.fragment, owner.held, now - owner.sent);
-        if (owner.owner == Owner::Client)
+        owner.sink->timed(owner.slot, owner.fragment,
+                          {target_.shard_index, owner.held, now - owner.sent});
+        if (owner.owner == ReplyOwner::Client)
           owner.sink->deliver(owner.slot, owner.fragment, frame);
         else
           writes_.answered(std::move(owner.sink), owner.slot, owner.fragment, frame, owner.concern);
         break;
-      case Owner::WriteConcern:
+      case ReplyOwner::WriteConcern:
         writes_.confirmed(frame, target_.shard_name, address_text(), *stats_);
         break;
-      case Owner::Handshake:
+      case ReplyOwner::Handshake:
         if (protocol::is_error_frame(frame)) {
           // The shard refuses Santral: the connection is down until it accepts.
           go_down(ShardHandshake::refusal(frame, pushes_.tracks(), health_.ejected(),
@@ -449,22 +351,22 @@ bool BackendConnection::deliver_frames() {
           return false;
         }
         [[fallthrough]];
-      case Owner::Naming:
-        if (handshake_.answered(outbox_)) schedule_flush();
+      case ReplyOwner::Naming:
+        if (handshake_.answered(writer_.outbox())) writer_.schedule();
         break;
-      case Owner::ClientId:
+      case ReplyOwner::ClientId:
         if (handshake_.client_id_answered(frame, health_.ejected(), target_.shard_name,
-                                          address_text(), outbox_))
-          schedule_flush();
+                                          address_text(), writer_.outbox()))
+          writer_.schedule();
         break;
-      case Owner::Probe:
+      case ReplyOwner::Probe:
         if (health_.probe_answered()) {
           spdlog::info("shard '{}' ({}) is up again", target_.shard_name, address_text());
           send_waiting(failover_hold_.take());
           if (on_ready_) on_ready_();
         }
         break;
-      case Owner::Silent:
+      case ReplyOwner::Silent:
         break;
     }
     if (generation != generation_) return false;
@@ -474,18 +376,11 @@ bool BackendConnection::deliver_frames() {
 
 void BackendConnection::fail_all(const std::string& reply) {
   // What was queued so far fails; what a sink sends again while hearing of it stays queued.
-  auto failed = std::move(pending_);
-  pending_.clear();
-  outbox_.clear();
+  auto failed = in_flight_.take();
+  writer_.outbox().clear();
   handshake_.clear();
   writes_.fail(reply, *stats_);
-  auto now = Clock::now();
-  for (auto& p : failed) {
-    if (p.owner != Owner::Client && p.owner != Owner::ClientWrite) continue;
-    ++stats_->errors;
-    tell_timing(*p.sink, p.slot, p.fragment, p.held, now - p.sent);
-    p.sink->deliver(p.slot, p.fragment, reply);
-  }
+  failed.fail(reply, target_.shard_index, *stats_);
 }
 
 // The connection broke or a reply took too long: everything in flight fails with `reply`, and
@@ -565,31 +460,22 @@ void BackendConnection::check_deadlines(Clock::time_point now) {
     return;
   }
   if (state_ != State::Up) return;
-  if (!pending_.empty() && now > pending_.front().deadline) {
-    bool client = pending_.front().owner == Owner::Client ||
-                  pending_.front().owner == Owner::ClientWrite ||
-                  pending_.front().owner == Owner::WriteConcern;
-    auto limit = std::chrono::duration_cast<std::chrono::milliseconds>(pending_.front().deadline -
-                                                                       pending_.front().sent);
-    // A script's own limit (send_within), or every other request's.
-    std::string_view setting =
-        limit == config_->timeouts.script && limit != config_->timeouts.request
-            ? "timeouts.script_ms"
-            : "timeouts.request_ms";
-    if (client) {
+  if (auto overdue = in_flight_.overdue(now, config_->timeouts)) {
+    if (overdue->client) {
       ++stats_->timeouts;
       spdlog::warn(
           "shard '{}' ({}) did not answer within {} ms; dropping {} in-flight requests "
           "and reconnecting",
-          target_.shard_name, address_text(), limit.count(), pending_.size());
+          target_.shard_name, address_text(), overdue->limit.count(), in_flight_.size());
     }
-    connection_failed(shard_error(target_, ClientError::ShardTimeout, limit.count(), setting),
-                      true);
+    connection_failed(
+        shard_error(target_, ClientError::ShardTimeout, overdue->limit.count(), overdue->setting),
+        true);
     return;
   }
   // Active health check: an idle shared connection says PING now and then, so a shard that
   // died quietly is noticed before a client needs it.
-  if ((role_ == ConnectionRole::Shared || pushes_.tracks()) && pending_.empty() &&
+  if ((role_ == ConnectionRole::Shared || pushes_.tracks()) && in_flight_.empty() &&
       health_.probe_due(now))
     probe();
 }

@@ -12,7 +12,6 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/container/devector.hpp>
 #include <boost/intrusive_ptr.hpp>
 #include <boost/smart_ptr/intrusive_ref_counter.hpp>
 
@@ -20,6 +19,7 @@
 #include "router/backend/backend_target.h"
 #include "router/backend/confirmed_writes.h"
 #include "router/backend/failover_hold.h"
+#include "router/backend/in_flight_requests.h"
 #include "router/backend/loaded_scripts.h"
 #include "router/backend/push_route.h"
 #include "router/backend/reply_inbox.h"
@@ -27,6 +27,7 @@
 #include "router/backend/shard_dial.h"
 #include "router/backend/shard_handshake.h"
 #include "router/backend/shard_health.h"
+#include "router/backend/shard_writer.h"
 #include "router/backend/write_fence.h"
 #include "router/metrics/stats.h"
 #include "router/transport/stream.h"
@@ -37,8 +38,8 @@ class BackendConnection;
 using BackendConnectionPtr = boost::intrusive_ptr<BackendConnection>;
 
 // One connection from a worker to a shard. Requests are written back to back; replies come
-// back in the same order, so the oldest in-flight request owns the next reply. Everything
-// queued in one event-loop turn leaves in one write.
+// back in the same order, so the oldest in-flight request owns the next reply
+// (InFlightRequests). Everything queued in one event-loop turn leaves in one write (ShardWriter).
 //
 // Failure handling: see ShardHealth (shard_health.h); a request not answered within
 // timeouts.request fails, and the connection is dropped and reopened so that its late reply
@@ -46,8 +47,9 @@ using BackendConnectionPtr = boost::intrusive_ptr<BackendConnection>;
 //
 //   Connecting --connected--> Up --N failures--> Down --retry--> Connecting --PONG--> Up
 //                                                  ^------------ no PONG ----------'
-class BackendConnection
-    : public boost::intrusive_ref_counter<BackendConnection, boost::thread_unsafe_counter> {
+class BackendConnection final
+    : public boost::intrusive_ref_counter<BackendConnection, boost::thread_unsafe_counter>,
+      private ShardWriter::Owner {
  public:
   enum class State { Connecting, Up, Down, Stopped };
   // deliver()'s slot for a pub/sub message pushed by a Subscriber connection.
@@ -146,54 +148,34 @@ class BackendConnection
   static std::string_view state_name(State state, bool ejected);
   std::string_view state_name() const { return state_name(state_, health_.ejected()); }
   // Up, but the replies to its handshake (HELLO, AUTH, CLIENT TRACKING, SELECT) are not all in.
-  bool handshaking() const {
-    return state_ == State::Up && !pending_.empty() &&
-           (pending_.front().owner == Owner::Handshake ||
-            pending_.front().owner == Owner::ClientId);
-  }
+  bool handshaking() const { return state_ == State::Up && in_flight_.handshaking(); }
   const std::string& down_reason() const { return health_.down_reason(); }
   const BackendTarget& target() const { return target_; }
   // The loop it lives on (its DrainingConnections are that loop's).
   boost::asio::io_context& io() const { return io_; }
-  std::size_t in_flight() const { return pending_.size() + failover_hold_.size(); }
+  std::size_t in_flight() const { return in_flight_.size() + failover_hold_.size(); }
   // The connection's CLIENT ID on its server, asked in the handshake (0: not known yet, or
   // refused).
   std::uint64_t server_client_id() const { return handshake_.server_client_id(); }
 
  private:
-  void start();
-  // Instead of start(): requests fail at once with `reason`.
-  void mark_down(const std::string& reason);
-
-  using Owner = ReplyOwner;
-  struct Pending {
-    ReplySinkPtr sink;
-    std::uint64_t slot;
-    std::uint32_t fragment;
-    Owner owner;
-    std::chrono::steady_clock::time_point sent;
-    std::chrono::steady_clock::time_point deadline;
-    config::WriteConcern concern{};              // a ClientWrite's
-    std::chrono::steady_clock::duration held{};  // waiting for a failover before it was sent
-  };
-
   // `held`: how long it waited for the shard before (Waiting), for the sink's ShardTiming.
   void enqueue(std::string_view request, ReplySinkPtr sink, std::uint64_t slot,
                std::uint32_t fragment, std::chrono::steady_clock::duration limit,
                const config::WriteConcern* concern = nullptr,
                std::chrono::steady_clock::duration held = {});
-  // Tells `sink` where the time of (`slot`, `fragment`) went here, before its reply.
-  void tell_timing(ReplySink& sink, std::uint64_t slot, std::uint32_t fragment,
-                   std::chrono::steady_clock::duration held,
-                   std::chrono::steady_clock::duration waited) const;
   void connect();
   void on_connected();
   void handshake();
   void probe();
-  void schedule_flush();
-  void flush();
-  void write_tls(boost::asio::const_buffer chunk);
-  void write_failed(boost::system::error_code ec);
+  // ShardWriter::Owner: its handlers hold the connection as a BackendConnectionPtr would.
+  void hold() override { intrusive_ptr_add_ref(this); }
+  void let_go() override { intrusive_ptr_release(this); }
+  bool writable() const override { return state_ == State::Up; }
+  void top_up() override { confirm_writes(); }
+  // Requests go out only once the handshake has answered (ShardHandshake holds them until then).
+  void writing() override { wrote_ = wrote_ || !handshake_.answering(); }
+  void write_failed(const std::string& why, bool counts_as_failure) override;
   void read();
   void on_read(std::size_t bytes);
   bool deliver_frames();
@@ -214,9 +196,8 @@ class BackendConnection
   // Closes the socket; requests it carried that the shard has not answered are handed to
   // DrainingConnections (`why` says what Santral gave up on).
   void close_socket(std::string_view why);
-  bool carries_requests() const;
   std::string address_text() const { return target_.address.text(); }
-  std::string& queue() { return handshake_.queue(outbox_); }
+  std::string& queue() { return handshake_.queue(writer_.outbox()); }
 
   boost::asio::io_context& io_;
   BackendTarget target_;
@@ -237,18 +218,10 @@ class BackendConnection
   ConnectionFence fence_;
   bool wrote_ = false;  // bytes went to this socket since it connected
 
-  // A devector: it reuses its room as replies come in (a deque allocates a block every few
-  // requests as it slides).
-  boost::container::devector<Pending> pending_;
+  InFlightRequests in_flight_;
   FailoverHold failover_hold_;  // came while down, not sent
   ConfirmedWrites writes_;
-  std::string outbox_;   // queued, not yet handed to the socket
-  std::string writing_;  // handed to the socket, written up to written_
-  std::size_t written_ = 0;
-  // One write system call at most this much: the fence is checked between two.
-  static constexpr std::size_t kMaxWrite = 256 * 1024;
-  bool write_in_flight_ = false;
-  bool flush_posted_ = false;
+  ShardWriter writer_;
   ReplyInbox inbox_;
 };
 
