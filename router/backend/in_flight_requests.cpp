@@ -13,12 +13,6 @@ void InFlightRequests::put_first(const std::vector<ReplyOwner>& owners, Clock::t
     requests_.push_front({nullptr, 0, 0, *owner, now, now + timeout});
 }
 
-InFlightRequests::Request InFlightRequests::take_front() {
-  Request front = std::move(requests_.front());
-  requests_.pop_front();
-  return front;
-}
-
 bool InFlightRequests::handshaking() const {
   return !requests_.empty() && (requests_.front().owner == ReplyOwner::Handshake ||
                                 requests_.front().owner == ReplyOwner::ClientId);

@@ -44,7 +44,11 @@ class InFlightRequests {
   // ahead of everything queued before.
   void put_first(const std::vector<ReplyOwner>& owners, std::chrono::steady_clock::time_point now,
                  std::chrono::steady_clock::duration timeout);
-  Request take_front();
+  Request take_front() {
+    Request front = std::move(requests_.front());
+    requests_.pop_front();
+    return front;
+  }
   bool empty() const { return requests_.empty(); }
   std::size_t size() const { return requests_.size(); }
   // The handshake's replies (HELLO, AUTH, CLIENT TRACKING, SELECT, CLIENT ID) are not all in.

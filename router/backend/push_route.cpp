@@ -4,22 +4,11 @@
 
 namespace santral::router {
 
-namespace {
-
-// A RESP2 array or RESP3 push whose first element is message, pmessage or smessage (Redis
-// writes them exactly in this form). Subscribe confirmations are replies to the
-// (P|S)SUBSCRIBE that asked for them.
 bool is_pubsub_message(std::string_view frame) {
   if (frame.size() < 4 || (frame[0] != '*' && frame[0] != '>')) return false;
   std::string_view rest = frame.substr(1);
   return rest.starts_with("3\r\n$7\r\nmessage\r\n") ||
          rest.starts_with("4\r\n$8\r\npmessage\r\n") || rest.starts_with("3\r\n$8\r\nsmessage\r\n");
-}
-
-}  // namespace
-
-bool PushRoute::unasked(std::string_view frame) const {
-  return role_ == ConnectionRole::Subscriber ? is_pubsub_message(frame) : frame.front() == '>';
 }
 
 void PushRoute::deliver(std::string_view frame, std::size_t shard_index) {

@@ -10,6 +10,11 @@
 
 namespace santral::router {
 
+// A RESP2 array or RESP3 push whose first element is message, pmessage or smessage (Redis
+// writes them exactly in this form). Subscribe confirmations are replies to the
+// (P|S)SUBSCRIBE that asked for them.
+bool is_pubsub_message(std::string_view frame);
+
 // deliver()'s slot for what a shard sends unasked (a pub/sub message, an invalidation).
 inline constexpr std::uint64_t kPushSlot = std::numeric_limits<std::uint64_t>::max();
 
@@ -29,7 +34,10 @@ class PushRoute {
   // Whether a complete `frame` is something the shard sent unasked rather than a reply. On a
   // subscriber connection, a pub/sub message; elsewhere only a RESP3 push can be (none is
   // expected): an array is always somebody's reply, even one that starts with "message".
-  bool unasked(std::string_view frame) const;
+  // Inline: every reply of every connection asks it.
+  bool unasked(std::string_view frame) const {
+    return role_ == ConnectionRole::Subscriber ? is_pubsub_message(frame) : frame.front() == '>';
+  }
   // Hands it to the sink (deliver with kPushSlot and the shard's index), if it has one.
   void deliver(std::string_view frame, std::size_t shard_index);
   // A tracking connection ended: its server forgot what it tracked for it, so whatever was

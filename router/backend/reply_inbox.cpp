@@ -4,11 +4,7 @@
 
 namespace santral::router {
 
-namespace {
-constexpr std::size_t kInitial = 16 * 1024;
-}
-
-ReplyInbox::ReplyInbox() : bytes_(kInitial) {}
+ReplyInbox::ReplyInbox() : bytes_(kInitialBytes) {}
 
 boost::asio::mutable_buffer ReplyInbox::room() {
   if (end_ == bytes_.size()) {
@@ -26,21 +22,9 @@ boost::asio::mutable_buffer ReplyInbox::room() {
   return boost::asio::buffer(bytes_.data() + end_, bytes_.size() - end_);
 }
 
-protocol::ScanStatus ReplyInbox::scan(std::string_view& frame, std::size_t& size) {
-  size = 0;
-  std::string_view input(bytes_.data() + start_, end_ - start_);
-  auto status = scanner_.scan(input, size);
-  frame = input.substr(0, std::min(size, input.size()));
-  return status;
-}
-
-void ReplyInbox::settle() {
-  if (start_ != end_) return;
-  start_ = end_ = 0;
-  if (bytes_.size() > 4 * kInitial) {
-    bytes_.resize(kInitial);
-    bytes_.shrink_to_fit();
-  }
+void ReplyInbox::shrink() {
+  bytes_.resize(kInitialBytes);
+  bytes_.shrink_to_fit();
 }
 
 void ReplyInbox::reset() {

@@ -168,12 +168,15 @@ void plan_request(RequestContext& client, ActiveRequest& active) {
                       topology.config->cluster_endpoint,
                       fleet_standing(client),
                       worker.write_refusals()};
-  auto planned = std::exchange(active.planned, std::nullopt);
-  if (planned && planned->topology_version == topology.version &&
-      planned->salts_generation == worker.salts().generation() &&
-      planned->learned.get() == &worker.learned()) {
-    lost_standing(context, active.plan);
-    return;
+  if (active.planned) {  // it waited with its plan made
+    auto planned = std::move(*active.planned);
+    active.planned.reset();
+    if (planned.topology_version == topology.version &&
+        planned.salts_generation == worker.salts().generation() &&
+        planned.learned.get() == &worker.learned()) {
+      lost_standing(context, active.plan);
+      return;
+    }
   }
   build_plan(context, active.request, active.plan);
   if (denied_by_acl(active.plan)) log_denial(client, active.request, active.plan);

@@ -419,9 +419,12 @@ bool runs_inside_multi(const CommandSpec& spec) {
 
 namespace {
 
+// The two checks of lost_standing are inlined into build_plan, on every request's path (they
+// were, until lost_standing made them two-caller functions the compiler left out of line).
+
 // In a fleet, a router that has not confirmed its lease lately may have been left out of a
 // move; until it has, nothing it routes reaches a shard. False: the plan stands.
-bool out_of_touch(const FleetStanding& fleet, Plan& plan) {
+[[gnu::always_inline]] inline bool out_of_touch(const FleetStanding& fleet, Plan& plan) {
   if (plan.kind == RouteKind::Answered || plan.kind == RouteKind::Local) return false;
   if (fleet.map_refused != 0) {
     plan.kind = RouteKind::Answered;
@@ -443,7 +446,7 @@ bool may_write(const CommandSpec& spec) {
 // refuse), a write that would reach that shard is refused until SANTRAL FAILOVER ACCEPT; reads
 // go on. Inside MULTI the refusal dooms the transaction, as any command that fails to queue.
 // False: the plan stands.
-bool refused_write(const PlanContext& context, Plan& plan) {
+[[gnu::always_inline]] inline bool refused_write(const PlanContext& context, Plan& plan) {
   if (context.refusals == nullptr || plan.kind == RouteKind::Answered ||
       plan.kind == RouteKind::Local || plan.kind == RouteKind::Refused || !may_write(*plan.spec))
     return false;
@@ -478,7 +481,7 @@ void build_plan(const PlanContext& context, const protocol::Request& request, Pl
   else if (plan.spec->has(protocol::kReadonly))
     plan.connection = ConnectionKind::ReadFrom;
   plan_route(context, request, plan);
-  if (lost_standing(context, plan)) return;
+  if (out_of_touch(context.fleet, plan) || refused_write(context, plan)) return;  // lost_standing
   plan_pulls(context, request, plan);
 }
 
