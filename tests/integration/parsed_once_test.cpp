@@ -25,14 +25,6 @@ const std::string kUsers =
     "    password: nowait-pw\n"
     "    rules: \"on >nowait-pw +@all -wait ~*\"\n";
 
-RedisClient logged_in(Cluster& cluster, const std::string& user) {
-  auto client = cluster.client();
-  auto answer = client.command({"AUTH", user, user + "-pw"});
-  INFO(answer.str);
-  REQUIRE(answer.is_ok());
-  return client;
-}
-
 std::uint64_t info_field(const std::string& info, const std::string& key) {
   auto at = info.find("\r\n" + key + ":");
   if (at == std::string::npos) return 0;
@@ -67,8 +59,8 @@ Counts counts_once(RedisClient& client, std::uint64_t processed) {
 
 TEST_CASE("a request that waits for earlier replies or for a token is parsed once") {
   Cluster cluster(2, kUsers, {"--workers", "2"});
-  auto ops = logged_in(cluster, "ops");
-  auto patient = logged_in(cluster, "patient");
+  auto ops = cluster.client_as("ops", "ops-pw");
+  auto patient = cluster.client_as("patient", "patient-pw");
   auto before = counts_once(ops, 0);
   REQUIRE(before.parsed == before.processed);
   std::uint64_t sent = 0;
@@ -94,8 +86,8 @@ TEST_CASE("a request that waits for earlier replies or for a token is parsed onc
 
 TEST_CASE("a denied command that waits for earlier replies is logged once") {
   Cluster cluster(1, kUsers);
-  auto ops = logged_in(cluster, "ops");
-  auto nowait = logged_in(cluster, "nowait");
+  auto ops = cluster.client_as("ops", "ops-pw");
+  auto nowait = cluster.client_as("nowait", "nowait-pw");
   REQUIRE(ops.command({"ACL", "LOG", "RESET"}).is_ok());
 
   // The SET is not answered when WAIT is read: WAIT waits for it, then is refused.

@@ -37,11 +37,7 @@ const std::string kUsers =
     "    limits: {requests_per_s: 2, burst: 1, wait_ms: 100}\n";
 
 RedisClient logged_in(Cluster& cluster, const std::string& user) {
-  auto client = cluster.client();
-  auto answer = client.command({"AUTH", user, user + "-pw"});
-  INFO(answer.str);
-  REQUIRE(answer.is_ok());
-  return client;
+  return cluster.client_as(user, user + "-pw");
 }
 
 // The replies of `count` GETs of `key` sent in one write.
@@ -134,8 +130,8 @@ TEST_CASE("limits.wait_ms: a request over the rate waits for its token in turn, 
   CHECK(held >= 1);
   CHECK(held <= 9);
   auto metrics = http_request(admin_port, "GET", "/metrics").body;
-  CHECK(metrics.find("santral_user_held_total{user=\"patient\"} " + std::to_string(held) +
-                     "\n") != std::string::npos);
+  CHECK(metrics.find("santral_user_held_total{user=\"patient\"} " + std::to_string(held) + "\n") !=
+        std::string::npos);
 }
 
 TEST_CASE(

@@ -1,5 +1,7 @@
 #include "tests/support/cluster.h"
 
+#include <stdexcept>
+
 #include "config/config.h"
 
 namespace santral::test {
@@ -21,6 +23,13 @@ std::string Cluster::key_on(std::size_t index, const std::string& prefix) const 
     std::string key = prefix + std::to_string(n);
     if (owner(key) == index) return key;
   }
+}
+
+RedisClient Cluster::client_as(const std::string& user, const std::string& password) const {
+  auto client = this->client();
+  auto answer = client.command({"AUTH", user, password});
+  if (!answer.is_ok()) throw std::runtime_error("AUTH " + user + " answered: " + answer.str);
+  return client;
 }
 
 }  // namespace santral::test

@@ -21,6 +21,8 @@ class Cluster {
   std::size_t size() const { return shards_.size(); }
   SantralProcess& santral() { return *santral_; }
   RedisClient client(int timeout_ms = 10000) const { return santral_->client(timeout_ms); }
+  // A client logged in as `user` (AUTH answered +OK, else std::runtime_error with the answer).
+  RedisClient client_as(const std::string& user, const std::string& password) const;
   // Index of the shard that must hold `key`.
   std::size_t owner(const std::string& key) const { return map_->shard_for_key(key); }
   // A key named "<prefix><n>" that lives on shard `index`.
