@@ -28,6 +28,20 @@ bool wait_for_state(RedisClient& client, const std::string& state, int timeout_m
   return wait_until([&] { return reshard_status(client)["state"] == state; }, timeout_ms);
 }
 
+std::string push_map(RedisClient& client, const std::string& yaml,
+                     const std::function<bool()>& made) {
+  std::string last;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    auto pushed = client.command({"SANTRAL", "MAP", "PUSH", yaml});
+    last = pushed.str;
+    if (!pushed.is_error()) return last;
+    INFO("SANTRAL MAP PUSH answered: " << last);
+    if (wait_until(made, 10000)) return "";
+  }
+  FAIL("SANTRAL MAP PUSH was not made in 5 tries; the last answer: " << last);
+  return last;
+}
+
 Writers::Writers(int port, int threads, std::string prefix) : prefix_(std::move(prefix)) {
   for (int t = 0; t < threads; ++t)
     threads_.emplace_back([this, port, t] {

@@ -4,6 +4,7 @@
 // the move, where every key is on the shards, and that once the move is over each key is on its
 // owner alone, with its value and TTL, and nothing the writers had acknowledged is lost.
 #include <atomic>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -23,6 +24,14 @@ std::string shards_yaml(const std::vector<RedisServer*>& shards);
 // SANTRAL RESHARD STATUS as a map of its fields.
 std::map<std::string, std::string> reshard_status(RedisClient& client);
 bool wait_for_state(RedisClient& client, const std::string& state, int timeout_ms = 60000);
+
+// SANTRAL MAP PUSH of `yaml` through `client`, as an operator would do it on a loaded machine:
+// an answer that is not the change's (etcd did not answer in time: the change may or may not
+// have been made, or another change came first) is not a no; `made` says from what is in force
+// whether it was, and a push not made is sent again (at most 5 times). Returns the answer that
+// made it, or "" when it was found made after an uncertain one.
+std::string push_map(RedisClient& client, const std::string& yaml,
+                     const std::function<bool()>& made);
 
 // Writes while the move runs: INCRs of a few counters (each counted when sent and when
 // acknowledged) and SETs of unique keys (each remembered when acknowledged). `prefix` goes
