@@ -43,6 +43,7 @@ json worker_json(const WorkerStats& stats) {
           {"connected_clients", stats.connected_clients},
           {"client_bytes_in", stats.client_bytes_in},
           {"client_bytes_out", stats.client_bytes_out},
+          {"requests_parsed", stats.requests_parsed},
           {"shards", shards},
           {"commands", command_stats_json(stats)}};
 }

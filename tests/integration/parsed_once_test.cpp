@@ -1,14 +1,17 @@
 // A request that must wait (for its client's earlier replies, for its user's next token) keeps
-// what it was made into and resumes: it is parsed once, and planned once. Counted by INFO's
-// total_requests_parsed against total_commands_processed, both published by every worker on
-// its tick: a request parsed again would count twice in the first.
+// what it was made into and resumes: it is parsed once, and planned once. Counted by /stats,
+// which each worker answers on its own thread: requests_parsed, and the calls of every command
+// (counted when a request runs); a request parsed again would count twice in the first.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "tests/support/cluster.h"
-#include "tests/support/process.h"
+#include "tests/support/free_port.h"
+#include "tests/support/http_client.h"
 
 using namespace santral::test;
 
@@ -25,44 +28,30 @@ const std::string kUsers =
     "    password: nowait-pw\n"
     "    rules: \"on >nowait-pw +@all -wait ~*\"\n";
 
-std::uint64_t info_field(const std::string& info, const std::string& key) {
-  auto at = info.find("\r\n" + key + ":");
-  if (at == std::string::npos) return 0;
-  return std::stoull(info.substr(at + key.size() + 3));
-}
-
 struct Counts {
   std::uint64_t parsed = 0;
-  std::uint64_t processed = 0;
+  std::uint64_t run = 0;  // every command's calls
 };
 
-// INFO's counts once every worker has published at least `processed` commands (a tick is
-// 100 ms or so). Every request is counted as parsed before it is counted as processed, on the
-// same thread as the tick: a snapshot with nothing waiting has the two equal unless a request
-// was parsed more than once.
-Counts counts_once(RedisClient& client, std::uint64_t processed) {
-  Counts counts;
-  bool reached = wait_until(
-      [&] {
-        auto info = client.command({"INFO", "santral"}).str;
-        counts = {info_field(info, "total_requests_parsed"),
-                  info_field(info, "total_commands_processed")};
-        return counts.processed >= processed;
-      },
-      10000);
-  INFO("parsed " << counts.parsed << ", processed " << counts.processed);
-  REQUIRE(reached);
+// What every worker has parsed and run so far, each asked on its own thread (not a published
+// total that may be a tick old).
+Counts counts(int admin_port) {
+  auto total = nlohmann::json::parse(http_request(admin_port, "GET", "/stats").body)["total"];
+  Counts counts{total["requests_parsed"].get<std::uint64_t>(), 0};
+  for (const auto& [name, command] : total["commands"].items())
+    counts.run += command["calls"].get<std::uint64_t>();
   return counts;
 }
 
 }  // namespace
 
 TEST_CASE("a request that waits for earlier replies or for a token is parsed once") {
-  Cluster cluster(2, kUsers, {"--workers", "2"});
+  int admin_port = free_loopback_port();
+  Cluster cluster(2, kUsers + "admin: {listen: 127.0.0.1:" + std::to_string(admin_port) + "}\n",
+                  {"--workers", "2"});
   auto ops = cluster.client_as("ops", "ops-pw");
   auto patient = cluster.client_as("patient", "patient-pw");
-  auto before = counts_once(ops, 0);
-  REQUIRE(before.parsed == before.processed);
+  auto before = counts(admin_port);
   std::uint64_t sent = 0;
 
   // WAIT waits until the SETs before it are answered, which cannot happen before it is read:
@@ -79,9 +68,10 @@ TEST_CASE("a request that waits for earlier replies or for a token is parsed onc
   for (int i = 1; i <= 20; ++i) CHECK(patient.get_reply().integer == i);
   sent += 20;
 
-  // The AUTH before and every INFO the wait sent are counted too: at least `sent` more.
-  auto after = counts_once(ops, before.processed + sent);
-  CHECK(after.parsed - before.parsed == after.processed - before.processed);
+  // Every request was answered: each was parsed once and ran once.
+  auto after = counts(admin_port);
+  CHECK(after.run - before.run == sent);
+  CHECK(after.parsed - before.parsed == sent);
 }
 
 TEST_CASE("a denied command that waits for earlier replies is logged once") {
