@@ -179,7 +179,8 @@ void plan_request(RequestContext& client, ActiveRequest& active) {
     }
   }
   build_plan(context, active.request, active.plan);
-  if (denied_by_acl(active.plan)) log_denial(client, active.request, active.plan);
+  if (denied_by_acl(active.plan) && !std::exchange(active.denial_logged, true))
+    log_denial(client, active.request, active.plan);
 }
 
 // The request waits (for earlier replies, a pull, its lanes' PINGs) and keeps its plan, with

@@ -40,6 +40,8 @@ struct ActiveRequest {
   std::optional<PlannedUnder> planned;
   // When it was first read, while it waits (its time counts from then).
   std::optional<std::chrono::steady_clock::time_point> waiting_since;
+  // Its ACL denial is in ACL LOG: planned again after a wait, it is not logged twice.
+  bool denial_logged = false;
   std::string scratch;  // request bytes a route builds (rewritten commands)
 
   // Dispatched to the end: the next one is parsed afresh.
@@ -47,6 +49,7 @@ struct ActiveRequest {
     parsed = false;
     planned.reset();
     waiting_since.reset();
+    denial_logged = false;
   }
 };
 
