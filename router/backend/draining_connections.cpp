@@ -22,6 +22,11 @@ constexpr auto kTick = std::chrono::milliseconds(100);
 constexpr auto kFirstPause = std::chrono::milliseconds(50);
 constexpr auto kLongestPause = std::chrono::milliseconds(1000);
 constexpr auto kRefusedPause = std::chrono::milliseconds(5000);
+// A kill unanswered this long at most (its patience doubles from the request timeout) is sent
+// again on a new connection. A stalled shard answers every copy once it wakes (:0 for a client
+// gone already); a link that dropped the kill without closing would leave it unanswered for
+// good, and whatever waits for the proof (a move's switch) with it.
+constexpr auto kLongestPatience = std::chrono::milliseconds(16000);
 
 // The shard's own answer that the client is gone: CLIENT KILL ID answers how many clients it
 // killed (:1 now, :0 gone before); the old form +OK or "No such client".
@@ -141,6 +146,9 @@ void DrainingConnections::add(const BackendTarget& target, std::uint64_t client_
   entry.target.profile = {};  // the kill is asked in database 0, in RESP2
   auto& killer_of = killers_[entry.target.address.text()];
   if (!killer_of) killer_of = std::make_unique<Killer>();
+  if (killer_of->patience.count() == 0)
+    killer_of->patience = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::max<std::chrono::milliseconds>(config->timeouts.request, kFirstPause));
   killer_of->config = std::move(config);
   if (client_id == 0) {
     entry.problem =
@@ -184,6 +192,7 @@ DrainingConnections::Killer& DrainingConnections::killer(const Entry& entry) {
 
 void DrainingConnections::kill(Entry& entry) {
   entry.killing = true;
+  entry.kill_sent = Clock::now();
   std::string id = std::to_string(entry.client_id);
   std::string_view args[] = {"CLIENT", "KILL", "ID", id};
   std::string request;
@@ -238,11 +247,16 @@ void DrainingConnections::heard(std::uint64_t serial, const std::shared_ptr<List
 
 void DrainingConnections::answered(std::uint64_t serial, std::string_view reply) {
   Entry* entry = find(serial);
-  if (!entry) return;
+  if (!entry || renewing_) return;
   entry->killing = false;
+  bool ours = santral_made(reply);
+  if (!ours) {  // the shard answered on this connection: it is not silent
+    auto& killer = *killers_[entry->target.address.text()];
+    killer.patience = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::max<std::chrono::milliseconds>(killer.config->timeouts.request, kFirstPause));
+  }
   if (proves_gone(reply)) return prove(serial);
   std::string text = protocol::line_text(reply);
-  bool ours = santral_made(reply);
   if (!ours && entry->problem != text)
     spdlog::error(
         "shard '{}' ({}): CLIENT KILL ID {} answered '{}', so a connection Santral gave up on "
@@ -332,6 +346,7 @@ void DrainingConnections::tick() {
   auto now = Clock::now();
   for (auto& [address, killer] : killers_)
     if (killer->connection) killer->connection->check_deadlines(now);
+  renew_silent_killers(now);
   for (auto& entry : entries_)
     if (!entry.killing && entry.client_id != 0 && entry.kill_at <= now) kill(entry);
   if (entries_.empty()) {
@@ -346,6 +361,36 @@ void DrainingConnections::tick() {
   timer_.async_wait([this](boost::system::error_code ec) {
     if (!ec) tick();
   });
+}
+
+// A kill out longer than its shard's patience: that kill connection is closed (a kill running
+// late there ends a client that is to end anyway) and every kill it carried goes again on a new
+// one, at once.
+void DrainingConnections::renew_silent_killers(Clock::time_point now) {
+  for (auto& [address, killer] : killers_) {
+    if (!killer->connection) continue;
+    auto silent = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& entry) {
+      return entry.killing && entry.target.address.text() == address &&
+             now - entry.kill_sent >= killer->patience;
+    });
+    if (silent == entries_.end()) continue;
+    spdlog::warn(
+        "shard '{}' ({}): CLIENT KILL ID {} unanswered for {} ms; sending it again on a new "
+        "connection (a stalled shard answers both once it wakes; a link that lost it never "
+        "would)",
+        silent->target.shard_name, address, silent->client_id,
+        std::chrono::duration_cast<std::chrono::milliseconds>(now - silent->kill_sent).count());
+    renewing_ = true;
+    killer->connection->stop();
+    renewing_ = false;
+    killer->connection.reset();
+    killer->patience = std::min(killer->patience * 2, kLongestPatience);
+    for (auto& entry : entries_)
+      if (entry.killing && entry.target.address.text() == address) {
+        entry.killing = false;
+        entry.kill_at = now;
+      }
+  }
 }
 
 }  // namespace santral::router

@@ -34,7 +34,9 @@ namespace santral::router {
 //
 //   given up ──► draining ──CLIENT KILL ID n, on a connection of its own──► :1 / :0 ──► proven
 //                   │  │                (no deadline: a stalled shard answers when it wakes)
-//                   │  └─ that connection breaks, or the shard is down: the kill is sent again
+//                   │  ├─ that connection breaks, or the shard is down: the kill is sent again
+//                   │  └─ unanswered for a while: sent again on a new connection (a link that
+//                   │     lost it without a close, a half-open TCP connection, never answers)
 //                   └──── its own socket, still read: every request on it answered ──► proven
 //
 // One per io_context (an Asio service): every connection lives on one loop (a worker's or the
@@ -101,14 +103,18 @@ class DrainingConnections final : public boost::asio::execution_context::service
     std::string why;
     std::chrono::steady_clock::time_point since;
     std::chrono::steady_clock::time_point kill_at;  // when the kill goes (again)
-    std::chrono::milliseconds pause{0};             // before it is sent again
-    bool killing = false;                           // a kill is out
+    std::chrono::steady_clock::time_point kill_sent;
+    std::chrono::milliseconds pause{0};  // before it is sent again
+    bool killing = false;                // a kill is out
     std::string problem;
   };
   struct Killer {
     BackendConnectionPtr connection;
     std::shared_ptr<const config::Config> config;
     ShardStats stats;
+    // How long a kill may go unanswered before it is sent again on a new connection: the
+    // request timeout, doubled each time up to kLongestPatience, back after an answer.
+    std::chrono::milliseconds patience{0};
   };
   struct Waiter {
     std::vector<std::uint64_t> serials;  // the entries it waits for
@@ -119,6 +125,7 @@ class DrainingConnections final : public boost::asio::execution_context::service
   void shutdown() override;
   void tick();
   void kill(Entry& entry);
+  void renew_silent_killers(std::chrono::steady_clock::time_point now);
   void listen(std::uint64_t serial, const std::shared_ptr<Listening>& listening);
   void heard(std::uint64_t serial, const std::shared_ptr<Listening>& listening);
   void answered(std::uint64_t serial, std::string_view reply);
@@ -133,6 +140,7 @@ class DrainingConnections final : public boost::asio::execution_context::service
   boost::asio::steady_timer timer_;
   bool ticking_ = false;
   bool stopped_ = false;
+  bool renewing_ = false;  // a silent kill connection is being closed: its errors prove nothing
   std::uint64_t next_serial_ = 1;
   std::uint64_t proven_ = 0;
   std::vector<Entry> entries_;

@@ -16,6 +16,7 @@
 #include "router/backend/earlier_runs.h"
 #include "router/backend/reply_sink.h"
 #include "router/metrics/stats.h"
+#include "tests/support/fault_proxy.h"
 #include "tests/support/scripted_shard.h"
 #include "tests/support/shard_loop.h"
 
@@ -38,8 +39,9 @@ std::string address(int port) {
 }
 
 // The shard stopped (SIGSTOP) with a GET unread; the router gives up on it at its timeout.
-BackendConnectionPtr give_up_on_a_get(ShardLoop& loop, ScriptedShard& shard, ReplyLog& replies) {
-  auto connection = loop.open(shard.port());
+BackendConnectionPtr give_up_on_a_get(ShardLoop& loop, ScriptedShard& shard, ReplyLog& replies,
+                                      int port = 0) {
+  auto connection = loop.open(port ? port : shard.port());
   REQUIRE(loop.run_until([&] { return connection->server_client_id() == 7; }));
   connection->send("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", &replies, 2, 0);
   REQUIRE(loop.run_until([&] { return shard.unread(0) > 0; }));
@@ -75,6 +77,34 @@ TEST_CASE("a connection given up on is draining until the shard answers the kill
   shard.hold_kills(false);
   REQUIRE(loop.run_until([&] { return proven; }));
   CHECK_FALSE(draining.draining(address(shard.port())));
+  CHECK(draining.proven() == 1);
+  connection->stop();
+}
+
+// Seen in the fleet's fault harness: a move's switch waited for good once a link dropped a kill
+// without closing its connection (a half-open TCP connection does the same).
+TEST_CASE("a kill its link lost without a close is sent again on a new connection") {
+  ShardLoop loop;
+  ScriptedShard shard;  // its first connection stops after its handshake
+  santral::test::FaultProxy proxy({{"s", shard.port()}});
+  shard.hold_kills(true);
+  ReplyLogPtr replies(new ReplyLog);
+  auto connection = give_up_on_a_get(loop, shard, *replies, proxy.port("s"));
+  auto& draining = DrainingConnections::of(loop.io);
+  bool proven = false;
+  draining.after_all([&] { proven = true; });
+  REQUIRE(loop.run_until([&] { return !shard.kills().empty(); }));
+
+  // The link loses every byte on its connections from now on, and never closes them: the
+  // shard's answer to the kill it held goes nowhere.
+  proxy.fault("s", "blackhole");
+  shard.hold_kills(false);
+  loop.run_until([] { return false; }, std::chrono::milliseconds(500));
+  CHECK_FALSE(proven);
+
+  // New connections pass again: a kill sent again on one is answered (:0, gone already).
+  proxy.fault("s", "pass");
+  REQUIRE(loop.run_until([&] { return proven; }));
   CHECK(draining.proven() == 1);
   connection->stop();
 }
