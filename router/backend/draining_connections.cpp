@@ -22,11 +22,6 @@ constexpr auto kTick = std::chrono::milliseconds(100);
 constexpr auto kFirstPause = std::chrono::milliseconds(50);
 constexpr auto kLongestPause = std::chrono::milliseconds(1000);
 constexpr auto kRefusedPause = std::chrono::milliseconds(5000);
-// A kill unanswered this long at most (its patience doubles from the request timeout) is sent
-// again on a new connection. A stalled shard answers every copy once it wakes (:0 for a client
-// gone already); a link that dropped the kill without closing would leave it unanswered for
-// good, and whatever waits for the proof (a move's switch) with it.
-constexpr auto kLongestPatience = std::chrono::milliseconds(16000);
 
 // The shard's own answer that the client is gone: CLIENT KILL ID answers how many clients it
 // killed (:1 now, :0 gone before); the old form +OK or "No such client".
@@ -146,9 +141,7 @@ void DrainingConnections::add(const BackendTarget& target, std::uint64_t client_
   entry.target.profile = {};  // the kill is asked in database 0, in RESP2
   auto& killer_of = killers_[entry.target.address.text()];
   if (!killer_of) killer_of = std::make_unique<Killer>();
-  if (killer_of->patience.count() == 0)
-    killer_of->patience = std::chrono::duration_cast<std::chrono::milliseconds>(
-        std::max<std::chrono::milliseconds>(config->timeouts.request, kFirstPause));
+  if (!killer_of->patience) killer_of->patience.emplace(config->timeouts.request);
   killer_of->config = std::move(config);
   if (client_id == 0) {
     entry.problem =
@@ -250,11 +243,7 @@ void DrainingConnections::answered(std::uint64_t serial, std::string_view reply)
   if (!entry || renewing_) return;
   entry->killing = false;
   bool ours = santral_made(reply);
-  if (!ours) {  // the shard answered on this connection: it is not silent
-    auto& killer = *killers_[entry->target.address.text()];
-    killer.patience = std::chrono::duration_cast<std::chrono::milliseconds>(
-        std::max<std::chrono::milliseconds>(killer.config->timeouts.request, kFirstPause));
-  }
+  if (!ours) killers_[entry->target.address.text()]->patience->answered();  // not silent
   if (proves_gone(reply)) return prove(serial);
   std::string text = protocol::line_text(reply);
   if (!ours && entry->problem != text)
@@ -363,15 +352,15 @@ void DrainingConnections::tick() {
   });
 }
 
-// A kill out longer than its shard's patience: that kill connection is closed (a kill running
-// late there ends a client that is to end anyway) and every kill it carried goes again on a new
-// one, at once.
+// A kill out longer than its shard's patience (proof_patience.h): that kill connection is closed
+// (a kill running late there ends a client that is to end anyway) and every kill it carried goes
+// again on a new one, at once.
 void DrainingConnections::renew_silent_killers(Clock::time_point now) {
   for (auto& [address, killer] : killers_) {
     if (!killer->connection) continue;
     auto silent = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& entry) {
       return entry.killing && entry.target.address.text() == address &&
-             now - entry.kill_sent >= killer->patience;
+             now - entry.kill_sent >= killer->patience->now();
     });
     if (silent == entries_.end()) continue;
     spdlog::warn(
@@ -384,7 +373,7 @@ void DrainingConnections::renew_silent_killers(Clock::time_point now) {
     killer->connection->stop();
     renewing_ = false;
     killer->connection.reset();
-    killer->patience = std::min(killer->patience * 2, kLongestPatience);
+    killer->patience->ran_out();
     for (auto& entry : entries_)
       if (entry.killing && entry.target.address.text() == address) {
         entry.killing = false;

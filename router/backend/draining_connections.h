@@ -16,6 +16,7 @@
 
 #include "config/config.h"
 #include "router/backend/backend_connection.h"
+#include "router/backend/proof_patience.h"
 #include "router/metrics/stats.h"
 #include "router/transport/stream.h"
 
@@ -112,9 +113,8 @@ class DrainingConnections final : public boost::asio::execution_context::service
     BackendConnectionPtr connection;
     std::shared_ptr<const config::Config> config;
     ShardStats stats;
-    // How long a kill may go unanswered before it is sent again on a new connection: the
-    // request timeout, doubled each time up to kLongestPatience, back after an answer.
-    std::chrono::milliseconds patience{0};
+    // How long a kill may go unanswered before it is sent again on a new connection.
+    std::optional<ProofPatience> patience;
   };
   struct Waiter {
     std::vector<std::uint64_t> serials;  // the entries it waits for

@@ -9,6 +9,7 @@
 #include "protocol/reply_value.h"
 #include "protocol/resp_writer.h"
 #include "router/backend/connection_name.h"
+#include "router/backend/proof_patience.h"
 #include "router/backend/reply_sink.h"
 
 namespace santral::router {
@@ -33,7 +34,9 @@ class EarlierRuns final : public ReplySink {
         config_(std::move(config)),
         done_(std::move(done)),
         retry_(io),
-        io_(io) {}
+        silence_(io),
+        io_(io),
+        patience_(config_->timeouts.request) {}
 
   void start() {
     if (!connection_ || connection_->state() == BackendConnection::State::Stopped) {
@@ -45,6 +48,7 @@ class EarlierRuns final : public ReplySink {
     std::string_view args[] = {"CLIENT", "LIST", "TYPE", "normal"};
     // No deadline: a stalled server answers when it wakes.
     connection_->send(bytes_of(args), ReplySinkPtr(this), 0, 0, false);
+    watch(++asked_);
   }
 
   void deliver(std::uint64_t /*slot*/, std::uint32_t /*fragment*/,
@@ -75,7 +79,23 @@ class EarlierRuns final : public ReplySink {
     }
   }
 
+  // Still unanswered after its patience (proof_patience.h): this connection is closed (its
+  // answers, errors Santral makes, ask again).
+  void watch(std::uint64_t asked) {
+    silence_.expires_after(patience_.now());
+    silence_.async_wait(
+        [self = boost::intrusive_ptr<EarlierRuns>(this), asked](boost::system::error_code ec) {
+          if (ec || !self->done_ || self->asked_ != asked || !self->connection_) return;
+          spdlog::warn("shard '{}' ({}): no answer within {} ms; asking again on a new connection",
+                       self->server_.shard_name, self->server_.address.text(),
+                       self->patience_.now().count());
+          self->patience_.ran_out();
+          self->connection_->stop();
+        });
+  }
+
   void again(const std::string& why) {
+    silence_.cancel();
     spdlog::warn(
         "shard '{}' ({}): cannot yet end the connections an earlier run of this router left "
         "there ({}); the move resumes once it can, asking again in {} s",
@@ -88,6 +108,7 @@ class EarlierRuns final : public ReplySink {
   }
 
   void finish() {
+    silence_.cancel();
     if (connection_) connection_->stop();
     if (done_) std::exchange(done_, nullptr)();
   }
@@ -96,7 +117,10 @@ class EarlierRuns final : public ReplySink {
   std::shared_ptr<const config::Config> config_;
   std::function<void()> done_;
   boost::asio::steady_timer retry_;
+  boost::asio::steady_timer silence_;
   boost::asio::io_context& io_;
+  ProofPatience patience_;
+  std::uint64_t asked_ = 0;  // CLIENT LISTs sent: a watch of an earlier one does nothing
   ShardStats stats_;
   BackendConnectionPtr connection_;
   bool listing_ = false;

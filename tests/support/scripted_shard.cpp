@@ -60,7 +60,8 @@ std::string upper(std::string word) {
 bool is_handshake(const std::vector<std::string>& words) {
   if (words.empty()) return false;
   auto name = upper(words[0]);
-  return name == "CLIENT" || name == "HELLO" || name == "AUTH" || name == "SELECT";
+  if (name == "CLIENT") return words.size() < 2 || upper(words[1]) != "LIST";
+  return name == "HELLO" || name == "AUTH" || name == "SELECT";
 }
 
 bool is_kill(const std::vector<std::string>& words) {

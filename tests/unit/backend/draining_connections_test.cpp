@@ -12,6 +12,7 @@
 
 #include "config/config.h"
 #include "router/backend/backend_connection.h"
+#include "router/backend/connection_name.h"
 #include "router/backend/draining_connections.h"
 #include "router/backend/earlier_runs.h"
 #include "router/backend/reply_sink.h"
@@ -146,6 +147,32 @@ TEST_CASE("a connection given up on before its requests went out is not draining
   REQUIRE(replies->got.size() == 1);
   CHECK_FALSE(DrainingConnections::of(loop.io).draining(address(port)));
   connection->stop();
+}
+
+TEST_CASE(
+    "a restarted router asks again on a new connection when its CLIENT LIST goes unanswered") {
+  ShardLoop loop;
+  ScriptedShard shard;  // its first connection stops after its handshake
+  santral::test::FaultProxy proxy({{"s", shard.port()}});
+  santral::router::name_connections("earlier-runs-test");
+  auto config = std::make_shared<santral::config::Config>();
+  config->timeouts.request = std::chrono::milliseconds(200);
+  santral::router::BackendTarget server{
+      0, "s0", {"127.0.0.1", static_cast<std::uint16_t>(proxy.port("s"))}, {}};
+  bool ended = false;
+  santral::router::end_earlier_runs(loop.io, {server}, config, [&] { ended = true; });
+  REQUIRE(loop.run_until([&] { return shard.unread(0) > 0; }));  // CLIENT LIST, not read yet
+
+  // The shard wakes and answers, but the link loses every byte on that connection for good.
+  proxy.fault("s", "blackhole");
+  shard.wake(0);
+  loop.run_until([] { return false; }, std::chrono::milliseconds(500));
+  CHECK_FALSE(ended);
+
+  proxy.fault("s", "pass");
+  REQUIRE(loop.run_until([&] { return ended; }));
+  CHECK(shard.accepted() >= 2);
+  santral::router::name_connections("");
 }
 
 TEST_CASE("a restarted router finds the clients its earlier runs left, and only those") {
