@@ -356,7 +356,9 @@ void DrainingConnections::tick() {
 // (a kill running late there ends a client that is to end anyway) and every kill it carried goes
 // again on a new one, at once.
 void DrainingConnections::renew_silent_killers(Clock::time_point now) {
-  for (auto& [address, killer] : killers_) {
+  for (auto& item : killers_) {
+    const std::string& address = item.first;
+    Killer* killer = item.second.get();
     if (!killer->connection) continue;
     auto silent = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& entry) {
       return entry.killing && entry.target.address.text() == address &&

@@ -16,9 +16,9 @@ namespace santral::test {
 // (nil), MIGRATE (+NOKEY), anything else +OK.
 //
 // It can also play a stopped shard (SIGSTOP): a connection that stalls reads nothing more once
-// its handshake (CLIENT but CLIENT LIST, HELLO, AUTH, SELECT at its head) is answered, so what the router sends
-// next stays in that socket's receive queue (unread()). wake() reads and answers it again, as
-// the shard would once resumed.
+// its handshake (CLIENT but CLIENT LIST, HELLO, AUTH, SELECT at its head) is answered, so what the
+// router sends next stays in that socket's receive queue (unread()). wake() reads and answers it
+// again, as the shard would once resumed.
 class ScriptedShard {
  public:
   // `stall_first`: the first connection accepted stalls after its handshake.
