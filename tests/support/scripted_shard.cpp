@@ -148,7 +148,7 @@ void ScriptedShard::wake(int n) {
     std::lock_guard lock(mutex_);
     auto& connection = connections_.at(static_cast<std::size_t>(n));
     connection.stalls = false;
-    connection.stopped = false;
+    connection.stopped = connection.lost;
   }
   wake_thread();
 }
@@ -176,6 +176,15 @@ void ScriptedShard::drop(int n) {
   std::lock_guard lock(mutex_);
   auto& connection = connections_.at(static_cast<std::size_t>(n));
   if (!connection.closed) ::shutdown(connection.fd, SHUT_RDWR);
+}
+
+void ScriptedShard::lose(int n) {
+  std::lock_guard lock(mutex_);
+  auto& connection = connections_.at(static_cast<std::size_t>(n));
+  connection.lost = true;
+  connection.stopped = true;
+  connection.held_kill.clear();
+  connection.held_client_id = false;
 }
 
 void ScriptedShard::wake_thread() {

@@ -57,6 +57,10 @@ class ScriptedShard {
   void send_rest(int n);
   // The shard ends connection `n` (a restart, a timeout of its own).
   void drop(int n);
+  // Connection `n` goes silent for good, as one whose link lost it without a close (a
+  // half-open TCP connection): it reads nothing more, answers nothing (a kill or CLIENT ID it
+  // holds is dropped) and stays open. New connections are served as before.
+  void lose(int n);
 
  private:
   struct Connection {
@@ -64,6 +68,7 @@ class ScriptedShard {
     bool stalls = false;   // stops after its handshake
     bool stopped = false;  // reads nothing now
     bool closed = false;
+    bool lost = false;  // lose(): silent for good
     std::string inbox;  // read, not yet a whole command
     std::vector<std::vector<std::string>> commands;
     std::vector<std::string> held_kill;  // hold_kills(): a CLIENT KILL not carried out yet
