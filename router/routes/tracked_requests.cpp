@@ -143,7 +143,9 @@ bool lanes_barrier_first(RequestContext& client, const Plan& plan) {
   if (!client.state().tracking.on || plan.kind != RouteKind::Local || plan.spec == nullptr)
     return false;
   auto local = plan.spec->local;
-  if (local != protocol::LocalHandler::Ping && local != protocol::LocalHandler::Echo) return false;
+  if (local != protocol::LocalHandler::Ping && local != protocol::LocalHandler::Echo &&
+      local != protocol::LocalHandler::ClientTracking)
+    return false;
   auto& reads = client.caching().tracked_reads();
   if (reads.barrier_passed(client.state().requests_dispatched))
     return false;  // its PINGs are in: answer it

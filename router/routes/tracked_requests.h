@@ -14,9 +14,10 @@ namespace santral::router {
 // `slots_before`: the client's opened_slots() before the route ran.
 void note_tracked_request(const Routed& routed, std::uint64_t slots_before);
 
-// A tracking client's PING or ECHO, which Santral answers itself, must not overtake an
-// invalidation a shard has already queued for the client (one Redis writes the push of an
-// earlier write before PING's reply; the tcl unit `tracking` reads them in that order): a PING
+// A tracking client's PING, ECHO or CLIENT TRACKING, which Santral answers itself, must not
+// overtake an invalidation a shard has already queued for the client (one Redis writes the push
+// of an earlier write before PING's reply; the tcl unit `tracking` reads them in that order; and
+// CLIENT TRACKING OFF would drop it, where Redis has written it already): a PING
 // goes down each connection its invalidations come on (TrackingLanes::pushing_to), in a hidden
 // slot, and true says the request waits. Pushes on a connection come in order with its
 // replies, so when every PING has answered, the pushes before them are written to the client;

@@ -1525,6 +1525,32 @@ def check_ping_after_write(cl, rounds=200):
     return f"{rounds} rounds, 3 clients: every invalidation came before the PONG"
 
 
+def check_off_after_write(cl, rounds=100):
+    """CLIENT TRACKING OFF right after another client's write: the write's invalidation comes
+    before OFF's reply, as on one Redis, which wrote it to the client when the write ran. Through
+    Santral the invalidation is on its way from the shard when OFF arrives: OFF waits for a PING
+    down each connection the client's invalidations come on, else it would drop it."""
+    keys = [k for _, ks in cl.place("offorder:", 2) for k in ks]
+    writers = cl.consecutive_clients("offorder-writer", 2)
+    c = Client(cl.router_port, "offorder")
+    late = 0
+    for i in range(rounds):
+        key = keys[i % len(keys)]
+        track(c)
+        cached_get(c, key)
+        since = len(c.pushes)
+        expect(writers[i % 2].call("SET", key, f"v{i}"), "OK", f"SET {key}")
+        c.send(("CLIENT", "TRACKING", "OFF"))
+        expect(c.reply(what="OFF"), "OK", f"CLIENT TRACKING OFF after SET {key}")
+        if not c.invalidated_since(since, key):
+            late += 1
+    if late:
+        raise CheckFailed(f"CLIENT TRACKING OFF right after another client's SET was answered "
+                          f"before (or without) the SET's invalidation: {late} times in {rounds} "
+                          f"rounds")
+    return f"{rounds} rounds: every invalidation came before OFF's reply"
+
+
 def run_node(cl, out):
     """node-redis 5's clientSideCache through the router (node_cache_test.mjs)."""
     for tool in ("node", "npm"):
@@ -1607,6 +1633,7 @@ def main():
         ("resp2_replies", lambda: check_resp2_replies(cl), False),
         ("redirect", lambda: check_redirect(cl), False),
         ("ping_after_write", lambda: check_ping_after_write(cl), False),
+        ("off_after_write", lambda: check_off_after_write(cl), False),
         ("node_redis", None, False),
         ("lost_connection", lambda: check_lost_connection(cl), True),   # last: kills links
     ]
