@@ -50,59 +50,62 @@ BackendConnectionPtr give_up_on_a_get(ShardLoop& loop, ScriptedShard& shard, Rep
   return connection;
 }
 
+// The shard stopped with a GET unread and holding kills: the router has given up on the GET, so
+// its connection drains, and the kill of it is out (held by the shard).
+struct KillHeld {
+  ShardLoop loop;
+  ScriptedShard shard;  // its first connection stops after its handshake
+  ReplyLogPtr replies{new ReplyLog};
+  DrainingConnections& draining{DrainingConnections::of(loop.io)};
+  BackendConnectionPtr connection;
+  bool proven = false;
+
+  KillHeld() {
+    shard.hold_kills(true);
+    connection = give_up_on_a_get(loop, shard, *replies);
+    draining.after(address(shard.port()), [this] { proven = true; });
+    REQUIRE(loop.run_until([&] { return !shard.kills().empty(); }));
+  }
+  ~KillHeld() { connection->stop(); }
+  KillHeld(const KillHeld&) = delete;
+  KillHeld& operator=(const KillHeld&) = delete;
+};
+
 }  // namespace
 
 TEST_CASE("a connection given up on is draining until the shard answers the kill of its id") {
-  ShardLoop loop;
-  ScriptedShard shard;  // its first connection stops after its handshake
-  shard.hold_kills(true);
-  ReplyLogPtr replies(new ReplyLog);
-  auto connection = give_up_on_a_get(loop, shard, *replies);
-
-  auto& draining = DrainingConnections::of(loop.io);
-  bool proven = false;
-  draining.after(address(shard.port()), [&] { proven = true; });
-  CHECK(draining.draining(address(shard.port())));
+  KillHeld held;
+  auto& shard = held.shard;
   // Another connection carries CLIENT KILL ID 7; unanswered, nothing is proven, however long.
-  REQUIRE(loop.run_until([&] { return !shard.kills().empty(); }));
+  CHECK(held.draining.draining(address(shard.port())));
   CHECK(shard.kills()[0].connection != 0);
   CHECK(shard.kills()[0].words == Words{"CLIENT", "KILL", "ID", "7"});
-  loop.run_until([] { return false; }, std::chrono::milliseconds(300));
-  CHECK_FALSE(proven);
-  REQUIRE(draining.list().size() == 1);
-  CHECK(draining.list()[0].client_id == 7);
+  held.loop.run_until([] { return false; }, std::chrono::milliseconds(300));
+  CHECK_FALSE(held.proven);
+  REQUIRE(held.draining.list().size() == 1);
+  CHECK(held.draining.list()[0].client_id == 7);
 
   // The shard wakes: it ends the connection and answers the kill (:1, one client killed).
   shard.hold_kills(false);
-  REQUIRE(loop.run_until([&] { return proven; }));
-  CHECK_FALSE(draining.draining(address(shard.port())));
-  CHECK(draining.proven() == 1);
-  connection->stop();
+  REQUIRE(held.loop.run_until([&] { return held.proven; }));
+  CHECK_FALSE(held.draining.draining(address(shard.port())));
+  CHECK(held.draining.proven() == 1);
 }
 
 // A move's switch must not wait for good on a kill a link lost without closing its connection
 // (a half-open TCP connection; the fault harness's blackhole).
 TEST_CASE("a kill its link lost without a close is sent again on a new connection") {
-  ShardLoop loop;
-  ScriptedShard shard;  // its first connection stops after its handshake
-  shard.hold_kills(true);
-  ReplyLogPtr replies(new ReplyLog);
-  auto connection = give_up_on_a_get(loop, shard, *replies);
-  auto& draining = DrainingConnections::of(loop.io);
-  bool proven = false;
-  draining.after_all([&] { proven = true; });
-  REQUIRE(loop.run_until([&] { return !shard.kills().empty(); }));
-
+  KillHeld held;
+  auto& shard = held.shard;
   // The kill's connection goes silent for good; the shard serves new connections again.
   int lost = shard.kills()[0].connection;
   shard.lose(lost);
   shard.hold_kills(false);
-  REQUIRE(loop.run_until([&] { return proven; }));
-  CHECK(draining.proven() == 1);
+  REQUIRE(held.loop.run_until([&] { return held.proven; }));
+  CHECK(held.draining.proven() == 1);
   REQUIRE(shard.kills().size() >= 2);
   CHECK(shard.kills().back().connection != lost);
   CHECK(shard.kills().back().words == Words{"CLIENT", "KILL", "ID", "7"});
-  connection->stop();
 }
 
 TEST_CASE(
