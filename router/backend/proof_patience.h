@@ -16,7 +16,7 @@ class ProofPatience {
  public:
   static constexpr std::chrono::milliseconds kLongest{16000};
 
-  explicit ProofPatience(std::chrono::milliseconds request_timeout = kLongest)
+  explicit ProofPatience(std::chrono::milliseconds request_timeout)
       : first_(std::clamp(request_timeout, std::chrono::milliseconds(100), kLongest)),
         now_(first_) {}
 
