@@ -83,10 +83,7 @@ std::string state_of(const SantralProcess& router) {
 // Pushes `map` as the fleet's next map (a move), approves it, and waits for its end.
 void move_to(const SantralProcess& router, const std::string& map) {
   auto client = router.client();
-  auto pushed = push_map(client, map, [&] { return state_of(router) == "planned"; });
-  INFO(pushed);
-  REQUIRE((pushed.empty() || pushed.find("planned") != std::string::npos));
-  REQUIRE(wait_until([&] { return state_of(router) == "planned"; }, 10000));
+  plan_move(client, map);
   REQUIRE(client.command({"SANTRAL", "RESHARD", "APPROVE"}).is_ok());
   REQUIRE(wait_until([&] { return state_of(router) == "idle"; }, 90000));
 }
@@ -171,10 +168,7 @@ TEST_CASE("F12: ABORT while the walk MIGRATEs a big key; writes acknowledged aft
                 .type == Reply::Type::Nil);
 
   auto pusher = first.client();
-  auto pushed = push_map(pusher, "shards:\n" + grown, [&] { return state_of(first) == "planned"; });
-  INFO(pushed);
-  REQUIRE((pushed.empty() || pushed.find("planned") != std::string::npos));
-  REQUIRE(wait_until([&] { return state_of(first) == "planned"; }, 10000));
+  plan_move(pusher, "shards:\n" + grown);
   REQUIRE(first.client().command({"SANTRAL", "RESHARD", "APPROVE"}).is_ok());
   // A source that does not answer a PING within 50 ms is running a big key's MIGRATE.
   auto blocked = [](const RedisServer& shard) {

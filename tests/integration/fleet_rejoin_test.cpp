@@ -97,10 +97,7 @@ TEST_CASE("F4: a router back from an outage serves etcd's map, not its pre-move 
   away.process().pause();
   REQUIRE(wait_until([&] { return routers_listed(pusher) == 1; }, 10000));
   // The fleet grows without it: a move to c, finished...
-  auto pushed = push_map(writer, SantralProcess::config_for({&a, &b, &c}, ""),
-                         [&] { return reshard_status(writer)["state"] == "planned"; });
-  INFO(pushed);
-  REQUIRE(wait_for_state(writer, "planned", 10000));
+  plan_move(writer, SantralProcess::config_for({&a, &b, &c}, ""));
   REQUIRE(writer.command({"SANTRAL", "RESHARD", "APPROVE"}).is_ok());
   REQUIRE(wait_until([&] { return reshard_status(writer)["state"] == "idle"; }, 30000));
   REQUIRE(dbsize(c) > 0);
@@ -236,19 +233,13 @@ TEST_CASE(
     REQUIRE(writer.command({"SET", "k" + std::to_string(i), "v" + std::to_string(i)}).is_ok());
 
   // The first move (c joins) ends; the slow router has not read its end yet when...
-  auto grow = push_map(writer, SantralProcess::config_for({&a, &b, &c}, shared),
-                       [&] { return reshard_status(writer)["state"] == "planned"; });
-  INFO(grow);
-  REQUIRE(wait_for_state(writer, "planned", 10000));
+  plan_move(writer, SantralProcess::config_for({&a, &b, &c}, shared));
   REQUIRE(writer.command({"SANTRAL", "RESHARD", "APPROVE"}).is_ok());
   REQUIRE(wait_until([&] { return reshard_status(writer)["state"] == "idle"; }, 60000));
   auto moved = c.client().command({"KEYS", "*"});
   REQUIRE(moved.elements.size() > 10);
   // ... the next (c leaves) is proposed through one router and approved through it.
-  auto shrink = push_map(writer, SantralProcess::config_for({&a, &b}, shared),
-                         [&] { return reshard_status(writer)["state"] == "planned"; });
-  INFO(shrink);
-  REQUIRE(wait_for_state(writer, "planned", 10000));
+  plan_move(writer, SantralProcess::config_for({&a, &b}, shared));
   auto reader = slow.client(60000);  // a request may wait for the move's switch
   REQUIRE(reader.command({"SANTRAL", "RESHARD", "APPROVE"}).is_ok());
 

@@ -444,10 +444,7 @@ TEST_CASE("fleet: with fence: acl a router the fleet went on without is shut out
   auto started = Clock::now();
   // A move starts through another router while it sleeps, and ends without it.
   auto pusher = fleet.routers[0]->client();
-  auto pushed = push_map(pusher, SantralProcess::config_for({&fleet.a, &fleet.b, &c}, ""),
-                         [&] { return reshard_status(pusher)["state"] == "planned"; });
-  INFO(pushed);
-  REQUIRE(wait_for_state(pusher, "planned", 10000));
+  plan_move(pusher, SantralProcess::config_for({&fleet.a, &fleet.b, &c}, ""));
   REQUIRE(pusher.command({"SANTRAL", "RESHARD", "APPROVE"}).is_ok());
   REQUIRE(wait_until([&] { return reshard_status(pusher)["state"] == "idle"; }, 30000));
   for (const auto* shard : {&fleet.a, &fleet.b}) {

@@ -42,6 +42,15 @@ std::string push_map(RedisClient& client, const std::string& yaml,
   return last;
 }
 
+std::string plan_move(RedisClient& client, const std::string& yaml) {
+  auto pushed =
+      push_map(client, yaml, [&] { return reshard_status(client)["state"] == "planned"; });
+  INFO("SANTRAL MAP PUSH answered: " << pushed);
+  REQUIRE((pushed.empty() || pushed.find("planned") != std::string::npos));
+  REQUIRE(wait_for_state(client, "planned", 10000));
+  return pushed;
+}
+
 Writers::Writers(int port, int threads, std::string prefix) : prefix_(std::move(prefix)) {
   for (int t = 0; t < threads; ++t)
     threads_.emplace_back([this, port, t] {

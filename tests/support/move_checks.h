@@ -33,6 +33,10 @@ bool wait_for_state(RedisClient& client, const std::string& state, int timeout_m
 std::string push_map(RedisClient& client, const std::string& yaml,
                      const std::function<bool()>& made);
 
+// push_map of a map that moves keys: the move must be planned (its answer says so, or STATUS
+// through `client` shows it). Returns push_map's answer.
+std::string plan_move(RedisClient& client, const std::string& yaml);
+
 // Writes while the move runs: INCRs of a few counters (each counted when sent and when
 // acknowledged) and SETs of unique keys (each remembered when acknowledged). `prefix` goes
 // before every key, for namespaces that match on it.
