@@ -104,6 +104,8 @@ struct ReshardingSettings {
   std::uint64_t max_keys_per_sec = 0;   // the background mover's bound; 0: none
   std::uint64_t max_bytes_per_sec = 0;  // likewise, by MEMORY USAGE of what it moves
   std::uint32_t batch_keys = 100;       // keys per SCAN page and per MIGRATE
+  // At most per MIGRATE, by MEMORY USAGE (a bigger key goes alone); 0: no bound in bytes.
+  std::uint64_t batch_bytes = 256 * 1024;
   std::chrono::milliseconds migrate_timeout{10000};  // MIGRATE's own (I/O) timeout
   // How long a request whose keys move waits for every router to switch direction (a pull
   // held): past it, TRYAGAIN instead of a wait without end.

@@ -53,6 +53,7 @@ void adopt_shared_map(Config& local, const Config& shared) {
   local.resharding.max_keys_per_sec = shared.resharding.max_keys_per_sec;
   local.resharding.max_bytes_per_sec = shared.resharding.max_bytes_per_sec;
   local.resharding.batch_keys = shared.resharding.batch_keys;
+  local.resharding.batch_bytes = shared.resharding.batch_bytes;
   local.resharding.migrate_timeout = shared.resharding.migrate_timeout;
   local.users = shared.users;
   local.password = shared.password;

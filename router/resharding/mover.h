@@ -6,6 +6,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
@@ -20,13 +22,20 @@ namespace santral::router {
 
 // The background half of a move: walks every shard the keys may be leaving with SCAN, keeps
 // the keys whose owner differs between the move's two maps, and MIGRATEs them to their new
-// owner in batches (the request path pulls the keys it needs on its own, key_pull.h). A source
-// is done when a whole SCAN pass finds nothing left to move. Bounded by
-// resharding.max_keys_per_sec / max_bytes_per_sec; a shard that fails pauses its walk, which
-// resumes where it was once the shard answers again. Runs on the server's thread.
+// owner (the request path pulls the keys it needs on its own, key_pull.h). A source is done
+// when a whole SCAN pass finds nothing left to move. Bounded by resharding.max_keys_per_sec /
+// max_bytes_per_sec; a shard that fails pauses its walk, which resumes where it was once the
+// shard answers again. Runs on the server's thread.
 //
-//   SCAN c COUNT batch ──► keys whose owner changes ──► MEMORY USAGE each, MIGRATE per target
-//        (one round trip)      └─ none, cursor 0, and the pass moved nothing: source done
+//   SCAN c COUNT batch ──► keys whose owner changes ──► MEMORY USAGE each + the next SCAN
+//        └─ none, cursor 0, and the pass moved nothing: source done      (one round trip)
+//   ──► chunks per target (batch_keys, batch_bytes; throttled: a millisecond of the budget)
+//   ──► one MIGRATE per chunk, alone on its round trip
+//
+// A MIGRATE holds its source until the target restored what it sent, and a shard runs what one
+// connection sent back to back: so nothing rides behind a MIGRATE, and a throttled walk sends
+// MIGRATEs of a millisecond's budget each, so that other clients of the source wait for short
+// ones rather than long ones (docs/benchmarks.md, unrelated keys during a move).
 class Mover {
  public:
   struct Progress {
@@ -59,40 +68,45 @@ class Mover {
 
  private:
   struct Source;
-  // One SCAN page's keys: MEMORY USAGE each, then a MIGRATE per target, then (scan_ahead) the
-  // next page's SCAN.
+  // Keys of one SCAN page that go to one target: one MIGRATE.
+  struct Chunk {
+    std::size_t target = 0;
+    std::vector<std::string> keys;
+    std::uint64_t bytes = 0;  // by MEMORY USAGE
+  };
+  // A chunk on its way: its MIGRATE behind the gate (in a fleet, behind its target's mark).
   struct Batch {
     Source* source = nullptr;
-    std::vector<std::size_t> targets;
-    std::vector<std::string> requests;
-    std::vector<std::size_t> sizes;       // keys per target
-    std::vector<std::string> group_keys;  // the keys, target after target
+    Chunk chunk;
+    std::string request;
     int database = 0;
-    std::size_t keys = 0;
-    bool reported = false;  // its failures counted already, while its source was proving it over
-    bool scan_ahead = false;
+    bool reported = false;  // its failure counted already, while its source was proving it over
     MigrationGate::Claim claim;
-    std::string holder;  // of its receiving marks, in a fleet
+    std::string holder;  // of its receiving mark, in a fleet
   };
+  using Step = void (Mover::*)(Source&);
   void begin(Source& source);
-  std::string scan_request(const Source& source) const;
+  std::string scan_request(std::string_view cursor) const;
   void scan(Source& source);
   void scanned(Source& source, const std::string& reply);
+  void sized(Source& source, std::vector<std::size_t> targets,
+             std::vector<std::vector<std::string>> groups, const std::string& next,
+             const std::vector<std::string>& replies);
+  void next_chunk(Source& source);
+  void migrate(Source& source);
+  void advance(Source& source);
+  std::pair<std::size_t, std::uint64_t> chunk_bounds() const;
   void mark(const std::shared_ptr<Batch>& batch);
   void send(const std::shared_ptr<Batch>& batch);
   void unmark(const Batch& batch);
-  std::function<void(const std::vector<std::string>&)> finisher(
-      const std::shared_ptr<Batch>& batch);
+  std::function<void(const std::string&)> finisher(const std::shared_ptr<Batch>& batch);
   BackendConnection* mark_connection(std::size_t shard);
   BackendConnection* target_connection(std::size_t shard, int database);
-  void settle_conflicts(const std::shared_ptr<Batch>& batch,
-                        const std::vector<std::string>& replies, std::function<void()> then);
-  void moved(Source& source, const std::vector<std::string>& replies,
-             const std::vector<std::size_t>& targets, std::size_t keys, bool reported);
+  void moved(const Batch& batch, const std::string& result);
   void report(const Source& source, std::string_view what, const std::string& reply);
   void failed(Source& source, const std::string& what);
   void pass_done(Source& source);
-  void later(Source& source, std::chrono::steady_clock::duration after);
+  void later(Source& source, std::chrono::steady_clock::duration after, Step step);
   void check_deadlines();
   std::chrono::steady_clock::duration throttle(std::uint64_t keys, std::uint64_t bytes);
 
@@ -112,7 +126,7 @@ class Mover {
   ShardStats mark_stats_;
   std::shared_ptr<bool> alive_;
   struct Batches {
-    int in_flight = 0;  // batches whose MIGRATEs are out
+    int in_flight = 0;  // batches whose MIGRATE is out
     std::function<void()> drained;
   };
   std::shared_ptr<Batches> batches_ = std::make_shared<Batches>();

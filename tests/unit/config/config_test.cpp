@@ -58,6 +58,8 @@ TEST_CASE("a minimal Santral config gets the documented defaults") {
   CHECK(c.shards[1].ring_name == "b");
   CHECK(c.timeouts.request.count() == 2000);
   CHECK(c.limits.request.max_bulk_bytes == 512ull * 1024 * 1024);
+  CHECK(c.resharding.batch_keys == 100);
+  CHECK(c.resharding.batch_bytes == 256 * 1024);
 }
 
 TEST_CASE("every setting is read") {
@@ -72,7 +74,8 @@ TEST_CASE("every setting is read") {
       "timeouts: {connect_ms: 10, request_ms: 20, reconnect_min_ms: 5, reconnect_max_ms: 50}\n"
       "backend: {connections_per_shard: 4, username: u, password: p, database: 2}\n"
       "limits: {max_clients: 7, max_args: 8, max_bulk_bytes: 1mb, max_inline_bytes: 4kb,\n"
-      "         max_pending_requests: 9, max_output_bytes: 2k}\n" +
+      "         max_pending_requests: 9, max_output_bytes: 2k}\n"
+      "resharding: {batch_keys: 50, batch_bytes: 64kb}\n" +
       kShards);
   CHECK(c.listen.host == "::1");
   CHECK(c.listen.text() == "[::1]:7000");
@@ -93,6 +96,8 @@ TEST_CASE("every setting is read") {
   CHECK(c.limits.request.max_inline_bytes == 4096);
   CHECK(c.limits.max_pending_requests == 9);
   CHECK(c.limits.max_output_bytes == 2000);
+  CHECK(c.resharding.batch_keys == 50);
+  CHECK(c.resharding.batch_bytes == 64 * 1024);
 }
 
 TEST_CASE("config errors name the file, the line and the key") {
@@ -120,6 +125,8 @@ TEST_CASE("config errors name the file, the line and the key") {
        "out of range"},
       {"backend:\n  username: x\n" + kShards, 2, "backend.username", "needs a password"},
       {"limits:\n  max_bulk_bytes: lots\n" + kShards, 2, "limits.max_bulk_bytes", "size in bytes"},
+      {"resharding:\n  batch_bytes: 1x\n" + kShards, 2, "resharding.batch_bytes",
+       "size in bytes"},
       {"listen: 127.0.0.1:1\n", 1, "shards", "missing"},
       {"shards: []\n", 1, "shards", "expected a list of shards"},
       {"shards:\n  - name: a\n", 2, "shards[0].address", "needs an address"},
