@@ -101,6 +101,7 @@ enum class LocalHandler : std::uint8_t {
   SantralFailover,
   SantralClients,
   SantralSlowlog,
+  Monitor,
 };
 
 // Commands a Redis Cluster client sends (CLUSTER SLOTS, ASKING, ...): answered only with the

@@ -60,6 +60,10 @@ constexpr Entry kMessages[] = {
     {ClientError::SubscribedMode,
      "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
      "allowed in this context"},
+    // Redis's words: a MONITOR client is a replica to Redis.
+    {ClientError::MonitorKeyspace,
+     "ERR Replica can't interact with the keyspace (this connection sent MONITOR: RESET or a new "
+     "connection runs commands)"},
     {ClientError::TrackingRedirectMissing, "ERR The client ID you want redirect to does not exist"},
     {ClientError::TrackingRedirectTwice, "ERR A client can only redirect to a single other client"},
     {ClientError::TrackingPrefixNeedsBcast, "ERR PREFIX option requires BCAST mode to be enabled"},

@@ -43,6 +43,7 @@ enum class ClientError : std::uint8_t {
   HelloOptionSyntax,
   HelloNoAuth,
   SubscribedMode,
+  MonitorKeyspace,
   ClientNotFound,
   InvalidClientName,
   InvalidClientId,

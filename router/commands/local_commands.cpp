@@ -216,8 +216,19 @@ void reset(const Routed& r) {
   state.permissions_version = 0;
   if (auto* limiter = std::exchange(state.limiter, nullptr)) limiter->remove_connection();
   state.authenticated = config.password.empty() && config.users.empty();
+  if (std::exchange(state.monitoring, false)) client.worker().shared().monitors.remove(state.id);
   client.set_silent(false);
   client.reply("+RESET\r\n");
+}
+
+// MONITOR: from now on this client is shown every command the router runs
+// (router/routes/monitor_feed.h), until RESET or it leaves; as on Redis, it may not touch keys
+// meanwhile (ClientError::MonitorKeyspace).
+void monitor(const Routed& r) {
+  auto& state = r.client.state();
+  if (!std::exchange(state.monitoring, true))
+    r.client.worker().shared().monitors.add(state.id, r.client.worker().index());
+  ok(r);
 }
 
 void help(const Routed& r) {
@@ -250,7 +261,7 @@ void acl_whoami(const Routed& r) {
   answer(r, [&](RespWriter& w) { w.bulk(r.client.state().user); });
 }
 
-constexpr std::size_t kHandlers = static_cast<std::size_t>(LocalHandler::SantralSlowlog) + 1;
+constexpr std::size_t kHandlers = static_cast<std::size_t>(LocalHandler::Monitor) + 1;
 
 struct HandlerTable {
   std::array<Handler, kHandlers> handlers{};
@@ -322,6 +333,7 @@ constexpr HandlerTable kTable = [] {
   set(LocalHandler::SantralSlowlog, santral_slowlog);
   set(LocalHandler::SlowlogLen, slowlog_len);
   set(LocalHandler::SlowlogReset, slowlog_reset);
+  set(LocalHandler::Monitor, monitor);
   return table;
 }();
 

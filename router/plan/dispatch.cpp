@@ -13,6 +13,7 @@
 #include "router/plan/planner.h"
 #include "router/plan/request_sampler.h"
 #include "router/routes/key_pull.h"
+#include "router/routes/monitor_feed.h"
 #include "router/routes/routing.h"
 #include "router/routes/staged_writes.h"
 #include "router/routes/tracked_requests.h"
@@ -240,6 +241,9 @@ Dispatched dispatch(RequestContext& client, ActiveRequest& active) {
     client.state().last_command = spec.name;
     observe(routed);
   }
+  if (worker.shared().monitors.watching() && plan.kind != RouteKind::Answered &&
+      plan.kind != RouteKind::Refused && !spec.has(protocol::kAdmin))
+    feed_monitors(routed);
   std::uint64_t slots_before = client.opened_slots();
   kRoutes[static_cast<std::size_t>(plan.kind)](routed);
   note_tracked_request(routed, slots_before);

@@ -105,6 +105,9 @@ bool admitted(const PlanContext& context, const protocol::Request& request, Plan
   if (plan.has_error()) return false;
   if (context.client.protocol == 2 && context.subscribed && !allowed_while_subscribed(spec)) {
     plan.fail(ClientError::SubscribedMode, spec.name);
+  } else if (context.client.monitoring &&
+             (spec.has(protocol::kReadonly) || spec.has(protocol::kWrite))) {
+    plan.fail(ClientError::MonitorKeyspace);
   }
   return !plan.has_error();
 }

@@ -219,6 +219,7 @@ void Worker::drain(std::function<void()> drained) {
 }
 
 void Worker::forget(RequestContext& client) {
+  if (client.state().monitoring) shared_.monitors.remove(client.state().id);
   if (clients_.erase(client.state().id) > 0) {
     shared_.connected_clients.fetch_sub(1);
     shared_.clients.remove(client.state().id);
@@ -230,6 +231,10 @@ void Worker::forget(RequestContext& client) {
 Client* Worker::find_client(std::uint64_t id) const {
   auto found = clients_.find(id);
   return found == clients_.end() ? nullptr : found->second;
+}
+
+void Worker::push_to(std::uint64_t id, const std::string& frame) {
+  if (Client* client = find_client(id); client && !client->closed()) client->push(frame);
 }
 
 void Worker::redirect_invalidation(std::uint64_t from, std::uint64_t to, unsigned to_worker,

@@ -21,6 +21,7 @@ struct ClientState {
   std::string local;  // "ip:port" Santral accepted it on
   std::string user = "default";
   bool authenticated = false;
+  bool monitoring = false;  // MONITOR: every command the router runs is pushed to it (monitors.h)
   // The user's ACL rules (router/acl/), or nullptr when it may do everything; resolved again
   // by name whenever the topology version (a reload) is not `permissions_version`.
   std::shared_ptr<const config::Permissions> permissions;

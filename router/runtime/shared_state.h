@@ -16,6 +16,7 @@
 #include "router/runtime/acl_log.h"
 #include "router/runtime/audit_log.h"
 #include "router/runtime/client_directory.h"
+#include "router/runtime/monitors.h"
 #include "router/runtime/tenant_limiter.h"
 
 namespace santral::router {
@@ -70,6 +71,7 @@ struct SharedState {
   // salting is in etcd). Set before the workers start.
   SaltingStateFile* salting_file = nullptr;
   AclLog acl_log;  // ACL LOG: every worker's denials
+  Monitors monitors;  // MONITOR: who is shown every command (the request path reads a count)
   // Each configured user's limits and what they refused (router/runtime/tenant_limiter.h):
   // configured by the server at start and at each reload.
   TenantLimiters limiters;

@@ -124,6 +124,9 @@ class WorkerServices {
   // go to client `to` on worker `to_worker`; `from` is told if `to` is gone.
   virtual void redirect_invalidation(std::uint64_t from, std::uint64_t to, unsigned to_worker,
                                      std::string keys) = 0;
+  // Pushes `frame` to client `client` of this worker, in order with its replies; nothing when
+  // it is gone (MONITOR's lines, router/routes/monitor_feed.h).
+  virtual void push_to(std::uint64_t client, const std::string& frame) = 0;
 
  protected:
   // What the implementation provides once, at construction; it owns every one of them and

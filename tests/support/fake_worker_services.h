@@ -67,6 +67,7 @@ class FakeWorkerServices final : public router::WorkerServices {
   void for_each_client(const std::function<void(router::RequestContext&)>& visit) override;
   std::size_t client_count() const override { return clients_.size(); }
   void forget(router::RequestContext& client) override;
+  void push_to(std::uint64_t, const std::string&) override {}
   void redirect_invalidation(std::uint64_t from, std::uint64_t to, unsigned to_worker,
                              std::string keys) override;
 
