@@ -218,12 +218,15 @@ std::string parse_kill_filter(const Routed& r, std::size_t from, ClientFilter& f
 
 // This worker's clients that `filter` names, one CLIENT LIST line each; in a fleet each line
 // ends with `router=<name>`.
+// `asker`: the client that sent CLIENT LIST and its line, made while its request ran (as Redis
+// shows it: the request still in its query buffer, its reply not queued yet).
 std::string list_here(WorkerServices& worker, const ClientFilter& filter,
-                      const std::string& router) {
+                      const std::string& router,
+                      const std::pair<std::uint64_t, std::string>& asker) {
   std::string lines;
   worker.for_each_client([&](RequestContext& client) {
     if (client.link().closed() || !filter.matches(client)) return;
-    lines += client.link().describe();
+    lines += client.state().id == asker.first ? asker.second : client.link().describe();
     if (!router.empty()) lines += " router=" + router;
     lines += '\n';
   });
@@ -303,8 +306,13 @@ void client_list(const Routed& r) {
   if (auto error = parse_list_filter(r, 2, false, *filter); !error.empty())
     return r.client.reply_error(error);
   std::string router = fleet_router_name(r.client.worker());
+  auto asker = std::make_shared<const std::pair<std::uint64_t, std::string>>(
+      r.client.state().id, r.client.link().describe());
   across_fleet<std::string>(
-      r, [filter, router](WorkerServices& worker) { return list_here(worker, *filter, router); },
+      r,
+      [filter, router, asker](WorkerServices& worker) {
+        return list_here(worker, *filter, router, *asker);
+      },
       router.empty() ? std::vector<std::string>{} : local_command("LIST", *filter),
       [](const std::vector<std::string>& here, const std::vector<RouterPart>& routers) {
         std::string text = joined(here);
@@ -374,7 +382,10 @@ void santral_clients(const Routed& r) {
     if (auto error = parse_list_filter(r, 4, true, *filter); !error.empty())
       return r.client.reply_error(error);
     across_workers<std::string>(
-        r, [filter, router](WorkerServices& worker) { return list_here(worker, *filter, router); },
+        r,
+        [filter, router](WorkerServices& worker) {
+          return list_here(worker, *filter, router, {0, {}});  // asked by another router
+        },
         [](const std::vector<std::string>& parts) {
           std::string out;
           RespWriter(out).bulk(joined(parts));

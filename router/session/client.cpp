@@ -401,22 +401,33 @@ std::string Client::describe() {
   int channels = subscriptions_ ? subscriptions_->channels() : 0;
   int patterns = subscriptions_ ? subscriptions_->patterns() : 0;
   int shard_channels = subscriptions_ ? subscriptions_->shard_channels() : 0;
+  const auto& tracking = state_.tracking;
+  // Redis's letters, in its order (the ones a client of Santral can have).
   std::string flags;
+  if (state_.monitoring) flags += 'O';
+  if (channels + patterns + shard_channels > 0) flags += 'P';
   if (in_transaction()) flags += 'x';
   if (!blocked_.empty()) flags += 'b';
-  if (channels + patterns + shard_channels > 0) flags += 'P';
+  if (tracking.on) flags += 't';
+  if (tracking.on && tracking.redirect_broken) flags += 'R';
+  if (tracking.on && tracking.mode == TrackingSettings::Mode::Broadcast) flags += 'B';
   if (flags.empty()) flags.push_back('N');
   auto buffers = session_.buffers();
+  // argv-mem and multi-mem are 0: a request stays in the query buffer until it is whole, and
+  // a transaction's commands are queued on its shard, not here. rbp (the read buffer's peak) is
+  // its size: Santral gives an idle connection's buffer back rather than shrink it.
+  auto read_buffer = buffers.query + buffers.query_free;
+  auto redirect = tracking.on ? static_cast<std::int64_t>(tracking.redirect) : -1;
   return fmt::format(
       "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} "
-      "ssub={} multi={} qbuf={} qbuf-free={} obl=0 oll={} omem={} tot-mem={} events=r cmd={} "
-      "user={} redir=-1 resp={}",
+      "ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp={} obl=0 oll={} "
+      "omem={} tot-mem={} events=r cmd={} user={} redir={} resp={}",
       state_.id, state_.peer, state_.local, buffers.fd, state_.name,
       duration_cast<seconds>(now - state_.connected_at).count(),
       duration_cast<seconds>(now - state_.last_active).count(), flags, state_.database, channels,
       patterns, shard_channels, transaction_ ? transaction_->queued() : -1, buffers.query,
-      buffers.query_free, buffers.replies, buffers.output, buffers.memory, state_.last_command,
-      state_.user, state_.protocol);
+      buffers.query_free, read_buffer, read_buffer, buffers.replies, buffers.output,
+      buffers.memory, state_.last_command, state_.user, redirect, state_.protocol);
 }
 
 }  // namespace santral::router
