@@ -4,12 +4,13 @@ namespace santral::config {
 
 void read_resharding(const YAML::Node& node, const YamlFields& fields, ReshardingSettings& out) {
   static constexpr std::string_view kKeys[] = {
-      "auto_approve",       "max_keys_per_sec", "max_bytes_per_sec", "batch_keys",
-      "batch_bytes",        "migrate_timeout_ms", "state_file",     "hold_timeout_ms"};
+      "auto_approve", "max_keys_per_sec",   "max_bytes_per_sec", "batch_keys",
+      "batch_bytes",  "migrate_timeout_ms", "state_file",        "hold_timeout_ms"};
   if (!node.IsMap())
-    fields.errors().at(node, "resharding",
-                       "expected a map with auto_approve, max_keys_per_sec, max_bytes_per_sec, "
-                       "batch_keys, batch_bytes, migrate_timeout_ms, hold_timeout_ms and state_file");
+    fields.errors().at(
+        node, "resharding",
+        "expected a map with auto_approve, max_keys_per_sec, max_bytes_per_sec, "
+        "batch_keys, batch_bytes, migrate_timeout_ms, hold_timeout_ms and state_file");
   fields.only_keys(node, "resharding", kKeys);
   if (node["auto_approve"])
     out.auto_approve = fields.boolean(node["auto_approve"], "resharding.auto_approve");

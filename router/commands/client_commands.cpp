@@ -220,8 +220,7 @@ std::string parse_kill_filter(const Routed& r, std::size_t from, ClientFilter& f
 // ends with `router=<name>`.
 // `asker`: the client that sent CLIENT LIST and its line, made while its request ran (as Redis
 // shows it: the request still in its query buffer, its reply not queued yet).
-std::string list_here(WorkerServices& worker, const ClientFilter& filter,
-                      const std::string& router,
+std::string list_here(WorkerServices& worker, const ClientFilter& filter, const std::string& router,
                       const std::pair<std::uint64_t, std::string>& asker) {
   std::string lines;
   worker.for_each_client([&](RequestContext& client) {

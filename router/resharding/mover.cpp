@@ -26,7 +26,8 @@ constexpr auto kDeadlineCheck = std::chrono::milliseconds(200);
 // 7.0's INFO commandstats on a source of 200,000 keys of 100 bytes: 59 us per SCAN COUNT 100,
 // 684 us per MIGRATE of 100 keys). The throttle counts the pages with nothing to move.
 constexpr std::uint64_t kScannedKeysPerKeyMoved = 10;
-// A throttled walk's MIGRATE carries at most this much of its budget.
+// A throttled walk's MIGRATE carries at most a second's budget divided by this (a
+// millisecond's): at max_keys_per_sec 20000, 20 keys.
 constexpr std::uint64_t kSlicesPerSecond = 1000;
 
 // INFO keyspace: "db0:keys=12,expires=0,avg_ttl=0" -> 0, for each database holding keys.
@@ -283,8 +284,8 @@ std::pair<std::size_t, std::uint64_t> Mover::chunk_bounds() const {
   std::size_t keys = settings.batch_keys;
   std::uint64_t bytes = settings.batch_bytes;
   if (settings.max_keys_per_sec > 0)
-    keys = std::min<std::size_t>(keys,
-                                 std::max<std::uint64_t>(settings.max_keys_per_sec / kSlicesPerSecond, 1));
+    keys = std::min<std::size_t>(
+        keys, std::max<std::uint64_t>(settings.max_keys_per_sec / kSlicesPerSecond, 1));
   if (settings.max_bytes_per_sec > 0) {
     auto slice = std::max<std::uint64_t>(settings.max_bytes_per_sec / kSlicesPerSecond, 1);
     bytes = bytes == 0 ? slice : std::min(bytes, slice);
@@ -315,9 +316,8 @@ void Mover::migrate(Source& source) {
   const auto& map = *topology_->map;
   std::vector<std::string_view> keys(batch->chunk.keys.begin(), batch->chunk.keys.end());
   const auto& to = map.shard(batch->chunk.target).address;
-  batch->request = marked_
-                       ? migrate_unless_receiving(*topology_->config, to, batch->database, keys)
-                       : migrate_command(*topology_->config, to, batch->database, keys);
+  batch->request = marked_ ? migrate_unless_receiving(*topology_->config, to, batch->database, keys)
+                           : migrate_command(*topology_->config, to, batch->database, keys);
   batch->claim.sources = {map.shard(source.shard).address.text()};
   batch->claim.targets = {to.text()};
   gate_.enter(io_, batch->claim, [this, alive = std::weak_ptr<bool>(alive_), gate = &gate_, batch] {
@@ -385,8 +385,8 @@ std::function<void(const std::string&)> Mover::finisher(const std::shared_ptr<Ba
     auto settled = [this, alive, batch, end, result] {
       if (alive.expired() || !*alive.lock() || !busy_key(result)) return end(result);
       settle_busy_keys(*batch->source->connection,
-                       *target_connection(batch->chunk.target, batch->database),
-                       batch->chunk.keys, [end, result](const std::string& error) {
+                       *target_connection(batch->chunk.target, batch->database), batch->chunk.keys,
+                       [end, result](const std::string& error) {
                          if (!error.empty())
                            spdlog::warn("resharding: {}; trying again on the next pass", error);
                          end(result);

@@ -3,8 +3,8 @@
 #include <cctype>
 #include <vector>
 
-#include <boost/asio/post.hpp>
 #include <fmt/format.h>
+#include <boost/asio/post.hpp>
 
 #include "protocol/arguments.h"
 #include "router/runtime/request_context.h"
@@ -54,11 +54,21 @@ void quote(std::string& out, std::string_view arg) {
         out.push_back('\\');
         out.push_back(c);
         break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\a': out += "\\a"; break;
-      case '\b': out += "\\b"; break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\a':
+        out += "\\a";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
       default:
         if (std::isprint(static_cast<unsigned char>(c))) {
           out.push_back(c);
@@ -76,8 +86,8 @@ std::string monitor_line(std::chrono::system_clock::time_point at, int database,
                          std::string_view peer, std::span<const std::string_view> args) {
   auto micros =
       std::chrono::duration_cast<std::chrono::microseconds>(at.time_since_epoch()).count();
-  std::string out = fmt::format("+{}.{:06} [{} {}]", micros / 1'000'000, micros % 1'000'000,
-                                database, peer);
+  std::string out =
+      fmt::format("+{}.{:06} [{} {}]", micros / 1'000'000, micros % 1'000'000, database, peer);
   auto hide = redacted(args);
   for (std::size_t i = 0; i < args.size(); ++i) {
     out.push_back(' ');
@@ -100,7 +110,8 @@ void feed_monitors(const Routed& routed) {
     if (to == &worker) {
       worker.push_to(watcher.client, line);
     } else {
-      boost::asio::post(to->io(), [to, client = watcher.client, line] { to->push_to(client, line); });
+      boost::asio::post(to->io(),
+                        [to, client = watcher.client, line] { to->push_to(client, line); });
     }
   }
 }

@@ -70,7 +70,7 @@ struct SharedState {
   // A router alone: hotkeys.state_file, written under salt_lock (nullptr in a fleet, whose
   // salting is in etcd). Set before the workers start.
   SaltingStateFile* salting_file = nullptr;
-  AclLog acl_log;  // ACL LOG: every worker's denials
+  AclLog acl_log;     // ACL LOG: every worker's denials
   Monitors monitors;  // MONITOR: who is shown every command (the request path reads a count)
   // Each configured user's limits and what they refused (router/runtime/tenant_limiter.h):
   // configured by the server at start and at each reload.

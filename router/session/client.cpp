@@ -426,8 +426,8 @@ std::string Client::describe() {
       duration_cast<seconds>(now - state_.connected_at).count(),
       duration_cast<seconds>(now - state_.last_active).count(), flags, state_.database, channels,
       patterns, shard_channels, transaction_ ? transaction_->queued() : -1, buffers.query,
-      buffers.query_free, read_buffer, read_buffer, buffers.replies, buffers.output,
-      buffers.memory, state_.last_command, state_.user, redirect, state_.protocol);
+      buffers.query_free, read_buffer, read_buffer, buffers.replies, buffers.output, buffers.memory,
+      state_.last_command, state_.user, redirect, state_.protocol);
 }
 
 }  // namespace santral::router

@@ -48,7 +48,8 @@ TEST_CASE("passwords are redacted: AUTH, HELLO ... AUTH, MIGRATE ... AUTH / AUTH
             "\"migrate\" \"h\" \"1\" \"\" \"0\" \"10\" \"auth\" \"(redacted)\" \"keys\" \"auth\" "
             "\"k\"\r\n");
   CHECK(line({"migrate", "h", "1", "k", "0", "10", "AUTH2", "u", "p"}) ==
-        head + "\"migrate\" \"h\" \"1\" \"k\" \"0\" \"10\" \"AUTH2\" \"(redacted)\" "
-               "\"(redacted)\"\r\n");
+        head +
+            "\"migrate\" \"h\" \"1\" \"k\" \"0\" \"10\" \"AUTH2\" \"(redacted)\" "
+            "\"(redacted)\"\r\n");
   CHECK(line({"set", "auth", "pw"}) == head + "\"set\" \"auth\" \"pw\"\r\n");
 }
