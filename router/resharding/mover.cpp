@@ -237,7 +237,7 @@ void Mover::scanned(Source& source, const std::string& reply) {
   std::weak_ptr<bool> alive = alive_;
   call_shard(*source.connection, requests,
              [this, alive, &source, targets = std::move(targets), groups = std::move(groups),
-              next](std::vector<std::string> replies) mutable {
+              next](const std::vector<std::string>& replies) mutable {
                if (alive.expired() || !*alive.lock()) return;
                sized(source, std::move(targets), std::move(groups), next, replies);
              });
