@@ -103,9 +103,9 @@ class Worker final : public WorkerServices {
   void forget(RequestContext& client) override;
   void for_each_client(const std::function<void(RequestContext&)>& visit) override;
   std::size_t client_count() const override { return clients_.size(); }
+  void push_to(std::uint64_t client, const std::string& frame) override;
   // CLIENT TRACKING ... REDIRECT: `keys` of an invalidation for client `from` (of this worker)
   // go to client `to` on worker `to_worker`; `from` is told if `to` is gone.
-  void push_to(std::uint64_t client, const std::string& frame) override;
   void redirect_invalidation(std::uint64_t from, std::uint64_t to, unsigned to_worker,
                              std::string keys) override;
 
