@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config ccache lld
   libboost1.81-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev
-  libmd-dev catch2 libhiredis-dev liburing-dev libssl-dev openssl curl
+  libmd-dev catch2 libhiredis-dev libssl-dev openssl curl
   redis-server redis-tools nutcracker etcd-server etcd-client python3 python3-redis python3-yaml procps iproute2
   clang clang-tidy clang-format libclang-rt-14-dev
   chromium fonts-dejavu-core

@@ -1,5 +1,10 @@
 #include "router/session/client_session.h"
 
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <cerrno>
+
 #include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
@@ -66,16 +71,46 @@ ClientSession::~ClientSession() {
   if (closed_) return;
   client_.worker().input_changed(counted_input_, 0);
   give_back_input();
+  if (!plain()) return;
+  client_.worker().readiness().forget(watch_);
+  ::close(fd_);
 }
 
 void ClientSession::start() {
-  if (!handshaking_) return read();
+  if (!handshaking_) return watch_socket();
   auto contexts = tls_in_force();
   if (!contexts || !contexts->clients) return client_.close();
   stream_.start_tls(contexts->clients);
   stream_.async_handshake(asio::ssl::stream_base::server,
                           [this, keep = ReplySinkPtr(&client_)](
                               const boost::system::error_code& ec) { on_handshake(ec); });
+}
+
+// A plain socket leaves Asio's reactor for the worker's readiness loop; its first edge comes at
+// once when the client wrote before it was watched.
+void ClientSession::watch_socket() {
+  boost::system::error_code ec;
+  fd_ = stream_.socket().release(ec);
+  if (ec) {
+    fd_ = -1;
+    return client_.close();
+  }
+  if (!client_.worker().readiness().watch(fd_, *this, watch_, ec)) {
+    spdlog::warn("client {} ({}): cannot watch its socket ({}); closing it", client_.state().id,
+                 client_.state().peer, ec.message());
+    return client_.close();
+  }
+  watched_ = ReplySinkPtr(&client_);
+}
+
+void ClientSession::on_ready(std::uint32_t events) {
+  ReplySinkPtr keep(&client_);
+  if ((events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0) {
+    readable_ = true;
+    read();
+  }
+  if (write_in_flight_ && !closed_ && (events & (EPOLLOUT | EPOLLHUP | EPOLLERR)) != 0)
+    send_ready();
 }
 
 void ClientSession::on_handshake(const boost::system::error_code& ec) {
@@ -103,21 +138,28 @@ bool ClientSession::shut() {
   if (closed_) return false;
   closed_ = true;
   closing_ = true;
-  boost::system::error_code ignored;
-  stream_.socket().close(ignored);
+  if (plain()) {
+    client_.worker().readiness().forget(watch_);
+    ::close(std::exchange(fd_, -1));
+    // Let go after this call: it may be the last hold, and close() is still running.
+    if (watched_) asio::post(client_.worker().io(), [hold = std::move(watched_)] {});
+  } else {
+    boost::system::error_code ignored;
+    stream_.socket().close(ignored);
+  }
   if (hold_timer_) hold_timer_->cancel();
   client_.worker().input_changed(std::exchange(counted_input_, 0), 0);
-  // A read in flight may still be filling the buffer (io_uring), and a request being routed
-  // (CLIENT KILL of itself) still reads its plan: then the buffer goes with the session.
+  // A request being routed (CLIENT KILL of itself) still reads its plan, and a TLS read in
+  // flight may still be filling the buffer: then the buffer goes with the session.
   if (!reading_ && !processing_) give_back_input();
   return true;
 }
 
 void ClientSession::stop_after_input() {
   draining_input_ = true;
+  // A TLS read in progress is cancelled; its bytes were not read yet, so nothing is lost.
   boost::system::error_code ignored;
-  // A read in progress is cancelled; its bytes were not read yet, so nothing is lost.
-  stream_.socket().cancel(ignored);
+  if (!plain()) stream_.socket().cancel(ignored);
   process_input();
   if (done_draining()) client_.close();
 }
@@ -127,18 +169,42 @@ bool ClientSession::done_draining() const {
          !processing_ && !held_;
 }
 
-// Two ways to read. A connection that owes replies (or has a partial request) keeps its buffer
-// and reads into it. One that owes nothing gives the buffer back and waits for readability
-// without one (with epoll that costs an epoll_ctl at each wake-up, with io_uring nothing).
+// A plain connection reads when its readiness loop said bytes arrived; a TLS one keeps a read
+// in flight on Asio.
 void ClientSession::read() {
   if (!may_read()) return;
-  if (parkable()) return wait_readable();
+  if (plain()) return read_ready();
   read_into_buffer();
 }
 
 bool ClientSession::may_read() const {
   return !reading_ && !paused_ && !waiting_ && !held_ && !closing_ && !draining_input_ &&
          !starved_ && !handshaking_;
+}
+
+// One read while the socket has bytes: a short read took them all, and only the next edge
+// brings more. A full one leaves some behind, read on the next turn so other clients go first.
+void ClientSession::read_ready() {
+  if (!readable_) return;
+  auto& in = input();
+  in.make_room();
+  auto room = in.inbox.size() - in.end;
+  auto bytes = ::recv(fd_, in.inbox.data() + in.end, room, MSG_DONTWAIT);
+  if (bytes < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      readable_ = false;
+      return;
+    }
+    if (errno == EINTR) return read_ready();
+    return client_.close();
+  }
+  if (bytes == 0) return client_.close();  // the client closed its end
+  readable_ = static_cast<std::size_t>(bytes) == room;
+  received(static_cast<std::size_t>(bytes));
+  if (over_query_buffer() || !readable_) return;
+  asio::post(client_.worker().io(), [this, keep = ReplySinkPtr(&client_)] {
+    if (!closed_) read();
+  });
 }
 
 void ClientSession::read_into_buffer() {
@@ -148,53 +214,36 @@ void ClientSession::read_into_buffer() {
   stream_.async_read_some(
       asio::buffer(in.inbox.data() + in.end, in.inbox.size() - in.end),
       [this, keep = ReplySinkPtr(&client_)](const boost::system::error_code& ec,
-                                            std::size_t bytes) { on_read(ec, bytes, false); });
+                                            std::size_t bytes) { on_read(ec, bytes); });
 }
 
 // Nothing to parse and nothing owed: the next bytes may be a long way off. Not with TLS: its
-// state may hold bytes already taken off the socket, which a wait for readability would miss.
+// state may hold bytes already taken off the socket, and its read stays in flight with the
+// buffer.
 bool ClientSession::parkable() const {
-  return (!input_ || input_->empty()) && replies_.empty() && !processing_ && !stream_.tls();
-}
-
-void ClientSession::wait_readable() {
-  give_back_input();
-  reading_ = true;
-  stream_.socket().async_wait(asio::socket_base::wait_read,
-                              [this, keep = ReplySinkPtr(&client_)](
-                                  const boost::system::error_code& ec) { on_read(ec, 0, true); });
+  return (!input_ || input_->empty()) && replies_.empty() && !processing_ && plain();
 }
 
 void ClientSession::park_if_idle() {
   bool quiet = !std::exchange(read_since_sweep_, false);
-  if (!quiet || !reading_ || !input_ || !parkable() || write_in_flight_ || closed_) return;
-  // Only the read is in flight (no write: checked above); its bytes are not read yet.
-  parking_ = true;
-  boost::system::error_code ignored;
-  stream_.socket().cancel(ignored);
+  if (quiet && parkable() && !closed_) give_back_input();
 }
 
-// `waited`: the end of a wait for readability (no bytes read), else of a read into the buffer.
-void ClientSession::on_read(const boost::system::error_code& ec, std::size_t bytes, bool waited) {
+void ClientSession::on_read(const boost::system::error_code& ec, std::size_t bytes) {
   reading_ = false;
-  bool parking = std::exchange(parking_, false);
   if (closed_) return;
-  if (ec == boost::asio::error::operation_aborted && (draining_input_ || parking)) {
-    if (parking) read();
-    return;
-  }
+  if (ec == boost::asio::error::operation_aborted && draining_input_) return;
   if (ec) return client_.close();
-  if (waited) {
-    // Readable: the read finds its bytes at once (after a false alarm it waits with the buffer).
-    if (may_read()) read_into_buffer();
-    return;
-  }
+  received(bytes);
+  if (over_query_buffer()) return;
+  read();
+}
+
+void ClientSession::received(std::size_t bytes) {
   read_since_sweep_ = true;
   input_->end += bytes;
   client_.worker().stats().client_bytes_in += bytes;
   process_input();
-  if (over_query_buffer()) return;
-  read();
 }
 
 // Keeps the worker's sum of buffered input (limits.max_input_bytes_total) up to date.
@@ -383,13 +432,30 @@ void ClientSession::flush() {
   client_.worker().stats().client_bytes_out += outbox_.size();
   writing_.swap(outbox_);
   write_in_flight_ = true;
+  if (plain()) return send_ready();
   stream_.async_write(asio::buffer(writing_),
                       [this, keep = ReplySinkPtr(&client_)](const boost::system::error_code& ec,
                                                             std::size_t) { on_written(ec); });
 }
 
+// Plain: one send of what is left; a short one means the socket's buffer is full, and the
+// readiness loop says when it has room again.
+void ClientSession::send_ready() {
+  auto left = writing_.size() - written_;
+  auto sent = ::send(fd_, writing_.data() + written_, left, MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (sent < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+    if (errno == EINTR) return send_ready();
+    return on_written(boost::system::error_code(errno, boost::system::system_category()));
+  }
+  written_ += static_cast<std::size_t>(sent);
+  if (written_ < writing_.size()) return;
+  on_written({});
+}
+
 void ClientSession::on_written(const boost::system::error_code& ec) {
   write_in_flight_ = false;
+  written_ = 0;
   writing_.clear();
   release_if_large(writing_);
   if (closed_) return;
@@ -400,7 +466,7 @@ void ClientSession::on_written(const boost::system::error_code& ec) {
 
 ClientSession::Buffers ClientSession::buffers() {
   Buffers buffers;
-  buffers.fd = stream_.socket().native_handle();
+  buffers.fd = plain() ? fd_ : stream_.socket().native_handle();
   buffers.query = buffered_input();
   buffers.query_free = input_ ? input_->inbox.size() - buffers.query : 0;
   buffers.replies = replies_.size();

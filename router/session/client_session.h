@@ -15,6 +15,7 @@
 #include "router/merge/reply_merge.h"
 #include "router/session/reply_queue.h"
 #include "router/session/session_input.h"
+#include "router/transport/readiness_loop.h"
 #include "router/transport/stream.h"
 
 namespace santral::router {
@@ -29,9 +30,13 @@ class Client;
 //   socket --read--> SessionInput --parse--> Client::handle --> routes ... backends
 //   socket <--write-- outbox <--drain-- ReplyQueue <--fill(slot, fragment)-- Client::deliver
 //
-// It is a part of its Client, which is reference-counted: every read, write and posted flush
-// holds the Client, so neither goes while the socket has work in flight.
-class ClientSession {
+// A plain connection's socket leaves Asio for its worker's readiness loop
+// (router/transport/readiness_loop.h): it is read when bytes arrive, until a short read, and
+// written at once, the rest when room appears; a TLS connection reads and writes through Asio.
+//
+// It is a part of its Client, which is reference-counted: the readiness loop's watch, every
+// read, write and posted flush hold the Client, so neither goes while the socket is open.
+class ClientSession final : private ReadinessLoop::Watcher {
  public:
   // `tls`: accepted on the TLS listener; the handshake comes first.
   ClientSession(Client& client, boost::asio::ip::tcp::socket socket, bool tls);
@@ -102,11 +107,15 @@ class ClientSession {
  private:
   void answered(const SlotRequest& request, bool error);
   void on_handshake(const boost::system::error_code& ec);
+  bool plain() const { return fd_ >= 0; }
+  void watch_socket();
+  void on_ready(std::uint32_t events) override;
   void read();
   bool may_read() const;
+  void read_ready();
   void read_into_buffer();
-  void wait_readable();
-  void on_read(const boost::system::error_code& ec, std::size_t bytes, bool waited);
+  void on_read(const boost::system::error_code& ec, std::size_t bytes);
+  void received(std::size_t bytes);
   bool parkable() const;
   void give_back_input();
   void process_input();
@@ -116,22 +125,27 @@ class ClientSession {
   void resume_if_drained();
   void schedule_flush();
   void flush();
+  void send_ready();
   void on_written(const boost::system::error_code& ec);
   bool done_draining() const;
 
   Client& client_;
-  Stream stream_;  // TCP, or TLS for a client of the TLS listener
+  Stream stream_;  // TLS for a client of the TLS listener; a plain one's socket is fd_
+  int fd_ = -1;    // a plain connection's socket, watched by the worker's readiness loop
+  ReadinessLoop::Token watch_ = 0;
+  ReplySinkPtr watched_;   // the readiness loop's hold on the client, until shut()
+  bool readable_ = false;  // plain: an edge came and no short read since
 
   std::unique_ptr<SessionInput> input_;  // none while there is nothing to read or parse
 
   ReplyQueue replies_;
   std::string outbox_;
   std::string writing_;
+  std::size_t written_ = 0;  // plain: how much of writing_ the socket took
   bool write_in_flight_ = false;
   bool flush_posted_ = false;
 
-  bool reading_ = false;  // a read (or a wait for readability) is in flight
-  bool parking_ = false;  // the read in flight is cancelled to give the buffer back
+  bool reading_ = false;  // TLS: a read (or a wait for readability) is in flight
   bool read_since_sweep_ = false;
   bool processing_ = false;
   bool paused_ = false;          // backpressure: too much in flight or buffered

@@ -250,7 +250,6 @@ TEST_CASE("the santral image builds from what CMakeLists.txt needs") {
       {"PkgConfig", "pkg-config"},
       {"Python3", "python3"},  // scripts/check-floors.py, run by the build
       {"libmd", "libmd-dev"},
-      {"liburing", ""},  // only with SANTRAL_IO_URING, off in the image
   };
   std::regex wanted(
       R"((find_package\((\S+)|pkg_check_modules\(\S+ REQUIRED IMPORTED_TARGET (\S+)\)))");

@@ -1,0 +1,60 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/system/error_code.hpp>
+
+namespace santral::router {
+
+// A worker's own readiness loop for its plain client sockets (TLS ones stay on Asio's streams):
+// one epoll set, each socket registered once, edge-triggered, for reading and writing, and never
+// changed after. The set itself waits in the worker's io_context as one descriptor, so a wake-up
+// costs Asio's epoll_wait, the set's epoll_wait and one epoll_ctl that re-arms it, however many
+// sockets are ready; a socket costs only its own reads and writes. Asio's reactor would instead
+// read once more after every request until a read fails with EAGAIN (it marks a socket drained
+// only then), or re-arm a socket's own wait with an epoll_ctl each time.
+//
+// What a watcher is told is an edge: bytes arrived, or room to write appeared. It reads until a
+// short read (which means drained) and writes until a short write (which means full); until the
+// next edge there is nothing more to find.
+class ReadinessLoop {
+ public:
+  class Watcher {
+   public:
+    // `events`: EPOLLIN, EPOLLOUT, EPOLLRDHUP, EPOLLHUP, EPOLLERR as epoll reported them.
+    virtual void on_ready(std::uint32_t events) = 0;
+
+   protected:
+    ~Watcher() = default;
+  };
+
+  explicit ReadinessLoop(boost::asio::io_context& io);
+  ReadinessLoop(const ReadinessLoop&) = delete;
+  ReadinessLoop& operator=(const ReadinessLoop&) = delete;
+
+  // Watches `fd` (a connected stream socket) for `watcher` until forget(token); false: epoll
+  // refused it (errno in `ec`).
+  using Token = std::uint64_t;
+  bool watch(int fd, Watcher& watcher, Token& token, boost::system::error_code& ec);
+  // The watcher hears nothing more, even of edges already collected in this wake-up. The
+  // socket leaves the set when it is closed.
+  void forget(Token token);
+
+ private:
+  struct Entry {
+    Watcher* watcher = nullptr;
+    std::uint32_t generation = 0;  // tells a forgotten entry's late edges from its successor's
+  };
+
+  void arm();
+  void on_wake(const boost::system::error_code& ec);
+
+  boost::asio::posix::stream_descriptor set_;  // owns the epoll descriptor
+  std::vector<Entry> entries_;
+  std::vector<std::uint32_t> free_;
+};
+
+}  // namespace santral::router
