@@ -7,6 +7,7 @@
 #include <boost/asio/post.hpp>
 
 #include "protocol/arguments.h"
+#include "protocol/redacted_arguments.h"
 #include "router/runtime/request_context.h"
 #include "router/runtime/shared_state.h"
 #include "router/runtime/worker_services.h"
@@ -16,33 +17,6 @@ namespace santral::router {
 namespace {
 
 using protocol::equals_nocase;
-
-// The arguments Redis 7.0 hides from its monitors: AUTH's, and the user and password after
-// HELLO's AUTH and MIGRATE's AUTH2 (the password after MIGRATE's AUTH).
-std::vector<bool> redacted(std::span<const std::string_view> args) {
-  std::vector<bool> hide(args.size(), false);
-  if (args.empty()) return hide;
-  if (equals_nocase(args[0], "AUTH")) {
-    for (std::size_t i = 1; i < args.size(); ++i) hide[i] = true;
-  } else if (equals_nocase(args[0], "HELLO")) {
-    for (std::size_t i = 2; i + 2 < args.size(); ++i)
-      if (equals_nocase(args[i], "AUTH")) {
-        hide[i + 1] = hide[i + 2] = true;
-        i += 2;
-      }
-  } else if (equals_nocase(args[0], "MIGRATE")) {
-    for (std::size_t i = 6; i < args.size(); ++i) {
-      if (equals_nocase(args[i], "KEYS")) break;
-      if (equals_nocase(args[i], "AUTH") && i + 1 < args.size()) {
-        hide[++i] = true;
-      } else if (equals_nocase(args[i], "AUTH2") && i + 2 < args.size()) {
-        hide[i + 1] = hide[i + 2] = true;
-        i += 2;
-      }
-    }
-  }
-  return hide;
-}
 
 // An argument quoted as Redis's sdscatrepr does.
 void quote(std::string& out, std::string_view arg) {
@@ -88,10 +62,11 @@ std::string monitor_line(std::chrono::system_clock::time_point at, int database,
       std::chrono::duration_cast<std::chrono::microseconds>(at.time_since_epoch()).count();
   std::string out =
       fmt::format("+{}.{:06} [{} {}]", micros / 1'000'000, micros % 1'000'000, database, peer);
-  auto hide = redacted(args);
+  std::vector<bool> hide(args.size(), false);
+  protocol::for_each_redacted(args, [&hide](std::size_t i) { hide[i] = true; });
   for (std::size_t i = 0; i < args.size(); ++i) {
     out.push_back(' ');
-    quote(out, hide[i] ? std::string_view("(redacted)") : args[i]);
+    quote(out, hide[i] ? protocol::kRedacted : args[i]);
   }
   out += "\r\n";
   return out;

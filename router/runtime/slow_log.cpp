@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "protocol/redacted_arguments.h"
 #include "protocol/resp_writer.h"
 
 namespace santral::router {
@@ -39,8 +40,12 @@ void slow_args(std::span<const std::string_view> args, SlowArgs& out) {
   out.clear();
   std::size_t kept = std::min(args.size(), kMaxArgs);
   if (args.size() > kMaxArgs) kept = kMaxArgs - 1;
+  std::uint64_t hidden = 0;  // bit i: argument i is a secret (kept <= 32)
+  protocol::for_each_redacted(args, [&hidden](std::size_t i) {
+    if (i < kMaxArgs) hidden |= std::uint64_t{1} << i;
+  });
   for (std::size_t i = 0; i < kept; ++i) {
-    auto arg = args[i];
+    auto arg = (hidden >> i & 1) != 0 ? protocol::kRedacted : args[i];
     if (arg.size() <= kMaxArgBytes) {
       append_arg(out, arg);
     } else {

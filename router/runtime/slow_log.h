@@ -40,7 +40,8 @@ struct SlowTrace {
 };
 
 // Redis's SLOWLOG truncation: at most 32 arguments (the 32nd says how many more there were),
-// each at most 128 bytes ("... (N more bytes)").
+// each at most 128 bytes ("... (N more bytes)"); passwords are "(redacted)", as in Redis 7.0
+// (protocol/redacted_arguments.h).
 void slow_args(std::span<const std::string_view> args, SlowArgs& out);
 
 // One slow request, as SLOWLOG GET shows it.

@@ -42,6 +42,29 @@ TEST_CASE("slow_args keeps 32 arguments and 128 bytes of each, as Redis's SLOWLO
   CHECK(resp.find("... (9 more arguments)") != std::string::npos);
 }
 
+TEST_CASE("passwords are kept as \"(redacted)\", as Redis 7.0's SLOWLOG does") {
+  auto logged = [](std::vector<std::string_view> args) {
+    SlowArgs kept;
+    slow_args(args, kept);
+    SlowEntry entry;
+    entry.args.assign(kept.begin(), kept.end());
+    return entry_resp(entry);
+  };
+  auto auth = logged({"AUTH", "alice", "secret-1"});
+  CHECK(auth.find("secret-1") == std::string::npos);
+  CHECK(auth.find("alice") == std::string::npos);
+  CHECK(auth.find("$4\r\nAUTH\r\n$10\r\n(redacted)\r\n$10\r\n(redacted)\r\n") != std::string::npos);
+  auto hello = logged({"HELLO", "3", "AUTH", "bob", "secret-2", "SETNAME", "app"});
+  CHECK(hello.find("secret-2") == std::string::npos);
+  CHECK(hello.find("$7\r\nSETNAME\r\n$3\r\napp\r\n") != std::string::npos);
+  auto migrate = logged(
+      {"MIGRATE", "127.0.0.1", "6379", "", "0", "1000", "AUTH2", "carol", "secret-3", "KEYS", "k"});
+  CHECK(migrate.find("secret-3") == std::string::npos);
+  CHECK(migrate.find("carol") == std::string::npos);
+  CHECK(migrate.find("$4\r\nKEYS\r\n$1\r\nk\r\n") != std::string::npos);
+  CHECK(logged({"GET", "AUTH"}).find("$4\r\nAUTH\r\n") != std::string::npos);
+}
+
 TEST_CASE("a short command's arguments stay within the trace: no allocation per request") {
   std::vector<std::string_view> get = {"GET", "key:000000012345"};
   SlowArgs kept;
