@@ -185,7 +185,7 @@ bool ClientSession::may_read() const {
 // One read while the socket has bytes: a short read took them all, and only the next edge
 // brings more. A full one leaves some behind, read on the next turn so other clients go first.
 void ClientSession::read_ready() {
-  if (!readable_) return;
+  if (!readable_) return park_if_parkable();
   auto& in = input();
   in.make_room();
   auto room = in.inbox.size() - in.end;
@@ -201,7 +201,8 @@ void ClientSession::read_ready() {
   if (bytes == 0) return client_.close();  // the client closed its end
   readable_ = static_cast<std::size_t>(bytes) == room;
   received(static_cast<std::size_t>(bytes));
-  if (over_query_buffer() || !readable_) return;
+  if (over_query_buffer()) return;
+  if (!readable_) return park_if_parkable();
   asio::post(client_.worker().io(), [this, keep = ReplySinkPtr(&client_)] {
     if (!closed_) read();
   });
@@ -224,9 +225,15 @@ bool ClientSession::parkable() const {
   return (!input_ || input_->empty()) && replies_.empty() && !processing_ && plain();
 }
 
+// Drained, with nothing to parse and nothing owed: the buffer goes back to the worker at once
+// (a connection answered by Santral itself, PING or AUTH, holds none while it waits).
+void ClientSession::park_if_parkable() {
+  if (parkable() && !closed_) give_back_input();
+}
+
+// What a connection waiting for its replies kept: once it read nothing for a sweep.
 void ClientSession::park_if_idle() {
-  bool quiet = !std::exchange(read_since_sweep_, false);
-  if (quiet && parkable() && !closed_) give_back_input();
+  if (!std::exchange(read_since_sweep_, false)) park_if_parkable();
 }
 
 void ClientSession::on_read(const boost::system::error_code& ec, std::size_t bytes) {

@@ -117,6 +117,7 @@ class ClientSession final : private ReadinessLoop::Watcher {
   void on_read(const boost::system::error_code& ec, std::size_t bytes);
   void received(std::size_t bytes);
   bool parkable() const;
+  void park_if_parkable();
   void give_back_input();
   void process_input();
   void input_counted();

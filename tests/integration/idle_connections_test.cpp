@@ -100,6 +100,18 @@ TEST_CASE("idle connections give back their read buffers, and wake up for the ne
   CHECK(stored == kClients);
 }
 
+TEST_CASE("a connection Santral answered itself gives its buffer back at once, not a sweep later") {
+  Cluster cluster(1);
+  RawConnection raw(cluster.santral().port());
+  raw.send("*1\r\n$4\r\nPING\r\n");
+  REQUIRE(raw.read_some(7) == "+PONG\r\n");
+  // A sweep parks only a connection that read nothing since the sweep before: one that just
+  // read its PING would keep its buffer for a second or two.
+  CHECK(parked(cluster, {local_port(raw.fd())}));
+  raw.send(kGetMissing);
+  CHECK(raw.read_some(kNil.size()) == kNil);
+}
+
 TEST_CASE("a parked connection reads a long pipeline whole and answers it in order") {
   Cluster cluster(2);
   RawConnection raw(cluster.santral().port());
