@@ -5,10 +5,6 @@
 // sweep came.
 #include <catch2/catch.hpp>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-
 #include <map>
 #include <memory>
 #include <sstream>
@@ -22,13 +18,6 @@
 using namespace santral::test;
 
 namespace {
-
-int local_port(int fd) {
-  sockaddr_in address{};
-  socklen_t length = sizeof(address);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  return ntohs(address.sin_port);
-}
 
 // qbuf-free (the read buffer's free bytes) of each client in CLIENT LIST, by its port.
 std::map<int, long> buffer_by_port(Cluster& cluster) {
@@ -77,7 +66,7 @@ TEST_CASE("idle connections give back their read buffers, and wake up for the ne
     clients.push_back(std::make_unique<RawConnection>(cluster.santral().port()));
     clients.back()->send(kGetMissing);
     REQUIRE(clients.back()->read_some(kNil.size()) == kNil);
-    ports.push_back(local_port(clients.back()->fd()));
+    ports.push_back(clients.back()->local_port());
   }
   // Right after its answer a connection still reads into its buffer; within about two sweeps
   // (one a second) every one has given it back.
@@ -107,7 +96,7 @@ TEST_CASE("a connection Santral answered itself gives its buffer back at once, n
   REQUIRE(raw.read_some(7) == "+PONG\r\n");
   // A sweep parks only a connection that read nothing since the sweep before: one that just
   // read its PING would keep its buffer for a second or two.
-  CHECK(parked(cluster, {local_port(raw.fd())}));
+  CHECK(parked(cluster, {raw.local_port()}));
   raw.send(kGetMissing);
   CHECK(raw.read_some(kNil.size()) == kNil);
 }
@@ -117,7 +106,7 @@ TEST_CASE("a parked connection reads a long pipeline whole and answers it in ord
   RawConnection raw(cluster.santral().port());
   raw.send(kGetMissing);
   REQUIRE(raw.read_some(kNil.size()) == kNil);
-  REQUIRE(wait_until([&] { return parked(cluster, {local_port(raw.fd())}); }, 10000));
+  REQUIRE(wait_until([&] { return parked(cluster, {raw.local_port()}); }, 10000));
 
   constexpr int kIncrs = 5000;  // about 150 KB: many times the first read buffer
   std::string pipeline;
@@ -140,10 +129,10 @@ TEST_CASE("a request half-sent when the idle sweep comes is finished, not lost")
   RawConnection witness(cluster.santral().port());
   witness.send(kGetMissing);
   REQUIRE(witness.read_some(kNil.size()) == kNil);
-  REQUIRE(wait_until([&] { return parked(cluster, {local_port(witness.fd())}); }, 10000));
+  REQUIRE(wait_until([&] { return parked(cluster, {witness.local_port()}); }, 10000));
   // The half-sent connection kept its buffer: it holds part of a request.
   auto buffers = buffer_by_port(cluster);
-  CHECK(buffers.at(local_port(half.fd())) > 0);
+  CHECK(buffers.at(half.local_port()) > 0);
 
   half.send(request.substr(20));
   CHECK(half.read_some(5) == "+OK\r\n");

@@ -3,10 +3,6 @@
 // loop says when), serves every other client meanwhile, and lets go of a client that left.
 #include <catch2/catch.hpp>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-
 #include <optional>
 #include <sstream>
 #include <string>
@@ -18,13 +14,6 @@
 using namespace santral::test;
 
 namespace {
-
-int local_port(int fd) {
-  sockaddr_in address{};
-  socklen_t length = sizeof(address);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  return ntohs(address.sin_port);
-}
 
 // CLIENT LIST's omem (output Santral holds for the client) of the client on `port`; nullopt
 // when no such client is listed.
@@ -76,7 +65,7 @@ TEST_CASE("a client that reads late gets every reply byte for byte, and others g
   }
   late.send(pipeline);
   // The socket took what it could; Santral holds the rest for it.
-  int port = local_port(late.fd());
+  int port = late.local_port();
   REQUIRE(wait_until([&] { return output_held(cluster, port).value_or(0) > 0; }, 10000));
   auto other = cluster.client();
   CHECK(other.command({"GET", "big:1"}).str == values[1]);
@@ -94,7 +83,7 @@ TEST_CASE("a client that leaves with replies unread is let go, and its connectio
   int port = 0;
   {
     RawConnection gone(cluster.santral().port());
-    port = local_port(gone.fd());
+    port = gone.local_port();
     std::string pipeline;
     for (int i = 0; i < kGets; ++i) pipeline += get_request(i % 4);
     gone.send(pipeline);

@@ -171,6 +171,13 @@ std::string RawConnection::read_until(std::string_view tail, int timeout_ms) {
   return received;
 }
 
+int RawConnection::local_port() const {
+  sockaddr_in address{};
+  socklen_t length = sizeof(address);
+  ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
+  return ntohs(address.sin_port);
+}
+
 std::string RawConnection::read_some(std::size_t expected, int timeout_ms) {
   std::string out;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);

@@ -72,6 +72,8 @@ class RawConnection {
   // everything that arrived.
   bool wait_closed(std::string& received, int timeout_ms = 5000);
   int fd() const { return fd_; }
+  // This end's port: how CLIENT LIST's addr= names the connection.
+  int local_port() const;
 
  private:
   int fd_ = -1;
