@@ -57,7 +57,7 @@ Worker::Worker(unsigned index, placement::TopologyPtr topology, SharedState& sha
       })) {
   provide({index_, &io_, &topology_, &shared_, &stats_, &scripts_, hotkeys_.get(), &sampler_,
            salts_.get(), near_cache_.get(), &learned_, &slow_log_, &write_refusals_,
-           &namespace_limiters_, &migrations, &readiness_});
+           &namespace_limiters_, &migrations});
   // A move under way at start (resumed, or a fleet's) pulls nothing until this router has
   // switched to it and the move released its epoch (release_moves()).
   holding_moves_ = topology_->move != nullptr;

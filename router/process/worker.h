@@ -26,7 +26,6 @@
 #include "router/runtime/slow_log.h"
 #include "router/runtime/worker_services.h"
 #include "router/session/session_input.h"
-#include "router/transport/readiness_loop.h"
 
 namespace santral::router {
 
@@ -137,7 +136,6 @@ class Worker final : public WorkerServices {
   // threads only post() to it, which keeps its lock under this hint.
   boost::asio::io_context io_{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
-  ReadinessLoop readiness_{io_};
   boost::asio::steady_timer ticker_;
   WorkerStats stats_;
   ReplicaWatch replica_watch_;  // the first worker's; before pool_, whose replies it takes

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 #include <boost/asio/post.hpp>
 
-#include "protocol/arguments.h"
 #include "protocol/redacted_arguments.h"
 #include "router/runtime/request_context.h"
 #include "router/runtime/shared_state.h"
@@ -15,8 +14,6 @@
 namespace santral::router {
 
 namespace {
-
-using protocol::equals_nocase;
 
 // An argument quoted as Redis's sdscatrepr does.
 void quote(std::string& out, std::string_view arg) {

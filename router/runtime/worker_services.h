@@ -31,7 +31,6 @@ class TrackingLanes;
 class SaltTable;
 class ScriptCache;
 class InputPool;
-class ReadinessLoop;
 class MigrationGate;
 class SlowLog;
 class TenantLimiter;
@@ -55,8 +54,6 @@ class WorkerServices {
   SharedState& shared() { return *s_.shared; }
   virtual ConnectionPool& pool() = 0;
   WorkerStats& stats() { return *s_.stats; }
-  // The epoll set the worker's plain client sockets wait in (router/transport/readiness_loop.h).
-  ReadinessLoop& readiness() { return *s_.readiness; }
   // Read buffers and parse state, lent to the sessions that have something to read.
   virtual InputPool& inputs() = 0;
   // A client's buffered, unparsed input went from `before` to `after` bytes; past this
@@ -151,7 +148,6 @@ class WorkerServices {
     const std::shared_ptr<const WriteRefusals>* refusals = nullptr;
     const std::vector<TenantLimiter*>* namespace_limiters = nullptr;
     MigrationGate* migrations = nullptr;
-    ReadinessLoop* readiness = nullptr;
   };
   void provide(const Services& services) { s_ = services; }
 

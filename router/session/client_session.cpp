@@ -72,7 +72,7 @@ ClientSession::~ClientSession() {
   client_.worker().input_changed(counted_input_, 0);
   give_back_input();
   if (!plain()) return;
-  client_.worker().readiness().forget(watch_);
+  ReadinessLoop::of(client_.worker().io()).forget(watch_);
   ::close(fd_);
 }
 
@@ -95,12 +95,12 @@ void ClientSession::watch_socket() {
     fd_ = -1;
     return client_.close();
   }
-  if (!client_.worker().readiness().watch(fd_, *this, watch_, ec)) {
+  auto hold = std::make_shared<ReplySinkPtr>(&client_);
+  if (!ReadinessLoop::of(client_.worker().io()).watch(fd_, *this, std::move(hold), watch_, ec)) {
     spdlog::warn("client {} ({}): cannot watch its socket ({}); closing it", client_.state().id,
                  client_.state().peer, ec.message());
     return client_.close();
   }
-  watched_ = ReplySinkPtr(&client_);
 }
 
 void ClientSession::on_ready(std::uint32_t events) {
@@ -139,10 +139,8 @@ bool ClientSession::shut() {
   closed_ = true;
   closing_ = true;
   if (plain()) {
-    client_.worker().readiness().forget(watch_);
+    ReadinessLoop::of(client_.worker().io()).forget(watch_);
     ::close(std::exchange(fd_, -1));
-    // Let go after this call: it may be the last hold, and close() is still running.
-    if (watched_) asio::post(client_.worker().io(), [hold = std::move(watched_)] {});
   } else {
     boost::system::error_code ignored;
     stream_.socket().close(ignored);

@@ -133,9 +133,8 @@ class ClientSession final : private ReadinessLoop::Watcher {
   Client& client_;
   Stream stream_;  // TLS for a client of the TLS listener; a plain one's socket is fd_
   int fd_ = -1;    // a plain connection's socket, watched by the worker's readiness loop
-  ReadinessLoop::Token watch_ = 0;
-  ReplySinkPtr watched_;   // the readiness loop's hold on the client, until shut()
-  bool readable_ = false;  // plain: an edge came and no short read since
+  ReadinessLoop::Token watch_ = 0;  // the readiness loop holds the client until shut()
+  bool readable_ = false;           // plain: an edge came and no short read since
 
   std::unique_ptr<SessionInput> input_;  // none while there is nothing to read or parse
 
@@ -146,7 +145,7 @@ class ClientSession final : private ReadinessLoop::Watcher {
   bool write_in_flight_ = false;
   bool flush_posted_ = false;
 
-  bool reading_ = false;  // TLS: a read (or a wait for readability) is in flight
+  bool reading_ = false;  // TLS: a read is in flight
   bool read_since_sweep_ = false;
   bool processing_ = false;
   bool paused_ = false;          // backpressure: too much in flight or buffered

@@ -3,6 +3,8 @@
 #include <sys/epoll.h>
 #include <cerrno>
 
+#include <boost/asio/post.hpp>
+
 namespace santral::router {
 
 namespace asio = boost::asio;
@@ -21,11 +23,28 @@ int new_epoll_set() {
 
 }  // namespace
 
-ReadinessLoop::ReadinessLoop(asio::io_context& io) : set_(io, new_epoll_set()) {
+ReadinessLoop& ReadinessLoop::of(asio::io_context& io) {
+  return asio::use_service<ReadinessLoop>(io);
+}
+
+ReadinessLoop::ReadinessLoop(asio::io_context& io)
+    : asio::execution_context::service(io), set_(io, new_epoll_set()) {
   arm();
 }
 
-bool ReadinessLoop::watch(int fd, Watcher& watcher, Token& token, boost::system::error_code& ec) {
+// The io_context goes: its pending wait is dropped with it, and the holds are let go (a
+// watcher that goes with its hold may still call forget(), which then finds nothing).
+void ReadinessLoop::shutdown() {
+  boost::system::error_code ignored;
+  set_.close(ignored);
+  auto entries = std::move(entries_);
+  entries_.clear();
+  free_.clear();
+  entries.clear();
+}
+
+bool ReadinessLoop::watch(int fd, Watcher& watcher, std::shared_ptr<void> hold, Token& token,
+                          boost::system::error_code& ec) {
   std::uint32_t index = 0;
   if (free_.empty()) {
     index = static_cast<std::uint32_t>(entries_.size());
@@ -46,16 +65,19 @@ bool ReadinessLoop::watch(int fd, Watcher& watcher, Token& token, boost::system:
     return false;
   }
   entry.watcher = &watcher;
+  entry.hold = std::move(hold);
   return true;
 }
 
-void ReadinessLoop::forget(Token token) {
+void ReadinessLoop::forget(Token token, int fd) {
   auto index = static_cast<std::uint32_t>(token);
   if (index >= entries_.size() || entries_[index].generation != token >> 32) return;
+  if (fd >= 0) ::epoll_ctl(set_.native_handle(), EPOLL_CTL_DEL, fd, nullptr);
   auto& entry = entries_[index];
   entry.watcher = nullptr;
   ++entry.generation;
   free_.push_back(index);
+  if (entry.hold) asio::post(set_.get_executor(), [hold = std::move(entry.hold)] {});
 }
 
 void ReadinessLoop::arm() {

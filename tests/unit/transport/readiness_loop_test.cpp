@@ -8,6 +8,7 @@
 
 #include <array>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
@@ -51,12 +52,12 @@ void run_ready(boost::asio::io_context& io) {
 
 TEST_CASE("a watched socket hears of bytes once per arrival, not again until more come") {
   boost::asio::io_context io;
-  ReadinessLoop loop(io);
+  auto& loop = ReadinessLoop::of(io);
   SocketPair pair;
   Recorder recorder;
   ReadinessLoop::Token token = 0;
   boost::system::error_code ec;
-  REQUIRE(loop.watch(pair.ends[0], recorder, token, ec));
+  REQUIRE(loop.watch(pair.ends[0], recorder, nullptr, token, ec));
   run_ready(io);  // the first edge: room to write
   CHECK(recorder.heard(EPOLLOUT));
   CHECK_FALSE(recorder.heard(EPOLLIN));
@@ -82,7 +83,7 @@ TEST_CASE("a watched socket hears of bytes once per arrival, not again until mor
 TEST_CASE(
     "a watcher forgotten during a wake-up hears nothing more, nor does its slot's old token") {
   boost::asio::io_context io;
-  ReadinessLoop loop(io);
+  auto& loop = ReadinessLoop::of(io);
   SocketPair first;
   SocketPair second;
   Recorder a;
@@ -90,8 +91,8 @@ TEST_CASE(
   ReadinessLoop::Token token_a = 0;
   ReadinessLoop::Token token_b = 0;
   boost::system::error_code ec;
-  REQUIRE(loop.watch(first.ends[0], a, token_a, ec));
-  REQUIRE(loop.watch(second.ends[0], b, token_b, ec));
+  REQUIRE(loop.watch(first.ends[0], a, nullptr, token_a, ec));
+  REQUIRE(loop.watch(second.ends[0], b, nullptr, token_b, ec));
   run_ready(io);
   a.events.clear();
   b.events.clear();
@@ -111,7 +112,7 @@ TEST_CASE(
   Recorder c;
   ReadinessLoop::Token token_c = 0;
   SocketPair third;
-  REQUIRE(loop.watch(third.ends[0], c, token_c, ec));
+  REQUIRE(loop.watch(third.ends[0], c, nullptr, token_c, ec));
   CHECK(static_cast<std::uint32_t>(token_c) == static_cast<std::uint32_t>(forgotten));
   CHECK(token_c != forgotten);
   loop.forget(forgotten);
@@ -132,10 +133,37 @@ TEST_CASE(
 
 TEST_CASE("a descriptor epoll refuses is not watched, and says why") {
   boost::asio::io_context io;
-  ReadinessLoop loop(io);
+  auto& loop = ReadinessLoop::of(io);
   Recorder recorder;
   ReadinessLoop::Token token = 0;
   boost::system::error_code ec;
-  CHECK_FALSE(loop.watch(-1, recorder, token, ec));
+  CHECK_FALSE(loop.watch(-1, recorder, nullptr, token, ec));
   CHECK(ec.value() == EBADF);
+}
+
+TEST_CASE("a watcher's hold is let go after forget(), once the handler ran, or with the loop") {
+  SocketPair pair;
+  Recorder recorder;
+  ReadinessLoop::Token token = 0;
+  boost::system::error_code ec;
+  std::weak_ptr<int> forgotten;
+  std::weak_ptr<int> kept;
+  {
+    boost::asio::io_context io;
+    auto& loop = ReadinessLoop::of(io);
+    auto hold = std::make_shared<int>(1);
+    forgotten = hold;
+    REQUIRE(loop.watch(pair.ends[0], recorder, std::move(hold), token, ec));
+    loop.forget(token, pair.ends[0]);  // it stays open: watched again below
+    CHECK_FALSE(forgotten.expired());  // the watcher may be inside its last call
+    run_ready(io);
+    CHECK(forgotten.expired());
+
+    hold = std::make_shared<int>(2);
+    kept = hold;
+    REQUIRE(loop.watch(pair.ends[0], recorder, std::move(hold), token, ec));
+    run_ready(io);
+    CHECK_FALSE(kept.expired());
+  }
+  CHECK(kept.expired());
 }
