@@ -1,5 +1,6 @@
 #include "router/cluster/etcd_client.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -188,6 +189,7 @@ json EtcdClient::call_member(const std::string& member, std::string_view path,
   try {
     if (kept) {
       try {
+        ++sends_;
         response = exchange(*kept, member, path, body, timeout_, true);
       } catch (const StaleConnection&) {
         kept.reset();
@@ -195,6 +197,7 @@ json EtcdClient::call_member(const std::string& member, std::string_view path,
     }
     if (!kept) {
       kept = connect(member, timeout_);
+      ++sends_;
       response = exchange(*kept, member, path, body, timeout_, false);
     }
   } catch (...) {
@@ -220,6 +223,7 @@ json EtcdClient::call_member(const std::string& member, std::string_view path,
 }
 
 json EtcdClient::call(std::string_view path, const json& body) {
+  sends_ = 0;
   std::string text = body.dump();
   std::string failures;
   bool all_down = true;
@@ -295,8 +299,22 @@ std::optional<std::int64_t> EtcdClient::txn(const std::vector<Compare>& compares
   for (const auto& key : deletes)
     success.push_back({{"request_delete_range", {{"key", encode(key)}}}});
   json reply = call("/v3/kv/txn", {{"compare", compare}, {"success", success}});
-  if (!reply.value("succeeded", false)) return std::nullopt;
-  return revision_of(reply);
+  if (reply.value("succeeded", false)) return revision_of(reply);
+  if (sends_ < 2) return std::nullopt;
+  // Sent again: the first send may have been applied, and this one then failed its compare
+  // against that very write. Read back what the txn would have made.
+  std::int64_t made = 0;
+  for (const auto& put : puts) {
+    auto now = range(put.key);
+    if (now.kvs.empty() || now.kvs.front().value != put.value) return std::nullopt;
+    made = std::max(made, now.kvs.front().mod_revision);
+  }
+  for (const auto& key : deletes) {
+    auto now = range(key);
+    if (!now.kvs.empty()) return std::nullopt;
+    if (puts.empty()) made = std::max(made, now.revision);
+  }
+  return made;
 }
 
 void EtcdClient::erase(std::string_view key) {

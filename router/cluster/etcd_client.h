@@ -78,7 +78,10 @@ class EtcdClient {
     std::string key, value;
     std::int64_t lease = 0;
   };
-  // The revision it made, or nullopt when a compare failed.
+  // The revision it made, or nullopt when a compare failed. A txn sent twice (its kept
+  // connection closed before the answer, so it went again) whose first send etcd had applied
+  // fails its compare against its own write: then what etcd holds says so, and it counts as
+  // made (every put's key holds its value, every deleted key is gone).
   std::optional<std::int64_t> txn(const std::vector<Compare>& compares,
                                   const std::vector<Put>& puts,
                                   const std::vector<std::string>& deletes);
@@ -105,6 +108,7 @@ class EtcdClient {
   std::map<std::string, std::unique_ptr<EtcdConnection>> connections_;
   std::chrono::milliseconds timeout_;
   std::size_t preferred_ = 0;
+  int sends_ = 0;  // of the current call's request: more than one when it was sent again
 };
 
 }  // namespace santral::router

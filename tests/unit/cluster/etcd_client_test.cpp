@@ -1,8 +1,16 @@
 // The etcd client against a real etcd member (etcd-server 3.4's JSON gateway).
 #include <catch2/catch.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "router/cluster/etcd_client.h"
 #include "tests/support/etcd_cluster.h"
@@ -12,6 +20,85 @@
 
 using namespace santral;
 using router::EtcdClient;
+
+namespace {
+
+// A relay in front of an etcd member that, once armed, passes the next request on but drops
+// its answer and closes the client's connection: the member applied it, the client never heard.
+class AnswerDropper {
+ public:
+  explicit AnswerDropper(int member_port) : member_port_(member_port) {
+    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(address);
+    REQUIRE(::bind(listener_, reinterpret_cast<sockaddr*>(&address), length) == 0);
+    REQUIRE(::listen(listener_, 16) == 0);
+    ::getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length);
+    port_ = ntohs(address.sin_port);
+    acceptor_ = std::thread([this] { accept_loop(); });
+  }
+  ~AnswerDropper() {
+    ::shutdown(listener_, SHUT_RDWR);
+    acceptor_.join();  // from here on, sockets_ and threads_ are this thread's
+    for (int fd : sockets_) ::shutdown(fd, SHUT_RDWR);
+    for (auto& thread : threads_) thread.join();
+    for (int fd : sockets_) ::close(fd);
+    ::close(listener_);
+  }
+  AnswerDropper(const AnswerDropper&) = delete;
+  AnswerDropper& operator=(const AnswerDropper&) = delete;
+  int port() const { return port_; }
+  void arm() { armed_ = true; }
+  bool fired() const { return fired_; }
+
+ private:
+  void accept_loop() {
+    for (;;) {
+      int client = ::accept(listener_, nullptr, nullptr);
+      if (client < 0) return;
+      int member = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in address{};
+      address.sin_family = AF_INET;
+      address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      address.sin_port = htons(static_cast<std::uint16_t>(member_port_));
+      ::connect(member, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+      sockets_.push_back(client);
+      sockets_.push_back(member);
+      threads_.emplace_back([client, member] { pump(client, member); });
+      threads_.emplace_back([this, client, member] { answers(member, client); });
+    }
+  }
+  static void pump(int from, int to) {
+    char buffer[65536];
+    for (ssize_t n; (n = ::read(from, buffer, sizeof buffer)) > 0;)
+      if (::send(to, buffer, static_cast<std::size_t>(n), MSG_NOSIGNAL) != n) return;
+  }
+  void answers(int member, int client) {
+    char buffer[65536];
+    for (ssize_t n; (n = ::read(member, buffer, sizeof buffer)) > 0;) {
+      if (armed_.exchange(false)) {
+        fired_ = true;
+        ::shutdown(client, SHUT_RDWR);  // the answer is dropped; the client sees its end close
+        ::shutdown(member, SHUT_RDWR);
+        return;
+      }
+      if (::send(client, buffer, static_cast<std::size_t>(n), MSG_NOSIGNAL) != n) return;
+    }
+  }
+
+  int member_port_;
+  int listener_ = -1;
+  int port_ = 0;
+  std::atomic<bool> armed_{false};
+  std::atomic<bool> fired_{false};
+  std::thread acceptor_;
+  std::vector<int> sockets_;  // touched by the accepting thread only, until it ends
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace
 
 TEST_CASE("etcd client: range, put, compare-and-swap, transactions and leases") {
   test::EtcdCluster etcd(1);
@@ -102,4 +189,26 @@ TEST_CASE("etcd client: members and whether each has a leader") {
   // The one left alone loses its leader within an election timeout; the others answer nothing.
   CHECK(test::wait_until([&] { return client.leaderless(member(0)) == true; }, 5000));
   CHECK_FALSE(client.leaderless(member(1)).has_value());
+}
+
+TEST_CASE("etcd client: a txn applied whose answer was lost is made, not a failed compare") {
+  test::EtcdCluster etcd(1);
+  AnswerDropper relay(etcd.client_port(0));
+  EtcdClient client({"127.0.0.1:" + std::to_string(relay.port())}, std::chrono::milliseconds(2000));
+  auto first = client.put("/m/move", "planned");  // the connection is kept from here on
+  using Compare = EtcdClient::Compare;
+  relay.arm();
+  // Applied by the member; the answer never comes and the kept connection closes, so the client
+  // sends it again, and the second send's compare meets the first one's write.
+  auto made = client.txn({{"/m/move", Compare::Target::ModRevision, first, {}}},
+                         {{"/m/move", "moving", 0}}, {"/m/plan"});
+  CHECK(relay.fired());
+  REQUIRE(made.has_value());
+  auto now = client.range("/m/move");
+  REQUIRE(now.kvs.size() == 1);
+  CHECK(now.kvs[0].value == "moving");
+  CHECK(*made == now.kvs[0].mod_revision);
+  // A compare that fails on its own, sent once, still fails.
+  CHECK_FALSE(client.txn({{"/m/move", Compare::Target::ModRevision, first, {}}},
+                         {{"/m/move", "moving", 0}}, {}));
 }
